@@ -1,0 +1,95 @@
+//! `okn-benchmark corpus list`: what a corpus holds and what a selection keeps.
+
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+
+use super::CorpusArgs;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum CorpusCommand {
+    /// List the records a selection keeps (the same selection 'reference' and 'run' apply).
+    ///
+    /// Text output is one line per record (id, tier, query form, tags) and ends
+    /// with "N of M records". JSON output is an array of objects with id, tier,
+    /// tags, summary, form, path and metadata.
+    List(ListArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Serialize)]
+struct JsonRecord<'a> {
+    id: &'a str,
+    tier: &'a Option<String>,
+    tags: &'a [String],
+    summary: &'a str,
+    form: &'a str,
+    path: String,
+    metadata: &'a std::collections::BTreeMap<String, crate::corpus::header::HeaderValue>,
+}
+
+pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
+    let CorpusCommand::List(args) = command;
+    let (corpus, selection) = args.corpus.open()?;
+    let selected = corpus.select(&selection)?;
+    match args.format {
+        Format::Json => {
+            let records: Vec<JsonRecord<'_>> = selected
+                .iter()
+                .map(|r| JsonRecord {
+                    id: &r.id,
+                    tier: &r.tier,
+                    tags: &r.tags,
+                    summary: &r.summary,
+                    form: r.form.as_str(),
+                    path: r.path.to_string_lossy().replace('\\', "/"),
+                    metadata: &r.metadata,
+                })
+                .collect();
+            let mut text =
+                serde_json::to_string_pretty(&records).map_err(|e| Error::Other(e.to_string()))?;
+            text.push('\n');
+            print!("{text}");
+        }
+        Format::Text => {
+            let id_width = selected.iter().map(|r| r.id.len()).max().unwrap_or(0);
+            let tier_width = selected
+                .iter()
+                .map(|r| r.tier.as_deref().unwrap_or("-").len())
+                .max()
+                .unwrap_or(0);
+            for r in &selected {
+                println!(
+                    "{:id_width$}  {:tier_width$}  {:9}  {}",
+                    r.id,
+                    r.tier.as_deref().unwrap_or("-"),
+                    r.form.as_str(),
+                    r.tags.join(", ")
+                );
+            }
+            println!(
+                "{} of {} record{}",
+                selected.len(),
+                corpus.records.len(),
+                if corpus.records.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

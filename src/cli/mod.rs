@@ -1,0 +1,120 @@
+//! The command-line interface: the definition of every subcommand's flags
+//! (clap derive) and the glue that calls the library. One file per
+//! subcommand; no logic here that a library test cannot reach.
+//!
+//! Exit codes (DESIGN.md): 0 success; 1 a check that ran and found a
+//! problem; 2 bad usage or unreadable input.
+
+mod corpus;
+mod reference;
+mod score;
+mod selfcheck;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::corpus::{Corpus, ExcludePattern, Selection};
+use crate::error::Result;
+
+/// Benchmark MCP servers over SPARQL knowledge graphs: build ground truth
+/// from a corpus of questions with SPARQL answer keys, score answers by
+/// denotation, and publish the study.
+#[derive(Debug, Parser)]
+#[command(name = "okn-benchmark", version, about, long_about = None)]
+#[command(
+    after_help = "Start with 'okn-benchmark corpus list --corpus DIR', then \
+'okn-benchmark reference --corpus DIR' and 'okn-benchmark selfcheck --corpus DIR'. \
+Every subcommand takes --help."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect a corpus of .rq records.
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
+    /// Build ground truth: run every answer key against the endpoint.
+    Reference(reference::ReferenceArgs),
+    /// Score one answer CSV against one ground-truth CSV (JSON on stdout).
+    Score(score::ScoreArgs),
+    /// Check the scorer against transformed copies of the cached ground truth.
+    Selfcheck(selfcheck::SelfcheckArgs),
+}
+
+/// `--corpus` and the selection flags shared by every command that reads a
+/// corpus: `--tier`, then `--exclude` (repeatable), then `--limit`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CorpusArgs {
+    /// The corpus: a folder of .rq files, or git+https://HOST/OWNER/REPO[@REF][#SUBDIR]
+    #[arg(long, value_name = "DIR|GIT-URL")]
+    corpus: String,
+    /// Keep only records of this tier (what follows the last underscore of a file name).
+    #[arg(long, value_name = "TIER")]
+    tier: Option<String>,
+    /// Leave out records whose id matches this glob (repeatable; applied before --limit).
+    /// A pattern that matches nothing is an error.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Keep at most N records (after --tier and --exclude).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+}
+
+impl CorpusArgs {
+    /// Opens the corpus (reporting a git corpus's commit on stderr) and
+    /// compiles the selection.
+    fn open(&self) -> Result<(Corpus, Selection)> {
+        let corpus = Corpus::open(&self.corpus)?;
+        if let Some(source) = &corpus.source {
+            eprintln!(
+                "corpus {} at commit {} ({} {})",
+                source.spec,
+                source.commit,
+                if source.reused {
+                    "cached in"
+                } else {
+                    "fetched into"
+                },
+                source.checkout.display()
+            );
+        }
+        let exclude = self
+            .exclude
+            .iter()
+            .map(|p| ExcludePattern::new(p))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((
+            corpus,
+            Selection {
+                tier: self.tier.clone(),
+                exclude,
+                limit: self.limit,
+            },
+        ))
+    }
+}
+
+/// Parses the command line, runs the command, and maps the outcome to an
+/// exit code. Errors print as one `error:` line on stderr.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Corpus(c) => corpus::run(c),
+        Command::Reference(a) => reference::run(a),
+        Command::Score(a) => score::run(a),
+        Command::Selfcheck(a) => selfcheck::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! `okn-benchmark score`: one answer against one ground truth, JSON out.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::error::{Error, Result, read_file};
+use crate::score::{
+    DEFAULT_SIGNIFICANT_FIGURES, NUMERIC_REL_TOL, ScoreOptions, score, score_unreadable,
+};
+use crate::table::Table;
+
+/// Score an answer CSV against a ground-truth CSV by denotation.
+///
+/// Prints one JSON object: exact and strict_exact (normalized and strict
+/// tiers), ordered (null unless --ordered), f1 with row_precision and
+/// row_recall, and notes. Exits 0 whenever it could score, a miss included;
+/// an answer that cannot be read as CSV is a miss with a note naming the
+/// line. The rules are in docs/SCORING.md.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ScoreArgs {
+    /// The ground truth (as 'reference' writes it).
+    #[arg(long, value_name = "REF.csv")]
+    reference: PathBuf,
+    /// The submitted answer.
+    #[arg(long, value_name = "ANS.csv")]
+    answer: PathBuf,
+    /// The answer key has a total ORDER BY: also report the order-sensitive match.
+    #[arg(long)]
+    ordered: bool,
+    /// Significant figures non-integral numbers are rounded to before comparison.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SIGNIFICANT_FIGURES,
+          value_parser = clap::value_parser!(u32).range(1..=30))]
+    precision: u32,
+}
+
+pub(crate) fn run(args: ScoreArgs) -> Result<ExitCode> {
+    let key_bytes = read_file(&args.reference)?;
+    let key = Table::from_csv(&key_bytes).map_err(|e| match e.line {
+        Some(line) => Error::at_line(&args.reference, line, e.message),
+        None => Error::file(&args.reference, e.message),
+    })?;
+    let answer_bytes = read_file(&args.answer)?;
+    let options = ScoreOptions {
+        ordered: args.ordered,
+        significant_figures: args.precision,
+        numeric_rel_tol: NUMERIC_REL_TOL,
+    };
+    let result = match Table::from_csv(&answer_bytes) {
+        Ok(answer) => score(&key, &answer, &options),
+        Err(e) => score_unreadable(&key, &format!("{}: {e}", args.answer.display()), &options),
+    };
+    let mut text =
+        serde_json::to_string_pretty(&result).map_err(|e| Error::Other(e.to_string()))?;
+    text.push('\n');
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}

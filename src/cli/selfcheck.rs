@@ -1,0 +1,74 @@
+//! `okn-benchmark selfcheck`: the scorer against copies of the ground truth.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::CorpusArgs;
+use crate::error::{Error, Result};
+use crate::reference::{ground_truth_dir, load};
+use crate::selfcheck::{checks, run as run_checks};
+
+/// Score each cached ground truth against itself and against transformed
+/// copies a correct agent might submit (columns renamed and reordered, rows
+/// shuffled, IRIs shortened to local names, decimals reprinted within
+/// tolerance) and one broken copy (a row dropped). Reports every verdict
+/// that is not what it should be; exits 1 if there is any. Needs no model,
+/// server or endpoint: run 'reference' first.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SelfcheckArgs {
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// Where ground truth is cached [default: CORPUS/ground-truth].
+    #[arg(long, value_name = "DIR")]
+    ground_truth: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
+    let (corpus, selection) = args.corpus.open()?;
+    let selected = corpus.select(&selection)?;
+    let dir = ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    let mut missing = Vec::new();
+    let mut findings_total = 0;
+    let mut checks_total = 0;
+    for record in &selected {
+        let Some(truth) = load(&dir, &record.id)? else {
+            missing.push(record.id.clone());
+            continue;
+        };
+        let n = checks(&truth.table, truth.meta.ordered).len();
+        checks_total += n;
+        let findings = run_checks(&truth.table, truth.meta.ordered);
+        if findings.is_empty() {
+            println!("ok    {}  ({n} checks)", record.id);
+        } else {
+            for f in &findings {
+                println!("FAIL  {}  {}: {}", record.id, f.check, f.message);
+                for note in &f.notes {
+                    println!("        note: {note}");
+                }
+            }
+            findings_total += findings.len();
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "no ground truth for {} record{} ({}) in {}: run 'okn-benchmark reference --corpus {}' first",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            dir.display(),
+            args.corpus.corpus
+        )));
+    }
+    println!(
+        "{} record{}, {checks_total} checks, {findings_total} finding{}",
+        selected.len(),
+        if selected.len() == 1 { "" } else { "s" },
+        if findings_total == 1 { "" } else { "s" }
+    );
+    Ok(if findings_total > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,413 @@
+//! The corpus: a folder of `.rq` records, each a prose question (the `#+`
+//! header's `summary`) paired with a SPARQL answer key (seed 000, "The
+//! corpus").
+//!
+//! - A record's **id** is its path below the corpus root without `.rq`, with
+//!   `/` separators (`spoke-okn/copd_hard`).
+//! - Its **tier** is what follows the last underscore of the file name
+//!   (`spoke-okn_hard.rq` → `hard`); no underscore, no tier. Tiers are
+//!   discovered, never named in code: a new file name makes a new tier.
+//! - Selection ([`Selection`]) applies `--tier`, then `--exclude` globs over
+//!   ids, then `--limit`, the same way for every command.
+//! - `--corpus` also takes a git URL ([`git`]), cloned into a cache.
+
+pub mod git;
+pub mod header;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use header::HeaderValue;
+
+/// The SPARQL query form of an answer key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum QueryForm {
+    /// `SELECT`: a table of solutions.
+    Select,
+    /// `ASK`: a boolean.
+    Ask,
+    /// `CONSTRUCT`: a graph.
+    Construct,
+    /// `DESCRIBE`: a graph.
+    Describe,
+}
+
+impl QueryForm {
+    /// The keyword as written in SPARQL (`SELECT`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryForm::Select => "SELECT",
+            QueryForm::Ask => "ASK",
+            QueryForm::Construct => "CONSTRUCT",
+            QueryForm::Describe => "DESCRIBE",
+        }
+    }
+}
+
+/// One record of a corpus: a question and its answer key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
+    /// Path below the corpus root, without `.rq`, `/`-separated.
+    pub id: String,
+    /// What follows the last underscore of the file name, if any.
+    pub tier: Option<String>,
+    /// The `#+ tags:` list (knowledge-graph shortnames), each trimmed.
+    pub tags: Vec<String>,
+    /// The `#+ summary:` text: the prose question the agent is given.
+    pub summary: String,
+    /// The query form of the answer key.
+    pub form: QueryForm,
+    /// The file, as found under the corpus root.
+    pub path: PathBuf,
+    /// Every other header key, kept as metadata (sorted by key).
+    pub metadata: BTreeMap<String, HeaderValue>,
+    /// The answer key: the file's text after the header, line ends as in the
+    /// file. Its first line is line [`Record::query_line`] of the file.
+    #[serde(skip)]
+    pub query: String,
+    /// 1-based line of the file where the answer key starts.
+    #[serde(skip)]
+    pub query_line: u64,
+}
+
+/// A loaded corpus: every record found under the root, sorted by id.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// The corpus folder (for a git corpus, the checked-out subfolder).
+    pub root: PathBuf,
+    /// All records, sorted by id.
+    pub records: Vec<Record>,
+    /// Where a git corpus came from, if it did.
+    pub source: Option<git::GitSource>,
+}
+
+impl Corpus {
+    /// Opens `--corpus SPEC`: a local folder, or a `git+...` URL resolved
+    /// through the cache ([`git::resolve`]).
+    pub fn open(spec: &str) -> Result<Corpus> {
+        if git::is_git_spec(spec) {
+            let source = git::resolve(spec)?;
+            let mut corpus = Corpus::load(&source.checkout)?;
+            corpus.source = Some(source);
+            Ok(corpus)
+        } else {
+            Corpus::load(Path::new(spec))
+        }
+    }
+
+    /// Reads every `.rq` file under `root` (recursively, following no
+    /// symlinks out of it), in id order.
+    ///
+    /// Errors: the root is missing or not a folder; a file is unreadable or
+    /// malformed (named with its line); two files share one id (both named).
+    pub fn load(root: &Path) -> Result<Corpus> {
+        let meta = std::fs::metadata(root).map_err(|e| Error::io(root, "open corpus", e))?;
+        if !meta.is_dir() {
+            return Err(Error::file(
+                root,
+                "a corpus must be a folder of .rq files (or a git+https:// URL)",
+            ));
+        }
+        let mut by_id: BTreeMap<String, Record> = BTreeMap::new();
+        let walker = walkdir::WalkDir::new(root).sort_by_file_name();
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                let path = e.path().unwrap_or(root).to_path_buf();
+                Error::file(path, format!("cannot read corpus: {e}"))
+            })?;
+            let path = entry.path();
+            if !entry.file_type().is_file() || !is_record_file(path) {
+                continue;
+            }
+            let record = parse_record(root, path)?;
+            if let Some(existing) = by_id.get(&record.id) {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "id '{}' is also the id of {}: rename one of them",
+                        record.id,
+                        existing.path.display()
+                    ),
+                ));
+            }
+            by_id.insert(record.id.clone(), record);
+        }
+        Ok(Corpus {
+            root: root.to_path_buf(),
+            records: by_id.into_values().collect(),
+            source: None,
+        })
+    }
+
+    /// The distinct tiers present, sorted.
+    pub fn tiers(&self) -> Vec<String> {
+        let mut tiers: Vec<String> = self.records.iter().filter_map(|r| r.tier.clone()).collect();
+        tiers.sort();
+        tiers.dedup();
+        tiers
+    }
+
+    /// The records chosen by `selection`, in id order.
+    ///
+    /// Errors: `--tier` names no tier present (the error lists those that
+    /// are); an `--exclude` pattern matches no record (named).
+    pub fn select(&self, selection: &Selection) -> Result<Vec<&Record>> {
+        let mut records: Vec<&Record> = self.records.iter().collect();
+        if let Some(tier) = &selection.tier {
+            records.retain(|r| r.tier.as_deref() == Some(tier.as_str()));
+            if records.is_empty() {
+                let tiers = self.tiers();
+                return Err(Error::Usage(format!(
+                    "--tier {tier}: no record of {} has that tier (tiers present: {})",
+                    self.root.display(),
+                    if tiers.is_empty() {
+                        "none".to_string()
+                    } else {
+                        tiers.join(", ")
+                    }
+                )));
+            }
+        }
+        for pattern in &selection.exclude {
+            let before = records.len();
+            records.retain(|r| !pattern.matcher.is_match(&r.id));
+            if records.len() == before {
+                return Err(Error::Usage(format!(
+                    "--exclude '{}' matches no record id{}: check the pattern against 'corpus list'",
+                    pattern.text,
+                    selection
+                        .tier
+                        .as_ref()
+                        .map(|t| format!(" in tier {t}"))
+                        .unwrap_or_default()
+                )));
+            }
+        }
+        if let Some(limit) = selection.limit {
+            records.truncate(limit);
+        }
+        Ok(records)
+    }
+}
+
+/// Which records of a corpus a command works on: `--tier`, `--exclude`
+/// (applied before `--limit`), `--limit`.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Keep only records of this tier.
+    pub tier: Option<String>,
+    /// Drop records whose id matches any of these globs.
+    pub exclude: Vec<ExcludePattern>,
+    /// Keep at most this many (after the rest).
+    pub limit: Option<usize>,
+}
+
+/// One `--exclude` glob over record ids, with its text for messages.
+#[derive(Debug, Clone)]
+pub struct ExcludePattern {
+    /// The pattern as given.
+    pub text: String,
+    matcher: GlobMatcher,
+}
+
+impl ExcludePattern {
+    /// Compiles a glob (`*`, `?`, `[..]`, `{a,b}`; `*` also crosses `/`).
+    ///
+    /// Errors: [`Error::Usage`] naming the pattern when it is not a glob.
+    pub fn new(text: &str) -> Result<ExcludePattern> {
+        let glob = Glob::new(text)
+            .map_err(|e| Error::Usage(format!("--exclude '{text}' is not a valid glob: {e}")))?;
+        Ok(ExcludePattern {
+            text: text.to_string(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+}
+
+fn is_record_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("rq"))
+}
+
+/// The id of `path` below `root`: relative, `/`-separated, without `.rq`.
+pub fn record_id(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.last_mut()
+        && let Some(dot) = last.rfind('.')
+    {
+        last.truncate(dot);
+    }
+    parts.join("/")
+}
+
+/// The tier of a record id: what follows the last underscore of its file
+/// name; `None` when there is none (or nothing follows it).
+pub fn tier_of(id: &str) -> Option<String> {
+    let name = id.rsplit('/').next().unwrap_or(id);
+    let (_, tier) = name.rsplit_once('_')?;
+    (!tier.is_empty()).then(|| tier.to_string())
+}
+
+/// Parses one `.rq` file.
+///
+/// Errors (each naming the file and line): not UTF-8; a malformed header; no
+/// `summary`; no SELECT/ASK/CONSTRUCT/DESCRIBE in the answer key.
+pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
+    let text = crate::error::read_text(path)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (header, body) =
+        header::split_header(text).map_err(|e| Error::at_line(path, e.line, e.message))?;
+    let mut entries = header.entries;
+    let summary = match entries.remove("summary") {
+        Some((HeaderValue::Text(s), line)) => {
+            if s.trim().is_empty() {
+                return Err(Error::at_line(path, line, "the summary is empty"));
+            }
+            s
+        }
+        Some((HeaderValue::List(_), line)) => {
+            return Err(Error::at_line(
+                path,
+                line,
+                "summary must be text, not a list",
+            ));
+        }
+        None => {
+            return Err(Error::at_line(
+                path,
+                1,
+                "no '#+ summary:' line: every record needs the question in its header",
+            ));
+        }
+    };
+    let tags = match entries.remove("tags") {
+        Some((HeaderValue::List(items), _)) => items,
+        Some((HeaderValue::Text(t), _)) if t.is_empty() => Vec::new(),
+        Some((HeaderValue::Text(t), _)) => vec![t],
+        None => Vec::new(),
+    };
+    let form = query_form(body).ok_or_else(|| {
+        Error::at_line(
+            path,
+            header.body_line,
+            "no SELECT, ASK, CONSTRUCT or DESCRIBE query after the header",
+        )
+    })?;
+    let id = record_id(root, path);
+    Ok(Record {
+        tier: tier_of(&id),
+        id,
+        tags,
+        summary,
+        form,
+        path: path.to_path_buf(),
+        metadata: entries.into_iter().map(|(k, (v, _))| (k, v)).collect(),
+        query: body.to_string(),
+        query_line: header.body_line,
+    })
+}
+
+/// The form of the first query keyword in `sparql`, skipping comments, IRIs
+/// and strings of the prologue.
+pub fn query_form(sparql: &str) -> Option<QueryForm> {
+    let mut chars = sparql.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        match c {
+            '#' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '<' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '>' || c.is_whitespace() {
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                let mut escaped = false;
+                for (_, d) in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            c if c.is_alphabetic() => {
+                let mut end = start + c.len_utf8();
+                while let Some(&(i, d)) = chars.peek() {
+                    if d.is_alphanumeric() || d == '_' || d == ':' || d == '-' {
+                        end = i + d.len_utf8();
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                let word = &sparql[start..end];
+                let form = match word.to_ascii_uppercase().as_str() {
+                    "SELECT" => Some(QueryForm::Select),
+                    "ASK" => Some(QueryForm::Ask),
+                    "CONSTRUCT" => Some(QueryForm::Construct),
+                    "DESCRIBE" => Some(QueryForm::Describe),
+                    _ => None,
+                };
+                if form.is_some() {
+                    return form;
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_follow_the_last_underscore() {
+        assert_eq!(tier_of("spoke-okn_hard").as_deref(), Some("hard"));
+        assert_eq!(
+            tier_of("sockg/average_soc_stock_0_30cm").as_deref(),
+            Some("30cm")
+        );
+        assert_eq!(tier_of("a_b/plain"), None);
+        assert_eq!(tier_of("trailing_"), None);
+    }
+
+    #[test]
+    fn ids_are_relative_slash_paths_without_rq() {
+        let root = Path::new("/c");
+        assert_eq!(record_id(root, Path::new("/c/a/b_x.rq")), "a/b_x");
+    }
+
+    #[test]
+    fn query_forms_skip_prologue() {
+        let q = "# SELECT in a comment\nPREFIX ask: <http://ex.org/select#>\nBASE <x>\n construct { ?s ?p ?o } WHERE {}";
+        assert_eq!(query_form(q), Some(QueryForm::Construct));
+        assert_eq!(
+            query_form("PREFIX : <a>\nSelect * {}"),
+            Some(QueryForm::Select)
+        );
+        assert_eq!(query_form("ASK{}"), Some(QueryForm::Ask));
+        assert_eq!(query_form("PREFIX selected: <x>\n"), None);
+        assert_eq!(query_form(""), None);
+    }
+}

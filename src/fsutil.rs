@@ -1,0 +1,65 @@
+//! File-system helpers shared by every writer: atomic writes and
+//! repository-relative display paths.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Writes `contents` to `path` atomically: a temporary file in the same
+/// folder, flushed, then renamed over `path`. A crash leaves either the old
+/// file or the new one, never half of either. Creates missing parent folders.
+///
+/// Errors: [`Error::File`] naming `path` when the folder cannot be created or
+/// the file cannot be written or renamed.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".okn-tmp-")
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(path, "write", e))?;
+    tmp.write_all(contents)
+        .and_then(|_| tmp.flush())
+        .map_err(|e| Error::io(path, "write", e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(path, "write", e.error))?;
+    Ok(())
+}
+
+/// True when `path` exists and already holds exactly `contents`.
+pub fn same_contents(path: &Path, contents: &[u8]) -> bool {
+    std::fs::read(path).is_ok_and(|existing| existing == contents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_replaces_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/out.txt");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert!(same_contents(&path, b"two"));
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, vec![std::ffi::OsString::from("out.txt")]);
+    }
+
+    #[test]
+    fn unwritable_folder_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, b"x").unwrap();
+        let err = write_atomic(&blocker.join("out.txt"), b"x").unwrap_err();
+        assert!(err.to_string().contains("file"), "{err}");
+    }
+}

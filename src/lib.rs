@@ -1,0 +1,26 @@
+//! `okn-benchmark`: measure how well an agent answers questions through an
+//! MCP server over SPARQL knowledge graphs, and publish the study.
+//!
+//! The library is the whole product; the binary (`src/main.rs`) is the
+//! command-line definition plus glue ([`cli`]). Module map and data flow:
+//! `../shared/DESIGN.md`; scoring contract: `docs/SCORING.md`.
+//!
+//! - [`corpus`]: `.rq` records, tiers from file names, selection, git corpora.
+//! - [`table`]: the one `Table { columns, rows }` type and CSV.
+//! - [`sparql`]: endpoints (embedded Oxigraph store, SPARQL 1.1 Protocol).
+//! - [`score`]: denotation scoring.
+//! - [`reference`]: ground truth from answer keys, with fingerprints.
+//! - [`selfcheck`]: the scorer against transformed copies of ground truth.
+
+pub mod cli;
+pub mod config;
+pub mod corpus;
+pub mod error;
+pub mod fsutil;
+pub mod reference;
+pub mod score;
+pub mod selfcheck;
+pub mod sparql;
+pub mod table;
+
+pub use error::{Error, Result};

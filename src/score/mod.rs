@@ -1,0 +1,583 @@
+//! Denotation scoring: is a submitted [`Table`] the answer key's result?
+//!
+//! Answers are compared by what they denote, not by how the SELECT clause
+//! was spelled (seed 000, "Scoring"). The contract, with every choice the
+//! seed leaves open, is `docs/SCORING.md`; its version is
+//! [`SCORING_VERSION`] and every [`Score`] records it.
+//!
+//! In outline:
+//!
+//! 1. **Columns.** When the answer's column names are the key's (same set, no
+//!    name repeated on either side) cells are matched column by column;
+//!    otherwise each row becomes the sorted tuple of its values.
+//! 2. **Cells.** Both tiers trim surrounding whitespace and read numbers
+//!    exactly ([`number::Decimal`]): integral forms are one number, other
+//!    numbers are rounded to `significant_figures`, and an answer decimal
+//!    within relative [`NUMERIC_REL_TOL`] of a key decimal snaps onto it,
+//!    unless two key decimals are themselves that close (then snapping is
+//!    withdrawn for the question). The *normalized* tier also reads literal
+//!    syntax (`"Paris"@en` → `Paris`), IRIs in angle brackets, and IRI-like
+//!    text by local name, unless two distinct key IRIs share a local name
+//!    (then that reduction is withdrawn for the question). The *strict* tier
+//!    compares the cell text as written.
+//! 3. **Rows.** Exact is multiset equality; ordered (only when the key has a
+//!    total ORDER BY) is sequence equality; F1 is over the rows as multisets.
+
+pub mod cell;
+pub mod number;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::table::Table;
+use number::Decimal;
+
+/// Version of the comparison contract in `docs/SCORING.md`. Bump it whenever
+/// a rule there changes, so a recorded score says which rules produced it.
+pub const SCORING_VERSION: &str = "1.0";
+
+/// Relative tolerance within which an answer decimal snaps onto a key
+/// decimal (seed 000, "Scoring": 5e-4).
+pub const NUMERIC_REL_TOL: f64 = 5e-4;
+
+/// Default number of significant figures non-integral numbers are rounded
+/// to before comparison (seed 000, "Scoring").
+pub const DEFAULT_SIGNIFICANT_FIGURES: u32 = 6;
+
+/// How to score one answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreOptions {
+    /// The answer key has a total ORDER BY: report the order-sensitive match.
+    pub ordered: bool,
+    /// Significant figures for non-integral numbers (at least 1).
+    pub significant_figures: u32,
+    /// Relative snapping tolerance (dimensionless).
+    pub numeric_rel_tol: f64,
+}
+
+impl Default for ScoreOptions {
+    fn default() -> Self {
+        ScoreOptions {
+            ordered: false,
+            significant_figures: DEFAULT_SIGNIFICANT_FIGURES,
+            numeric_rel_tol: NUMERIC_REL_TOL,
+        }
+    }
+}
+
+/// How answer columns were lined up with the key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColumnMatch {
+    /// The answer uses the key's column names: matched column by column.
+    ByName,
+    /// Names differ (or repeat): each row compared as its sorted values.
+    SortedTuple,
+}
+
+/// The verdict on one answer. Serialized as the JSON that `score` prints and
+/// `result.json` records; F1 components are fractions in `[0, 1]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// [`SCORING_VERSION`] at the time of scoring.
+    pub scoring_version: String,
+    /// Normalized tier: same rows as the key, as multisets.
+    pub exact: bool,
+    /// Strict tier: same rows, cell text as written (numbers still read).
+    pub strict_exact: bool,
+    /// Normalized tier, order-sensitive; `None` when the key is unordered.
+    pub ordered: Option<bool>,
+    /// Strict tier, order-sensitive; `None` when the key is unordered.
+    pub strict_ordered: Option<bool>,
+    /// Normalized-tier F1 over rows as multisets (both empty = 1).
+    pub f1: f64,
+    /// Normalized-tier precision: matching rows ÷ answer rows.
+    pub row_precision: f64,
+    /// Normalized-tier recall: matching rows ÷ key rows.
+    pub row_recall: f64,
+    /// Strict-tier F1.
+    pub strict_f1: f64,
+    /// Rows in the answer key's result.
+    pub key_rows: usize,
+    /// Rows in the answer (0 when it could not be read).
+    pub answer_rows: usize,
+    /// Rows matched in the normalized tier (multiset intersection size).
+    pub matched_rows: usize,
+    /// How columns were lined up; `None` when the answer could not be read.
+    pub columns: Option<ColumnMatch>,
+    /// IRI local-name reduction was in force (not withdrawn).
+    pub iri_normalization: bool,
+    /// Decimal snapping was in force (not withdrawn).
+    pub snapping: bool,
+    /// Significant figures used for non-integral numbers.
+    pub significant_figures: u32,
+    /// Relative snapping tolerance used.
+    pub numeric_rel_tol: f64,
+    /// Human-readable notes: withdrawn guards, column mapping, unreadable
+    /// answers (with the line), cells snapped or matched by local name.
+    pub notes: Vec<String>,
+}
+
+/// Scores `answer` against the answer key's result `key`.
+///
+/// Never fails: every pair of tables has a score. See the module docs and
+/// `docs/SCORING.md` for the rules.
+pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
+    let context = KeyContext::new(key, options);
+    let mut notes = context.notes.clone();
+
+    let columns = match_columns(key, answer, &mut notes);
+    let normalized = compare_tier(key, answer, &context, &columns, true, options);
+    let strict = compare_tier(key, answer, &context, &columns, false, options);
+
+    if normalized.snapped > 0 {
+        notes.push(format!(
+            "{} answer decimal{} snapped onto the key (within relative {})",
+            normalized.snapped,
+            plural(normalized.snapped),
+            options.numeric_rel_tol
+        ));
+    }
+    if normalized.by_local_name > 0 {
+        notes.push(format!(
+            "{} answer cell{} matched a key IRI by local name (normalized tier only)",
+            normalized.by_local_name,
+            plural(normalized.by_local_name)
+        ));
+    }
+    if normalized.unwrapped > 0 {
+        notes.push(format!(
+            "{} answer cell{} written in literal or IRI syntax read as {} value (normalized tier only)",
+            normalized.unwrapped,
+            plural(normalized.unwrapped),
+            if normalized.unwrapped == 1 { "its" } else { "their" }
+        ));
+    }
+
+    Score {
+        scoring_version: SCORING_VERSION.to_string(),
+        exact: normalized.exact,
+        strict_exact: strict.exact,
+        ordered: options.ordered.then_some(normalized.ordered),
+        strict_ordered: options.ordered.then_some(strict.ordered),
+        f1: normalized.f1,
+        row_precision: normalized.precision,
+        row_recall: normalized.recall,
+        strict_f1: strict.f1,
+        key_rows: key.rows.len(),
+        answer_rows: answer.rows.len(),
+        matched_rows: normalized.matched,
+        columns: Some(columns.kind()),
+        iri_normalization: context.local_names.is_some(),
+        snapping: context.snapping,
+        significant_figures: options.significant_figures,
+        numeric_rel_tol: options.numeric_rel_tol,
+        notes,
+    }
+}
+
+/// The score of an answer that could not be read (e.g. a ragged CSV): a miss
+/// in both tiers with F1 0, carrying `reason` (which names the line) as a
+/// note. The guards are still evaluated on the key so the record is complete.
+pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Score {
+    let context = KeyContext::new(key, options);
+    let mut notes = vec![format!("answer could not be read: {reason}")];
+    notes.extend(context.notes);
+    Score {
+        scoring_version: SCORING_VERSION.to_string(),
+        exact: false,
+        strict_exact: false,
+        ordered: options.ordered.then_some(false),
+        strict_ordered: options.ordered.then_some(false),
+        f1: 0.0,
+        row_precision: 0.0,
+        row_recall: 0.0,
+        strict_f1: 0.0,
+        key_rows: key.rows.len(),
+        answer_rows: 0,
+        matched_rows: 0,
+        columns: None,
+        iri_normalization: context.local_names.is_some(),
+        snapping: context.snapping,
+        significant_figures: options.significant_figures,
+        numeric_rel_tol: options.numeric_rel_tol,
+        notes,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A column name as compared: trimmed, without a leading `?` or `$`.
+fn column_key(name: &str) -> &str {
+    let name = name.trim();
+    name.strip_prefix(['?', '$']).unwrap_or(name)
+}
+
+#[derive(Debug, Clone)]
+enum Columns {
+    /// `permutation[i]` is the answer column holding key column `i`.
+    ByName(Vec<usize>),
+    SortedTuple,
+}
+
+impl Columns {
+    fn kind(&self) -> ColumnMatch {
+        match self {
+            Columns::ByName(_) => ColumnMatch::ByName,
+            Columns::SortedTuple => ColumnMatch::SortedTuple,
+        }
+    }
+}
+
+fn match_columns(key: &Table, answer: &Table, notes: &mut Vec<String>) -> Columns {
+    let key_names: Vec<&str> = key.columns.iter().map(|c| column_key(c)).collect();
+    let answer_names: Vec<&str> = answer.columns.iter().map(|c| column_key(c)).collect();
+    if let Some(repeated) = first_repeated(&answer_names) {
+        notes.push(format!(
+            "the answer names column '{repeated}' more than once, so columns cannot be matched by name; rows compared as sorted tuples of values"
+        ));
+        return Columns::SortedTuple;
+    }
+    if key.columns.len() != answer.columns.len() {
+        notes.push(format!(
+            "the answer has {} column{}, the key {}: no row can match",
+            answer.columns.len(),
+            plural(answer.columns.len()),
+            key.columns.len()
+        ));
+        return Columns::SortedTuple;
+    }
+    if first_repeated(&key_names).is_none() {
+        let position: HashMap<&str, usize> = answer_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        let permutation: Option<Vec<usize>> =
+            key_names.iter().map(|n| position.get(n).copied()).collect();
+        if let Some(permutation) = permutation {
+            return Columns::ByName(permutation);
+        }
+    }
+    notes.push(
+        "the answer's column names differ from the key's; rows compared as sorted tuples of values"
+            .to_string(),
+    );
+    Columns::SortedTuple
+}
+
+fn first_repeated<'a>(names: &[&'a str]) -> Option<&'a str> {
+    let mut seen = HashSet::new();
+    names.iter().find(|n| !seen.insert(**n)).copied()
+}
+
+/// What the key alone decides: the guards and the values answers may snap
+/// or resolve onto.
+struct KeyContext {
+    /// Key decimals (non-integral numbers), sorted by value, with their
+    /// canonical text; empty when snapping is withdrawn.
+    decimals: Vec<(f64, String)>,
+    snapping: bool,
+    /// Local name → key IRI, when the reduction is injective on the key.
+    local_names: Option<HashMap<String, String>>,
+    notes: Vec<String>,
+}
+
+impl KeyContext {
+    fn new(key: &Table, options: &ScoreOptions) -> KeyContext {
+        let mut notes = Vec::new();
+
+        // Snapping targets and the closeness guard (seed 000, "Scoring").
+        let mut exact_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
+        for cell in key.rows.iter().flatten() {
+            for text in [cell.trim().to_string(), cell::unwrap_syntax(cell.trim())] {
+                if let Some(d) = Decimal::parse(&text)
+                    && !d.is_integral()
+                {
+                    exact_decimals.insert(
+                        d.canonical(),
+                        (d.to_f64(), d.canonical_at(options.significant_figures)),
+                    );
+                }
+            }
+        }
+        let mut decimals: Vec<(f64, String, String)> = exact_decimals
+            .into_iter()
+            .map(|(exact, (value, canonical))| (value, canonical, exact))
+            .collect();
+        decimals.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+        let mut snapping = true;
+        for pair in decimals.windows(2) {
+            let (a, b) = (pair[0].0, pair[1].0);
+            if (b - a).abs() <= options.numeric_rel_tol * a.abs().max(b.abs()) {
+                snapping = false;
+                notes.push(format!(
+                    "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
+                    pair[0].2, pair[1].2, options.numeric_rel_tol
+                ));
+                break;
+            }
+        }
+        let decimals = if snapping {
+            decimals.into_iter().map(|(v, c, _)| (v, c)).collect()
+        } else {
+            Vec::new()
+        };
+
+        // IRI local names and the injectivity guard.
+        let mut by_local: BTreeMap<String, String> = BTreeMap::new();
+        let mut collision = None;
+        for cell in key.rows.iter().flatten() {
+            let value = cell::unwrap_syntax(cell.trim());
+            if !cell::is_absolute_iri(&value) {
+                continue;
+            }
+            let Some(local) = cell::local_name(&value) else {
+                continue;
+            };
+            match by_local.get(local) {
+                Some(existing) if *existing != value => {
+                    if collision.is_none() {
+                        let (first, second) = if *existing < value {
+                            (existing.clone(), value.clone())
+                        } else {
+                            (value.clone(), existing.clone())
+                        };
+                        collision = Some((local.to_string(), first, second));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    by_local.insert(local.to_string(), value.clone());
+                }
+            }
+        }
+        let local_names = match collision {
+            Some((local, first, second)) => {
+                notes.push(format!(
+                    "IRI normalization withdrawn: key IRIs {first} and {second} share the local name '{local}', so IRIs are compared in full"
+                ));
+                None
+            }
+            None => Some(by_local.into_iter().collect()),
+        };
+
+        KeyContext {
+            decimals,
+            snapping,
+            local_names,
+            notes,
+        }
+    }
+
+    /// Canonical value of a key cell in a tier: in the normalized tier a key
+    /// IRI is its local name (while that is injective on the key).
+    fn key_cell(&self, text: &str, normalized: bool, options: &ScoreOptions) -> String {
+        let text = text.trim();
+        let value = if normalized {
+            cell::unwrap_syntax(text)
+        } else {
+            text.to_string()
+        };
+        if normalized
+            && let Some(map) = &self.local_names
+            && cell::is_absolute_iri(&value)
+            && let Some(local) = cell::local_name(&value)
+            && map.contains_key(local)
+        {
+            return local.to_string();
+        }
+        match Decimal::parse(&value) {
+            Some(d) => d.canonical_at(options.significant_figures),
+            None => value,
+        }
+    }
+
+    /// Canonical value of an answer cell in a tier, with what adjusted it.
+    fn answer_cell(
+        &self,
+        text: &str,
+        normalized: bool,
+        options: &ScoreOptions,
+        tally: &mut Tally,
+    ) -> String {
+        let text = text.trim();
+        let value = if normalized {
+            let unwrapped = cell::unwrap_syntax(text);
+            if unwrapped != text {
+                tally.unwrapped += 1;
+            }
+            unwrapped
+        } else {
+            text.to_string()
+        };
+        // An answer cell naming a key IRI by its local name (in any of the
+        // forms servers print) is that local name, like the key's IRI.
+        if normalized
+            && let Some(map) = &self.local_names
+            && let Some(local) = cell::local_name(&value)
+            && let Some(iri) = map.get(local)
+        {
+            if *iri != value {
+                tally.by_local_name += 1;
+            }
+            return local.to_string();
+        }
+        match Decimal::parse(&value) {
+            Some(d) => {
+                if self.snapping
+                    && number::written_as_decimal(&value)
+                    && let Some(target) = self.snap_target(d.to_f64(), options.numeric_rel_tol)
+                {
+                    if d.canonical_at(options.significant_figures) != *target {
+                        tally.snapped += 1;
+                    }
+                    return target.clone();
+                }
+                d.canonical_at(options.significant_figures)
+            }
+            None => value,
+        }
+    }
+
+    /// The nearest key decimal within relative `tol` of `value`, if any.
+    fn snap_target(&self, value: f64, tol: f64) -> Option<&String> {
+        let mut best: Option<(f64, &String)> = None;
+        for (target, canonical) in &self.decimals {
+            let distance = (value - target).abs();
+            if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
+                best = Some((distance, canonical));
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    snapped: usize,
+    by_local_name: usize,
+    unwrapped: usize,
+}
+
+struct TierResult {
+    exact: bool,
+    ordered: bool,
+    f1: f64,
+    precision: f64,
+    recall: f64,
+    matched: usize,
+    snapped: usize,
+    by_local_name: usize,
+    unwrapped: usize,
+}
+
+fn compare_tier(
+    key: &Table,
+    answer: &Table,
+    context: &KeyContext,
+    columns: &Columns,
+    normalized: bool,
+    options: &ScoreOptions,
+) -> TierResult {
+    let mut tally = Tally::default();
+    let permutation = match columns {
+        Columns::ByName(permutation) => Some(permutation.as_slice()),
+        Columns::SortedTuple => None,
+    };
+    // Key rows keep their own column order when matching by name.
+    let identity: Vec<usize> = (0..key.columns.len()).collect();
+    let key_order = permutation.map(|_| identity.as_slice());
+    let key_rows: Vec<Vec<String>> = key
+        .rows
+        .iter()
+        .map(|row| {
+            let cells = row
+                .iter()
+                .map(|c| context.key_cell(c, normalized, options))
+                .collect();
+            arrange(cells, key_order)
+        })
+        .collect();
+    let answer_rows: Vec<Vec<String>> = answer
+        .rows
+        .iter()
+        .map(|row| {
+            let cells = row
+                .iter()
+                .map(|c| context.answer_cell(c, normalized, options, &mut tally))
+                .collect();
+            arrange(cells, permutation)
+        })
+        .collect();
+
+    let mut counts: HashMap<&[String], isize> = HashMap::new();
+    for row in &key_rows {
+        *counts.entry(row.as_slice()).or_default() += 1;
+    }
+    let mut matched = 0usize;
+    for row in &answer_rows {
+        if let Some(n) = counts.get_mut(row.as_slice())
+            && *n > 0
+        {
+            *n -= 1;
+            matched += 1;
+        }
+    }
+    let exact = matched == key_rows.len() && matched == answer_rows.len();
+    let ordered = exact && key_rows == answer_rows;
+    let (precision, recall, f1) = f1_parts(matched, answer_rows.len(), key_rows.len());
+    TierResult {
+        exact,
+        ordered,
+        f1,
+        precision,
+        recall,
+        matched,
+        snapped: tally.snapped,
+        by_local_name: tally.by_local_name,
+        unwrapped: tally.unwrapped,
+    }
+}
+
+/// Puts a row's cells in comparison order: the key's column order through
+/// `permutation`, or sorted when there is none.
+fn arrange(mut cells: Vec<String>, permutation: Option<&[usize]>) -> Vec<String> {
+    match permutation {
+        Some(permutation) => permutation
+            .iter()
+            .map(|&i| std::mem::take(&mut cells[i]))
+            .collect(),
+        None => {
+            cells.sort();
+            cells
+        }
+    }
+}
+
+/// Precision, recall and F1 over multisets (seed 000, "Scoring"): both
+/// empty is (1, 1, 1); no overlap is F1 0.
+pub fn f1_parts(matched: usize, answer_rows: usize, key_rows: usize) -> (f64, f64, f64) {
+    if answer_rows == 0 && key_rows == 0 {
+        return (1.0, 1.0, 1.0);
+    }
+    let precision = if answer_rows == 0 {
+        0.0
+    } else {
+        matched as f64 / answer_rows as f64
+    };
+    let recall = if key_rows == 0 {
+        0.0
+    } else {
+        matched as f64 / key_rows as f64
+    };
+    let f1 = if matched == 0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    };
+    (precision, recall, f1)
+}

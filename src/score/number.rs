@@ -1,0 +1,299 @@
+//! Exact decimal numbers for scoring: parsing a cell as a number, and the
+//! canonical text two cells must share to count as the same number.
+//!
+//! Numbers are kept as decimal digits, never as binary floats, so integers
+//! past 2^53 compare exactly (`9007199254740993` ≠ `9007199254740992`) and
+//! rounding to significant figures is decimal rounding. The rules are in
+//! `docs/SCORING.md`, section "Numbers".
+
+/// A finite decimal number: `(-1)^negative × digits × 10^exponent`.
+///
+/// `digits` has no leading or trailing zeros (each byte is `0..=9`); zero is
+/// the empty digit string with `negative == false` and `exponent == 0`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+/// Exponents beyond this magnitude are not read as numbers (the text stays
+/// text); it keeps canonical forms short and arithmetic in range.
+const MAX_EXPONENT: i64 = 10_000;
+
+/// Integral values with more than this many digits print in scientific form.
+const MAX_PLAIN_DIGITS: i64 = 40;
+
+impl Decimal {
+    /// Parses a whole cell as a number: `[+-]? (D+ (. D*)? | . D+) ([eE] [+-]? D+)?`.
+    ///
+    /// Returns `None` for anything else (`72,`, `NaN`, `1 000`, an empty
+    /// cell), and for an integer part with a leading zero (`007`, `00.5`):
+    /// such text is an identifier, not a number (`docs/SCORING.md`; case
+    /// `032-leading-zero-identifiers`).
+    pub fn parse(text: &str) -> Option<Decimal> {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let mut negative = false;
+        if let Some(&sign) = bytes.first()
+            && (sign == b'+' || sign == b'-')
+        {
+            negative = sign == b'-';
+            i = 1;
+        }
+        let int_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        let int_part = &bytes[int_start..i];
+        let mut frac_part: &[u8] = &[];
+        if i < bytes.len() && bytes[i] == b'.' {
+            i += 1;
+            let frac_start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            frac_part = &bytes[frac_start..i];
+        }
+        if int_part.is_empty() && frac_part.is_empty() {
+            return None;
+        }
+        if int_part.len() > 1 && int_part[0] == b'0' {
+            return None;
+        }
+        let mut exponent: i64 = 0;
+        if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+            i += 1;
+            let mut exp_negative = false;
+            if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
+                exp_negative = bytes[i] == b'-';
+                i += 1;
+            }
+            let exp_start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let exp_digits = &text[exp_start..i];
+            if exp_digits.is_empty() || exp_digits.len() > 6 {
+                return None;
+            }
+            exponent = exp_digits.parse::<i64>().ok()?;
+            if exp_negative {
+                exponent = -exponent;
+            }
+        }
+        if i != bytes.len() {
+            return None;
+        }
+        let mut digits: Vec<u8> = int_part.iter().chain(frac_part).map(|b| b - b'0').collect();
+        exponent -= frac_part.len() as i64;
+        let leading = digits.iter().take_while(|&&d| d == 0).count();
+        digits.drain(..leading);
+        while digits.last() == Some(&0) {
+            digits.pop();
+            exponent += 1;
+        }
+        if digits.is_empty() {
+            return Some(Decimal::zero());
+        }
+        if exponent.abs() > MAX_EXPONENT {
+            return None;
+        }
+        Some(Decimal {
+            negative,
+            digits,
+            exponent,
+        })
+    }
+
+    fn zero() -> Decimal {
+        Decimal {
+            negative: false,
+            digits: Vec::new(),
+            exponent: 0,
+        }
+    }
+
+    /// True when the value is a whole number (`5`, `5.000`, `1e3`).
+    pub fn is_integral(&self) -> bool {
+        self.exponent >= 0
+    }
+
+    /// The value as the nearest `f64` (for tolerance comparisons only).
+    pub fn to_f64(&self) -> f64 {
+        let mut text = String::with_capacity(self.digits.len() + 8);
+        if self.negative {
+            text.push('-');
+        }
+        if self.digits.is_empty() {
+            return 0.0;
+        }
+        text.extend(self.digits.iter().map(|d| char::from(b'0' + d)));
+        text.push('e');
+        text.push_str(&self.exponent.to_string());
+        text.parse().unwrap_or(f64::NAN)
+    }
+
+    /// Rounds to `figures` significant figures, half away from zero, on the
+    /// decimal digits. `figures == 0` is treated as 1.
+    pub fn round_to(&self, figures: u32) -> Decimal {
+        let figures = figures.max(1) as usize;
+        if self.digits.len() <= figures {
+            return self.clone();
+        }
+        let dropped = self.digits.len() - figures;
+        let round_up = self.digits[figures] >= 5;
+        let mut digits = self.digits[..figures].to_vec();
+        let mut exponent = self.exponent + dropped as i64;
+        if round_up {
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    digits.insert(0, 1);
+                    break;
+                }
+                i -= 1;
+                if digits[i] == 9 {
+                    digits[i] = 0;
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+        }
+        while digits.last() == Some(&0) {
+            digits.pop();
+            exponent += 1;
+        }
+        Decimal {
+            negative: self.negative,
+            digits,
+            exponent,
+        }
+    }
+
+    /// The canonical text of this exact value: integral values in plain
+    /// digits (`-12`, `1000`; scientific past 40 digits), others in
+    /// scientific form with no trailing zeros (`4.53562e-1`, `1e-7`).
+    pub fn canonical(&self) -> String {
+        if self.digits.is_empty() {
+            return "0".to_string();
+        }
+        let mut out = String::new();
+        if self.negative {
+            out.push('-');
+        }
+        let len = self.digits.len() as i64;
+        if self.exponent >= 0 && len + self.exponent <= MAX_PLAIN_DIGITS {
+            out.extend(self.digits.iter().map(|d| char::from(b'0' + d)));
+            out.extend(std::iter::repeat_n('0', self.exponent as usize));
+            return out;
+        }
+        out.push(char::from(b'0' + self.digits[0]));
+        if self.digits.len() > 1 {
+            out.push('.');
+            out.extend(self.digits[1..].iter().map(|d| char::from(b'0' + d)));
+        }
+        out.push('e');
+        out.push_str(&(self.exponent + len - 1).to_string());
+        out
+    }
+
+    /// The canonical text used for comparison: integral values exactly,
+    /// others rounded to `figures` significant figures first.
+    pub fn canonical_at(&self, figures: u32) -> String {
+        if self.is_integral() {
+            self.canonical()
+        } else {
+            self.round_to(figures).canonical()
+        }
+    }
+}
+
+/// True when `text` is written as a decimal (a point or an exponent), as
+/// opposed to a plain integer: only such answer cells are candidates for
+/// snapping (`docs/SCORING.md`, "Snapping").
+pub fn written_as_decimal(text: &str) -> bool {
+    text.contains(['.', 'e', 'E'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(text: &str, figures: u32) -> Option<String> {
+        Decimal::parse(text).map(|d| d.canonical_at(figures))
+    }
+
+    #[test]
+    fn integral_forms_are_one_number() {
+        for text in ["5", "5.0", "5.000", "+5", "0.5e1", "50e-1"] {
+            assert_eq!(canon(text, 6).as_deref(), Some("5"), "{text}");
+        }
+        assert_eq!(canon("1e3", 6).as_deref(), Some("1000"));
+        assert_eq!(canon("-0", 6).as_deref(), Some("0"));
+        assert_eq!(canon("0.000", 6).as_deref(), Some("0"));
+    }
+
+    #[test]
+    fn big_integers_stay_exact() {
+        assert_eq!(
+            canon("9007199254740993", 6).as_deref(),
+            Some("9007199254740993")
+        );
+        assert_ne!(canon("9007199254740993", 6), canon("9007199254740992", 6));
+    }
+
+    #[test]
+    fn decimals_round_to_significant_figures() {
+        assert_eq!(canon("0.453562", 6).as_deref(), Some("4.53562e-1"));
+        assert_eq!(canon("0.4535625", 6).as_deref(), Some("4.53563e-1"));
+        assert_eq!(canon("-0.0001234567", 6).as_deref(), Some("-1.23457e-4"));
+        assert_eq!(canon("-0.000123457", 6).as_deref(), Some("-1.23457e-4"));
+        assert_eq!(canon("0.0000001", 6), canon("1e-7", 6));
+        assert_eq!(canon("9.999995", 6).as_deref(), Some("10"));
+        assert_eq!(canon("1234567.5", 6).as_deref(), Some("1234570"));
+        assert_eq!(canon("2.5", 1).as_deref(), Some("3"));
+        assert_eq!(canon("-2.5", 1).as_deref(), Some("-3"));
+    }
+
+    #[test]
+    fn non_numbers_stay_text() {
+        for text in [
+            "72,",
+            "",
+            "-",
+            ".",
+            "e5",
+            "1e",
+            "NaN",
+            "inf",
+            "1 000",
+            "007",
+            "00.5",
+            "0x10",
+            "1.2.3",
+            " 5",
+            "1e1234567",
+        ] {
+            assert_eq!(Decimal::parse(text), None, "{text:?}");
+        }
+        for text in ["0", "0.5", ".5", "5.", "-0.5", "1E+3", "1e-07"] {
+            assert!(Decimal::parse(text).is_some(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn to_f64_is_close() {
+        assert_eq!(Decimal::parse("0.453562").unwrap().to_f64(), 0.453562);
+        assert_eq!(Decimal::parse("-1e-7").unwrap().to_f64(), -1e-7);
+        assert_eq!(Decimal::parse("0").unwrap().to_f64(), 0.0);
+    }
+
+    #[test]
+    fn written_as_decimal_tells_point_or_exponent() {
+        assert!(written_as_decimal("1.0000"));
+        assert!(written_as_decimal("1e-7"));
+        assert!(!written_as_decimal("12"));
+    }
+}

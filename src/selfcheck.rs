@@ -1,0 +1,317 @@
+//! `selfcheck`: is the scorer wired correctly for *this* corpus?
+//!
+//! Each cached ground truth is scored against itself and against copies a
+//! correct agent might submit (columns renamed and reordered, rows shuffled,
+//! IRIs shortened to local names, decimals reprinted within tolerance) and
+//! one broken copy (a row dropped). Each copy has an expected verdict,
+//! derived from the rules in `docs/SCORING.md`; a verdict that differs is a
+//! finding. A finding on a clean corpus means the scorer and the ground
+//! truth disagree about what a right answer is, before any model is paid.
+
+use crate::score::{self, Score, ScoreOptions, cell, number::Decimal};
+use crate::table::Table;
+
+/// One transformed copy and the verdict it should get.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// Short name, e.g. `rows shuffled`.
+    pub name: &'static str,
+    /// Expected normalized-tier exact verdict.
+    pub expect_exact: bool,
+    /// Expected strict-tier exact verdict, when the rules fix it.
+    pub expect_strict: Option<bool>,
+    /// Expected order-sensitive verdict (`None` when the key is unordered).
+    pub expect_ordered: Option<bool>,
+    /// The copy.
+    pub answer: Table,
+}
+
+/// A verdict that was not what it should have been.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// Which check.
+    pub check: &'static str,
+    /// What differed, e.g. "exact: expected true, got false".
+    pub message: String,
+    /// The score's notes, for diagnosis.
+    pub notes: Vec<String>,
+}
+
+/// Builds the checks for one ground truth.
+pub fn checks(key: &Table, ordered: bool) -> Vec<Check> {
+    let mut out = Vec::new();
+    let ord = |same_order: bool| ordered.then_some(same_order);
+
+    out.push(Check {
+        name: "identical",
+        expect_exact: true,
+        expect_strict: Some(true),
+        expect_ordered: ord(true),
+        answer: key.clone(),
+    });
+
+    // Columns renamed (so matching falls back to sorted tuples) and reversed.
+    let renamed = Table {
+        columns: (0..key.columns.len())
+            .rev()
+            .map(|i| format!("col{i}"))
+            .collect(),
+        rows: key
+            .rows
+            .iter()
+            .map(|r| r.iter().rev().cloned().collect())
+            .collect(),
+    };
+    out.push(Check {
+        name: "columns renamed and reordered",
+        expect_exact: true,
+        expect_strict: Some(true),
+        expect_ordered: ord(true),
+        answer: renamed,
+    });
+
+    // Same names, columns reordered.
+    if key.columns.len() > 1 {
+        out.push(Check {
+            name: "columns reordered",
+            expect_exact: true,
+            expect_strict: Some(true),
+            expect_ordered: ord(true),
+            answer: Table {
+                columns: key.columns.iter().rev().cloned().collect(),
+                rows: key
+                    .rows
+                    .iter()
+                    .map(|r| r.iter().rev().cloned().collect())
+                    .collect(),
+            },
+        });
+    }
+
+    // Rows shuffled deterministically (reversed, then rotated by one).
+    if key.rows.len() > 1 {
+        let mut rows: Vec<Vec<String>> = key.rows.iter().rev().cloned().collect();
+        rows.rotate_left(1);
+        let same = rows == key.rows;
+        out.push(Check {
+            name: "rows shuffled",
+            expect_exact: true,
+            expect_strict: Some(true),
+            expect_ordered: ord(same),
+            answer: Table {
+                columns: key.columns.clone(),
+                rows,
+            },
+        });
+    }
+
+    // IRIs shortened to local names.
+    let mut changed = false;
+    let shortened = Table {
+        columns: key.columns.clone(),
+        rows: key
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| {
+                        if cell::is_absolute_iri(c)
+                            && let Some(local) = cell::local_name(c)
+                        {
+                            changed = true;
+                            local.to_string()
+                        } else {
+                            c.clone()
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    if changed {
+        let injective = score::score(key, key, &ScoreOptions::default()).iri_normalization;
+        out.push(Check {
+            name: "IRIs shortened to local names",
+            expect_exact: injective,
+            expect_strict: Some(false),
+            expect_ordered: ord(injective),
+            answer: shortened,
+        });
+    }
+
+    // Decimals reprinted at 5 significant figures (within 5e-4 of the key).
+    let mut reprinted_any = false;
+    let reprinted = Table {
+        columns: key.columns.clone(),
+        rows: key
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| match Decimal::parse(c.trim()) {
+                        Some(d) if !d.is_integral() => {
+                            let shorter = d.round_to(5);
+                            if shorter != d {
+                                reprinted_any = true;
+                            }
+                            plain_decimal(&shorter)
+                        }
+                        _ => c.clone(),
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    if reprinted_any {
+        let snapping = score::score(key, key, &ScoreOptions::default()).snapping;
+        // Without snapping, a reprint only passes if it rounds alike.
+        let passes = snapping || {
+            let figures = crate::score::DEFAULT_SIGNIFICANT_FIGURES;
+            key.rows
+                .iter()
+                .flatten()
+                .all(|c| match Decimal::parse(c.trim()) {
+                    Some(d) if !d.is_integral() => {
+                        d.canonical_at(figures) == d.round_to(5).canonical_at(figures)
+                    }
+                    _ => true,
+                })
+        };
+        out.push(Check {
+            name: "decimals reprinted within tolerance",
+            expect_exact: passes,
+            expect_strict: Some(passes),
+            expect_ordered: ord(passes),
+            answer: reprinted,
+        });
+    }
+
+    // Broken: the last row dropped.
+    if !key.rows.is_empty() {
+        let mut rows = key.rows.clone();
+        rows.pop();
+        out.push(Check {
+            name: "a row dropped",
+            expect_exact: false,
+            expect_strict: Some(false),
+            expect_ordered: ord(false),
+            answer: Table {
+                columns: key.columns.clone(),
+                rows,
+            },
+        });
+    }
+    out
+}
+
+/// A decimal in plain positional notation (`0.45356`, `-12.5`), as an agent
+/// would print it.
+fn plain_decimal(d: &Decimal) -> String {
+    let canonical = d.canonical();
+    let Some((mantissa, exponent)) = canonical.split_once('e') else {
+        return canonical;
+    };
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let point = 1 + exponent; // digits before the decimal point
+    if point <= 0 {
+        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+    } else if (point as usize) >= digits.len() {
+        format!(
+            "{sign}{digits}{}",
+            "0".repeat(point as usize - digits.len())
+        )
+    } else {
+        let (a, b) = digits.split_at(point as usize);
+        format!("{sign}{a}.{b}")
+    }
+}
+
+/// Runs every check for one ground truth and returns the findings.
+pub fn run(key: &Table, ordered: bool) -> Vec<Finding> {
+    let options = ScoreOptions {
+        ordered,
+        ..ScoreOptions::default()
+    };
+    let mut findings = Vec::new();
+    for check in checks(key, ordered) {
+        let s: Score = score::score(key, &check.answer, &options);
+        let mut problems = Vec::new();
+        if s.exact != check.expect_exact {
+            problems.push(format!(
+                "exact: expected {}, got {}",
+                check.expect_exact, s.exact
+            ));
+        }
+        if let Some(strict) = check.expect_strict
+            && s.strict_exact != strict
+        {
+            problems.push(format!(
+                "strict_exact: expected {strict}, got {}",
+                s.strict_exact
+            ));
+        }
+        if s.ordered != check.expect_ordered {
+            problems.push(format!(
+                "ordered: expected {:?}, got {:?}",
+                check.expect_ordered, s.ordered
+            ));
+        }
+        if check.expect_exact && (s.f1 - 1.0).abs() > 1e-12 {
+            problems.push(format!("f1: expected 1, got {}", s.f1));
+        }
+        if !check.expect_exact && check.name == "a row dropped" && s.f1 >= 1.0 {
+            problems.push(format!("f1: expected below 1, got {}", s.f1));
+        }
+        if !problems.is_empty() {
+            findings.push(Finding {
+                check: check.name,
+                message: problems.join("; "),
+                notes: s.notes,
+            });
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_decimals() {
+        for (text, want) in [
+            ("0.45356", "0.45356"),
+            ("-12.5", "-12.5"),
+            ("1e-7", "0.0000001"),
+            ("1234.5", "1234.5"),
+        ] {
+            assert_eq!(plain_decimal(&Decimal::parse(text).unwrap()), want);
+        }
+    }
+
+    #[test]
+    fn a_clean_key_has_no_findings() {
+        let key = Table::from_csv(
+            b"place,share,n\nhttp://ex.org/p/1,0.453562,3\nhttp://ex.org/p/2,0.25,4\nhttp://ex.org/p/3,1.5,4\n",
+        )
+        .unwrap();
+        assert_eq!(run(&key, true), vec![]);
+        assert_eq!(run(&key, false), vec![]);
+    }
+
+    #[test]
+    fn colliding_iris_expect_the_fallback() {
+        let key = Table::from_csv(b"item\nhttp://a.org/x/1\nhttp://b.org/y/1\n").unwrap();
+        let iri_check = checks(&key, false)
+            .into_iter()
+            .find(|c| c.name.starts_with("IRIs"))
+            .unwrap();
+        assert!(!iri_check.expect_exact);
+        assert_eq!(run(&key, false), vec![]);
+    }
+}

@@ -1,0 +1,732 @@
+//! SPARQL endpoints: where answer keys run.
+//!
+//! [`Endpoint`] has two implementations:
+//!
+//! - [`EmbeddedStore`]: an in-memory Oxigraph store loaded from RDF files
+//!   (N-Quads, TriG, Turtle, N-Triples), queried with the union of its named
+//!   graphs as the default graph. A Turtle or N-Triples file's triples go
+//!   into the named graph given by a sidecar `FILE.graph` file, or by a
+//!   `global.graph` file in its folder (the Virtuoso bulk-loader
+//!   convention); a file with neither is an error.
+//! - [`HttpEndpoint`]: the SPARQL 1.1 Protocol over HTTP (POST, form
+//!   encoded; JSON results for SELECT and ASK, N-Triples for CONSTRUCT and
+//!   DESCRIBE), with a timeout and errors that say which of status,
+//!   reachability or result syntax failed.
+//!
+//! Results come back as a [`Table`] (W3C SPARQL 1.1 CSV cell rules): ASK as
+//! one column `ask` holding `true` or `false`; CONSTRUCT and DESCRIBE as
+//! columns `subject`, `predicate`, `object`, one row per triple.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use oxigraph::io::{RdfFormat, RdfParser};
+use oxigraph::model::{NamedNode, Term, Triple};
+use oxigraph::sparql::results::{
+    QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput,
+};
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::store::Store;
+use sha2::{Digest, Sha256};
+
+use crate::corpus::{QueryForm, query_form};
+use crate::error::{Error, Result};
+use crate::table::{Table, term_to_cell};
+
+/// The version of the embedded SPARQL engine (the `oxigraph` crate), read
+/// from `Cargo.lock` at build time.
+pub const OXIGRAPH_VERSION: &str = env!("OKN_OXIGRAPH_VERSION");
+
+/// Default timeout for one HTTP SPARQL request, in seconds.
+pub const DEFAULT_HTTP_TIMEOUT_SECS: u64 = 300;
+
+/// Why a query failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// The query text is not SPARQL 1.1; `line` is 1-based within the query.
+    #[error("SPARQL syntax error{}: {message}", line.map(|l| format!(" at line {l}")).unwrap_or_default())]
+    Syntax {
+        /// 1-based line in the query text, when the parser reported one.
+        line: Option<u64>,
+        /// The parser's message.
+        message: String,
+    },
+    /// The engine or the endpoint could not evaluate it.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Who answered, as recorded with ground truth.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EndpointInfo {
+    /// `embedded` or `http`.
+    pub kind: String,
+    /// The endpoint as the user named it (a data path or a URL).
+    pub location: String,
+    /// Engine name, e.g. `oxigraph`; for HTTP, the `Server` header if sent.
+    pub engine: Option<String>,
+    /// Engine version, when known.
+    pub engine_version: Option<String>,
+    /// What identifies the endpoint's answers for fingerprints: for the
+    /// embedded store a SHA-256 over its data files and graph mappings and
+    /// the engine version; for HTTP the URL.
+    pub identity: String,
+}
+
+/// Something that answers SPARQL queries.
+pub trait Endpoint {
+    /// Runs `sparql` and returns its result as a table (see the module docs
+    /// for ASK and CONSTRUCT). The query's own FROM/FROM NAMED, if any, are
+    /// honoured; otherwise the default graph is the union of named graphs
+    /// (embedded) or the endpoint's default (HTTP).
+    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError>;
+
+    /// What to record about this endpoint.
+    fn info(&self) -> &EndpointInfo;
+}
+
+/// Where an endpoint is, before it is opened: enough to fingerprint ground
+/// truth without loading any data.
+#[derive(Debug, Clone)]
+pub enum EndpointSpec {
+    /// RDF files to load into an embedded store.
+    Embedded {
+        /// As the user named it.
+        display: String,
+        /// The resolved file or folder.
+        path: PathBuf,
+        /// The files to load with their target named graph (None for quad
+        /// formats), in a stable order.
+        files: Vec<(PathBuf, Option<String>)>,
+        /// See [`EndpointInfo::identity`].
+        identity: String,
+    },
+    /// A SPARQL 1.1 Protocol URL.
+    Http {
+        /// The query URL.
+        url: String,
+        /// Timeout for one request.
+        timeout: Duration,
+    },
+}
+
+impl EndpointSpec {
+    /// Resolves `--endpoint URL|PATH`. `display` is how it is recorded;
+    /// `path_base` resolves a relative path (the folder of the config file
+    /// that named it, or the current folder).
+    ///
+    /// Errors: a path that does not exist, holds no RDF files, or has a
+    /// Turtle file without a graph mapping (named, with the fix).
+    pub fn resolve(value: &str, path_base: &Path) -> Result<EndpointSpec> {
+        if value.starts_with("http://") || value.starts_with("https://") {
+            return Ok(EndpointSpec::Http {
+                url: value.to_string(),
+                timeout: Duration::from_secs(DEFAULT_HTTP_TIMEOUT_SECS),
+            });
+        }
+        let path = path_base.join(value);
+        let files = data_files(&path)?;
+        if files.is_empty() {
+            return Err(Error::file(
+                &path,
+                "no RDF data here: expected .nq, .trig, .ttl or .nt files (a Turtle file needs a FILE.ttl.graph sidecar or a global.graph naming its graph)",
+            ));
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(b"oxigraph ");
+        hasher.update(OXIGRAPH_VERSION.as_bytes());
+        for (file, graph) in &files {
+            let relative = file.strip_prefix(&path).unwrap_or(file);
+            hasher.update(b"\0file\0");
+            hasher.update(relative.to_string_lossy().replace('\\', "/").as_bytes());
+            hasher.update(b"\0graph\0");
+            hasher.update(graph.as_deref().unwrap_or("").as_bytes());
+            hasher.update(b"\0data\0");
+            let bytes = crate::error::read_file(file)?;
+            hasher.update(Sha256::digest(&bytes));
+        }
+        Ok(EndpointSpec::Embedded {
+            display: value.to_string(),
+            path,
+            files,
+            identity: format!("sha256:{}", hex(&hasher.finalize())),
+        })
+    }
+
+    /// The identity used in fingerprints (see [`EndpointInfo::identity`]).
+    pub fn identity(&self) -> String {
+        match self {
+            EndpointSpec::Embedded { identity, .. } => identity.clone(),
+            EndpointSpec::Http { url, .. } => url.clone(),
+        }
+    }
+
+    /// Opens the endpoint: loads the store, or prepares the HTTP client.
+    pub fn open(&self) -> Result<Box<dyn Endpoint>> {
+        match self {
+            EndpointSpec::Embedded {
+                display,
+                files,
+                identity,
+                ..
+            } => Ok(Box::new(EmbeddedStore::load(display, files, identity)?)),
+            EndpointSpec::Http { url, timeout } => Ok(Box::new(HttpEndpoint::new(url, *timeout))),
+        }
+    }
+}
+
+/// Lowercase hexadecimal of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The RDF files under `path` (a file or a folder), each with the named
+/// graph its triples go into (`None` for quad formats), sorted by path.
+fn data_files(path: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "open SPARQL data", e))?;
+    let mut candidates = Vec::new();
+    if meta.is_dir() {
+        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+            let entry = entry.map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+            if entry.file_type().is_file() && rdf_format(entry.path()).is_some() {
+                candidates.push(entry.path().to_path_buf());
+            }
+        }
+    } else if rdf_format(path).is_some() {
+        candidates.push(path.to_path_buf());
+    } else {
+        return Err(Error::file(
+            path,
+            "not an RDF file: expected .nq, .trig, .ttl or .nt",
+        ));
+    }
+    let mut files = Vec::new();
+    for file in candidates {
+        let format = rdf_format(&file).unwrap_or(RdfFormat::Turtle);
+        let graph = if format.supports_datasets() {
+            None
+        } else {
+            Some(graph_for(&file)?)
+        };
+        files.push((file, graph));
+    }
+    Ok(files)
+}
+
+fn rdf_format(path: &Path) -> Option<RdfFormat> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "nq" => Some(RdfFormat::NQuads),
+        "trig" => Some(RdfFormat::TriG),
+        "ttl" => Some(RdfFormat::Turtle),
+        "nt" => Some(RdfFormat::NTriples),
+        _ => None,
+    }
+}
+
+/// The named graph of a triples file: its `FILE.graph` sidecar, else the
+/// folder's `global.graph`.
+fn graph_for(file: &Path) -> Result<String> {
+    let mut sidecar = file.as_os_str().to_owned();
+    sidecar.push(".graph");
+    let sidecar = PathBuf::from(sidecar);
+    let global = file.with_file_name("global.graph");
+    for candidate in [&sidecar, &global] {
+        if candidate.is_file() {
+            let text = crate::error::read_text(candidate)?;
+            let iri = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("");
+            NamedNode::new(iri).map_err(|e| {
+                Error::at_line(candidate, 1, format!("not a graph IRI '{iri}': {e}"))
+            })?;
+            return Ok(iri.to_string());
+        }
+    }
+    Err(Error::file(
+        file,
+        format!(
+            "no named graph for these triples: write the graph IRI into {} (or a global.graph in the folder)",
+            sidecar
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
+    ))
+}
+
+/// An in-memory Oxigraph store (no RocksDB).
+pub struct EmbeddedStore {
+    store: Store,
+    info: EndpointInfo,
+}
+
+impl EmbeddedStore {
+    /// Loads `files` (from [`EndpointSpec::resolve`]).
+    ///
+    /// Errors: a file that does not parse, named with the line.
+    pub fn load(
+        display: &str,
+        files: &[(PathBuf, Option<String>)],
+        identity: &str,
+    ) -> Result<EmbeddedStore> {
+        let store = Store::new().map_err(|e| Error::Other(format!("cannot create store: {e}")))?;
+        for (file, graph) in files {
+            let format = rdf_format(file).unwrap_or(RdfFormat::Turtle);
+            let bytes = crate::error::read_file(file)?;
+            let mut parser = RdfParser::from_format(format);
+            if let Some(graph) = graph {
+                let graph = NamedNode::new(graph.as_str())
+                    .map_err(|e| Error::file(file, format!("bad graph IRI: {e}")))?;
+                parser = parser.without_named_graphs().with_default_graph(graph);
+            }
+            store.load_from_slice(parser, &bytes).map_err(|e| {
+                let message = e.to_string();
+                match line_of(&message) {
+                    Some(line) => Error::at_line(file, line, message),
+                    None => Error::file(file, message),
+                }
+            })?;
+        }
+        Ok(EmbeddedStore {
+            store,
+            info: EndpointInfo {
+                kind: "embedded".into(),
+                location: display.to_string(),
+                engine: Some("oxigraph".into()),
+                engine_version: Some(OXIGRAPH_VERSION.into()),
+                identity: identity.to_string(),
+            },
+        })
+    }
+
+    /// A store over RDF given in memory (tests and the demo server).
+    pub fn from_quads_text(
+        format: RdfFormat,
+        text: &str,
+        graph: Option<&str>,
+    ) -> Result<EmbeddedStore> {
+        let store = Store::new().map_err(|e| Error::Other(format!("cannot create store: {e}")))?;
+        let mut parser = RdfParser::from_format(format);
+        if let Some(graph) = graph {
+            let graph = NamedNode::new(graph).map_err(|e| Error::Other(e.to_string()))?;
+            parser = parser.without_named_graphs().with_default_graph(graph);
+        }
+        store
+            .load_from_slice(parser, text)
+            .map_err(|e| Error::Other(e.to_string()))?;
+        Ok(EmbeddedStore {
+            store,
+            info: EndpointInfo {
+                kind: "embedded".into(),
+                location: "(memory)".into(),
+                engine: Some("oxigraph".into()),
+                engine_version: Some(OXIGRAPH_VERSION.into()),
+                identity: "memory".into(),
+            },
+        })
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// The first `line N` or `N:M` position mentioned in a parser message.
+fn line_of(message: &str) -> Option<u64> {
+    // Oxigraph reports "... on line 3 at column 5" or "error at 3:5: ...".
+    if let Some(i) = message.find("line ") {
+        let digits: String = message[i + 5..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if let Ok(n) = digits.parse::<u64>() {
+            return Some(n);
+        }
+    }
+    if let Some(i) = message.find("at ") {
+        let rest = &message[i + 3..];
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if !digits.is_empty() && rest[digits.len()..].starts_with(':') {
+            return digits.parse().ok();
+        }
+    }
+    None
+}
+
+impl Endpoint for EmbeddedStore {
+    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
+        let mut prepared = SparqlEvaluator::new().parse_query(sparql).map_err(|e| {
+            let message = e.to_string();
+            QueryError::Syntax {
+                line: line_of(&message),
+                message,
+            }
+        })?;
+        if prepared.dataset().is_default_dataset() {
+            prepared.dataset_mut().set_default_graph_as_union();
+        }
+        let results = prepared
+            .on_store(&self.store)
+            .execute()
+            .map_err(|e| QueryError::Failed(e.to_string()))?;
+        match results {
+            QueryResults::Solutions(solutions) => {
+                let columns: Vec<String> = solutions
+                    .variables()
+                    .iter()
+                    .map(|v| v.as_str().to_string())
+                    .collect();
+                let mut rows = Vec::new();
+                for solution in solutions {
+                    let solution = solution.map_err(|e| QueryError::Failed(e.to_string()))?;
+                    rows.push(
+                        solution
+                            .values()
+                            .iter()
+                            .map(|v| v.as_ref().map(term_to_cell).unwrap_or_default())
+                            .collect(),
+                    );
+                }
+                Ok(Table { columns, rows })
+            }
+            QueryResults::Boolean(b) => Ok(ask_table(b)),
+            QueryResults::Graph(triples) => {
+                let mut collected = Vec::new();
+                for t in triples {
+                    collected.push(t.map_err(|e| QueryError::Failed(e.to_string()))?);
+                }
+                Ok(triples_table(collected))
+            }
+        }
+    }
+
+    fn info(&self) -> &EndpointInfo {
+        &self.info
+    }
+}
+
+fn ask_table(value: bool) -> Table {
+    Table {
+        columns: vec!["ask".into()],
+        rows: vec![vec![value.to_string()]],
+    }
+}
+
+fn triples_table(triples: Vec<Triple>) -> Table {
+    Table {
+        columns: vec!["subject".into(), "predicate".into(), "object".into()],
+        rows: triples
+            .into_iter()
+            .map(|t| {
+                vec![
+                    term_to_cell(&Term::from(t.subject)),
+                    t.predicate.as_str().to_string(),
+                    term_to_cell(&t.object),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// A SPARQL 1.1 Protocol endpoint over HTTP.
+pub struct HttpEndpoint {
+    agent: ureq::Agent,
+    url: String,
+    info: EndpointInfo,
+}
+
+impl HttpEndpoint {
+    /// A client for `url` with a whole-request `timeout`.
+    pub fn new(url: &str, timeout: Duration) -> HttpEndpoint {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .user_agent(concat!("okn-benchmark/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        HttpEndpoint {
+            agent,
+            url: url.to_string(),
+            info: EndpointInfo {
+                kind: "http".into(),
+                location: url.to_string(),
+                engine: None,
+                engine_version: None,
+                identity: url.to_string(),
+            },
+        }
+    }
+}
+
+impl Endpoint for HttpEndpoint {
+    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
+        let graph_form = matches!(
+            query_form(sparql),
+            Some(QueryForm::Construct | QueryForm::Describe)
+        );
+        let accept = if graph_form {
+            "application/n-triples"
+        } else {
+            "application/sparql-results+json"
+        };
+        let response = self
+            .agent
+            .post(&self.url)
+            .header("Accept", accept)
+            .send_form([("query", sparql)])
+            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
+        let status = response.status();
+        let mut body = response.into_body();
+        let bytes = body
+            .with_config()
+            .limit(1 << 30)
+            .read_to_vec()
+            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&bytes);
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("");
+            let first: String = first.chars().take(300).collect();
+            let message = format!(
+                "HTTP {} from {}{}",
+                status.as_u16(),
+                self.url,
+                if first.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {first}")
+                }
+            );
+            return Err(if status.as_u16() == 400 {
+                QueryError::Syntax {
+                    line: None,
+                    message,
+                }
+            } else {
+                QueryError::Failed(message)
+            });
+        }
+        if graph_form {
+            let mut triples = Vec::new();
+            for quad in RdfParser::from_format(RdfFormat::NTriples).for_slice(&bytes) {
+                let quad = quad.map_err(|e| {
+                    QueryError::Failed(format!("malformed N-Triples from {}: {e}", self.url))
+                })?;
+                triples.push(Triple::from(quad));
+            }
+            return Ok(triples_table(triples));
+        }
+        parse_json_results(&bytes).map_err(|e| {
+            QueryError::Failed(format!("malformed SPARQL results from {}: {e}", self.url))
+        })
+    }
+
+    fn info(&self) -> &EndpointInfo {
+        &self.info
+    }
+}
+
+fn describe_transport_error(url: &str, error: &ureq::Error) -> String {
+    match error {
+        ureq::Error::Timeout(_) => format!("{url} did not answer within the timeout"),
+        ureq::Error::ConnectionFailed | ureq::Error::Io(_) => {
+            format!("cannot reach {url}: {error} (is the endpoint running, and the URL right?)")
+        }
+        ureq::Error::HostNotFound => format!("cannot reach {url}: host not found"),
+        other => format!("request to {url} failed: {other}"),
+    }
+}
+
+/// Parses SPARQL 1.1 Query Results JSON into a table.
+pub fn parse_json_results(bytes: &[u8]) -> std::result::Result<Table, String> {
+    let parsed = QueryResultsParser::from_format(QueryResultsFormat::Json)
+        .for_slice(bytes)
+        .map_err(|e| e.to_string())?;
+    match parsed {
+        SliceQueryResultsParserOutput::Boolean(b) => Ok(ask_table(b)),
+        SliceQueryResultsParserOutput::Solutions(solutions) => {
+            let columns: Vec<String> = solutions
+                .variables()
+                .iter()
+                .map(|v| v.as_str().to_string())
+                .collect();
+            let mut rows = Vec::new();
+            for solution in solutions {
+                let solution = solution.map_err(|e| e.to_string())?;
+                rows.push(
+                    solution
+                        .values()
+                        .iter()
+                        .map(|v| v.as_ref().map(term_to_cell).unwrap_or_default())
+                        .collect(),
+                );
+            }
+            Ok(Table { columns, rows })
+        }
+    }
+}
+
+/// Relabels blank nodes (`_:x` cells) in order of first appearance, row by
+/// row: `_:b0`, `_:b1`, ... Engines choose labels freely, so this is what
+/// makes ground truth with blank nodes deterministic.
+pub fn canonical_blank_nodes(table: &mut Table) {
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    for cell in table.rows.iter_mut().flatten() {
+        if cell.starts_with("_:") {
+            let next = format!("_:b{}", labels.len());
+            let label = labels.entry(cell.clone()).or_insert(next).clone();
+            *cell = label;
+        }
+    }
+}
+
+/// True when the answer key has an ORDER BY outside every `{ }` block (its
+/// result order is part of the answer). Comments, strings and IRIs are
+/// skipped.
+pub fn has_top_level_order_by(sparql: &str) -> bool {
+    let mut depth = 0i64;
+    let mut previous_order = false;
+    let mut chars = sparql.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        match c {
+            '#' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '<' => {
+                let mut lookahead = chars.clone();
+                let mut closes = false;
+                for (_, d) in lookahead.by_ref() {
+                    if d == '>' {
+                        closes = true;
+                        break;
+                    }
+                    if d.is_whitespace() {
+                        break;
+                    }
+                }
+                if closes {
+                    chars = lookahead;
+                }
+                previous_order = false;
+            }
+            '"' | '\'' => {
+                let mut escaped = false;
+                for (_, d) in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        break;
+                    }
+                }
+                previous_order = false;
+            }
+            '{' => {
+                depth += 1;
+                previous_order = false;
+            }
+            '}' => {
+                depth -= 1;
+                previous_order = false;
+            }
+            c if c.is_alphabetic() => {
+                let mut end = start + c.len_utf8();
+                while let Some(&(i, d)) = chars.peek() {
+                    if d.is_alphanumeric() || d == '_' || d == ':' {
+                        end = i + d.len_utf8();
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                let word = sparql[start..end].to_ascii_uppercase();
+                if depth == 0 && previous_order && word == "BY" {
+                    return true;
+                }
+                previous_order = word == "ORDER";
+            }
+            c if c.is_whitespace() => {}
+            _ => previous_order = false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_order_by() {
+        assert!(has_top_level_order_by("SELECT * { ?s ?p ?o } ORDER BY ?s"));
+        assert!(has_top_level_order_by(
+            "select * { ?s ?p ?o }\norder\n  by desc(?s) limit 3"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT * { { SELECT ?s { ?s ?p ?o } ORDER BY ?s LIMIT 1 } }"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT * { ?s ?p \"ORDER BY\" } # ORDER BY ?s"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT * { ?s ?p ?o FILTER(?o < 5) }"
+        ));
+        assert!(has_top_level_order_by(
+            "PREFIX x: <http://ex.org/a#b> SELECT * { ?s ?p ?o FILTER(?o < 5) } ORDER BY ?o"
+        ));
+    }
+
+    #[test]
+    fn blank_nodes_are_relabelled_in_order() {
+        let mut t = Table {
+            columns: vec!["a".into(), "b".into()],
+            rows: vec![
+                vec!["_:zz".into(), "x".into()],
+                vec!["_:aa".into(), "_:zz".into()],
+            ],
+        };
+        canonical_blank_nodes(&mut t);
+        assert_eq!(t.rows[0][0], "_:b0");
+        assert_eq!(t.rows[1], vec!["_:b1".to_string(), "_:b0".to_string()]);
+    }
+
+    #[test]
+    fn embedded_store_queries_union_of_named_graphs() {
+        let store = EmbeddedStore::from_quads_text(
+            RdfFormat::NQuads,
+            "<http://ex.org/a> <http://ex.org/p> \"1\" <http://ex.org/g1> .\n<http://ex.org/b> <http://ex.org/p> \"2.50\"^^<http://www.w3.org/2001/XMLSchema#decimal> <http://ex.org/g2> .\n",
+            None,
+        )
+        .unwrap();
+        let t = store
+            .query("SELECT ?s ?o WHERE { ?s <http://ex.org/p> ?o } ORDER BY ?s")
+            .unwrap();
+        assert_eq!(t.columns, ["s", "o"]);
+        assert_eq!(
+            t.rows,
+            vec![
+                vec!["http://ex.org/a".to_string(), "1".to_string()],
+                vec!["http://ex.org/b".to_string(), "2.5".to_string()],
+            ]
+        );
+        let t = store.query("ASK { ?s ?p ?o }").unwrap();
+        assert_eq!(t.rows, vec![vec!["true".to_string()]]);
+        let err = store.query("SELECT * WHERE {\n ?s ?p \n").unwrap_err();
+        assert!(
+            matches!(err, QueryError::Syntax { line: Some(_), .. }),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! Every case in `../shared/cases/` through the real command line.
+//!
+//! - `scoring/*.json`: `okn-benchmark score --reference REF --answer ANS
+//!   [--ordered] [--precision N]`, compared with the case's `expect`.
+//! - `corpus/okn-registry.json`: `okn-benchmark corpus list --format json`
+//!   on the 89 real registry files, compared record by record.
+
+mod common;
+
+use common::{okn, shared, stdout};
+use serde_json::Value;
+
+#[test]
+fn every_scoring_case_passes_through_the_cli() {
+    let dir = shared().join("cases/scoring");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("../shared/cases/scoring")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 34,
+        "expected the shared scoring cases, found {}",
+        paths.len()
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for path in &paths {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let reference = scratch.path().join(format!("{name}.ref.csv"));
+        let answer = scratch.path().join(format!("{name}.ans.csv"));
+        std::fs::write(&reference, case["reference_csv"].as_str().unwrap()).unwrap();
+        std::fs::write(&answer, case["answer_csv"].as_str().unwrap()).unwrap();
+        let mut cmd = okn();
+        cmd.arg("score")
+            .arg("--reference")
+            .arg(&reference)
+            .arg("--answer")
+            .arg(&answer);
+        if case["ordered"].as_bool().unwrap_or(false) {
+            cmd.arg("--ordered");
+        }
+        if let Some(p) = case.get("precision").and_then(Value::as_u64) {
+            cmd.arg("--precision").arg(p.to_string());
+        }
+        let output = cmd.output().unwrap();
+        if output.status.code() != Some(0) {
+            failures.push(format!(
+                "{name}: exit {:?}: {}",
+                output.status.code(),
+                common::stderr(&output)
+            ));
+            continue;
+        }
+        let got: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        let expect = &case["expect"];
+        for key in ["exact", "strict_exact", "ordered"] {
+            if got[key] != expect[key] {
+                failures.push(format!(
+                    "{name}: {key} expected {} got {}",
+                    expect[key], got[key]
+                ));
+            }
+        }
+        let (want, have) = (expect["f1"].as_f64().unwrap(), got["f1"].as_f64().unwrap());
+        if (want - have).abs() > 1e-3 {
+            failures.push(format!("{name}: f1 expected {want} got {have}"));
+        }
+        if let Some(fragment) = expect.get("note_contains").and_then(Value::as_str) {
+            let notes = got["notes"].as_array().unwrap();
+            if !notes.iter().any(|n| n.as_str().unwrap().contains(fragment)) {
+                failures.push(format!("{name}: no note contains {fragment:?}: {notes:?}"));
+            }
+        }
+        assert_eq!(
+            got["scoring_version"],
+            okn_benchmark::score::SCORING_VERSION,
+            "{name}"
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn registry_corpus_parses_exactly_as_the_case_says() {
+    let case: Value = serde_json::from_str(
+        &std::fs::read_to_string(shared().join("cases/corpus/okn-registry.json")).unwrap(),
+    )
+    .unwrap();
+    let expected = case["records"].as_array().unwrap();
+    let output = okn()
+        .args(["corpus", "list", "--format", "json", "--corpus"])
+        .arg(shared().join("corpus/okn-registry"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
+    let got: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(got.len(), 89);
+    assert_eq!(got.len(), expected.len());
+    let mut failures = Vec::new();
+    for (want, have) in expected.iter().zip(&got) {
+        for key in ["id", "tier", "tags", "summary", "form"] {
+            if want[key] != have[key] {
+                failures.push(format!(
+                    "{}: {key}\n  want {}\n  got  {}",
+                    want["id"], want[key], have[key]
+                ));
+            }
+        }
+        assert!(have["path"].as_str().unwrap().ends_with(".rq"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
