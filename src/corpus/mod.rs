@@ -320,61 +320,12 @@ pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
 /// The form of the first query keyword in `sparql`, skipping comments, IRIs
 /// and strings of the prologue.
 pub fn query_form(sparql: &str) -> Option<QueryForm> {
-    let mut chars = sparql.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        match c {
-            '#' => {
-                for (_, c) in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            '<' => {
-                for (_, c) in chars.by_ref() {
-                    if c == '>' || c.is_whitespace() {
-                        break;
-                    }
-                }
-            }
-            '"' | '\'' => {
-                let mut escaped = false;
-                for (_, d) in chars.by_ref() {
-                    if escaped {
-                        escaped = false;
-                    } else if d == '\\' {
-                        escaped = true;
-                    } else if d == c {
-                        break;
-                    }
-                }
-            }
-            c if c.is_alphabetic() => {
-                let mut end = start + c.len_utf8();
-                while let Some(&(i, d)) = chars.peek() {
-                    if d.is_alphanumeric() || d == '_' || d == ':' || d == '-' {
-                        end = i + d.len_utf8();
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                let word = &sparql[start..end];
-                let form = match word.to_ascii_uppercase().as_str() {
-                    "SELECT" => Some(QueryForm::Select),
-                    "ASK" => Some(QueryForm::Ask),
-                    "CONSTRUCT" => Some(QueryForm::Construct),
-                    "DESCRIBE" => Some(QueryForm::Describe),
-                    _ => None,
-                };
-                if form.is_some() {
-                    return form;
-                }
-            }
-            _ => {}
-        }
+    match crate::sparql::lex::form_keyword(sparql)? {
+        "SELECT" => Some(QueryForm::Select),
+        "ASK" => Some(QueryForm::Ask),
+        "CONSTRUCT" => Some(QueryForm::Construct),
+        _ => Some(QueryForm::Describe),
     }
-    None
 }
 
 #[cfg(test)]

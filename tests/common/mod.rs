@@ -50,3 +50,66 @@ pub fn stdout(output: &std::process::Output) -> String {
 pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("UTF-8 stderr")
 }
+
+/// A real tool installed by `scripts/test` into `target/test-tools/venv`
+/// (or named by `OKN_TEST_TOOLS`, or found on PATH). Panics with the fix when
+/// it is missing: these tests must not pass by skipping.
+pub fn tool(name: &str) -> PathBuf {
+    let roots = [
+        std::env::var_os("OKN_TEST_TOOLS").map(PathBuf::from),
+        Some(repo().join("target/test-tools")),
+    ];
+    for root in roots.into_iter().flatten() {
+        for sub in ["venv/bin", "node_modules/.bin", "bin"] {
+            let candidate = root.join(sub).join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "the test tool '{name}' is not installed: run scripts/test, which installs it into target/test-tools"
+    );
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port`.
+pub fn wait_for_port(port: u16, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited before listening on {port}: {status}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("nothing listened on 127.0.0.1:{port} within 30 s");
+}
+
+/// A child process killed when dropped (servers started by a test).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -31,8 +31,11 @@ use oxigraph::store::Store;
 use sha2::{Digest, Sha256};
 
 use crate::corpus::{QueryForm, query_form};
+
+pub mod lex;
 use crate::error::{Error, Result};
 use crate::table::{Table, term_to_cell};
+pub use lex::has_top_level_order_by;
 
 /// The version of the embedded SPARQL engine (the `oxigraph` crate), read
 /// from `Cargo.lock` at build time.
@@ -335,6 +338,83 @@ impl EmbeddedStore {
     }
 }
 
+/// A SPARQL parser message as one readable line: `error at 3:5: expected
+/// one of "$", "'", ...` becomes `SPARQL syntax error at column 5: expected
+/// one of "$", "'", ... (and 40 more)` with the line kept apart (1-based,
+/// within the query text).
+pub fn syntax_error(raw: &str) -> QueryError {
+    let mut line = None;
+    let mut rest = raw.trim();
+    let mut position = String::new();
+    if let Some(after) = rest.strip_prefix("error at ")
+        && let Some((pos, tail)) = after.split_once(": ")
+        && let Some((l, c)) = pos.split_once(':')
+        && let (Ok(l), Ok(c)) = (l.parse::<u64>(), c.parse::<u64>())
+    {
+        line = Some(l);
+        position = format!(" at column {c}");
+        rest = tail;
+    } else {
+        line = line.or_else(|| line_of(rest));
+    }
+    let mut text = one_line(rest, usize::MAX);
+    if let Some(list) = text.strip_prefix("expected one of ") {
+        let items = split_alternatives(list);
+        if items.len() > 8 {
+            text = format!(
+                "expected one of {} (and {} more)",
+                items[..8].join(", "),
+                items.len() - 8
+            );
+        }
+    }
+    QueryError::Syntax {
+        line,
+        message: format!("SPARQL syntax error{position}: {}", one_line(&text, 300)),
+    }
+}
+
+/// Splits a peg "expected one of" list on its top-level commas.
+fn split_alternatives(list: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0i32;
+    let mut quoted = false;
+    let mut previous = ' ';
+    for c in list.chars() {
+        match c {
+            '"' if previous != '\\' => quoted = !quoted,
+            '[' if !quoted => depth += 1,
+            ']' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                items.push(current.trim().to_string());
+                current.clear();
+                previous = c;
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+        previous = c;
+    }
+    if !current.trim().is_empty() {
+        items.push(current.trim().to_string());
+    }
+    items
+}
+
+/// Collapses whitespace (newlines included) to single spaces and cuts the
+/// text at `max` characters with an ellipsis.
+pub fn one_line(text: &str, max: usize) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= max {
+        return collapsed;
+    }
+    let mut cut: String = collapsed.chars().take(max).collect();
+    cut.push('…');
+    cut
+}
+
 /// The first `line N` or `N:M` position mentioned in a parser message.
 fn line_of(message: &str) -> Option<u64> {
     // Oxigraph reports "... on line 3 at column 5" or "error at 3:5: ...".
@@ -359,13 +439,9 @@ fn line_of(message: &str) -> Option<u64> {
 
 impl Endpoint for EmbeddedStore {
     fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
-        let mut prepared = SparqlEvaluator::new().parse_query(sparql).map_err(|e| {
-            let message = e.to_string();
-            QueryError::Syntax {
-                line: line_of(&message),
-                message,
-            }
-        })?;
+        let mut prepared = SparqlEvaluator::new()
+            .parse_query(sparql)
+            .map_err(|e| syntax_error(&e.to_string()))?;
         if prepared.dataset().is_default_dataset() {
             prepared.dataset_mut().set_default_graph_as_union();
         }
@@ -391,7 +467,9 @@ impl Endpoint for EmbeddedStore {
                             .collect(),
                     );
                 }
-                Ok(Table { columns, rows })
+                let mut table = Table { columns, rows };
+                order_select_star_columns(sparql, &mut table);
+                Ok(table)
             }
             QueryResults::Boolean(b) => Ok(ask_table(b)),
             QueryResults::Graph(triples) => {
@@ -573,6 +651,30 @@ pub fn parse_json_results(bytes: &[u8]) -> std::result::Result<Table, String> {
     }
 }
 
+/// Puts the columns of a `SELECT *` result in order of the variables'
+/// first appearance in the query (engines differ: Oxigraph sorts them),
+/// so ground truth reads as the query is written. Other projections keep
+/// the engine's column order, which is the SELECT clause's.
+pub fn order_select_star_columns(sparql: &str, table: &mut Table) {
+    let Some(order) = lex::select_star_variables(sparql) else {
+        return;
+    };
+    let mut index: Vec<usize> = (0..table.columns.len()).collect();
+    index.sort_by_key(|&i| {
+        order
+            .iter()
+            .position(|v| *v == table.columns[i])
+            .unwrap_or(usize::MAX)
+    });
+    if index.iter().enumerate().all(|(a, b)| a == *b) {
+        return;
+    }
+    table.columns = index.iter().map(|&i| table.columns[i].clone()).collect();
+    for row in &mut table.rows {
+        *row = index.iter().map(|&i| std::mem::take(&mut row[i])).collect();
+    }
+}
+
 /// Relabels blank nodes (`_:x` cells) in order of first appearance, row by
 /// row: `_:b0`, `_:b1`, ... Engines choose labels freely, so this is what
 /// makes ground truth with blank nodes deterministic.
@@ -587,106 +689,9 @@ pub fn canonical_blank_nodes(table: &mut Table) {
     }
 }
 
-/// True when the answer key has an ORDER BY outside every `{ }` block (its
-/// result order is part of the answer). Comments, strings and IRIs are
-/// skipped.
-pub fn has_top_level_order_by(sparql: &str) -> bool {
-    let mut depth = 0i64;
-    let mut previous_order = false;
-    let mut chars = sparql.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        match c {
-            '#' => {
-                for (_, c) in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            '<' => {
-                let mut lookahead = chars.clone();
-                let mut closes = false;
-                for (_, d) in lookahead.by_ref() {
-                    if d == '>' {
-                        closes = true;
-                        break;
-                    }
-                    if d.is_whitespace() {
-                        break;
-                    }
-                }
-                if closes {
-                    chars = lookahead;
-                }
-                previous_order = false;
-            }
-            '"' | '\'' => {
-                let mut escaped = false;
-                for (_, d) in chars.by_ref() {
-                    if escaped {
-                        escaped = false;
-                    } else if d == '\\' {
-                        escaped = true;
-                    } else if d == c {
-                        break;
-                    }
-                }
-                previous_order = false;
-            }
-            '{' => {
-                depth += 1;
-                previous_order = false;
-            }
-            '}' => {
-                depth -= 1;
-                previous_order = false;
-            }
-            c if c.is_alphabetic() => {
-                let mut end = start + c.len_utf8();
-                while let Some(&(i, d)) = chars.peek() {
-                    if d.is_alphanumeric() || d == '_' || d == ':' {
-                        end = i + d.len_utf8();
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                let word = sparql[start..end].to_ascii_uppercase();
-                if depth == 0 && previous_order && word == "BY" {
-                    return true;
-                }
-                previous_order = word == "ORDER";
-            }
-            c if c.is_whitespace() => {}
-            _ => previous_order = false,
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn top_level_order_by() {
-        assert!(has_top_level_order_by("SELECT * { ?s ?p ?o } ORDER BY ?s"));
-        assert!(has_top_level_order_by(
-            "select * { ?s ?p ?o }\norder\n  by desc(?s) limit 3"
-        ));
-        assert!(!has_top_level_order_by(
-            "SELECT * { { SELECT ?s { ?s ?p ?o } ORDER BY ?s LIMIT 1 } }"
-        ));
-        assert!(!has_top_level_order_by(
-            "SELECT * { ?s ?p \"ORDER BY\" } # ORDER BY ?s"
-        ));
-        assert!(!has_top_level_order_by(
-            "SELECT * { ?s ?p ?o FILTER(?o < 5) }"
-        ));
-        assert!(has_top_level_order_by(
-            "PREFIX x: <http://ex.org/a#b> SELECT * { ?s ?p ?o FILTER(?o < 5) } ORDER BY ?o"
-        ));
-    }
 
     #[test]
     fn blank_nodes_are_relabelled_in_order() {
@@ -724,9 +729,15 @@ mod tests {
         let t = store.query("ASK { ?s ?p ?o }").unwrap();
         assert_eq!(t.rows, vec![vec!["true".to_string()]]);
         let err = store.query("SELECT * WHERE {\n ?s ?p \n").unwrap_err();
+        let QueryError::Syntax { line, message } = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(line, Some(3));
         assert!(
-            matches!(err, QueryError::Syntax { line: Some(_), .. }),
-            "{err:?}"
+            message.starts_with("SPARQL syntax error at column 1: expected one of"),
+            "{message}"
         );
+        assert!(message.ends_with("more)"), "{message}");
+        assert!(!message.contains('\n'));
     }
 }
