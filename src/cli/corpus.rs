@@ -75,13 +75,14 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
                 .max()
                 .unwrap_or(0);
             for r in &selected {
-                println!(
+                let line = format!(
                     "{:id_width$}  {:tier_width$}  {:9}  {}",
                     r.id,
                     r.tier.as_deref().unwrap_or("-"),
                     r.form.as_str(),
                     r.tags.join(", ")
                 );
+                println!("{}", line.trim_end());
             }
             println!(
                 "{} of {} record{}",

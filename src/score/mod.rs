@@ -280,6 +280,11 @@ struct KeyContext {
     /// Key decimals (non-integral numbers), sorted by value, with their
     /// canonical text; empty when snapping is withdrawn.
     decimals: Vec<(f64, String)>,
+    /// The same, per key column (used when columns are matched by name).
+    column_decimals: Vec<Vec<(f64, String)>>,
+    /// Canonical text of every numeric key cell: an answer number equal to
+    /// one of them is taken at its word and never snapped.
+    numbers: HashSet<String>,
     snapping: bool,
     /// Local name → key IRI, when the reduction is injective on the key.
     local_names: Option<HashMap<String, String>>,
@@ -291,16 +296,23 @@ impl KeyContext {
         let mut notes = Vec::new();
 
         // Snapping targets and the closeness guard (seed 000, "Scoring").
+        let figures = options.significant_figures;
         let mut exact_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
-        for cell in key.rows.iter().flatten() {
-            for text in [cell.trim().to_string(), cell::unwrap_syntax(cell.trim())] {
-                if let Some(d) = Decimal::parse(&text)
-                    && !d.is_integral()
-                {
-                    exact_decimals.insert(
-                        d.canonical(),
-                        (d.to_f64(), d.canonical_at(options.significant_figures)),
-                    );
+        let mut per_column: Vec<BTreeMap<String, (f64, String)>> =
+            vec![BTreeMap::new(); key.columns.len()];
+        let mut numbers = HashSet::new();
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let Some(d) = Decimal::parse(&cell::unwrap_syntax(cell.trim())) else {
+                    continue;
+                };
+                numbers.insert(d.canonical_at(figures));
+                if !d.is_integral() {
+                    let entry = (d.to_f64(), d.canonical_at(figures));
+                    exact_decimals.insert(d.canonical(), entry.clone());
+                    if let Some(map) = per_column.get_mut(column) {
+                        map.insert(d.canonical(), entry);
+                    }
                 }
             }
         }
@@ -321,10 +333,18 @@ impl KeyContext {
                 break;
             }
         }
-        let decimals = if snapping {
-            decimals.into_iter().map(|(v, c, _)| (v, c)).collect()
+        let sorted = |map: BTreeMap<String, (f64, String)>| {
+            let mut list: Vec<(f64, String)> = map.into_values().collect();
+            list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+            list
+        };
+        let (decimals, column_decimals) = if snapping {
+            (
+                decimals.into_iter().map(|(v, c, _)| (v, c)).collect(),
+                per_column.into_iter().map(sorted).collect(),
+            )
         } else {
-            Vec::new()
+            (Vec::new(), vec![Vec::new(); key.columns.len()])
         };
 
         // IRI local names and the injectivity guard.
@@ -367,6 +387,8 @@ impl KeyContext {
 
         KeyContext {
             decimals,
+            column_decimals,
+            numbers,
             snapping,
             local_names,
             notes,
@@ -397,9 +419,12 @@ impl KeyContext {
     }
 
     /// Canonical value of an answer cell in a tier, with what adjusted it.
+    /// `column` is the key column the cell is matched against, when columns
+    /// are matched by name (snapping then targets that column only).
     fn answer_cell(
         &self,
         text: &str,
+        column: Option<usize>,
         normalized: bool,
         options: &ScoreOptions,
         tally: &mut Tally,
@@ -421,32 +446,41 @@ impl KeyContext {
             && let Some(local) = cell::local_name(&value)
             && let Some(iri) = map.get(local)
         {
-            if *iri != value {
+            // Count the cells written in another form than the key's IRI
+            // (a bare number equal to a numeric local name is not one).
+            if *iri != value && Decimal::parse(&value).is_none() {
                 tally.by_local_name += 1;
             }
             return local.to_string();
         }
         match Decimal::parse(&value) {
             Some(d) => {
+                let own = d.canonical_at(options.significant_figures);
                 if self.snapping
-                    && number::written_as_decimal(&value)
-                    && let Some(target) = self.snap_target(d.to_f64(), options.numeric_rel_tol)
+                    && !self.numbers.contains(&own)
+                    && let Some(target) =
+                        self.snap_target(d.to_f64(), column, options.numeric_rel_tol)
                 {
-                    if d.canonical_at(options.significant_figures) != *target {
-                        tally.snapped += 1;
-                    }
+                    tally.snapped += 1;
                     return target.clone();
                 }
-                d.canonical_at(options.significant_figures)
+                own
             }
             None => value,
         }
     }
 
-    /// The nearest key decimal within relative `tol` of `value`, if any.
-    fn snap_target(&self, value: f64, tol: f64) -> Option<&String> {
+    /// The nearest key decimal within relative `tol` of `value`, if any
+    /// (binary search over the sorted key decimals; the nearest is one of
+    /// the two neighbours of `value`'s insertion point).
+    fn snap_target(&self, value: f64, column: Option<usize>, tol: f64) -> Option<&String> {
+        let decimals = match column {
+            Some(c) => self.column_decimals.get(c)?,
+            None => &self.decimals,
+        };
+        let at = decimals.partition_point(|(t, _)| *t < value);
         let mut best: Option<(f64, &String)> = None;
-        for (target, canonical) in &self.decimals {
+        for (target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
             let distance = (value - target).abs();
             if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
                 best = Some((distance, canonical));
@@ -502,13 +536,21 @@ fn compare_tier(
             arrange(cells, key_order)
         })
         .collect();
+    // The key column each answer column is matched against, by name.
+    let mut key_column: Vec<Option<usize>> = vec![None; answer.columns.len()];
+    if let Some(permutation) = permutation {
+        for (k, &a) in permutation.iter().enumerate() {
+            key_column[a] = Some(k);
+        }
+    }
     let answer_rows: Vec<Vec<String>> = answer
         .rows
         .iter()
         .map(|row| {
             let cells = row
                 .iter()
-                .map(|c| context.answer_cell(c, normalized, options, &mut tally))
+                .zip(&key_column)
+                .map(|(c, &k)| context.answer_cell(c, k, normalized, options, &mut tally))
                 .collect();
             arrange(cells, permutation)
         })
@@ -580,4 +622,69 @@ pub fn f1_parts(matched: usize, answer_rows: usize, key_rows: usize) -> (f64, f6
         2.0 * precision * recall / (precision + recall)
     };
     (precision, recall, f1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(csv: &str) -> Table {
+        Table::from_csv(csv.as_bytes()).unwrap()
+    }
+
+    fn exact(key: &str, answer: &str) -> (bool, bool) {
+        let s = score(&t(key), &t(answer), &ScoreOptions::default());
+        (s.exact, s.strict_exact)
+    }
+
+    /// Found by `selfcheck` on the demo corpus: an area of 14290.37 printed
+    /// at five figures reads `14290`, which looks integral but is the same
+    /// decimal printed coarser, and must snap like `0.45356` does.
+    #[test]
+    fn a_decimal_rounded_to_an_integer_still_snaps() {
+        assert_eq!(exact("name,area\nA,14290.37\n", "name,area\nA,14290\n"), (true, true));
+    }
+
+    /// An answer number that is itself a key value is never moved onto a
+    /// nearby key decimal (here a count equal to the rounded area).
+    #[test]
+    fn a_number_equal_to_a_key_value_is_not_snapped() {
+        let key = "count,area\n14290,14290.37\n";
+        assert_eq!(exact(key, "count,area\n14290,14290.37\n"), (true, true));
+        assert_eq!(exact(key, "n,a\n14290,14290.37\n"), (true, true));
+    }
+
+    /// With names matched, a decimal only snaps onto its own column's values.
+    #[test]
+    fn snapping_is_per_column_when_matched_by_name() {
+        let key = "a,b\n1.5,2.5003\n";
+        // 2.5 is within 5e-4 of b's 2.5003, but sits in column a (key 1.5).
+        assert_eq!(exact(key, "a,b\n2.5,2.5003\n"), (false, false));
+        assert_eq!(exact(key, "a,b\n1.5,2.5\n"), (true, true));
+    }
+
+    #[test]
+    fn key_iris_with_numeric_local_names_beside_numbers() {
+        let key = "place,n\nhttp://ex.org/p/3,4\nhttp://ex.org/p/4,3\n";
+        assert_eq!(exact(key, "place,n\n3,4\n4,3\n"), (true, false));
+        assert_eq!(exact(key, "place,n\n4,4\n3,3\n"), (false, false));
+    }
+
+    #[test]
+    fn notes_say_what_was_adjusted() {
+        let s = score(
+            &t("d,share\nhttp://purl.obolibrary.org/obo/MONDO_1,0.453562\n"),
+            &t("d,share\nobo/MONDO_1,\"0.45356\"\n"),
+            &ScoreOptions::default(),
+        );
+        assert!(s.exact && !s.strict_exact);
+        assert_eq!(
+            s.notes,
+            [
+                "1 answer decimal snapped onto the key (within relative 0.0005)",
+                "1 answer cell matched a key IRI by local name (normalized tier only)"
+            ]
+        );
+        assert_eq!(s.columns, Some(ColumnMatch::ByName));
+    }
 }

@@ -210,13 +210,6 @@ impl Decimal {
     }
 }
 
-/// True when `text` is written as a decimal (a point or an exponent), as
-/// opposed to a plain integer: only such answer cells are candidates for
-/// snapping (`docs/SCORING.md`, "Snapping").
-pub fn written_as_decimal(text: &str) -> bool {
-    text.contains(['.', 'e', 'E'])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,12 +281,5 @@ mod tests {
         assert_eq!(Decimal::parse("0.453562").unwrap().to_f64(), 0.453562);
         assert_eq!(Decimal::parse("-1e-7").unwrap().to_f64(), -1e-7);
         assert_eq!(Decimal::parse("0").unwrap().to_f64(), 0.0);
-    }
-
-    #[test]
-    fn written_as_decimal_tells_point_or_exponent() {
-        assert!(written_as_decimal("1.0000"));
-        assert!(written_as_decimal("1e-7"));
-        assert!(!written_as_decimal("12"));
     }
 }
