@@ -151,9 +151,10 @@ pub enum Outcome {
     },
     /// Existing ground truth matched the fingerprint.
     Reused,
-    /// Existing ground truth was stale (the reason says why) and was rebuilt.
+    /// Existing ground truth was stale (the reason says why), or `--force`
+    /// asked for it, and it was rebuilt.
     Rebuilt {
-        /// "answer key changed", "endpoint changed", ...
+        /// "answer key changed", "endpoint changed", "--force", ...
         reason: String,
         /// Rows in the new result.
         rows: usize,

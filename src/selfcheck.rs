@@ -233,12 +233,18 @@ fn plain_decimal(d: &Decimal) -> String {
 
 /// Runs every check for one ground truth and returns the findings.
 pub fn run(key: &Table, ordered: bool) -> Vec<Finding> {
+    evaluate(key, ordered, checks(key, ordered))
+}
+
+/// Scores each check's copy against `key` and reports every verdict that
+/// differs from the check's expectation.
+pub fn evaluate(key: &Table, ordered: bool, checks: Vec<Check>) -> Vec<Finding> {
     let options = ScoreOptions {
         ordered,
         ..ScoreOptions::default()
     };
     let mut findings = Vec::new();
-    for check in checks(key, ordered) {
+    for check in checks {
         let s: Score = score::score(key, &check.answer, &options);
         let mut problems = Vec::new();
         if s.exact != check.expect_exact {
@@ -302,6 +308,22 @@ mod tests {
         .unwrap();
         assert_eq!(run(&key, true), vec![]);
         assert_eq!(run(&key, false), vec![]);
+    }
+
+    #[test]
+    fn a_wrong_verdict_is_a_finding_with_notes() {
+        let key = Table::from_csv(b"item\nhttp://a.org/x/1\nhttp://b.org/y/1\n").unwrap();
+        let mut all = checks(&key, false);
+        let iri = all.iter_mut().find(|c| c.name.starts_with("IRIs")).unwrap();
+        iri.expect_exact = true; // what a scorer without the injectivity guard would say
+        let findings = evaluate(&key, false, all);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].check, "IRIs shortened to local names");
+        assert_eq!(
+            findings[0].message,
+            "exact: expected true, got false; f1: expected 1, got 0"
+        );
+        assert!(findings[0].notes[0].starts_with("IRI normalization withdrawn"));
     }
 
     #[test]

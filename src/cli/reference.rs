@@ -60,7 +60,7 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
                 rows,
                 seconds,
             } => format!(
-                "rebuilt  {:id_width$}  {rows} row{} in {seconds:.2} s (was stale: {reason})",
+                "rebuilt  {:id_width$}  {rows} row{} in {seconds:.2} s ({reason})",
                 record.id,
                 plural(*rows)
             ),
@@ -71,10 +71,11 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let built = count(|o| matches!(o, Outcome::Built { .. }));
     let reused = count(|o| matches!(o, Outcome::Reused));
-    let rebuilt = count(|o| matches!(o, Outcome::Rebuilt { .. }));
+    let forced = count(|o| matches!(o, Outcome::Rebuilt { reason, .. } if reason == "--force"));
+    let stale = count(|o| matches!(o, Outcome::Rebuilt { .. })) - forced;
     let failed = count(|o| matches!(o, Outcome::Failed(_)));
     println!(
-        "{total} record{}: {built} built, {reused} reused, {rebuilt} stale (rebuilt), {failed} failed; ground truth in {}",
+        "{total} record{}: {built} built, {reused} reused, {stale} stale (rebuilt), {forced} forced, {failed} failed; ground truth in {}",
         plural(total),
         dir.display()
     );

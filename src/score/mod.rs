@@ -642,7 +642,10 @@ mod tests {
     /// decimal printed coarser, and must snap like `0.45356` does.
     #[test]
     fn a_decimal_rounded_to_an_integer_still_snaps() {
-        assert_eq!(exact("name,area\nA,14290.37\n", "name,area\nA,14290\n"), (true, true));
+        assert_eq!(
+            exact("name,area\nA,14290.37\n", "name,area\nA,14290\n"),
+            (true, true)
+        );
     }
 
     /// An answer number that is itself a key value is never moved onto a
