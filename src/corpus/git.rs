@@ -217,10 +217,10 @@ mod tests {
 
     #[test]
     fn specs_split_into_url_ref_and_subdir() {
-        let s = parse_spec("git+https://github.com/user/repo@v2#benchmarks-cross/set1").unwrap();
+        let s = parse_spec("git+https://github.com/user/repo@v2#benchmarks-b/set1").unwrap();
         assert_eq!(s.url, "https://github.com/user/repo");
         assert_eq!(s.reference.as_deref(), Some("v2"));
-        assert_eq!(s.subdir.as_deref(), Some("benchmarks-cross/set1"));
+        assert_eq!(s.subdir.as_deref(), Some("benchmarks-b/set1"));
         let s = parse_spec("git+https://github.com/user/repo").unwrap();
         assert_eq!((s.reference, s.subdir), (None, None));
         let s = parse_spec("git+ssh://git@host/o/r.git@main").unwrap();

@@ -2,7 +2,7 @@
 //! would see it (seed 000, "The corpus").
 //!
 //! The subset understood: `key: value` scalars (plain, `"double"` or
-//! `'single'` quoted, continued on more-indented lines and folded with one
+//! `'apostrophe'` quoted, continued on more-indented lines and folded with one
 //! space), block scalars (`>` folded, `|` literal), block lists (`- item`)
 //! and flow lists (`[a, b]`). CRLF, a BOM, trailing spaces, tabs and a
 //! missing space after the colon (`summary:Within ...`, as in the real

@@ -2,6 +2,8 @@
 //! and local names. These are the *serialization* adjustments of the
 //! normalized tier (`docs/SCORING.md`, "Tiers").
 
+use std::borrow::Cow;
+
 /// Strips SPARQL/Turtle literal and IRI syntax around a value:
 ///
 /// - `"Paris"@en`, `"0.5"^^<http://www.w3.org/2001/XMLSchema#decimal>`,
@@ -10,17 +12,17 @@
 /// - `<http://ex.org/a>` → `http://ex.org/a`.
 ///
 /// Anything else is returned unchanged.
-pub fn unwrap_syntax(text: &str) -> String {
+pub fn unwrap_syntax(text: &str) -> Cow<'_, str> {
     if let Some(inner) = text.strip_prefix('<').and_then(|t| t.strip_suffix('>'))
         && !inner.is_empty()
         && !inner.contains(['<', '>', ' ', '"'])
     {
-        return inner.to_owned();
+        return Cow::Borrowed(inner);
     }
     if let Some(lexical) = literal_lexical_form(text) {
-        return lexical;
+        return Cow::Owned(lexical);
     }
-    text.to_owned()
+    Cow::Borrowed(text)
 }
 
 /// The lexical form of a literal written in SPARQL syntax, or `None`.

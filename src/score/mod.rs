@@ -26,7 +26,10 @@
 pub mod cell;
 pub mod number;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -270,7 +273,7 @@ fn match_columns(key: &Table, answer: &Table, notes: &mut Vec<String>) -> Column
 }
 
 fn first_repeated<'a>(names: &[&'a str]) -> Option<&'a str> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     names.iter().find(|n| !seen.insert(**n)).copied()
 }
 
@@ -300,15 +303,17 @@ impl KeyContext {
         let mut exact_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
         let mut per_column: Vec<BTreeMap<String, (f64, String)>> =
             vec![BTreeMap::new(); key.columns.len()];
-        let mut numbers = HashSet::new();
+        let mut numbers = HashSet::default();
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
-                let Some(d) = Decimal::parse(&cell::unwrap_syntax(cell.trim())) else {
+                let text = cell::unwrap_syntax(cell.trim());
+                let Some(d) = Decimal::parse(&text) else {
                     continue;
                 };
                 numbers.insert(d.canonical_at(figures));
                 if !d.is_integral() {
-                    let entry = (d.to_f64(), d.canonical_at(figures));
+                    let approx = text.parse::<f64>().unwrap_or_else(|_| d.to_f64());
+                    let entry = (approx, d.canonical_at(figures));
                     exact_decimals.insert(d.canonical(), entry.clone());
                     if let Some(map) = per_column.get_mut(column) {
                         map.insert(d.canonical(), entry);
@@ -351,7 +356,7 @@ impl KeyContext {
         let mut by_local: BTreeMap<String, String> = BTreeMap::new();
         let mut collision = None;
         for cell in key.rows.iter().flatten() {
-            let value = cell::unwrap_syntax(cell.trim());
+            let value = cell::unwrap_syntax(cell.trim()).into_owned();
             if !cell::is_absolute_iri(&value) {
                 continue;
             }
@@ -402,7 +407,7 @@ impl KeyContext {
         let value = if normalized {
             cell::unwrap_syntax(text)
         } else {
-            text.to_string()
+            Cow::Borrowed(text)
         };
         if normalized
             && let Some(map) = &self.local_names
@@ -414,7 +419,7 @@ impl KeyContext {
         }
         match Decimal::parse(&value) {
             Some(d) => d.canonical_at(options.significant_figures),
-            None => value,
+            None => value.into_owned(),
         }
     }
 
@@ -437,7 +442,7 @@ impl KeyContext {
             }
             unwrapped
         } else {
-            text.to_string()
+            Cow::Borrowed(text)
         };
         // An answer cell naming a key IRI by its local name (in any of the
         // forms servers print) is that local name, like the key's IRI.
@@ -448,7 +453,7 @@ impl KeyContext {
         {
             // Count the cells written in another form than the key's IRI
             // (a bare number equal to a numeric local name is not one).
-            if *iri != value && Decimal::parse(&value).is_none() {
+            if **iri != *value && Decimal::parse(&value).is_none() {
                 tally.by_local_name += 1;
             }
             return local.to_string();
@@ -458,15 +463,18 @@ impl KeyContext {
                 let own = d.canonical_at(options.significant_figures);
                 if self.snapping
                     && !self.numbers.contains(&own)
-                    && let Some(target) =
-                        self.snap_target(d.to_f64(), column, options.numeric_rel_tol)
+                    && let Some(target) = self.snap_target(
+                        value.parse::<f64>().unwrap_or_else(|_| d.to_f64()),
+                        column,
+                        options.numeric_rel_tol,
+                    )
                 {
                     tally.snapped += 1;
                     return target.clone();
                 }
                 own
             }
-            None => value,
+            None => value.into_owned(),
         }
     }
 
@@ -556,7 +564,7 @@ fn compare_tier(
         })
         .collect();
 
-    let mut counts: HashMap<&[String], isize> = HashMap::new();
+    let mut counts: HashMap<&[String], isize> = HashMap::default();
     for row in &key_rows {
         *counts.entry(row.as_slice()).or_default() += 1;
     }

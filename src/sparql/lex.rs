@@ -1,7 +1,7 @@
 //! A small SPARQL tokenizer: enough to find the query form, a top-level
 //! ORDER BY, and the variables of `SELECT *`, without a full parse (so it
 //! works for queries an endpoint accepts that our parser might not).
-//! Comments are skipped; IRIs and strings are single tokens.
+//! Comments are skipped; IRIs and strings are one token each.
 
 /// One token of SPARQL text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

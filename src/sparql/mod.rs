@@ -403,7 +403,7 @@ fn split_alternatives(list: &str) -> Vec<String> {
     items
 }
 
-/// Collapses whitespace (newlines included) to single spaces and cuts the
+/// Collapses whitespace (newlines included) to one space each and cuts the
 /// text at `max` characters with an ellipsis.
 pub fn one_line(text: &str, max: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
