@@ -30,7 +30,7 @@ fn key() -> Table {
             .map(|i| {
                 let r = next();
                 vec![
-                    format!("https://purl.org/okn/frink/kg/spoke-okn/place/{i}"),
+                    format!("https://purl.org/okn/frink/kg/spoke-okn/place/P{i:06}"),
                     format!("http://purl.obolibrary.org/obo/NCBIGene_{}", r % 50_000),
                     format!("Place {i}"),
                     // Decimals spaced 0.11% apart (more than the 5e-4 snapping

@@ -55,9 +55,13 @@ pub fn find(start: &Path) -> Result<Option<LoadedConfig>> {
     let start = if start.is_absolute() {
         start.to_path_buf()
     } else {
-        std::env::current_dir()
-            .map_err(|e| Error::io(start, "find the current folder", e))?
-            .join(start)
+        let cwd =
+            std::env::current_dir().map_err(|e| Error::io(start, "find the current folder", e))?;
+        if start == Path::new(".") || start.as_os_str().is_empty() {
+            cwd
+        } else {
+            cwd.join(start)
+        }
     };
     for dir in start.ancestors() {
         let path = dir.join(CONFIG_FILE);

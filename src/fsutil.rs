@@ -18,8 +18,19 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".okn-tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".okn-tmp-");
+    // A temporary file is private (0600); the file it becomes keeps the
+    // mode of the one it replaces, or gets the umask's default.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o666);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut tmp = builder
         .tempfile_in(&dir)
         .map_err(|e| Error::io(path, "write", e))?;
     tmp.write_all(contents)
@@ -52,6 +63,22 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers, vec![std::ffi::OsString::from("out.txt")]);
+    }
+
+    /// Review finding: files written through a temporary file were 0600.
+    #[cfg(unix)]
+    #[test]
+    fn new_files_get_the_umask_default_and_replacements_keep_their_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.txt");
+        write_atomic(&path, b"x").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode & 0o044, 0, "group/other cannot read: {mode:o}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&path, b"y").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
     }
 
     #[test]

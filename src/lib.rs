@@ -17,6 +17,7 @@ pub mod config;
 pub mod corpus;
 pub mod error;
 pub mod fsutil;
+pub mod mcp;
 pub mod reference;
 pub mod score;
 pub mod selfcheck;

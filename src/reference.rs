@@ -50,7 +50,8 @@ pub struct GroundTruthMeta {
     pub answer_key_sha256: String,
     /// `SELECT`, `ASK`, `CONSTRUCT` or `DESCRIBE`.
     pub form: String,
-    /// The answer key has a top-level ORDER BY: row order is part of the answer.
+    /// The answer key is a SELECT with a top-level ORDER BY: row order is
+    /// part of the answer.
     pub ordered: bool,
     /// Column names of the CSV, in SELECT order.
     pub columns: Vec<String>,
@@ -231,7 +232,9 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
         answer_key_sha256: sha256_tag(answer_key.as_bytes()),
         answer_key,
         form: record.form.as_str().to_string(),
-        ordered: crate::sparql::has_top_level_order_by(&record.query),
+        // Only a SELECT result has an order that is part of the answer.
+        ordered: record.form == crate::corpus::QueryForm::Select
+            && crate::sparql::has_top_level_order_by(&record.query),
         columns: table.columns.clone(),
         row_count: table.rows.len(),
         csv_sha256: sha256_tag(csv.as_bytes()),
@@ -258,6 +261,12 @@ pub fn build(
     force: bool,
     mut progress: impl FnMut(&Record, &Outcome),
 ) -> Result<Vec<Outcome>> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::file(
+            dir,
+            "is a file, not a folder: --ground-truth names the folder ground truth is kept in",
+        ));
+    }
     let identity = spec.identity();
     let mut endpoint: Option<Box<dyn Endpoint>> = None;
     let mut outcomes = Vec::with_capacity(records.len());

@@ -66,43 +66,21 @@ impl Table {
     /// that record starts (quoted newlines counted).
     pub fn from_csv(text: &[u8]) -> Result<Table, CsvError> {
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(text);
-        let mut table = Table::default();
-        let mut record = csv::StringRecord::new();
-        let mut first = true;
-        loop {
-            let more = reader.read_record(&mut record).map_err(|e| {
-                let line = e.position().map(|p| p.line());
-                let message = match e.kind() {
-                    csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
-                    _ => e.to_string(),
-                };
-                CsvError { line, message }
-            })?;
-            if !more {
-                break;
-            }
-            let cells: Vec<String> = record.iter().map(str::to_owned).collect();
-            if first {
-                table.columns = cells;
-                first = false;
-                continue;
-            }
-            if cells.len() != table.columns.len() {
-                return Err(CsvError {
-                    line: record.position().map(|p| p.line()),
-                    message: format!(
-                        "expected {} field{} (as in the header), found {}",
-                        table.columns.len(),
-                        if table.columns.len() == 1 { "" } else { "s" },
-                        cells.len()
-                    ),
-                });
-            }
-            table.rows.push(cells);
+        if let Some(line) = unterminated_quote(text) {
+            return Err(CsvError {
+                line: Some(line),
+                message: "a quoted field opened here is never closed".to_string(),
+            });
+        }
+        let table = parse_records(text)?;
+        // The CSV reader skips blank lines; in a one-column table a blank
+        // line is a row whose one value is unbound (W3C SPARQL 1.1 CSV
+        // writes exactly that), so it is read again with each blank line
+        // made an explicit empty field. Line numbers do not move.
+        if table.columns.len() == 1
+            && let Some(filled) = fill_blank_lines(text)
+        {
+            return parse_records(&filled);
         }
         Ok(table)
     }
@@ -143,6 +121,131 @@ impl Table {
             rows,
         }
     }
+}
+
+/// Reads records with the `csv` crate: the first is the header; every
+/// other must have as many fields.
+fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text);
+    let mut table = Table::default();
+    let mut record = csv::StringRecord::new();
+    let mut first = true;
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let line = e.position().map(|p| p.line());
+            let message = match e.kind() {
+                csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+                _ => e.to_string(),
+            };
+            CsvError { line, message }
+        })?;
+        if !more {
+            break;
+        }
+        let cells: Vec<String> = record.iter().map(str::to_owned).collect();
+        if first {
+            table.columns = cells;
+            first = false;
+            continue;
+        }
+        if cells.len() != table.columns.len() {
+            return Err(CsvError {
+                line: record.position().map(|p| p.line()),
+                message: format!(
+                    "expected {} field{} (as in the header), found {}",
+                    table.columns.len(),
+                    if table.columns.len() == 1 { "" } else { "s" },
+                    cells.len()
+                ),
+            });
+        }
+        table.rows.push(cells);
+    }
+    Ok(table)
+}
+
+/// `text` with `""` written into every blank line after the header that is
+/// outside a quoted field, or `None` when there is none.
+fn fill_blank_lines(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() + 16);
+    let mut in_quotes = false;
+    let mut line_start = false; // at the start of a line after the header
+    let mut changed = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if !in_quotes && line_start && (b == b'\n' || b == b'\r') {
+            out.extend_from_slice(b"\"\"");
+            changed = true;
+        }
+        line_start = false;
+        match b {
+            b'"' => in_quotes = !in_quotes,
+            b'\n' if !in_quotes => line_start = true,
+            b'\r' if !in_quotes => {
+                if text.get(i + 1) == Some(&b'\n') {
+                    out.push(b);
+                    i += 1;
+                    out.push(text[i]);
+                    i += 1;
+                    line_start = true;
+                    continue;
+                }
+                line_start = true;
+            }
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+/// The 1-based line of a quoted field that is never closed, if any. A quote
+/// only opens a quoted field at the start of a field (RFC 4180); a stray
+/// quote inside an unquoted field is left to the lenient reader.
+fn unterminated_quote(text: &[u8]) -> Option<u64> {
+    let mut line = 1u64;
+    let mut at_field_start = true;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if at_field_start && b == b'"' {
+            let opened = line;
+            i += 1;
+            loop {
+                match text.get(i) {
+                    None => return Some(opened),
+                    Some(b'"') if text.get(i + 1) == Some(&b'"') => i += 2,
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\n') => {
+                        line += 1;
+                        i += 1;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            at_field_start = false;
+            continue;
+        }
+        match b {
+            b',' => at_field_start = true,
+            b'\n' => {
+                line += 1;
+                at_field_start = true;
+            }
+            b'\r' => at_field_start = true,
+            _ => at_field_start = false,
+        }
+        i += 1;
+    }
+    None
 }
 
 fn write_record(out: &mut String, cells: &[String]) {
@@ -257,6 +360,41 @@ mod tests {
         let table = t(&["alias"], &[&[""], &["x"]]);
         assert_eq!(table.to_csv(), "alias\n\"\"\nx\n");
         assert_eq!(Table::from_csv(table.to_csv().as_bytes()).unwrap(), table);
+    }
+
+    /// Review finding: W3C SPARQL CSV writes an unbound value in a
+    /// one-column result as an empty line; it is a row, not a blank line.
+    #[test]
+    fn blank_lines_in_a_one_column_table_are_unbound_rows() {
+        let want = t(&["x"], &[&[""], &["http://a/b"]]);
+        assert_eq!(Table::from_csv(b"x\n\nhttp://a/b\n").unwrap(), want);
+        assert_eq!(Table::from_csv(b"x\r\n\r\nhttp://a/b\r\n").unwrap(), want);
+        assert_eq!(Table::from_csv(b"x\n\"\"\nhttp://a/b\n").unwrap(), want);
+        assert_eq!(Table::from_csv(b"x\n\n").unwrap(), t(&["x"], &[&[""]]));
+        assert_eq!(
+            Table::from_csv(b"x\n1\n\n\n").unwrap(),
+            t(&["x"], &[&["1"], &[""], &[""]])
+        );
+        assert_eq!(Table::from_csv(b"x\n1").unwrap(), t(&["x"], &[&["1"]]));
+        // Wider tables keep skipping blank lines.
+        assert_eq!(
+            Table::from_csv(b"a,b\n\n1,2\n\n").unwrap(),
+            t(&["a", "b"], &[&["1", "2"]])
+        );
+    }
+
+    #[test]
+    fn an_unterminated_quote_is_an_error_at_its_line() {
+        let err = Table::from_csv(b"a\n1\n\"unterminated\n2\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 3: a quoted field opened here is never closed"
+        );
+        // A quote inside an unquoted field is not an opening quote.
+        assert_eq!(
+            Table::from_csv(b"a,b\n5\" tall,x\n").unwrap(),
+            t(&["a", "b"], &[&["5\" tall", "x"]])
+        );
     }
 
     #[test]

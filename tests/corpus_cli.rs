@@ -95,6 +95,21 @@ fn tier_then_exclude_then_limit() {
     assert!(text.ends_with("2 of 5 records\n"), "{text}");
     assert!(!text.contains("oard-kg"), "{text}");
     assert!(text.starts_with("notier"), "{text}");
+    // Overlapping and repeated patterns are each checked against the tier's
+    // records, not against what earlier patterns left (review finding).
+    let out = list(
+        dir.path(),
+        &[
+            "--exclude",
+            "oard-kg_*",
+            "--exclude",
+            "oard-kg_alpha",
+            "--exclude",
+            "oard-kg_*",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with("3 of 5 records\n"));
     // `*` crosses '/' in ids.
     let out = list(dir.path(), &["--exclude", "*nested*"]);
     assert!(stdout(&out).ends_with("4 of 5 records\n"));
@@ -190,6 +205,41 @@ fn crlf_bom_and_odd_spacing_are_ordinary_input() {
     assert_eq!(got[0]["summary"], "Count the datasets  by agent.");
     assert_eq!(got[0]["tags"], serde_json::json!(["nde"]));
     assert_eq!(got[0]["metadata"]["level"], "hard");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_records_are_read_and_hidden_folders_skipped() {
+    let dir = work_dir(&[
+        ("elsewhere/linked_x.rq", &record("Linked.", &["a"])),
+        ("c/plain_x.rq", &record("Plain.", &["a"])),
+        ("c/.git/stray_x.rq", &record("Not a record.", &["a"])),
+        ("c/.hidden_x.rq", &record("Not a record.", &["a"])),
+    ]);
+    std::os::unix::fs::symlink(
+        dir.path().join("elsewhere/linked_x.rq"),
+        dir.path().join("c/linked_x.rq"),
+    )
+    .unwrap();
+    let out = list(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("linked_x") && text.ends_with("2 of 2 records\n"),
+        "{text}"
+    );
+    std::os::unix::fs::symlink(
+        dir.path().join("nowhere.rq"),
+        dir.path().join("c/broken_x.rq"),
+    )
+    .unwrap();
+    let out = list(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("c/broken_x.rq: a symlink to nothing"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -291,6 +341,49 @@ fn git_corpora_are_fetched_once_into_the_cache_and_report_their_commit() {
     );
     let entries = std::fs::read_dir(cache.join("corpora")).unwrap().count();
     assert_eq!(entries, 2);
+
+    // A branch stays pinned to the commit first fetched, until --refresh.
+    std::fs::write(src.join("set/five_x.rq"), record("Five.", &["e"])).unwrap();
+    git(&src, &["add", "."]);
+    git(&src, &["commit", "-qm", "third"]);
+    git(
+        &src,
+        &[
+            "push",
+            "-q",
+            dir.path().join("repo.git").to_str().unwrap(),
+            "HEAD:main",
+        ],
+    );
+    let third = git(&src, &["rev-parse", "HEAD"]).trim().to_string();
+    let out = run(&format!("{url}#set"));
+    assert!(
+        stdout(&out).ends_with("3 of 3 records\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = okn_in(dir.path())
+        .env("OKN_BENCHMARK_CACHE_DIR", &cache)
+        .args([
+            "corpus",
+            "list",
+            "--refresh",
+            "--corpus",
+            &format!("{url}#set"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with("4 of 4 records\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!("at commit {third} (fetched into")),
+        "{}",
+        stderr(&out)
+    );
 
     // A missing subfolder and a missing ref are errors, not empty corpora.
     let out = run(&format!("{url}@v1#nope"));

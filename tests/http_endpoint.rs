@@ -277,6 +277,81 @@ fn malformed_results_are_named_as_such() {
 }
 
 #[test]
+fn a_redirect_is_reported_with_where_it_points() {
+    let dir = corpus_dir();
+    let url = fake_server_raw(
+        "HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/sparql\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    let out = okn_in(dir.path())
+        .args([
+            "reference",
+            "--corpus",
+            "corpus",
+            "--limit",
+            "1",
+            "--endpoint",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains(&format!("HTTP 302 from {url}: it redirects to https://elsewhere.example/sparql; use that URL as the endpoint")),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn unusable_urls_and_a_zero_timeout_fail_before_any_record() {
+    let dir = corpus_dir();
+    for (url, want) in [
+        ("http://", "error: endpoint 'http://' is not a usable URL"),
+        (
+            "http://127.0.0.1:99999/sparql",
+            "port '99999' is not a number from 0 to 65535",
+        ),
+    ] {
+        let out = okn_in(dir.path())
+            .args(["reference", "--corpus", "corpus", "--endpoint", url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(want), "{url}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{url}: {}", stdout(&out));
+    }
+    let out = okn_in(dir.path())
+        .args([
+            "reference",
+            "--corpus",
+            "corpus",
+            "--timeout",
+            "0",
+            "--endpoint",
+            "data.nq",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--timeout"), "{}", stderr(&out));
+}
+
+/// Not a real server: answers every request with the raw bytes `response`.
+fn fake_server_raw(response: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 65536];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    format!("http://127.0.0.1:{port}/query")
+}
+
+#[test]
 fn a_server_that_never_answers_hits_the_timeout() {
     let dir = corpus_dir();
     let url = fake_server(None);

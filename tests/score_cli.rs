@@ -91,6 +91,72 @@ fn an_unreadable_reference_is_an_error_naming_the_line() {
 }
 
 #[test]
+fn an_empty_reference_is_an_error_and_an_empty_answer_is_a_miss() {
+    let (code, _, err) = score(&[("ref.csv", ""), ("ans.csv", "a\n1\n")], &[]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: ref.csv: empty: ground truth needs at least a header row of column names\n"
+    );
+    let (code, out, _) = score(&[("ref.csv", "a\n1\n"), ("ans.csv", "")], &[]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["exact"], false);
+    assert_eq!(
+        json["notes"][0],
+        "the answer is empty: no header row and no rows"
+    );
+    // Against an empty key, an empty answer is the empty answer: exact, no
+    // contradictory note (review finding).
+    let (_, out, _) = score(&[("ref.csv", "a,b\n"), ("ans.csv", "x\n")], &[]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["exact"], true);
+    assert_eq!(json["notes"], serde_json::json!([]));
+}
+
+/// Review finding: W3C SPARQL CSV writes an unbound value of a one-column
+/// result as an empty line.
+#[test]
+fn an_empty_line_in_a_one_column_answer_is_an_unbound_value() {
+    let (code, out, _) = score(
+        &[
+            ("ref.csv", "x\n\"\"\nhttp://a/b\n"),
+            ("ans.csv", "x\n\nhttp://a/b\n"),
+        ],
+        &["--ordered"],
+    );
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (json["exact"].as_bool(), json["ordered"].as_bool()),
+        (Some(true), Some(true)),
+        "{json}"
+    );
+    assert_eq!(json["answer_rows"], 2);
+}
+
+#[test]
+fn an_unterminated_quote_in_an_answer_is_a_miss_naming_the_line() {
+    let (code, out, _) = score(
+        &[
+            ("ref.csv", "a\n1\n2\n"),
+            ("ans.csv", "a\n1\n\"unterminated\n2\n"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["exact"], false);
+    assert!(
+        json["notes"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("line 3: a quoted field opened here is never closed"),
+        "{json}"
+    );
+}
+
+#[test]
 fn a_missing_answer_file_is_an_error() {
     let (code, _, err) = score(&[("ref.csv", "a\n1\n")], &[]);
     assert_eq!(code, 2);

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum CorpusCommand {
-    /// List the records a selection keeps (the same selection 'reference' and 'run' apply).
+    /// List the records a selection keeps (the same selection 'reference' and 'selfcheck' apply).
     ///
     /// Text output is one line per record (id, tier, query form, tags) and ends
     /// with "N of M records". JSON output is an array of objects with id, tier,

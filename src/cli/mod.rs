@@ -6,6 +6,7 @@
 //! problem; 2 bad usage or unreadable input.
 
 mod corpus;
+mod kg_server;
 mod reference;
 mod score;
 mod selfcheck;
@@ -18,9 +19,9 @@ use clap::{Args, Parser, Subcommand};
 use crate::corpus::{Corpus, ExcludePattern, Selection};
 use crate::error::Result;
 
-/// Benchmark MCP servers over SPARQL knowledge graphs: build ground truth
-/// from a corpus of questions with SPARQL answer keys, score answers by
-/// denotation, and publish the study.
+/// Benchmark MCP servers over SPARQL knowledge graphs: read a corpus of
+/// questions with SPARQL answer keys, build ground truth, and score answers
+/// by denotation.
 #[derive(Debug, Parser)]
 #[command(name = "okn-benchmark", version, about, long_about = None)]
 #[command(
@@ -44,6 +45,8 @@ enum Command {
     Score(score::ScoreArgs),
     /// Check the scorer against transformed copies of the cached ground truth.
     Selfcheck(selfcheck::SelfcheckArgs),
+    /// Serve the demo knowledge graph as an MCP server (stdio or streamable HTTP).
+    KgServer(kg_server::KgServerArgs),
 }
 
 /// `--corpus` and the selection flags shared by every command that reads a
@@ -51,13 +54,18 @@ enum Command {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CorpusArgs {
     /// The corpus: a folder of .rq files, or git+https://HOST/OWNER/REPO[@REF][#SUBDIR]
+    /// (also git+http://, git+ssh://, git+file://), fetched once into a cache.
     #[arg(long, value_name = "DIR|GIT-URL")]
     corpus: String,
+    /// For a git corpus: fetch the ref again (a branch is otherwise pinned to the
+    /// commit first fetched).
+    #[arg(long)]
+    refresh: bool,
     /// Keep only records of this tier (what follows the last underscore of a file name).
     #[arg(long, value_name = "TIER")]
     tier: Option<String>,
-    /// Leave out records whose id matches this glob (repeatable; applied before --limit).
-    /// A pattern that matches nothing is an error.
+    /// Leave out records whose id matches this glob (repeatable; applied before --limit;
+    /// `*` also matches across `/`). A pattern that matches nothing is an error.
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
     /// Keep at most N records (after --tier and --exclude).
@@ -69,7 +77,7 @@ impl CorpusArgs {
     /// Opens the corpus (reporting a git corpus's commit on stderr) and
     /// compiles the selection.
     fn open(&self) -> Result<(Corpus, Selection)> {
-        let corpus = Corpus::open(&self.corpus)?;
+        let corpus = Corpus::open(&self.corpus, self.refresh)?;
         if let Some(source) = &corpus.source {
             eprintln!(
                 "corpus {} at commit {} ({} {})",
@@ -108,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Reference(a) => reference::run(a),
         Command::Score(a) => score::run(a),
         Command::Selfcheck(a) => selfcheck::run(a),
+        Command::KgServer(a) => kg_server::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -29,7 +29,8 @@ pub(crate) struct ReferenceArgs {
     #[arg(long)]
     force: bool,
     /// Timeout for one query to an HTTP endpoint, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::sparql::DEFAULT_HTTP_TIMEOUT_SECS)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::sparql::DEFAULT_HTTP_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
 }
 

@@ -13,9 +13,11 @@ use crate::table::Table;
 ///
 /// Prints one JSON object: exact and strict_exact (normalized and strict
 /// tiers), ordered (null unless --ordered), f1 with row_precision and
-/// row_recall, and notes. Exits 0 whenever it could score, a miss included;
-/// an answer that cannot be read as CSV is a miss with a note naming the
-/// line. The rules are in docs/SCORING.md.
+/// row_recall, and notes. The rules are in docs/SCORING.md.
+///
+/// Exit codes: 0 whenever it could score, a miss included (an answer that
+/// is not well-formed CSV is a miss, with a note naming the line); 2 when a
+/// file cannot be read at all, or the ground truth is malformed or empty.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScoreArgs {
     /// The ground truth (as 'reference' writes it).
@@ -27,7 +29,7 @@ pub(crate) struct ScoreArgs {
     /// The answer key has a total ORDER BY: also report the order-sensitive match.
     #[arg(long)]
     ordered: bool,
-    /// Significant figures non-integral numbers are rounded to before comparison.
+    /// Significant figures non-integral numbers are rounded to before comparison (1 to 30).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SIGNIFICANT_FIGURES,
           value_parser = clap::value_parser!(u32).range(1..=30))]
     precision: u32,
@@ -39,6 +41,12 @@ pub(crate) fn run(args: ScoreArgs) -> Result<ExitCode> {
         Some(line) => Error::at_line(&args.reference, line, e.message),
         None => Error::file(&args.reference, e.message),
     })?;
+    if key.columns.is_empty() {
+        return Err(Error::file(
+            &args.reference,
+            "empty: ground truth needs at least a header row of column names",
+        ));
+    }
     let answer_bytes = read_file(&args.answer)?;
     let options = ScoreOptions {
         ordered: args.ordered,

@@ -27,14 +27,33 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
     let (corpus, selection) = args.corpus.open()?;
     let selected = corpus.select(&selection)?;
     let dir = ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    // All ground truth first, so a missing one stops before any output.
+    let mut truths = Vec::new();
     let mut missing = Vec::new();
+    for record in &selected {
+        match load(&dir, &record.id)? {
+            Some(truth) => truths.push((record, truth)),
+            None => missing.push(record.id.clone()),
+        }
+    }
+    if !missing.is_empty() {
+        let ground_truth_flag = args
+            .ground_truth
+            .as_ref()
+            .map(|d| format!(" --ground-truth {}", d.display()))
+            .unwrap_or_default();
+        return Err(Error::Usage(format!(
+            "no ground truth for {} record{} ({}) in {}: run 'okn-benchmark reference --corpus {}{ground_truth_flag}' first",
+            missing.len(),
+            plural(missing.len()),
+            missing.join(", "),
+            dir.display(),
+            args.corpus.corpus
+        )));
+    }
     let mut findings_total = 0;
     let mut checks_total = 0;
-    for record in &selected {
-        let Some(truth) = load(&dir, &record.id)? else {
-            missing.push(record.id.clone());
-            continue;
-        };
+    for (record, truth) in truths {
         let n = checks(&truth.table, truth.meta.ordered).len();
         checks_total += n;
         let findings = run_checks(&truth.table, truth.meta.ordered);
@@ -50,25 +69,19 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
             findings_total += findings.len();
         }
     }
-    if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "no ground truth for {} record{} ({}) in {}: run 'okn-benchmark reference --corpus {}' first",
-            missing.len(),
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            dir.display(),
-            args.corpus.corpus
-        )));
-    }
     println!(
         "{} record{}, {checks_total} checks, {findings_total} finding{}",
         selected.len(),
-        if selected.len() == 1 { "" } else { "s" },
-        if findings_total == 1 { "" } else { "s" }
+        plural(selected.len()),
+        plural(findings_total)
     );
     Ok(if findings_total > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

@@ -112,11 +112,13 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Resolves a git corpus spec to a local checkout, fetching it (depth 1)
-/// when the cache does not hold it yet.
+/// when the cache does not hold it yet, or when `refresh` asks for the
+/// ref's current commit (a branch is otherwise pinned to the commit first
+/// fetched, so a study keeps its questions).
 ///
 /// Errors: a malformed spec; `git` missing or failing (its message is
 /// passed on); a `#SUBDIR` that is not in the repository.
-pub fn resolve(spec: &str) -> Result<GitSource> {
+pub fn resolve(spec: &str, refresh: bool) -> Result<GitSource> {
     let parsed = parse_spec(spec)?;
     let cache = cache_dir();
     let key = {
@@ -147,7 +149,7 @@ pub fn resolve(spec: &str) -> Result<GitSource> {
         })
         .collect::<String>();
     let folder = cache.join(format!("{name}-{key}"));
-    let reused = folder.join(".git").is_dir();
+    let reused = folder.join(".git").is_dir() && !refresh;
     if !reused {
         std::fs::create_dir_all(&cache).map_err(|e| Error::io(&cache, "create cache folder", e))?;
         let tmp = tempfile::Builder::new()
@@ -164,6 +166,13 @@ pub fn resolve(spec: &str) -> Result<GitSource> {
         .map_err(|e| Error::Other(format!("cannot fetch corpus {spec}: {e}")))?;
         git(work, &["checkout", "--quiet", "--detach", "FETCH_HEAD"])?;
         let tmp_path = tmp.keep();
+        if folder.exists() {
+            // --refresh: move the old checkout aside, then drop it.
+            let old = cache.join(format!(".old-{name}-{key}-{}", std::process::id()));
+            std::fs::rename(&folder, &old)
+                .map_err(|e| Error::io(&folder, "replace cache entry", e))?;
+            let _ = std::fs::remove_dir_all(&old);
+        }
         if let Err(e) = std::fs::rename(&tmp_path, &folder) {
             let _ = std::fs::remove_dir_all(&tmp_path);
             if !folder.join(".git").is_dir() {

@@ -47,9 +47,9 @@ struct Line<'a> {
 
 /// Splits the leading `#+` lines off `text` and parses them.
 ///
-/// `text` must already have a BOM removed. Blank lines inside the header are
-/// allowed; the header ends at the first line that is neither blank nor
-/// `#+`. Returns the header and the remaining text (the answer key), which
+/// `text` must already have a BOM removed. Blank lines and plain `#`
+/// comment lines before and inside the header are allowed; the header ends
+/// at the first line that is neither blank nor a comment. Returns the header and the remaining text (the answer key), which
 /// starts at `Header::body_line`.
 pub fn split_header(text: &str) -> Result<(Header, &str), HeaderError> {
     let mut lines = Vec::new();
@@ -68,7 +68,7 @@ pub fn split_header(text: &str) -> Result<(Header, &str), HeaderError> {
                 indent,
                 text: content.trim_start(),
             });
-        } else if !line.trim().is_empty() {
+        } else if !line.trim().is_empty() && !line.trim_start().starts_with('#') {
             body_offset = offset;
             body_line = Some(number);
             break;
@@ -155,6 +155,10 @@ fn split_key(text: &str) -> Option<(&str, &str)> {
 
 fn parse_value(first: &str, more: &[Line<'_>], line: u64) -> Result<HeaderValue, HeaderError> {
     let continuation: Vec<&Line<'_>> = more.iter().filter(|l| !l.text.is_empty()).collect();
+    let first = strip_comment(first).trim();
+    if first == "~" || first == "null" {
+        return Ok(HeaderValue::Text(String::new()));
+    }
     if first.is_empty() {
         if continuation
             .first()
@@ -168,7 +172,10 @@ fn parse_value(first: &str, more: &[Line<'_>], line: u64) -> Result<HeaderValue,
                         message: format!("expected a list item '- value', found '{}'", item.text),
                     });
                 };
-                items.push(unquote(value.trim()));
+                let value = unquote(strip_comment(value).trim());
+                if !value.is_empty() && value != "~" {
+                    items.push(value);
+                }
             }
             return Ok(HeaderValue::List(items));
         }
@@ -217,8 +224,20 @@ fn parse_value(first: &str, more: &[Line<'_>], line: u64) -> Result<HeaderValue,
             message: format!("quoted value is not closed by {quote}"),
         });
     }
-    let parts = std::iter::once(first).chain(continuation.iter().map(|l| l.text));
+    let parts = std::iter::once(first).chain(continuation.iter().map(|l| strip_comment(l.text)));
     Ok(HeaderValue::Text(fold_plain(parts)))
+}
+
+/// A plain scalar without its trailing YAML comment: ` #` starts one.
+fn strip_comment(text: &str) -> &str {
+    if text.starts_with('"') || text.starts_with('\'') {
+        return text;
+    }
+    match text.find(" #").or_else(|| text.find("\t#")) {
+        Some(i) => &text[..i],
+        None if text.starts_with('#') => "",
+        None => text,
+    }
 }
 
 /// Joins the lines of a plain scalar with one space each, as YAML folds
@@ -320,6 +339,18 @@ mod tests {
         assert_eq!(list(&h, "tags"), ["a", "b"]);
         assert_eq!(text(&h, "summary"), "folded text");
         assert_eq!(text(&h, "notes"), "line one\nline two");
+    }
+
+    #[test]
+    fn yaml_comments_nulls_and_empty_items() {
+        let src = "# A comment line before the header\n#+ summary: Count things. # not part of it\n#+ tags:\n#+   - a # why\n#+   -\n#+   - b\n#+ level: ~\nSELECT";
+        let (h, _) = split_header(src).unwrap();
+        assert_eq!(text(&h, "summary"), "Count things.");
+        assert_eq!(list(&h, "tags"), ["a", "b"]);
+        assert_eq!(text(&h, "level"), "");
+        // A '#' inside a word is not a comment.
+        let (h, _) = split_header("#+ summary: Issue#5 is C# code\nASK {}").unwrap();
+        assert_eq!(text(&h, "summary"), "Issue#5 is C# code");
     }
 
     #[test]

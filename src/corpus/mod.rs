@@ -88,10 +88,10 @@ pub struct Corpus {
 
 impl Corpus {
     /// Opens `--corpus SPEC`: a local folder, or a `git+...` URL resolved
-    /// through the cache ([`git::resolve`]).
-    pub fn open(spec: &str) -> Result<Corpus> {
+    /// through the cache ([`git::resolve`]; `refresh` fetches it again).
+    pub fn open(spec: &str, refresh: bool) -> Result<Corpus> {
         if git::is_git_spec(spec) {
-            let source = git::resolve(spec)?;
+            let source = git::resolve(spec, refresh)?;
             let mut corpus = Corpus::load(&source.checkout)?;
             corpus.source = Some(source);
             Ok(corpus)
@@ -114,15 +114,26 @@ impl Corpus {
             ));
         }
         let mut by_id: BTreeMap<String, Record> = BTreeMap::new();
-        let walker = walkdir::WalkDir::new(root).sort_by_file_name();
+        // Hidden folders and files (.git, .cache) are not part of a corpus;
+        // a symlinked record is read through its link.
+        let walker = walkdir::WalkDir::new(root)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
         for entry in walker {
             let entry = entry.map_err(|e| {
                 let path = e.path().unwrap_or(root).to_path_buf();
                 Error::file(path, format!("cannot read corpus: {e}"))
             })?;
             let path = entry.path();
-            if !entry.file_type().is_file() || !is_record_file(path) {
+            if !is_record_file(path) || entry.file_type().is_dir() {
                 continue;
+            }
+            if entry.path_is_symlink() && !path.is_file() {
+                return Err(Error::file(
+                    path,
+                    "a symlink to nothing (or to a folder): remove it or point it at a .rq file",
+                ));
             }
             let record = parse_record(root, path)?;
             if let Some(existing) = by_id.get(&record.id) {
@@ -173,10 +184,10 @@ impl Corpus {
                 )));
             }
         }
+        // Each pattern must match something the tier keeps (repeated or
+        // overlapping patterns are fine), then all of them apply.
         for pattern in &selection.exclude {
-            let before = records.len();
-            records.retain(|r| !pattern.matcher.is_match(&r.id));
-            if records.len() == before {
+            if !records.iter().any(|r| pattern.matcher.is_match(&r.id)) {
                 return Err(Error::Usage(format!(
                     "--exclude '{}' matches no record id{}: check the pattern against 'corpus list'",
                     pattern.text,
@@ -188,6 +199,7 @@ impl Corpus {
                 )));
             }
         }
+        records.retain(|r| !selection.exclude.iter().any(|p| p.matcher.is_match(&r.id)));
         if let Some(limit) = selection.limit {
             records.truncate(limit);
         }

@@ -91,6 +91,17 @@ fn is_datatype_suffix(rest: &str) -> bool {
     }
 }
 
+/// Text in Unicode Normalization Form C, so a composed `é` and `e` + a
+/// combining accent are one value (normalized tier only).
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    if text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.nfc().collect())
+    }
+}
+
 /// True for an absolute IRI as a SPARQL CSV result writes it: a scheme then
 /// `://` (or the `urn:` scheme), and no whitespace.
 pub fn is_absolute_iri(text: &str) -> bool {

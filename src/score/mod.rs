@@ -38,7 +38,7 @@ use number::Decimal;
 
 /// Version of the comparison contract in `docs/SCORING.md`. Bump it whenever
 /// a rule there changes, so a recorded score says which rules produced it.
-pub const SCORING_VERSION: &str = "1.0";
+pub const SCORING_VERSION: &str = "1.1";
 
 /// Relative tolerance within which an answer decimal snaps onto a key
 /// decimal (seed 000, "Scoring": 5e-4).
@@ -127,10 +127,11 @@ pub struct Score {
 /// Never fails: every pair of tables has a score. See the module docs and
 /// `docs/SCORING.md` for the rules.
 pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
-    let context = KeyContext::new(key, options);
+    let mut column_notes = Vec::new();
+    let columns = match_columns(key, answer, &mut column_notes);
+    let context = KeyContext::new(key, matches!(columns, Columns::ByName(_)), options);
     let mut notes = context.notes.clone();
-
-    let columns = match_columns(key, answer, &mut notes);
+    notes.extend(column_notes);
     let normalized = compare_tier(key, answer, &context, &columns, true, options);
     let strict = compare_tier(key, answer, &context, &columns, false, options);
 
@@ -172,7 +173,7 @@ pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
         answer_rows: answer.rows.len(),
         matched_rows: normalized.matched,
         columns: Some(columns.kind()),
-        iri_normalization: context.local_names.is_some(),
+        iri_normalization: context.iri_normalization,
         snapping: context.snapping,
         significant_figures: options.significant_figures,
         numeric_rel_tol: options.numeric_rel_tol,
@@ -184,7 +185,7 @@ pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
 /// in both tiers with F1 0, carrying `reason` (which names the line) as a
 /// note. The guards are still evaluated on the key so the record is complete.
 pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Score {
-    let context = KeyContext::new(key, options);
+    let context = KeyContext::new(key, false, options);
     let mut notes = vec![format!("answer could not be read: {reason}")];
     notes.extend(context.notes);
     Score {
@@ -201,7 +202,7 @@ pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Sc
         answer_rows: 0,
         matched_rows: 0,
         columns: None,
-        iri_normalization: context.local_names.is_some(),
+        iri_normalization: context.iri_normalization,
         snapping: context.snapping,
         significant_figures: options.significant_figures,
         numeric_rel_tol: options.numeric_rel_tol,
@@ -244,7 +245,14 @@ fn match_columns(key: &Table, answer: &Table, notes: &mut Vec<String>) -> Column
         ));
         return Columns::SortedTuple;
     }
+    if answer.columns.is_empty() {
+        notes.push("the answer is empty: no header row and no rows".to_string());
+        return Columns::SortedTuple;
+    }
     if key.columns.len() != answer.columns.len() {
+        if key.rows.is_empty() && answer.rows.is_empty() {
+            return Columns::SortedTuple;
+        }
         notes.push(format!(
             "the answer has {} column{}, the key {}: no row can match",
             answer.columns.len(),
@@ -277,132 +285,167 @@ fn first_repeated<'a>(names: &[&'a str]) -> Option<&'a str> {
     names.iter().find(|n| !seen.insert(**n)).copied()
 }
 
-/// What the key alone decides: the guards and the values answers may snap
-/// or resolve onto.
+/// What the key alone decides: the guards, and per *group* of key columns
+/// the values answer cells may snap or resolve onto. A group is one key
+/// column when columns are matched by name (a cell is only compared with
+/// its own column), and all columns together for sorted tuples.
 struct KeyContext {
-    /// Key decimals (non-integral numbers), sorted by value, with their
-    /// canonical text; empty when snapping is withdrawn.
-    decimals: Vec<(f64, String)>,
-    /// The same, per key column (used when columns are matched by name).
-    column_decimals: Vec<Vec<(f64, String)>>,
-    /// Canonical text of every numeric key cell: an answer number equal to
-    /// one of them is taken at its word and never snapped.
-    numbers: HashSet<String>,
+    groups: Vec<Group>,
+    /// Snapping is in force (not withdrawn for the question).
     snapping: bool,
-    /// Local name → key IRI, when the reduction is injective on the key.
-    local_names: Option<HashMap<String, String>>,
+    /// IRI local-name reduction is in force (not withdrawn).
+    iri_normalization: bool,
     notes: Vec<String>,
 }
 
-impl KeyContext {
-    fn new(key: &Table, options: &ScoreOptions) -> KeyContext {
-        let mut notes = Vec::new();
+#[derive(Default)]
+struct Group {
+    /// Key decimals (non-integral numbers) as `(value, canonical)`, sorted.
+    decimals: Vec<(f64, String)>,
+    /// Canonical text of every numeric key cell: an answer number equal to
+    /// one of them is taken at its word and never snapped.
+    numbers: HashSet<String>,
+    /// Local name → key IRI.
+    local_names: HashMap<String, String>,
+}
 
-        // Snapping targets and the closeness guard (seed 000, "Scoring").
+impl KeyContext {
+    /// Builds the context; `by_name` says whether each key column is its
+    /// own group.
+    fn new(key: &Table, by_name: bool, options: &ScoreOptions) -> KeyContext {
+        let mut notes = Vec::new();
         let figures = options.significant_figures;
-        let mut exact_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
-        let mut per_column: Vec<BTreeMap<String, (f64, String)>> =
-            vec![BTreeMap::new(); key.columns.len()];
-        let mut numbers = HashSet::default();
+        let width = key.columns.len();
+        let group_of = |column: usize| if by_name { column } else { 0 };
+        let mut groups: Vec<Group> = (0..if by_name { width.max(1) } else { 1 })
+            .map(|_| Group::default())
+            .collect();
+
+        // Numbers: snapping targets, the numbers taken at their word, and
+        // the closeness guard over the whole question (seed 000, "Scoring").
+        let mut all_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
+        let mut group_decimals: Vec<BTreeMap<String, (f64, String)>> =
+            (0..groups.len()).map(|_| BTreeMap::new()).collect();
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let text = cell::unwrap_syntax(cell.trim());
                 let Some(d) = Decimal::parse(&text) else {
                     continue;
                 };
-                numbers.insert(d.canonical_at(figures));
+                let g = group_of(column);
+                groups[g].numbers.insert(d.canonical_at(figures));
                 if !d.is_integral() {
                     let approx = text.parse::<f64>().unwrap_or_else(|_| d.to_f64());
                     let entry = (approx, d.canonical_at(figures));
-                    exact_decimals.insert(d.canonical(), entry.clone());
-                    if let Some(map) = per_column.get_mut(column) {
-                        map.insert(d.canonical(), entry);
-                    }
+                    all_decimals
+                        .entry(d.canonical())
+                        .or_insert_with(|| (approx, text.to_string()));
+                    group_decimals[g].insert(d.canonical(), entry);
                 }
             }
         }
-        let mut decimals: Vec<(f64, String, String)> = exact_decimals
-            .into_iter()
-            .map(|(exact, (value, canonical))| (value, canonical, exact))
-            .collect();
-        decimals.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+        let mut close: Vec<(f64, String)> = all_decimals.into_values().collect();
+        close.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         let mut snapping = true;
-        for pair in decimals.windows(2) {
+        for pair in close.windows(2) {
             let (a, b) = (pair[0].0, pair[1].0);
             if (b - a).abs() <= options.numeric_rel_tol * a.abs().max(b.abs()) {
                 snapping = false;
                 notes.push(format!(
                     "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
-                    pair[0].2, pair[1].2, options.numeric_rel_tol
+                    pair[0].1, pair[1].1, options.numeric_rel_tol
                 ));
                 break;
             }
         }
-        let sorted = |map: BTreeMap<String, (f64, String)>| {
-            let mut list: Vec<(f64, String)> = map.into_values().collect();
-            list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-            list
-        };
-        let (decimals, column_decimals) = if snapping {
-            (
-                decimals.into_iter().map(|(v, c, _)| (v, c)).collect(),
-                per_column.into_iter().map(sorted).collect(),
-            )
-        } else {
-            (Vec::new(), vec![Vec::new(); key.columns.len()])
-        };
-
-        // IRI local names and the injectivity guard.
-        let mut by_local: BTreeMap<String, String> = BTreeMap::new();
-        let mut collision = None;
-        for cell in key.rows.iter().flatten() {
-            let value = cell::unwrap_syntax(cell.trim()).into_owned();
-            if !cell::is_absolute_iri(&value) {
-                continue;
+        if snapping {
+            for (group, decimals) in groups.iter_mut().zip(group_decimals) {
+                let mut list: Vec<(f64, String)> = decimals.into_values().collect();
+                list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+                group.decimals = list;
             }
-            let Some(local) = cell::local_name(&value) else {
-                continue;
-            };
-            match by_local.get(local) {
-                Some(existing) if *existing != value => {
-                    if collision.is_none() {
+        }
+
+        // IRI local names, and the injectivity guard: within a group, two
+        // distinct key IRIs may not share a local name, and no IRI's local
+        // name may equal another key value of the group (else a bare name
+        // could stand for either). Either withdraws it for the question.
+        let mut collision: Option<String> = None;
+        let mut plain: Vec<HashSet<String>> =
+            (0..groups.len()).map(|_| HashSet::default()).collect();
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let value = cell::unwrap_syntax(cell.trim());
+                if !cell::is_absolute_iri(&value) {
+                    plain[group_of(column)].insert(cell::nfc(&value).into_owned());
+                }
+            }
+        }
+        'scan: for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let value = cell::unwrap_syntax(cell.trim()).into_owned();
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                let Some(local) = cell::local_name(&value) else {
+                    continue;
+                };
+                let g = group_of(column);
+                if plain[g].contains(local) {
+                    collision = Some(format!(
+                        "the local name of key IRI {value} is also the key value '{local}'"
+                    ));
+                    break 'scan;
+                }
+                match groups[g].local_names.get(local) {
+                    Some(existing) if *existing != value => {
                         let (first, second) = if *existing < value {
                             (existing.clone(), value.clone())
                         } else {
                             (value.clone(), existing.clone())
                         };
-                        collision = Some((local.to_string(), first, second));
+                        collision = Some(format!(
+                            "key IRIs {first} and {second} share the local name '{local}'"
+                        ));
+                        break 'scan;
                     }
-                }
-                Some(_) => {}
-                None => {
-                    by_local.insert(local.to_string(), value.clone());
+                    Some(_) => {}
+                    None => {
+                        groups[g]
+                            .local_names
+                            .insert(local.to_string(), value.clone());
+                    }
                 }
             }
         }
-        let local_names = match collision {
-            Some((local, first, second)) => {
-                notes.push(format!(
-                    "IRI normalization withdrawn: key IRIs {first} and {second} share the local name '{local}', so IRIs are compared in full"
-                ));
-                None
+        let iri_normalization = collision.is_none();
+        if let Some(why) = collision {
+            notes.push(format!(
+                "IRI normalization withdrawn: {why}, so IRIs are compared in full"
+            ));
+            for group in &mut groups {
+                group.local_names.clear();
             }
-            None => Some(by_local.into_iter().collect()),
-        };
+        }
 
         KeyContext {
-            decimals,
-            column_decimals,
-            numbers,
+            groups,
             snapping,
-            local_names,
+            iri_normalization,
             notes,
         }
     }
 
-    /// Canonical value of a key cell in a tier: in the normalized tier a key
-    /// IRI is its local name (while that is injective on the key).
-    fn key_cell(&self, text: &str, normalized: bool, options: &ScoreOptions) -> String {
+    /// Canonical value of a key cell of `group` in a tier: in the normalized
+    /// tier a key IRI is its local name (while that is injective), and text
+    /// is in Unicode NFC.
+    fn key_cell(
+        &self,
+        text: &str,
+        group: usize,
+        normalized: bool,
+        options: &ScoreOptions,
+    ) -> String {
         let text = text.trim();
         let value = if normalized {
             cell::unwrap_syntax(text)
@@ -410,31 +453,31 @@ impl KeyContext {
             Cow::Borrowed(text)
         };
         if normalized
-            && let Some(map) = &self.local_names
             && cell::is_absolute_iri(&value)
             && let Some(local) = cell::local_name(&value)
-            && map.contains_key(local)
+            && self.groups[group].local_names.contains_key(local)
         {
             return local.to_string();
         }
         match Decimal::parse(&value) {
             Some(d) => d.canonical_at(options.significant_figures),
+            None if normalized => cell::nfc(&value).into_owned(),
             None => value.into_owned(),
         }
     }
 
-    /// Canonical value of an answer cell in a tier, with what adjusted it.
-    /// `column` is the key column the cell is matched against, when columns
-    /// are matched by name (snapping then targets that column only).
+    /// Canonical value of an answer cell compared against `group`, in a
+    /// tier, with what adjusted it.
     fn answer_cell(
         &self,
         text: &str,
-        column: Option<usize>,
+        group: usize,
         normalized: bool,
         options: &ScoreOptions,
         tally: &mut Tally,
     ) -> String {
         let text = text.trim();
+        let group = &self.groups[group];
         let value = if normalized {
             let unwrapped = cell::unwrap_syntax(text);
             if unwrapped != text {
@@ -447,13 +490,10 @@ impl KeyContext {
         // An answer cell naming a key IRI by its local name (in any of the
         // forms servers print) is that local name, like the key's IRI.
         if normalized
-            && let Some(map) = &self.local_names
             && let Some(local) = cell::local_name(&value)
-            && let Some(iri) = map.get(local)
+            && let Some(iri) = group.local_names.get(local)
         {
-            // Count the cells written in another form than the key's IRI
-            // (a bare number equal to a numeric local name is not one).
-            if **iri != *value && Decimal::parse(&value).is_none() {
+            if **iri != *value {
                 tally.by_local_name += 1;
             }
             return local.to_string();
@@ -462,10 +502,10 @@ impl KeyContext {
             Some(d) => {
                 let own = d.canonical_at(options.significant_figures);
                 if self.snapping
-                    && !self.numbers.contains(&own)
-                    && let Some(target) = self.snap_target(
+                    && !group.numbers.contains(&own)
+                    && let Some(target) = snap_target(
+                        &group.decimals,
                         value.parse::<f64>().unwrap_or_else(|_| d.to_f64()),
-                        column,
                         options.numeric_rel_tol,
                     )
                 {
@@ -474,28 +514,25 @@ impl KeyContext {
                 }
                 own
             }
+            None if normalized => cell::nfc(&value).into_owned(),
             None => value.into_owned(),
         }
     }
+}
 
-    /// The nearest key decimal within relative `tol` of `value`, if any
-    /// (binary search over the sorted key decimals; the nearest is one of
-    /// the two neighbours of `value`'s insertion point).
-    fn snap_target(&self, value: f64, column: Option<usize>, tol: f64) -> Option<&String> {
-        let decimals = match column {
-            Some(c) => self.column_decimals.get(c)?,
-            None => &self.decimals,
-        };
-        let at = decimals.partition_point(|(t, _)| *t < value);
-        let mut best: Option<(f64, &String)> = None;
-        for (target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
-            let distance = (value - target).abs();
-            if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
-                best = Some((distance, canonical));
-            }
+/// The nearest key decimal within relative `tol` of `value`, if any (binary
+/// search over the sorted decimals; the nearest is one of the two
+/// neighbours of `value`'s insertion point).
+fn snap_target(decimals: &[(f64, String)], value: f64, tol: f64) -> Option<&String> {
+    let at = decimals.partition_point(|(t, _)| *t < value);
+    let mut best: Option<(f64, &String)> = None;
+    for (target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
+        let distance = (value - target).abs();
+        if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, canonical));
         }
-        best.map(|(_, c)| c)
     }
+    best.map(|(_, c)| c)
 }
 
 #[derive(Default)]
@@ -533,13 +570,15 @@ fn compare_tier(
     // Key rows keep their own column order when matching by name.
     let identity: Vec<usize> = (0..key.columns.len()).collect();
     let key_order = permutation.map(|_| identity.as_slice());
+    let by_name = permutation.is_some();
     let key_rows: Vec<Vec<String>> = key
         .rows
         .iter()
         .map(|row| {
             let cells = row
                 .iter()
-                .map(|c| context.key_cell(c, normalized, options))
+                .enumerate()
+                .map(|(k, c)| context.key_cell(c, if by_name { k } else { 0 }, normalized, options))
                 .collect();
             arrange(cells, key_order)
         })
@@ -558,7 +597,9 @@ fn compare_tier(
             let cells = row
                 .iter()
                 .zip(&key_column)
-                .map(|(c, &k)| context.answer_cell(c, k, normalized, options, &mut tally))
+                .map(|(c, &k)| {
+                    context.answer_cell(c, k.unwrap_or(0), normalized, options, &mut tally)
+                })
                 .collect();
             arrange(cells, permutation)
         })
@@ -672,6 +713,69 @@ mod tests {
         // 2.5 is within 5e-4 of b's 2.5003, but sits in column a (key 1.5).
         assert_eq!(exact(key, "a,b\n2.5,2.5003\n"), (false, false));
         assert_eq!(exact(key, "a,b\n1.5,2.5\n"), (true, true));
+    }
+
+    /// Review finding: with names matched, "already a key value" looks at
+    /// the answer cell's own key column only, so a count of 14290 elsewhere
+    /// does not stop an area printed as 14290 from snapping onto 14290.37.
+    #[test]
+    fn a_key_value_in_another_column_does_not_block_snapping() {
+        assert_eq!(
+            exact("n,area\n14290,14290.37\n", "n,area\n14290,14290\n"),
+            (true, true)
+        );
+        assert_eq!(
+            exact(
+                "n,area\n5,14290.37\n14290,1.5\n",
+                "n,area\n5,14290\n14290,1.5\n"
+            ),
+            (true, true)
+        );
+    }
+
+    /// Review finding: an IRI's local name equal to another key value makes
+    /// the reduction ambiguous, so it is withdrawn (IRIs compared in full).
+    #[test]
+    fn a_local_name_equal_to_a_plain_key_value_withdraws_the_reduction() {
+        let s = score(
+            &t("a\nhttp://x/Paris\nParis\n"),
+            &t("a\nhttp://x/Paris\nhttp://x/Paris\n"),
+            &ScoreOptions::default(),
+        );
+        assert!(!s.exact && !s.iri_normalization, "{s:?}");
+        assert!(
+            s.notes[0].contains("is also the key value 'Paris'"),
+            "{:?}",
+            s.notes
+        );
+        assert_eq!(exact("a\nhttp://x/5\n5\n", "a\n5\n5\n"), (false, false));
+        assert_eq!(
+            exact("a\nhttp://x/5\n5\n", "a\n5\nhttp://x/5\n"),
+            (true, true)
+        );
+    }
+
+    /// A bare numeric local name still counts as read by local name.
+    #[test]
+    fn numeric_local_names_are_noted() {
+        let s = score(
+            &t("p\nhttp://x/5\n"),
+            &t("p\n5\n"),
+            &ScoreOptions::default(),
+        );
+        assert!(s.exact && !s.strict_exact);
+        assert_eq!(
+            s.notes,
+            ["1 answer cell matched a key IRI by local name (normalized tier only)"]
+        );
+    }
+
+    #[test]
+    fn unicode_composition_is_a_serialization_difference() {
+        assert_eq!(
+            exact("city\ncaf\u{e9}\n", "city\ncafe\u{301}\n"),
+            (true, false)
+        );
     }
 
     #[test]

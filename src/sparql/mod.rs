@@ -78,12 +78,23 @@ pub struct EndpointInfo {
 }
 
 /// Something that answers SPARQL queries.
-pub trait Endpoint {
+pub trait Endpoint: Send + Sync {
     /// Runs `sparql` and returns its result as a table (see the module docs
     /// for ASK and CONSTRUCT). The query's own FROM/FROM NAMED, if any, are
     /// honoured; otherwise the default graph is the union of named graphs
     /// (embedded) or the endpoint's default (HTTP).
-    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError>;
+    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
+        self.query_in(sparql, None)
+    }
+
+    /// Like [`Endpoint::query`], with the default graph set to the named
+    /// graph `default_graph` when given (for HTTP, the protocol's
+    /// `default-graph-uri` parameter). A query's own FROM still wins.
+    fn query_in(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+    ) -> std::result::Result<Table, QueryError>;
 
     /// What to record about this endpoint.
     fn info(&self) -> &EndpointInfo;
@@ -122,7 +133,13 @@ impl EndpointSpec {
     /// Errors: a path that does not exist, holds no RDF files, or has a
     /// Turtle file without a graph mapping (named, with the fix).
     pub fn resolve(value: &str, path_base: &Path) -> Result<EndpointSpec> {
+        if value.trim().is_empty() {
+            return Err(Error::Usage(
+                "the endpoint is empty: give a SPARQL URL or a path to RDF data".into(),
+            ));
+        }
         if value.starts_with("http://") || value.starts_with("https://") {
+            check_url(value)?;
             return Ok(EndpointSpec::Http {
                 url: value.to_string(),
                 timeout: Duration::from_secs(DEFAULT_HTTP_TIMEOUT_SECS),
@@ -177,6 +194,29 @@ impl EndpointSpec {
             EndpointSpec::Http { url, timeout } => Ok(Box::new(HttpEndpoint::new(url, *timeout))),
         }
     }
+}
+
+/// Checks an endpoint URL before any record runs, so a typo fails once.
+fn check_url(url: &str) -> Result<()> {
+    let bad = |why: &str| Error::Usage(format!("endpoint '{url}' is not a usable URL: {why}"));
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+    let Some(authority) = uri.authority() else {
+        return Err(bad("it has no host"));
+    };
+    if authority.host().is_empty() {
+        return Err(bad("it has no host"));
+    }
+    if let Some(port) = authority.as_str().rsplit_once(':').map(|(_, p)| p)
+        && !authority.as_str().ends_with(']')
+        && port.parse::<u16>().is_err()
+    {
+        return Err(bad(&format!(
+            "port '{port}' is not a number from 0 to 65535"
+        )));
+    }
+    Ok(())
 }
 
 /// Lowercase hexadecimal of `bytes`.
@@ -242,6 +282,11 @@ fn graph_for(file: &Path) -> Result<String> {
                 .map(str::trim)
                 .find(|l| !l.is_empty())
                 .unwrap_or("");
+            // Virtuoso's files hold the bare IRI; <...> is accepted too.
+            let iri = iri
+                .strip_prefix('<')
+                .and_then(|l| l.strip_suffix('>'))
+                .unwrap_or(iri);
             NamedNode::new(iri).map_err(|e| {
                 Error::at_line(candidate, 1, format!("not a graph IRI '{iri}': {e}"))
             })?;
@@ -437,13 +482,69 @@ fn line_of(message: &str) -> Option<u64> {
     None
 }
 
-impl Endpoint for EmbeddedStore {
-    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
+/// A query result with typed RDF terms (for servers that show term types).
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryOutput {
+    /// SELECT: variables in column order, rows of optional terms.
+    Solutions {
+        /// Column names.
+        variables: Vec<String>,
+        /// One entry per solution; `None` where unbound.
+        rows: Vec<Vec<Option<Term>>>,
+    },
+    /// ASK.
+    Boolean(bool),
+    /// CONSTRUCT or DESCRIBE.
+    Graph(Vec<Triple>),
+}
+
+impl QueryOutput {
+    /// The result as a [`Table`] of W3C CSV cells.
+    pub fn into_table(self) -> Table {
+        match self {
+            QueryOutput::Solutions { variables, rows } => Table {
+                columns: variables,
+                rows: rows
+                    .into_iter()
+                    .map(|r| {
+                        r.iter()
+                            .map(|t| t.as_ref().map(term_to_cell).unwrap_or_default())
+                            .collect()
+                    })
+                    .collect(),
+            },
+            QueryOutput::Boolean(b) => ask_table(b),
+            QueryOutput::Graph(triples) => triples_table(triples),
+        }
+    }
+}
+
+impl EmbeddedStore {
+    /// Evaluates `sparql` with typed terms. The default graph is
+    /// `default_graph` when given, else the union of all named graphs,
+    /// unless the query names its own dataset (FROM / FROM NAMED).
+    ///
+    /// Errors: [`QueryError::Syntax`] with the line within `sparql`;
+    /// [`QueryError::Failed`] for evaluation errors (and an unknown graph is
+    /// simply empty, as in any SPARQL store).
+    pub fn evaluate(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+    ) -> std::result::Result<QueryOutput, QueryError> {
         let mut prepared = SparqlEvaluator::new()
             .parse_query(sparql)
             .map_err(|e| syntax_error(&e.to_string()))?;
         if prepared.dataset().is_default_dataset() {
-            prepared.dataset_mut().set_default_graph_as_union();
+            match default_graph {
+                Some(graph) => {
+                    let graph = NamedNode::new(graph).map_err(|e| {
+                        QueryError::Failed(format!("not a graph IRI '{graph}': {e}"))
+                    })?;
+                    prepared.dataset_mut().set_default_graph(vec![graph.into()]);
+                }
+                None => prepared.dataset_mut().set_default_graph_as_union(),
+            }
         }
         let results = prepared
             .on_store(&self.store)
@@ -451,7 +552,7 @@ impl Endpoint for EmbeddedStore {
             .map_err(|e| QueryError::Failed(e.to_string()))?;
         match results {
             QueryResults::Solutions(solutions) => {
-                let columns: Vec<String> = solutions
+                let mut variables: Vec<String> = solutions
                     .variables()
                     .iter()
                     .map(|v| v.as_str().to_string())
@@ -459,27 +560,35 @@ impl Endpoint for EmbeddedStore {
                 let mut rows = Vec::new();
                 for solution in solutions {
                     let solution = solution.map_err(|e| QueryError::Failed(e.to_string()))?;
-                    rows.push(
-                        solution
-                            .values()
-                            .iter()
-                            .map(|v| v.as_ref().map(term_to_cell).unwrap_or_default())
-                            .collect(),
-                    );
+                    rows.push(solution.values().to_vec());
                 }
-                let mut table = Table { columns, rows };
-                order_select_star_columns(sparql, &mut table);
-                Ok(table)
+                if let Some(order) = star_order(sparql, &variables) {
+                    variables = order.iter().map(|&i| variables[i].clone()).collect();
+                    for row in &mut rows {
+                        *row = order.iter().map(|&i| row[i].take()).collect();
+                    }
+                }
+                Ok(QueryOutput::Solutions { variables, rows })
             }
-            QueryResults::Boolean(b) => Ok(ask_table(b)),
+            QueryResults::Boolean(b) => Ok(QueryOutput::Boolean(b)),
             QueryResults::Graph(triples) => {
                 let mut collected = Vec::new();
                 for t in triples {
                     collected.push(t.map_err(|e| QueryError::Failed(e.to_string()))?);
                 }
-                Ok(triples_table(collected))
+                Ok(QueryOutput::Graph(collected))
             }
         }
+    }
+}
+
+impl Endpoint for EmbeddedStore {
+    fn query_in(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+    ) -> std::result::Result<Table, QueryError> {
+        Ok(self.evaluate(sparql, default_graph)?.into_table())
     }
 
     fn info(&self) -> &EndpointInfo {
@@ -523,6 +632,7 @@ impl HttpEndpoint {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            .max_redirects(0)
             .user_agent(concat!("okn-benchmark/", env!("CARGO_PKG_VERSION")))
             .build()
             .new_agent();
@@ -541,7 +651,11 @@ impl HttpEndpoint {
 }
 
 impl Endpoint for HttpEndpoint {
-    fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
+    fn query_in(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+    ) -> std::result::Result<Table, QueryError> {
         let graph_form = matches!(
             query_form(sparql),
             Some(QueryForm::Construct | QueryForm::Describe)
@@ -555,15 +669,31 @@ impl Endpoint for HttpEndpoint {
             .agent
             .post(&self.url)
             .header("Accept", accept)
-            .send_form([("query", sparql)])
+            .send_form(
+                std::iter::once(("query", sparql))
+                    .chain(default_graph.map(|g| ("default-graph-uri", g))),
+            )
             .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
         let status = response.status();
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let mut body = response.into_body();
         let bytes = body
             .with_config()
             .limit(1 << 30)
             .read_to_vec()
             .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
+        if status.is_redirection() {
+            return Err(QueryError::Failed(format!(
+                "HTTP {} from {}: it redirects to {}; use that URL as the endpoint",
+                status.as_u16(),
+                self.url,
+                location.as_deref().unwrap_or("(no Location header)")
+            )));
+        }
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let first = text
@@ -651,24 +781,30 @@ pub fn parse_json_results(bytes: &[u8]) -> std::result::Result<Table, String> {
     }
 }
 
-/// Puts the columns of a `SELECT *` result in order of the variables'
-/// first appearance in the query (engines differ: Oxigraph sorts them),
-/// so ground truth reads as the query is written. Other projections keep
-/// the engine's column order, which is the SELECT clause's.
-pub fn order_select_star_columns(sparql: &str, table: &mut Table) {
-    let Some(order) = lex::select_star_variables(sparql) else {
-        return;
-    };
-    let mut index: Vec<usize> = (0..table.columns.len()).collect();
+/// For a `SELECT *` query, the permutation that puts `columns` in order of
+/// the variables' first appearance in the query (engines differ: Oxigraph
+/// sorts them); `None` when the query is not `SELECT *` or the order is
+/// already right.
+fn star_order(sparql: &str, columns: &[String]) -> Option<Vec<usize>> {
+    let order = lex::select_star_variables(sparql)?;
+    let mut index: Vec<usize> = (0..columns.len()).collect();
     index.sort_by_key(|&i| {
         order
             .iter()
-            .position(|v| *v == table.columns[i])
+            .position(|v| *v == columns[i])
             .unwrap_or(usize::MAX)
     });
-    if index.iter().enumerate().all(|(a, b)| a == *b) {
+    (!index.iter().enumerate().all(|(a, b)| a == *b)).then_some(index)
+}
+
+/// Puts the columns of a `SELECT *` result in order of the variables'
+/// first appearance in the query, so ground truth reads as the query is
+/// written. Other projections keep the engine's column order, which is the
+/// SELECT clause's.
+pub fn order_select_star_columns(sparql: &str, table: &mut Table) {
+    let Some(index) = star_order(sparql, &table.columns) else {
         return;
-    }
+    };
     table.columns = index.iter().map(|&i| table.columns[i].clone()).collect();
     for row in &mut table.rows {
         *row = index.iter().map(|&i| std::mem::take(&mut row[i])).collect();

@@ -1,0 +1,333 @@
+//! The proxy's record of an episode: `calls.json` (every tool call in order)
+//! and `metrics.json` (what the report needs), rewritten atomically after
+//! every call so that an episode killed mid-way still has its log.
+//!
+//! Times are seconds (`f64`, millisecond resolution) from the proxy's start.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::fsutil::write_atomic;
+
+/// File names inside the log folder.
+pub const CALLS_FILE: &str = "calls.json";
+/// See [`CALLS_FILE`].
+pub const METRICS_FILE: &str = "metrics.json";
+/// The submitted answer.
+pub const ANSWER_FILE: &str = "answer.csv";
+/// A stdio upstream's stderr.
+pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
+
+/// Characters of a reply kept in [`CallRecord::result_preview`].
+pub const PREVIEW_CHARS: usize = 2000;
+
+/// One tool call as the proxy saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// 1-based position in the episode.
+    pub index: usize,
+    /// The tool name the agent called.
+    pub tool: String,
+    /// Its arguments, as sent (a submitted CSV included).
+    pub arguments: Value,
+    /// When the call arrived, seconds after the proxy started.
+    pub start_s: f64,
+    /// How long it took to answer, seconds.
+    pub duration_s: f64,
+    /// The reply was not an error, as the protocol said (before any
+    /// `--strict-upstream-errors` relabelling).
+    pub ok: bool,
+    /// A failure hidden in a successful reply (HTTP 429 or 5xx, "rate
+    /// limit", a traceback), with what gave it away.
+    pub soft_error: Option<String>,
+    /// The call named a withheld tool and was refused at the proxy.
+    pub refused: bool,
+    /// Whether the call went to the server under test.
+    pub forwarded: bool,
+    /// Error text: the tool's error reply, a timeout, a lost connection.
+    pub error: Option<String>,
+    /// Characters of reply text.
+    pub result_chars: usize,
+    /// The reply text's first [`PREVIEW_CHARS`] characters.
+    pub result_preview: String,
+}
+
+/// The episode's metrics record (`metrics.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// `all-tools` or `sparql-only`.
+    pub level: String,
+    /// The profile's server name (absent for sparql-only).
+    pub server: Option<String>,
+    /// Tool names offered to the agent, in order (submit_csv last).
+    pub tools_offered: Vec<String>,
+    /// Tool names withheld by `--without-tool`.
+    pub withheld: Vec<String>,
+    /// Whether the server's instructions reached the agent.
+    pub instructions_forwarded: bool,
+    /// Length of the instructions the agent received, characters.
+    pub instructions_chars: usize,
+    /// SHA-256 of the sparql-only preamble (`sha256:` + hex), when that level.
+    pub preamble_sha256: Option<String>,
+    /// Every tool called, in order (refused ones included).
+    pub tools_called: Vec<String>,
+    /// Calls in all.
+    pub calls: usize,
+    /// Calls carrying a SPARQL query that succeeded.
+    pub queries_ok: usize,
+    /// Calls carrying a SPARQL query that failed (error reply, soft error,
+    /// timeout, lost connection).
+    pub queries_errored: usize,
+    /// Seconds spent waiting on the server under test (forwarded calls and
+    /// local SPARQL).
+    pub server_s: f64,
+    /// Soft errors per tool (see [`CallRecord::soft_error`]).
+    pub upstream_soft_errors: BTreeMap<String, usize>,
+    /// Calls refused because they named a withheld tool.
+    pub refused: usize,
+    /// How many times submit_csv was called.
+    pub submissions: usize,
+    /// Rows in the last submission (header excluded), if it parsed.
+    pub submitted_rows: Option<usize>,
+    /// The proxy could not reach the server at startup: why.
+    pub startup_error: Option<String>,
+    /// The connection was lost part-way: why.
+    pub lost_upstream: Option<String>,
+}
+
+impl Metrics {
+    /// True when at least one answer was submitted.
+    pub fn submitted(&self) -> bool {
+        self.submissions > 0
+    }
+}
+
+/// The in-memory log and where it is written.
+#[derive(Debug)]
+pub struct CallLog {
+    dir: PathBuf,
+    started: Instant,
+    /// Calls so far.
+    pub calls: Vec<CallRecord>,
+    /// Metrics so far.
+    pub metrics: Metrics,
+}
+
+/// Rounds seconds to milliseconds.
+pub fn seconds(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+impl CallLog {
+    /// A log writing into `dir` (created if missing).
+    pub fn new(dir: &Path, metrics: Metrics) -> CallLog {
+        CallLog {
+            dir: dir.to_path_buf(),
+            started: Instant::now(),
+            calls: Vec::new(),
+            metrics,
+        }
+    }
+
+    /// Seconds since the proxy started.
+    pub fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The log folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends a call and updates the tallies derived from it.
+    pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
+        call.index = self.calls.len() + 1;
+        call.start_s = seconds(call.start_s);
+        call.duration_s = seconds(call.duration_s);
+        let m = &mut self.metrics;
+        m.calls += 1;
+        m.tools_called.push(call.tool.clone());
+        if call.refused {
+            m.refused += 1;
+        }
+        if call.forwarded || is_query {
+            m.server_s = seconds(m.server_s + call.duration_s);
+        }
+        if let Some(_reason) = &call.soft_error {
+            *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
+        }
+        if is_query {
+            if call.ok && call.soft_error.is_none() && call.error.is_none() {
+                m.queries_ok += 1;
+            } else {
+                m.queries_errored += 1;
+            }
+        }
+        self.calls.push(call);
+    }
+
+    /// Writes `calls.json` and `metrics.json` atomically.
+    pub fn flush(&self) -> Result<()> {
+        let mut calls = serde_json::to_string_pretty(&self.calls).unwrap_or_default();
+        calls.push('\n');
+        write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
+        let mut metrics = serde_json::to_string_pretty(&self.metrics).unwrap_or_default();
+        metrics.push('\n');
+        write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
+    }
+}
+
+/// Reads a log folder's `metrics.json`, if present and well formed.
+pub fn read_metrics(dir: &Path) -> Option<Metrics> {
+    let text = std::fs::read_to_string(dir.join(METRICS_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Reads a log folder's `calls.json`, if present and well formed.
+pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
+    let text = std::fs::read_to_string(dir.join(CALLS_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// A failure hidden in the text of a successful reply, or `None`: an HTTP
+/// 429 or "too many requests", "rate limit", an HTTP 5xx status, or a
+/// Python traceback (seed 000, "When the server under test fails quietly").
+pub fn soft_error(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    if lower.contains("too many requests") || has_status(&lower, |code| code == 429) {
+        return Some("HTTP 429 (rate limited)".into());
+    }
+    if lower.contains("rate limit") || lower.contains("rate-limit") || lower.contains("ratelimit") {
+        return Some("rate limit".into());
+    }
+    if let Some(code) = first_status(&lower, |code| (500..600).contains(&code)) {
+        return Some(format!("HTTP {code}"));
+    }
+    for phrase in [
+        "internal server error",
+        "bad gateway",
+        "service unavailable",
+        "gateway timeout",
+    ] {
+        if lower.contains(phrase) {
+            return Some(format!("HTTP 5xx ({phrase})"));
+        }
+    }
+    if lower.contains("traceback (most recent call last)") {
+        return Some("Python traceback".into());
+    }
+    None
+}
+
+fn has_status(lower: &str, wanted: impl Fn(u16) -> bool) -> bool {
+    first_status(lower, wanted).is_some()
+}
+
+/// A three-digit code right after "http" or "status", with only the
+/// words `error`, `code`, `status` or a protocol version between
+/// (`HTTP Error 429`, `status code: 503`, `HTTP/1.1 502`).
+fn first_status(lower: &str, wanted: impl Fn(u16) -> bool) -> Option<u16> {
+    for marker in ["http", "status"] {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(marker) {
+            let start = from + i + marker.len();
+            let tokens = lower[start..]
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+                .filter(|t| !t.is_empty())
+                .take(4);
+            for token in tokens {
+                if token.len() == 3 && token.chars().all(|c| c.is_ascii_digit()) {
+                    if let Ok(code) = token.parse::<u16>()
+                        && wanted(code)
+                    {
+                        return Some(code);
+                    }
+                    break;
+                }
+                if !matches!(
+                    token,
+                    "error" | "code" | "status" | "1.1" | "1.0" | "2" | "2.0"
+                ) {
+                    break;
+                }
+            }
+            from = start;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soft_errors_in_successful_replies() {
+        for (text, want) in [
+            (
+                "{\"error\": \"HTTP Error 429: Too Many Requests\", \"descendant_count\": 0}",
+                "HTTP 429 (rate limited)",
+            ),
+            ("upstream said: status code: 429", "HTTP 429 (rate limited)"),
+            ("You have hit the rate limit, retry later", "rate limit"),
+            ("HTTP Error 503: Service Unavailable", "HTTP 503"),
+            ("received HTTP/1.1 502 from the endpoint", "HTTP 502"),
+            ("502 Bad Gateway", "HTTP 5xx (bad gateway)"),
+            (
+                "Traceback (most recent call last):\n  File \"x.py\"",
+                "Python traceback",
+            ),
+        ] {
+            assert_eq!(soft_error(text).as_deref(), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn ordinary_results_are_not_soft_errors() {
+        for text in [
+            "{\"columns\": [\"s\"], \"rows\": [[\"http://ex.org/500\"]]}",
+            "population 5023, area 429.5 km2",
+            "status: ok, 503 rows",
+            "",
+        ] {
+            assert_eq!(soft_error(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn tallies_follow_the_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = CallLog::new(dir.path(), Metrics::default());
+        let call = |tool: &str, ok: bool, soft: Option<&str>| CallRecord {
+            index: 0,
+            tool: tool.into(),
+            arguments: serde_json::json!({}),
+            start_s: 0.1234,
+            duration_s: 0.5,
+            ok,
+            soft_error: soft.map(String::from),
+            refused: false,
+            forwarded: true,
+            error: None,
+            result_chars: 0,
+            result_preview: String::new(),
+        };
+        log.record(call("query", true, None), true);
+        log.record(call("query", true, Some("HTTP 429 (rate limited)")), true);
+        log.record(call("get_schema", false, None), false);
+        log.flush().unwrap();
+        let m = read_metrics(dir.path()).unwrap();
+        assert_eq!((m.calls, m.queries_ok, m.queries_errored), (3, 1, 1));
+        assert_eq!(m.upstream_soft_errors.get("query"), Some(&1));
+        assert_eq!(m.server_s, 1.5);
+        assert_eq!(m.tools_called, ["query", "query", "get_schema"]);
+        let calls = read_calls(dir.path()).unwrap();
+        assert_eq!(calls[2].index, 3);
+        assert_eq!(calls[0].start_s, 0.123);
+    }
+}

@@ -1,0 +1,663 @@
+//! The proxy: an MCP server over stdio that an agent host starts through
+//! its MCP config, standing between the agent and the server under test
+//! (seed 000, "How it works", "Withholding individual tools", "When the
+//! server under test fails quietly").
+//!
+//! It is the ablation surface and the measuring instrument:
+//!
+//! - it discovers the upstream's tools (nothing is configured), filters
+//!   `tools/list` by `--without-tool`, and **refuses** `tools/call` for a
+//!   withheld tool, so a remembered name cannot get through; each refusal
+//!   is recorded;
+//! - it injects `submit_csv` after filtering, so the answer channel can
+//!   never be withheld; a submission writes `answer.csv` (a header-only
+//!   submission is an answer with zero rows; a later one replaces it);
+//! - it forwards the server's instructions at `all-tools`; at `sparql-only`
+//!   there is no upstream, only the neutral SPARQL tool and its preamble;
+//! - every forwarded call is bounded by `--timeout`; three consecutive
+//!   failed forwarded calls (errors of the transport or timeouts, not a
+//!   tool's own error reply) declare the session dead; any success resets
+//!   the count; the proxy outlives a lost upstream and keeps `submit_csv`
+//!   open, answering other calls with a reply that says the connection will
+//!   not come back and the answer channel is still open;
+//! - failures hidden in successful replies are recorded as `soft_error`
+//!   and tallied per tool; `--strict-upstream-errors` relabels such replies
+//!   as errors, payload unchanged;
+//! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
+//!   every call.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext, RoleClient};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use super::calllog::{
+    ANSWER_FILE, CallLog, CallRecord, Metrics, PREVIEW_CHARS, UPSTREAM_STDERR_FILE, soft_error,
+};
+use super::profile::Profile;
+use super::sparql_only::{self, SparqlOnly};
+use crate::error::{Error, Result};
+use crate::table::Table;
+
+/// The injected answer tool.
+pub const SUBMIT_CSV: &str = "submit_csv";
+
+/// Consecutive failed forwarded calls that declare the session dead.
+pub const BREAKER_THRESHOLD: u32 = 3;
+
+/// Default read timeout for one forwarded call, seconds (seed 000).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+/// The tool level of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolLevel {
+    /// The server's tools and instructions (minus any withheld), plus submit_csv.
+    AllTools,
+    /// No server: one neutral SPARQL tool, a preamble, and submit_csv.
+    SparqlOnly,
+}
+
+impl ToolLevel {
+    /// `all-tools` or `sparql-only`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolLevel::AllTools => "all-tools",
+            ToolLevel::SparqlOnly => "sparql-only",
+        }
+    }
+}
+
+/// Everything the proxy is started with.
+pub struct ProxySettings {
+    /// Tool level.
+    pub level: ToolLevel,
+    /// The server under test (all-tools only).
+    pub profile: Option<Profile>,
+    /// Tools to withhold (all-tools only).
+    pub without: Vec<String>,
+    /// Where answer.csv, calls.json, metrics.json go.
+    pub log_dir: PathBuf,
+    /// Read timeout of one forwarded call (also bounds the connection at startup).
+    pub timeout: Duration,
+    /// Relabel soft errors as errors.
+    pub strict_upstream_errors: bool,
+    /// The control's endpoint (sparql-only only).
+    pub sparql_only: Option<SparqlOnly>,
+}
+
+/// The running proxy (cheap to clone: shared state).
+#[derive(Clone)]
+pub struct Proxy {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    level: ToolLevel,
+    timeout: Duration,
+    strict: bool,
+    info: ServerConfig,
+    offered: Vec<Tool>,
+    upstream_names: BTreeSet<String>,
+    withheld: BTreeSet<String>,
+    peer: Option<Peer<RoleClient>>,
+    sparql_only: Option<SparqlOnly>,
+    shutting_down: AtomicBool,
+    state: Mutex<State>,
+}
+
+struct State {
+    log: CallLog,
+    consecutive_failures: u32,
+    /// Why the upstream is unusable (startup error or lost connection).
+    dead: Option<Dead>,
+}
+
+#[derive(Clone)]
+enum Dead {
+    Startup(String),
+    Lost(String),
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn submit_tool() -> Tool {
+    Tool::new(
+        SUBMIT_CSV,
+        "Submit your answer: the complete result table as CSV text with a header row of column \
+names. If nothing satisfies the question, submit the header row on its own. Calling it again \
+replaces the previous answer.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "csv": {"type": "string", "description": "The complete result table as CSV, header row first."}
+            },
+            "required": ["csv"]
+        })),
+    )
+}
+
+fn sparql_tool() -> Tool {
+    Tool::new(
+        sparql_only::TOOL,
+        "Run a SPARQL 1.1 query against one knowledge graph, named by its shortname; returns the result as CSV.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "graph": {"type": "string", "description": "The graph's shortname (see the instructions)."},
+                "query": {"type": "string", "description": "A SPARQL 1.1 query."}
+            },
+            "required": ["graph", "query"]
+        })),
+    )
+}
+
+fn reply(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text.into())];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// The text of a reply: its text blocks, then its structured content.
+fn reply_text(result: &CallToolResult) -> String {
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    if let Some(structured) = &result.structured_content {
+        parts.push(structured.to_string());
+    }
+    parts.join("\n")
+}
+
+fn preview(text: &str) -> String {
+    text.chars().take(PREVIEW_CHARS).collect()
+}
+
+/// True when any string in `arguments` looks like a SPARQL query.
+pub fn carries_query(arguments: &Value) -> bool {
+    match arguments {
+        Value::String(s) => crate::sparql::lex::form_keyword(s).is_some() && s.contains('{'),
+        Value::Array(items) => items.iter().any(carries_query),
+        Value::Object(map) => map.values().any(carries_query),
+        _ => false,
+    }
+}
+
+fn lost_message(reason: &str) -> String {
+    format!(
+        "The connection to the server under test was lost ({reason}) and will not come back in \
+this session. The answer channel is still open: call {SUBMIT_CSV} with your result table (the \
+header row alone if nothing satisfies the question)."
+    )
+}
+
+fn startup_message(reason: &str) -> String {
+    format!(
+        "The server under test could not be reached when this session started ({reason}), so \
+its tools are unavailable. The answer channel is still open: call {SUBMIT_CSV} with your result \
+table."
+    )
+}
+
+impl Proxy {
+    /// Connects to the upstream (all-tools) or opens the control's endpoint
+    /// (sparql-only), works out what the agent will see, and writes the
+    /// first `metrics.json`. An upstream that cannot be reached is not an
+    /// error here: it is recorded as `startup_error`, and the proxy still
+    /// serves `submit_csv`.
+    ///
+    /// Errors: the log folder cannot be written; a sparql-only proxy
+    /// without an endpoint; an all-tools proxy without a profile.
+    pub async fn start(settings: ProxySettings) -> Result<Proxy> {
+        std::fs::create_dir_all(&settings.log_dir)
+            .map_err(|e| Error::io(&settings.log_dir, "create log folder", e))?;
+        let withheld: BTreeSet<String> = settings.without.iter().cloned().collect();
+        let mut metrics = Metrics {
+            level: settings.level.as_str().to_string(),
+            withheld: withheld.iter().cloned().collect(),
+            ..Metrics::default()
+        };
+        let mut offered = Vec::new();
+        let mut upstream_names = BTreeSet::new();
+        let mut instructions = None;
+        let mut peer = None;
+        let mut dead = None;
+        let mut holder = None;
+        match settings.level {
+            ToolLevel::AllTools => {
+                let profile = settings.profile.as_ref().ok_or_else(|| {
+                    Error::Usage("--tools all-tools needs --profile (the server under test)".into())
+                })?;
+                metrics.server = Some(profile.name.clone());
+                let stderr_log = settings.log_dir.join(UPSTREAM_STDERR_FILE);
+                match super::upstream::connect(profile, settings.timeout, Some(&stderr_log)).await {
+                    Ok(connection) => {
+                        for tool in &connection.tools {
+                            upstream_names.insert(tool.name.to_string());
+                            if !withheld.contains(tool.name.as_ref()) && tool.name != SUBMIT_CSV {
+                                offered.push(tool.clone());
+                            }
+                        }
+                        instructions = connection.instructions.clone();
+                        peer = Some(connection.service.peer().clone());
+                        holder = Some(connection.service);
+                    }
+                    Err(reason) => {
+                        metrics.startup_error = Some(reason.clone());
+                        dead = Some(Dead::Startup(reason));
+                    }
+                }
+            }
+            ToolLevel::SparqlOnly => {
+                let control = settings.sparql_only.as_ref().ok_or_else(|| {
+                    Error::Usage(
+                        "--tools sparql-only needs an endpoint (--endpoint or okn-benchmark.toml)"
+                            .into(),
+                    )
+                })?;
+                offered.push(sparql_tool());
+                instructions = Some(control.preamble.clone());
+                metrics.preamble_sha256 = Some(control.preamble_digest());
+            }
+        }
+        offered.push(submit_tool());
+        metrics.tools_offered = offered.iter().map(|t| t.name.to_string()).collect();
+        metrics.instructions_forwarded = instructions.is_some();
+        metrics.instructions_chars = instructions.as_deref().map_or(0, |i| i.chars().count());
+
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "okn-benchmark-proxy",
+                env!("CARGO_PKG_VERSION"),
+            ));
+        if let Some(text) = &instructions {
+            info = info.with_instructions(text.clone());
+        }
+        let log = CallLog::new(&settings.log_dir, metrics);
+        log.flush()?;
+        let proxy = Proxy {
+            inner: Arc::new(Inner {
+                level: settings.level,
+                timeout: settings.timeout,
+                strict: settings.strict_upstream_errors,
+                info,
+                offered,
+                upstream_names,
+                withheld,
+                peer,
+                sparql_only: settings.sparql_only,
+                shutting_down: AtomicBool::new(false),
+                state: Mutex::new(State {
+                    log,
+                    consecutive_failures: 0,
+                    dead,
+                }),
+            }),
+        };
+        // The holder: the upstream session lives beside the stdio server;
+        // when it ends on its own, the session is marked lost.
+        if let Some(service) = holder {
+            let watcher = proxy.clone();
+            tokio::spawn(async move {
+                let outcome = service.waiting().await;
+                if !watcher.inner.shutting_down.load(Ordering::SeqCst) {
+                    let reason = match outcome {
+                        Ok(rmcp::service::QuitReason::Closed) => {
+                            "the server closed the connection".to_string()
+                        }
+                        Ok(rmcp::service::QuitReason::Cancelled) => {
+                            "the session was cancelled".to_string()
+                        }
+                        Ok(rmcp::service::QuitReason::JoinError(e)) | Err(e) => {
+                            format!("the session failed: {e}")
+                        }
+                        Ok(_) => "the session ended".to_string(),
+                    };
+                    watcher.mark_lost(reason);
+                }
+            });
+        }
+        Ok(proxy)
+    }
+
+    /// Marks the upstream lost (once) and records why.
+    fn mark_lost(&self, reason: String) {
+        let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.dead.is_none() {
+            state.log.metrics.lost_upstream = Some(reason.clone());
+            state.dead = Some(Dead::Lost(reason));
+            let _ = state.log.flush();
+        }
+    }
+
+    /// The tool names the agent sees, in order.
+    pub fn offered_names(&self) -> Vec<String> {
+        self.inner
+            .offered
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// Serves MCP on stdin/stdout until the agent host closes it, then
+    /// flushes the log and drops the upstream.
+    pub async fn serve_stdio(self) -> Result<()> {
+        let service = self
+            .clone()
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| {
+                Error::Other(format!(
+                    "proxy: MCP initialization with the agent host failed: {e}"
+                ))
+            })?;
+        let _ = service.waiting().await;
+        self.inner.shutting_down.store(true, Ordering::SeqCst);
+        let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.log.flush()
+    }
+
+    fn record(&self, call: CallRecord, is_query: bool) {
+        let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.log.record(call, is_query);
+        if let Err(e) = state.log.flush() {
+            eprintln!("proxy: cannot write the call log: {e}");
+        }
+    }
+
+    fn now(&self) -> f64 {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .log
+            .now()
+    }
+
+    fn submit(&self, arguments: &Value) -> (CallToolResult, Option<String>) {
+        let Some(csv) = arguments.get("csv").and_then(Value::as_str) else {
+            let message = format!(
+                "{SUBMIT_CSV} needs a 'csv' argument: the complete result table as CSV text, header row first."
+            );
+            return (reply(message.clone(), true), Some(message));
+        };
+        let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        let path = state.log.dir().join(ANSWER_FILE);
+        if let Err(e) = crate::fsutil::write_atomic(&path, csv.as_bytes()) {
+            let message = format!("the answer could not be saved: {e}");
+            return (reply(message.clone(), true), Some(message));
+        }
+        state.log.metrics.submissions += 1;
+        let replaced = state.log.metrics.submissions > 1;
+        let text = match Table::from_csv(csv.as_bytes()) {
+            Ok(table) => {
+                state.log.metrics.submitted_rows = Some(table.rows.len());
+                format!(
+                    "Answer saved: {} row{} with columns {}.{} Calling {SUBMIT_CSV} again replaces it.",
+                    table.rows.len(),
+                    if table.rows.len() == 1 { "" } else { "s" },
+                    table.columns.join(", "),
+                    if replaced {
+                        " It replaces your earlier answer."
+                    } else {
+                        ""
+                    }
+                )
+            }
+            Err(e) => {
+                state.log.metrics.submitted_rows = None;
+                format!(
+                    "Answer saved, but it is not well-formed CSV ({e}). Call {SUBMIT_CSV} again with a corrected table to replace it."
+                )
+            }
+        };
+        (reply(text, false), None)
+    }
+
+    async fn forward(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> (CallToolResult, CallOutcome) {
+        let peer = self.inner.peer.clone();
+        let dead = {
+            let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.dead.clone()
+        };
+        match (dead, peer) {
+            (Some(Dead::Lost(reason)), _) => {
+                let text = lost_message(&reason);
+                (reply(text.clone(), true), CallOutcome::failed(text, false))
+            }
+            (Some(Dead::Startup(reason)), _) => {
+                let text = startup_message(&reason);
+                (reply(text.clone(), true), CallOutcome::failed(text, false))
+            }
+            (None, None) => {
+                let text = startup_message("no connection");
+                (reply(text.clone(), true), CallOutcome::failed(text, false))
+            }
+            (None, Some(peer)) => {
+                let mut params = CallToolRequestParams::new(name.to_string());
+                if let Some(arguments) = arguments {
+                    params = params.with_arguments(arguments);
+                }
+                let outcome =
+                    tokio::time::timeout(self.inner.timeout, peer.call_tool(params)).await;
+                let failure = match outcome {
+                    Ok(Ok(mut result)) => {
+                        self.reset_failures();
+                        let text = reply_text(&result);
+                        let ok = result.is_error != Some(true);
+                        let soft = if ok { soft_error(&text) } else { None };
+                        if soft.is_some() && self.inner.strict {
+                            result.is_error = Some(true);
+                        }
+                        let error = (!ok).then(|| text.chars().take(PREVIEW_CHARS).collect());
+                        return (
+                            result,
+                            CallOutcome {
+                                ok,
+                                soft_error: soft,
+                                error,
+                                text,
+                                forwarded: true,
+                            },
+                        );
+                    }
+                    Ok(Err(e)) => format!("the call failed: {e}"),
+                    Err(_) => format!(
+                        "no reply within {} s; the call was abandoned",
+                        self.inner.timeout.as_secs()
+                    ),
+                };
+                let tripped = self.count_failure(&failure);
+                let text = match tripped {
+                    Some(reason) => lost_message(&reason),
+                    None => format!("The server under test did not answer: {failure}."),
+                };
+                (
+                    reply(text.clone(), true),
+                    CallOutcome::failed(failure, true),
+                )
+            }
+        }
+    }
+
+    fn reset_failures(&self) {
+        let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.consecutive_failures = 0;
+    }
+
+    /// Counts a failed forwarded call; returns the reason if this one
+    /// tripped the breaker.
+    fn count_failure(&self, failure: &str) -> Option<String> {
+        let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.consecutive_failures += 1;
+        if state.consecutive_failures >= BREAKER_THRESHOLD && state.dead.is_none() {
+            let reason = format!(
+                "{BREAKER_THRESHOLD} consecutive forwarded calls failed; the last: {failure}"
+            );
+            state.log.metrics.lost_upstream = Some(reason.clone());
+            state.dead = Some(Dead::Lost(reason.clone()));
+            return Some(reason);
+        }
+        None
+    }
+}
+
+/// What happened to one call, for the log.
+struct CallOutcome {
+    ok: bool,
+    soft_error: Option<String>,
+    error: Option<String>,
+    text: String,
+    forwarded: bool,
+}
+
+impl CallOutcome {
+    fn failed(error: String, forwarded: bool) -> CallOutcome {
+        CallOutcome {
+            ok: false,
+            soft_error: None,
+            text: error.clone(),
+            error: Some(error),
+            forwarded,
+        }
+    }
+}
+
+impl ServerHandler for Proxy {
+    fn get_info(&self) -> ServerConfig {
+        self.inner.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.offered.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.offered.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let start_s = self.now();
+        let clock = Instant::now();
+        let name = request.name.to_string();
+        let arguments = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or(Value::Null);
+        let is_query = carries_query(&arguments) && name != SUBMIT_CSV;
+        let mut refused = false;
+        let (result, outcome) = if name == SUBMIT_CSV {
+            let (result, error) = self.submit(&arguments);
+            let text = reply_text(&result);
+            (
+                result,
+                CallOutcome {
+                    ok: error.is_none(),
+                    soft_error: None,
+                    error,
+                    text,
+                    forwarded: false,
+                },
+            )
+        } else if self.inner.withheld.contains(&name) {
+            refused = true;
+            let text = format!("The tool '{name}' is not available in this session.");
+            (reply(text.clone(), true), CallOutcome::failed(text, false))
+        } else if self.inner.level == ToolLevel::SparqlOnly && name == sparql_only::TOOL {
+            let control = self.inner.sparql_only.clone();
+            let graph = arguments
+                .get("graph")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let query = arguments
+                .get("query")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let ran = tokio::task::spawn_blocking(move || match control {
+                Some(control) if !query.trim().is_empty() => control.run(&graph, &query),
+                Some(_) => Err("the 'query' argument is empty".to_string()),
+                None => Err("no endpoint is configured".to_string()),
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("the query task failed: {e}")));
+            match ran {
+                Ok(csv) => (
+                    reply(csv.clone(), false),
+                    CallOutcome {
+                        ok: true,
+                        soft_error: None,
+                        error: None,
+                        text: csv,
+                        forwarded: false,
+                    },
+                ),
+                Err(message) => (
+                    reply(message.clone(), true),
+                    CallOutcome::failed(message, false),
+                ),
+            }
+        } else if self.inner.level == ToolLevel::AllTools
+            && self.inner.upstream_names.contains(&name)
+        {
+            self.forward(&name, request.arguments).await
+        } else {
+            let text = format!(
+                "Unknown tool '{name}'. Available tools: {}.",
+                self.offered_names().join(", ")
+            );
+            (reply(text.clone(), true), CallOutcome::failed(text, false))
+        };
+        let duration_s = clock.elapsed().as_secs_f64();
+        self.record(
+            CallRecord {
+                index: 0,
+                tool: name,
+                arguments,
+                start_s,
+                duration_s,
+                ok: outcome.ok,
+                soft_error: outcome.soft_error,
+                refused,
+                forwarded: outcome.forwarded,
+                error: outcome.error,
+                result_chars: outcome.text.chars().count(),
+                result_preview: preview(&outcome.text),
+            },
+            is_query,
+        );
+        Ok(result.into())
+    }
+}

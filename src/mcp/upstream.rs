@@ -1,0 +1,143 @@
+//! The connection to the server under test: an rmcp client over a stdio
+//! child process or streamable HTTP, as a [`Profile`] says.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientConfig, Implementation, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+
+use super::profile::{Profile, Upstream};
+
+/// A live client session with the server under test.
+pub struct Connection {
+    /// The running client; its peer sends requests.
+    pub service: RunningService<RoleClient, ClientConfig>,
+    /// The tools the server lists, in its order.
+    pub tools: Vec<Tool>,
+    /// The server's instructions, if it sent any.
+    pub instructions: Option<String>,
+    /// The server's name and version, as it reported them.
+    pub server_info: Option<Implementation>,
+}
+
+/// Installs the ring crypto provider for rustls once (HTTPS upstreams).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+fn client_config() -> ClientConfig {
+    let mut config = ClientConfig::default();
+    config.client_info = Implementation::new("okn-benchmark", env!("CARGO_PKG_VERSION"));
+    config
+}
+
+/// Connects to the profile's upstream, initializes, and lists its tools,
+/// all within `timeout`.
+///
+/// `stderr_log` receives a stdio server's stderr (the agent host never sees
+/// it). A relative `cwd` in the profile is resolved against the profile's
+/// folder; `command = "okn-benchmark"` runs this very binary, so shipped
+/// profiles work without installing it on PATH.
+///
+/// Errors: a one-line reason (spawn failure, refused connection, HTTP
+/// status, initialization error, timeout), suitable for `startup_error`.
+pub async fn connect(
+    profile: &Profile,
+    timeout: Duration,
+    stderr_log: Option<&Path>,
+) -> Result<Connection, String> {
+    let attempt = async {
+        let service = match &profile.upstream {
+            Upstream::Stdio {
+                command,
+                args,
+                cwd,
+                env,
+            } => {
+                let program = resolve_program(command);
+                let mut cmd = tokio::process::Command::new(&program);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                let base = profile.path.parent().unwrap_or(Path::new(""));
+                if let Some(dir) = cwd {
+                    cmd.current_dir(base.join(dir));
+                }
+                let stderr = match stderr_log {
+                    Some(path) => std::fs::File::create(path)
+                        .map(Stdio::from)
+                        .unwrap_or_else(|_| Stdio::null()),
+                    None => Stdio::inherit(),
+                };
+                let (transport, _) = TokioChildProcess::builder(cmd)
+                    .stderr(stderr)
+                    .spawn()
+                    .map_err(|e| format!("cannot start '{}': {e}", program.display()))?;
+                client_config()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("MCP initialization with '{command}' failed: {e}"))?
+            }
+            Upstream::Http { url, headers } => {
+                install_crypto_provider();
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let name = http::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| format!("header name '{name}' is not valid"))?;
+                    let value = http::HeaderValue::from_str(value)
+                        .map_err(|_| format!("the value of header '{name}' is not valid"))?;
+                    custom.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                client_config()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("MCP initialization with {url} failed: {e}"))?
+            }
+        };
+        let tools = service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let info = service.peer().peer_info();
+        Ok::<_, String>(Connection {
+            instructions: info.as_ref().and_then(|i| i.instructions.clone()),
+            server_info: info.as_ref().and_then(|i| i.server_info.clone()),
+            tools,
+            service,
+        })
+    };
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "no answer from the server within {} s while connecting",
+            timeout.as_secs()
+        )),
+    }
+}
+
+/// `okn-benchmark` (the program's own name) resolves to this executable
+/// when it is not on PATH; any other command is used as given.
+fn resolve_program(command: &str) -> std::path::PathBuf {
+    if command == "okn-benchmark"
+        && which(command).is_none()
+        && let Ok(own) = std::env::current_exe()
+    {
+        return own;
+    }
+    std::path::PathBuf::from(command)
+}
+
+fn which(command: &str) -> Option<std::path::PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(command))
+        .find(|p| p.is_file())
+}
