@@ -222,6 +222,32 @@ fn unreachable_endpoint_is_a_clear_error() {
     );
 }
 
+/// Reads one whole HTTP request (headers, then Content-Length bytes of
+/// body), so that closing the socket afterwards does not reset it under the
+/// client's feet (unread data makes the kernel send RST).
+fn read_request(stream: &mut std::net::TcpStream) {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let Ok(n) = stream.read(&mut buf) else { return };
+        if n == 0 {
+            return;
+        }
+        data.extend_from_slice(&buf[..n]);
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                return;
+            }
+        }
+    }
+}
+
 /// Not a real server: a raw listener that answers every request with `reply`
 /// (or, when `reply` is `None`, reads the request and never answers). No
 /// real SPARQL server sends malformed results or hangs on demand.
@@ -231,8 +257,7 @@ fn fake_server(reply: Option<&'static str>) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            let mut buf = [0u8; 65536];
-            let _ = stream.read(&mut buf);
+            read_request(&mut stream);
             match reply {
                 Some(body) => {
                     let _ = write!(
@@ -343,8 +368,7 @@ fn fake_server_raw(response: &'static str) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            let mut buf = [0u8; 65536];
-            let _ = stream.read(&mut buf);
+            read_request(&mut stream);
             let _ = stream.write_all(response.as_bytes());
         }
     });
