@@ -25,6 +25,23 @@ pub struct Config {
     /// Defaults for `reference` (and every command that needs ground truth).
     #[serde(default)]
     pub reference: ReferenceConfig,
+    /// The `sparql-only` control's endpoint and graph naming.
+    #[serde(default)]
+    pub sparql_only: SparqlOnlyConfig,
+}
+
+/// The `[sparql_only]` table. The control queries `endpoint` (default: the
+/// `[reference]` endpoint, so it sees the data ground truth came from).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SparqlOnlyConfig {
+    /// A data path (relative to this file) or SPARQL URL.
+    pub endpoint: Option<String>,
+    /// Shortname → graph IRI, with `{shortname}` where the name goes.
+    pub graph_template: Option<String>,
+    /// The valid shortnames (needed for a SPARQL URL; for RDF data they are
+    /// the named graphs that fit the template).
+    pub shortnames: Option<Vec<String>>,
 }
 
 /// The `[reference]` table.
@@ -116,6 +133,39 @@ pub fn endpoint_spec(explicit: Option<&str>) -> Result<crate::sparql::EndpointSp
             "no SPARQL endpoint: pass --endpoint URL|PATH, or set it once in {CONFIG_FILE}:\n  [reference]\n  endpoint = \"path/to/rdf-data\"   # or \"https://.../sparql\""
         ))),
     }
+}
+
+/// The `sparql-only` control's endpoint, template and shortnames: flags
+/// first, then `[sparql_only]`, then `[reference] endpoint`.
+///
+/// Errors: as [`endpoint_spec`], and an unreadable config file.
+pub fn sparql_only_settings(
+    explicit_endpoint: Option<&str>,
+    explicit_template: Option<&str>,
+    explicit_shortnames: &[String],
+) -> Result<(crate::sparql::EndpointSpec, String, Vec<String>)> {
+    let found = find(Path::new("."))?;
+    let section = found
+        .as_ref()
+        .map(|f| f.config.sparql_only.clone())
+        .unwrap_or_default();
+    let spec = match (explicit_endpoint, &section.endpoint, &found) {
+        (Some(value), _, _) => crate::sparql::EndpointSpec::resolve(value, Path::new(""))?,
+        (None, Some(value), Some(found)) => {
+            crate::sparql::EndpointSpec::resolve(value, &relative_to_cwd(&found.dir))?
+        }
+        _ => endpoint_spec(None)?,
+    };
+    let template = explicit_template
+        .map(str::to_string)
+        .or(section.graph_template)
+        .unwrap_or_else(|| crate::mcp::sparql_only::DEFAULT_GRAPH_TEMPLATE.to_string());
+    let shortnames = if explicit_shortnames.is_empty() {
+        section.shortnames.unwrap_or_default()
+    } else {
+        explicit_shortnames.to_vec()
+    };
+    Ok((spec, template, shortnames))
 }
 
 /// `dir` relative to the current folder when it is inside it (so recorded

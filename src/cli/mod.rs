@@ -7,6 +7,8 @@
 
 mod corpus;
 mod kg_server;
+mod probe;
+mod proxy;
 mod reference;
 mod score;
 mod selfcheck;
@@ -47,6 +49,10 @@ enum Command {
     Selfcheck(selfcheck::SelfcheckArgs),
     /// Serve the demo knowledge graph as an MCP server (stdio or streamable HTTP).
     KgServer(kg_server::KgServerArgs),
+    /// The MCP proxy between an agent host and the server under test (stdio).
+    Proxy(proxy::ProxyArgs),
+    /// Show what an agent would see through the proxy, without calling a model.
+    Probe(probe::ProbeArgs),
 }
 
 /// `--corpus` and the selection flags shared by every command that reads a
@@ -117,6 +123,8 @@ pub fn main() -> ExitCode {
         Command::Score(a) => score::run(a),
         Command::Selfcheck(a) => selfcheck::run(a),
         Command::KgServer(a) => kg_server::run(a),
+        Command::Proxy(a) => proxy::run(a),
+        Command::Probe(a) => probe::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -195,8 +195,10 @@ pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
 }
 
 /// A failure hidden in the text of a successful reply, or `None`: an HTTP
-/// 429 or "too many requests", "rate limit", an HTTP 5xx status, or a
-/// Python traceback (seed 000, "When the server under test fails quietly").
+/// 429 or "too many requests", "rate limit", an HTTP 5xx status, a Python
+/// traceback (seed 000, "When the server under test fails quietly"), or the
+/// server failing to reach its own backend ("connection refused", "urlopen
+/// error", ...).
 pub fn soft_error(text: &str) -> Option<String> {
     let lower = text.to_lowercase();
     if lower.contains("too many requests") || has_status(&lower, |code| code == 429) {
@@ -220,6 +222,22 @@ pub fn soft_error(text: &str) -> Option<String> {
     }
     if lower.contains("traceback (most recent call last)") {
         return Some("Python traceback".into());
+    }
+    // The server could not reach its own backend (observed: mcp-proto-okn
+    // answers isError=false with "Query execution failed: <urlopen error
+    // [Errno 111] Connection refused>").
+    for phrase in [
+        "connection refused",
+        "connection reset",
+        "urlopen error",
+        "failed to establish a new connection",
+        "max retries exceeded",
+        "temporary failure in name resolution",
+        "name or service not known",
+    ] {
+        if lower.contains(phrase) {
+            return Some(format!("backend unreachable ({phrase})"));
+        }
     }
     None
 }
@@ -281,6 +299,10 @@ mod tests {
             (
                 "Traceback (most recent call last):\n  File \"x.py\"",
                 "Python traceback",
+            ),
+            (
+                "{\"error\": \"Query execution failed: <urlopen error [Errno 111] Connection refused>\"}",
+                "backend unreachable (connection refused)",
             ),
         ] {
             assert_eq!(soft_error(text).as_deref(), Some(want), "{text}");

@@ -23,8 +23,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
@@ -143,10 +143,9 @@ struct DescendantsArgs {
     max_depth: Option<usize>,
 }
 
+/// A successful reply: compact JSON text (agents pay for every token).
 fn text_result(value: &Value) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(
-        serde_json::to_string_pretty(value).unwrap_or_default(),
-    )])
+    CallToolResult::success(vec![ContentBlock::text(value.to_string())])
 }
 
 fn error_result(message: impl Into<String>) -> CallToolResult {
@@ -466,6 +465,10 @@ impl KgServer {
 impl ServerHandler for KgServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "okn-demo-kg",
+                env!("CARGO_PKG_VERSION"),
+            ))
             .with_instructions(INSTRUCTIONS)
     }
 

@@ -6,6 +6,7 @@
 //! - [`kg_server`]: the demo KG server over the embedded store.
 pub mod calllog;
 pub mod kg_server;
+pub mod probe;
 pub mod profile;
 pub mod proxy;
 pub mod sparql_only;

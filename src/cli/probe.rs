@@ -1,0 +1,91 @@
+//! `okn-benchmark probe`: check a profile before spending model time.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::proxy::{Level, ProxyCommon};
+use crate::error::{Error, Result};
+use crate::mcp::probe::check_withheld;
+use crate::mcp::proxy::SUBMIT_CSV;
+use crate::mcp::sparql_only::TOOL as SPARQL_TOOL;
+
+/// Connect to the server under test and show what an agent would see at each
+/// tool level: the tool count, the instructions' length, the tools offered
+/// (minus any --without-tool, which are checked against the server), and the
+/// sparql-only preamble with its SHA-256 digest (the same for every profile).
+/// Calls no model and no tool.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProbeArgs {
+    #[command(flatten)]
+    common: ProxyCommon,
+}
+
+pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
+    let mut common = args.common;
+    if common.profile.is_some() {
+        common.tools = Level::AllTools;
+    }
+    let profile = common.profile()?.ok_or_else(|| {
+        Error::Usage("probe needs --profile PROFILE.toml (the server to connect to)".into())
+    })?;
+    let timeout = Duration::from_secs(common.timeout);
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let connection = runtime
+        .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
+        .map_err(|reason| Error::Other(format!("{}: {reason}", profile.path.display())))?;
+    let record = profile.record();
+    check_withheld(&profile.name, &connection.tools, &common.without_tool)?;
+
+    println!(
+        "server: {} ({} {})",
+        profile.name, record.transport, record.target
+    );
+    if let Some(info) = &connection.server_info {
+        println!("reports itself as: {} {}", info.name, info.version);
+    }
+    let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_ref()).collect();
+    println!("tools: {} ({})", names.len(), names.join(", "));
+    let instructions = connection.instructions.as_deref().unwrap_or("");
+    println!("instructions: {} characters", instructions.chars().count());
+    println!();
+
+    let offered: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !common.without_tool.iter().any(|w| w == n) && *n != SUBMIT_CSV)
+        .chain(std::iter::once(SUBMIT_CSV))
+        .collect();
+    println!(
+        "all-tools: {} tools: {}; {}",
+        offered.len(),
+        offered.join(", "),
+        if instructions.is_empty() {
+            "the server sends no instructions"
+        } else {
+            "the server's instructions are forwarded"
+        }
+    );
+    if !common.without_tool.is_empty() {
+        println!(
+            "  withheld: {} (hidden from tools/list, refused if called)",
+            common.without_tool.join(", ")
+        );
+    }
+    match common.sparql_only() {
+        Ok(control) => {
+            println!(
+                "sparql-only: 2 tools: {SPARQL_TOOL}, {SUBMIT_CSV}; no server, a preamble of {} characters",
+                control.preamble.chars().count()
+            );
+            println!("  graphs: {}", control.shortnames().join(", "));
+            println!("  preamble digest: {}", control.preamble_digest());
+        }
+        Err(e) => println!(
+            "sparql-only: not available here ({})",
+            e.to_string().lines().next().unwrap_or_default()
+        ),
+    }
+    drop(connection);
+    Ok(ExitCode::SUCCESS)
+}
