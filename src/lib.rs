@@ -11,6 +11,8 @@
 //! - [`score`]: denotation scoring.
 //! - [`reference`]: ground truth from answer keys, with fingerprints.
 //! - [`selfcheck`]: the scorer against transformed copies of ground truth.
+//! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
+//!   server, probe.
 
 pub mod cli;
 pub mod config;
