@@ -9,7 +9,7 @@
 //! - [`table`]: the one `Table { columns, rows }` type and CSV.
 //! - [`sparql`]: endpoints (embedded Oxigraph store, SPARQL 1.1 Protocol).
 //! - [`score`]: denotation scoring.
-//! - [`reference`]: ground truth from answer keys, with fingerprints.
+//! - [`reference`](mod@reference): ground truth from answer keys, with fingerprints.
 //! - [`selfcheck`]: the scorer against transformed copies of ground truth.
 //! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
 //!   server, probe.
