@@ -14,6 +14,7 @@
 //! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
 //!   server, probe.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod corpus;
@@ -21,6 +22,8 @@ pub mod error;
 pub mod fsutil;
 pub mod mcp;
 pub mod reference;
+pub mod report;
+pub mod runs;
 pub mod score;
 pub mod selfcheck;
 pub mod sparql;

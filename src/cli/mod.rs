@@ -10,7 +10,10 @@ mod kg_server;
 mod probe;
 mod proxy;
 mod reference;
+mod report;
+mod run;
 mod score;
+mod scripted_agent;
 mod selfcheck;
 
 use std::io::Write;
@@ -53,6 +56,17 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// Show what an agent would see through the proxy, without calling a model.
     Probe(probe::ProbeArgs),
+    /// Run one condition over a corpus, episode by episode, into a runs root.
+    Run(Box<run::RunArgs>),
+    /// Print a runs root's tables and regenerate its README.md and summary CSVs.
+    Report(report::ReportArgs),
+    /// Re-judge every recorded attempt with today's scoring rules.
+    Rescore(report::RescoreArgs),
+    /// Close a runs root so that nothing rewrites it.
+    Freeze(report::FreezeArgs),
+    /// The built-in agent host with no model (started by run --agent scripted:...).
+    #[command(hide = true)]
+    ScriptedAgent(scripted_agent::ScriptedAgentArgs),
 }
 
 /// `--corpus` and the selection flags shared by every command that reads a
@@ -125,6 +139,11 @@ pub fn main() -> ExitCode {
         Command::KgServer(a) => kg_server::run(a),
         Command::Proxy(a) => proxy::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Run(a) => run::run_command(*a),
+        Command::Report(a) => report::report(a),
+        Command::Rescore(a) => report::rescore(a),
+        Command::Freeze(a) => report::freeze(a),
+        Command::ScriptedAgent(a) => scripted_agent::run(a),
     };
     match outcome {
         Ok(code) => code,

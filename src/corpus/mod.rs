@@ -228,6 +228,11 @@ pub struct ExcludePattern {
 }
 
 impl ExcludePattern {
+    /// True when the pattern matches this record id.
+    pub fn matches(&self, id: &str) -> bool {
+        self.matcher.is_match(id)
+    }
+
     /// Compiles a glob (`*`, `?`, `[..]`, `{a,b}`; `*` also crosses `/`).
     ///
     /// Errors: [`Error::Usage`] naming the pattern when it is not a glob.

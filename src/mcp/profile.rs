@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -106,7 +106,7 @@ impl fmt::Debug for Profile {
 
 /// What a profile contributes to shareable records (condition files, logs):
 /// everything but header values and environment values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProfileRecord {
     /// The server's name.
     pub name: String,

@@ -1,0 +1,242 @@
+//! Agent hosts: the programs that receive the prompt and reach the server
+//! under test only through our proxy (seed 000, "How it works").
+//!
+//! - [`claude`]: `claude -p` with the flags that keep an episode honest.
+//! - [`scripted`]: a built-in deterministic agent (an MCP client playing a
+//!   [`strategy::Strategy`]), for tests and for recording demo roots with no
+//!   model.
+//! - [`standin`]: a stand-in for the Anthropic Messages API, so the real
+//!   `claude` CLI can be tested end to end with no model.
+//!
+//! Every host is an external process started the same way ([`launch`]):
+//! prompt on stdin, JSON report on stdout, killed at the agent timeout.
+
+pub mod claude;
+pub mod scripted;
+pub mod strategy;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::error::{Error, Result};
+
+/// The name the proxy gets in the agent host's MCP config; its tools appear
+/// to a claude agent as `mcp__okn__TOOL`.
+pub const MCP_SERVER_NAME: &str = "okn";
+
+/// A command line to start an agent host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl AgentCommand {
+    /// The command as one shell line (POSIX quoting), with the prompt fed
+    /// from `prompt.txt`: what `command.txt` records. It embeds absolute log
+    /// paths, so it re-runs in place.
+    pub fn shell_line(&self) -> String {
+        let mut parts = vec![shell_quote(&self.program.to_string_lossy())];
+        parts.extend(self.args.iter().map(|a| shell_quote(a)));
+        format!("{} < prompt.txt\n", parts.join(" "))
+    }
+}
+
+/// Quotes `text` for a POSIX shell (in apostrophes, `'\''` for one inside).
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | ',' | '@' | '+')
+        })
+    {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The MCP config an agent host is given: one stdio server, the proxy.
+pub fn mcp_config(proxy_program: &Path, proxy_args: &[String]) -> String {
+    json!({
+        "mcpServers": {
+            MCP_SERVER_NAME: {
+                "type": "stdio",
+                "command": proxy_program.to_string_lossy(),
+                "args": proxy_args,
+            }
+        }
+    })
+    .to_string()
+}
+
+/// What one agent host process did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRun {
+    /// Its stdout (the JSON report).
+    pub stdout: Vec<u8>,
+    /// Its stderr.
+    pub stderr: Vec<u8>,
+    /// Exit code, `None` when killed.
+    pub exit_code: Option<i32>,
+    /// Killed at the timeout.
+    pub timed_out: bool,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+}
+
+/// Starts `command` in `cwd` with `prompt` on stdin and `env` added, waits
+/// up to `timeout`, and kills it (and its process group) past that.
+///
+/// Errors: the program cannot be started (named, with what to install).
+pub fn launch(
+    command: &AgentCommand,
+    prompt: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<AgentRun> {
+    let mut cmd = Command::new(&command.program);
+    cmd.args(&command.args)
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Its own process group, so a timeout kills the host and the proxy
+        // it started together.
+        cmd.process_group(0);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to
+        // kill the host if this runner dies (a killed run must not leave an
+        // agent spending tokens, or writing into an attempt being resumed).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::Other(format!(
+            "cannot start the agent host '{}': {e}",
+            command.program.display()
+        ))
+    })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let prompt = prompt.to_string();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(prompt.as_bytes());
+        });
+    }
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(&mut child);
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let wall_s = started.elapsed().as_secs_f64();
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    Ok(AgentRun {
+        stdout,
+        stderr,
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        timed_out,
+        wall_s,
+    })
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        // The whole process group: the host and the proxy it started.
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+            .status();
+    }
+    let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_lines_quote_what_needs_it() {
+        let cmd = AgentCommand {
+            program: PathBuf::from("/usr/bin/claude"),
+            args: vec![
+                "-p".into(),
+                "--setting-sources".into(),
+                "".into(),
+                "{\"a\": 'b'}".into(),
+            ],
+        };
+        assert_eq!(
+            cmd.shell_line(),
+            "/usr/bin/claude -p --setting-sources '' '{\"a\": '\\''b'\\''}' < prompt.txt\n"
+        );
+    }
+
+    #[test]
+    fn a_host_past_its_timeout_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = AgentCommand {
+            program: PathBuf::from("sh"),
+            args: vec!["-c".into(), "cat; sleep 30".into()],
+        };
+        let run = launch(&cmd, "hello", dir.path(), &[], Duration::from_millis(300)).unwrap();
+        assert!(run.timed_out);
+        assert_eq!(run.exit_code, None);
+        assert_eq!(run.stdout, b"hello");
+        let run = launch(
+            &AgentCommand {
+                program: PathBuf::from("sh"),
+                args: vec!["-c".into(), "echo out; exit 3".into()],
+            },
+            "",
+            dir.path(),
+            &[],
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!((run.exit_code, run.timed_out), (Some(3), false));
+        assert_eq!(run.stdout, b"out\n");
+    }
+}

@@ -1,0 +1,102 @@
+//! `okn-benchmark report`, `rescore`, `freeze`: reading and closing a runs root.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::error::{Error, Result};
+use crate::runs::layout::RunsRoot;
+
+/// Print a runs root's tables, and regenerate its README.md and summary CSVs
+/// from the recorded episodes (a frozen root is read, never written).
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// The runs root.
+    root: PathBuf,
+    /// Also write the Markdown report to FILE, or to stdout with '-'.
+    #[arg(long, value_name = "FILE|-")]
+    markdown: Option<PathBuf>,
+}
+
+/// Re-judge every attempt from its answer.csv and the ground truth alone, and
+/// rewrite result.json, conditions/*.json, both summary CSVs and README.md.
+/// Prints every score that moved. Needs no model, server or endpoint.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RescoreArgs {
+    /// The runs root.
+    root: PathBuf,
+}
+
+/// Close a runs root: run and rescore refuse it by name afterwards, and report
+/// regenerates nothing. Unfreezing means deleting ROOT/.frozen by hand.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FreezeArgs {
+    /// The runs root.
+    root: PathBuf,
+    /// Why it is closed (recorded in ROOT/.frozen).
+    #[arg(long, value_name = "TEXT")]
+    reason: String,
+}
+
+fn open(root: &PathBuf) -> Result<RunsRoot> {
+    if !RunsRoot::is_runs_root(root) {
+        return Err(Error::file(
+            root,
+            "not a runs root (it has no conditions/ folder)",
+        ));
+    }
+    Ok(RunsRoot::new(root))
+}
+
+pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
+    let root = open(&args.root)?;
+    let data = crate::report::load(&root);
+    if !root.is_frozen() {
+        crate::report::write_outputs(&root)?;
+    }
+    match args.markdown.as_deref() {
+        Some(path) if path.as_os_str() == "-" => {
+            print!("{}", crate::report::markdown(&root, &data))
+        }
+        Some(path) => {
+            if root.is_frozen() && path.starts_with(&root.root) {
+                return Err(Error::Usage(format!(
+                    "{} is frozen: report never writes into it",
+                    root.root.display()
+                )));
+            }
+            crate::fsutil::write_atomic(path, crate::report::markdown(&root, &data).as_bytes())?;
+            print!("{}", crate::report::terminal(&root, &data));
+        }
+        None => print!("{}", crate::report::terminal(&root, &data)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
+    let root = open(&args.root)?;
+    let outcome = crate::runs::rescore::rescore(&root)?;
+    for m in &outcome.moved {
+        println!(
+            "moved  {}  {}  attempt {}  {}: {} -> {}",
+            m.question, m.condition, m.attempt, m.field, m.old, m.new
+        );
+    }
+    for problem in &outcome.problems {
+        println!("unreadable  {problem}");
+    }
+    println!(
+        "{} attempt{} re-scored, {} score{} moved",
+        outcome.attempts,
+        if outcome.attempts == 1 { "" } else { "s" },
+        outcome.moved.len(),
+        if outcome.moved.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
+    let root = open(&args.root)?;
+    crate::runs::rescore::freeze(&root, &args.reason)?;
+    println!("{} is frozen: {}", root.root.display(), args.reason);
+    Ok(ExitCode::SUCCESS)
+}

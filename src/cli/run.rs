@@ -1,0 +1,205 @@
+//! `okn-benchmark run`: one condition over a corpus into a runs root.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use super::CorpusArgs;
+use crate::agent::strategy::Strategy;
+use crate::error::{Error, Result};
+use crate::mcp::profile::Profile;
+use crate::mcp::proxy::{DEFAULT_TIMEOUT_SECS, ToolLevel};
+use crate::runs::run::{AgentChoice, ControlEndpoint, RunOptions, run};
+
+/// Run one condition (a tool level crossed with a KG-hint mode) over a
+/// corpus, one episode at a time, into a runs root.
+///
+/// Each question is asked --repeat times; each attempt is recorded under
+/// OUT/ID_results/CONDITION/attempt-N/ and scored by denotation against the
+/// ground truth ('reference' must have built it). The condition's folder
+/// name comes from the flags; if OUT already holds that condition with
+/// different settings, run stops and names the first difference. A run
+/// killed part-way is picked up with --resume.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// The runs root (one per corpus and tier).
+    #[arg(long, value_name = "ROOT")]
+    out: PathBuf,
+    /// Tool level: the server's tools, or the server-independent SPARQL control.
+    #[arg(long, value_enum)]
+    tools: Level,
+    /// Name the target knowledge graph(s) in the prompt (tags) or not (none).
+    #[arg(long, value_enum)]
+    kg_hint: KgHint,
+    /// The server under test (required for all-tools, ignored for sparql-only).
+    #[arg(long, value_name = "PROFILE.toml")]
+    profile: Option<PathBuf>,
+    /// Withhold a tool of the server (repeatable; checked against the server first).
+    #[arg(long, value_name = "NAME")]
+    without_tool: Vec<String>,
+    /// The agent host: claude (claude -p) or scripted:STRATEGY (a built-in agent with
+    /// no model: oracle, rename-columns, reorder-columns, local-names, decimals-4,
+    /// drop-row, swap-columns, empty, no-answer, hang, mixed:SEED).
+    #[arg(long, value_name = "HOST", default_value = "claude")]
+    agent: String,
+    /// The claude program.
+    #[arg(long, value_name = "PATH", default_value = "claude")]
+    claude: PathBuf,
+    /// Model id for claude (an exact id is reproducible; an alias moves over time).
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// Effort for claude: low, medium, high, xhigh, max [default: the CLI's own].
+    #[arg(long, value_name = "LEVEL")]
+    effort: Option<String>,
+    /// Attempts per question.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Keep this run beside an existing condition of the same name.
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
+    /// Replace the existing condition (its attempts are deleted first).
+    #[arg(long)]
+    force: bool,
+    /// Reuse finished attempts whose command.txt and prompt.txt match byte for byte.
+    #[arg(long)]
+    resume: bool,
+    /// Kill an episode after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    agent_timeout: u64,
+    /// claude --max-turns.
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u32>,
+    /// The proxy's read timeout for one forwarded call, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+    /// Relabel failures hidden in successful replies as errors.
+    #[arg(long)]
+    strict_upstream_errors: bool,
+    /// Where the corpus's ground truth is [default: CORPUS/ground-truth].
+    #[arg(long, value_name = "DIR")]
+    ground_truth: Option<PathBuf>,
+    /// sparql-only: SPARQL URL or RDF data [default: okn-benchmark.toml].
+    #[arg(long, value_name = "URL|PATH")]
+    endpoint: Option<String>,
+    /// sparql-only: shortname → graph IRI template.
+    #[arg(long, value_name = "TEMPLATE")]
+    graph_template: Option<String>,
+    /// sparql-only: a valid graph shortname (repeatable).
+    #[arg(long, value_name = "NAME")]
+    shortname: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Level {
+    AllTools,
+    SparqlOnly,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum KgHint {
+    None,
+    Tags,
+}
+
+pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
+    let level = match args.tools {
+        Level::AllTools => ToolLevel::AllTools,
+        Level::SparqlOnly => ToolLevel::SparqlOnly,
+    };
+    let agent = match args.agent.as_str() {
+        "claude" => AgentChoice::Claude(args.claude.clone()),
+        other => match other.strip_prefix("scripted:") {
+            Some(strategy) => {
+                AgentChoice::Scripted(strategy.parse::<Strategy>().map_err(Error::Usage)?)
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "--agent {other}: expected claude or scripted:STRATEGY"
+                )));
+            }
+        },
+    };
+    if let Some(label) = &args.label
+        && !crate::runs::identity::valid_label(label)
+    {
+        return Err(Error::Usage(format!(
+            "--label '{label}': use letters, digits, '-', '_' and '.' (it names a folder)"
+        )));
+    }
+    if matches!(agent, AgentChoice::Scripted(_)) && (args.model.is_some() || args.effort.is_some())
+    {
+        return Err(Error::Usage(
+            "--model and --effort are for --agent claude; a scripted agent has no model".into(),
+        ));
+    }
+    let profile = match level {
+        ToolLevel::AllTools => Some(Profile::load(args.profile.as_ref().ok_or_else(|| {
+            Error::Usage(
+                "--tools all-tools needs --profile PROFILE.toml (the server under test)".into(),
+            )
+        })?)?),
+        ToolLevel::SparqlOnly => None,
+    };
+    let control = match level {
+        ToolLevel::SparqlOnly => {
+            let (spec, template, shortnames) = crate::config::sparql_only_settings(
+                args.endpoint.as_deref(),
+                args.graph_template.as_deref(),
+                &args.shortname,
+            )?;
+            Some(ControlEndpoint {
+                spec,
+                template,
+                shortnames,
+            })
+        }
+        ToolLevel::AllTools => None,
+    };
+    let (corpus, selection) = args.corpus.open()?;
+    let ground_truth_dir =
+        crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    let options = RunOptions {
+        corpus_spec: args.corpus.corpus.clone(),
+        corpus,
+        selection,
+        ground_truth_dir,
+        out: args.out,
+        level,
+        kg_hint: matches!(args.kg_hint, KgHint::Tags),
+        profile,
+        without: args.without_tool,
+        agent,
+        model: args.model,
+        effort: args.effort,
+        repeat: args.repeat,
+        label: args.label,
+        force: args.force,
+        resume: args.resume,
+        agent_timeout: Duration::from_secs(args.agent_timeout),
+        max_turns: args.max_turns,
+        timeout: Duration::from_secs(args.timeout),
+        strict: args.strict_upstream_errors,
+        control,
+        agent_env: Vec::new(),
+    };
+    let outcome = run(&options, |line| println!("{line}"))?;
+    let a = &outcome.aggregate;
+    println!(
+        "exact {} · mean F1 {} over {} question{}{}",
+        a.exact_rate.map_or("—".into(), |v| format!("{v:.2}")),
+        a.mean_f1.map_or("—".into(), |v| format!("{v:.2}")),
+        a.questions,
+        if a.questions == 1 { "" } else { "s" },
+        if a.blocked_attempts > 0 {
+            format!(" ({} blocked attempts left out)", a.blocked_attempts)
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}

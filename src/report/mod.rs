@@ -1,0 +1,371 @@
+//! Reports over a runs root (seed 000, "Report", "Where the results go"):
+//! loading what was recorded, and the generated files: the root's
+//! `summary.csv`, each question's `summary.csv`, and `README.md` (a table per
+//! question, every condition side by side).
+//!
+//! Everything here is a function of the files on disk, byte for byte
+//! deterministic: sorted conditions and questions, fixed number formats.
+//! Exclusions are named in the terminal report and the condition JSON, not
+//! in the Markdown, so the shareable summary stays about the results.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::error::Result;
+use crate::fsutil::write_atomic;
+use crate::runs::layout::{README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE};
+use crate::runs::records::{
+    ConditionFile, QuestionResult, QuestionSummary, SUMMARY_COLUMNS, fixed, summary_row,
+};
+use crate::runs::run::read_json;
+use crate::table::Table;
+
+/// Everything recorded in a runs root.
+#[derive(Debug, Clone, Default)]
+pub struct RootData {
+    /// Conditions, by name.
+    pub conditions: BTreeMap<String, ConditionFile>,
+    /// Question id → condition name → result.
+    pub results: BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    /// Files that could not be read, each named with why; the rest is
+    /// reported anyway.
+    pub problems: Vec<String>,
+}
+
+/// Reads every condition and result of `root`. An unreadable file is
+/// named in [`RootData::problems`] and skipped.
+pub fn load(root: &RunsRoot) -> RootData {
+    let mut data = RootData::default();
+    for name in root.condition_names() {
+        let path = root.condition_file(&name);
+        match read_json::<ConditionFile>(&path) {
+            Ok(condition) => {
+                data.conditions.insert(name, condition);
+            }
+            Err(e) => data.problems.push(e.to_string()),
+        }
+    }
+    for (name, condition) in &data.conditions {
+        for id in condition.questions.keys() {
+            let path = root.condition_dir(id, name).join(RESULT_FILE);
+            match read_json::<QuestionResult>(&path) {
+                Ok(result) => {
+                    data.results
+                        .entry(id.clone())
+                        .or_default()
+                        .insert(name.clone(), result);
+                }
+                Err(e) => data.problems.push(e.to_string()),
+            }
+        }
+    }
+    data
+}
+
+/// A condition's name for people: `demo-kg, all tools · KG named`,
+/// `sparql-only · KG named`, with withheld tools and the label after.
+pub fn label(condition: &ConditionFile) -> String {
+    let id = &condition.identity;
+    let mut text = match (&id.server, id.level.as_str()) {
+        (Some(server), "all-tools") => format!("{server}, all tools"),
+        _ => "sparql-only".to_string(),
+    };
+    if !id.withheld.is_empty() {
+        let _ = write!(text, " without {}", id.withheld.join(", "));
+    }
+    if id.strict_upstream_errors {
+        text.push_str(", strict errors");
+    }
+    text.push_str(if id.kg_hint == "tags" {
+        " · KG named"
+    } else {
+        " · KG not named"
+    });
+    if let Some(suffix) = condition.name.split("__").nth(2) {
+        let _ = write!(text, " ({suffix})");
+    }
+    text
+}
+
+fn rate(value: Option<f64>) -> String {
+    value.map_or("—".to_string(), |v| fixed(v, 2))
+}
+
+fn count(part: u32, whole: u32) -> String {
+    if whole == 0 {
+        "—".to_string()
+    } else {
+        format!("{part}/{whole}")
+    }
+}
+
+fn tools_text(tools: &BTreeMap<String, usize>) -> String {
+    if tools.is_empty() {
+        return "—".to_string();
+    }
+    tools
+        .iter()
+        .map(|(t, n)| format!("{t} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn blocked_text(q: &QuestionSummary) -> String {
+    if q.blocked == 0 {
+        return "—".to_string();
+    }
+    let what = if q.measured_nothing {
+        "measured nothing".to_string()
+    } else {
+        format!("{} of {} never reached the tools", q.blocked, q.attempts)
+    };
+    if q.blocked_reasons.is_empty() {
+        what
+    } else {
+        format!("{what} ({})", q.blocked_reasons.join("; "))
+    }
+}
+
+/// Escapes a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The question text of a result: the first paragraph of an attempt's
+/// `prompt.txt`.
+fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
+    let dir = root.attempt_dir(&result.question, &result.condition, 1);
+    let prompt = std::fs::read_to_string(dir.join(crate::runs::layout::PROMPT_FILE)).ok()?;
+    prompt.split("\n\n").next().map(|s| s.trim().to_string())
+}
+
+/// The generated README.md of a root.
+pub fn markdown(root: &RunsRoot, data: &RootData) -> String {
+    let title = root
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "runs".into());
+    let mut out = String::new();
+    let _ = writeln!(out, "# {title}\n");
+    let _ = writeln!(
+        out,
+        "Generated by `okn-benchmark report` from the episodes recorded here; do not edit by hand. \
+Rates count exact answers over measured attempts (blocked attempts are left out and counted); \
+mean F1 averages each question's attempts first, then the questions.\n"
+    );
+    let _ = writeln!(out, "## Conditions\n");
+    let _ = writeln!(
+        out,
+        "| condition | agent | model | effort | questions | attempts | exact | strict exact | ordered | mean F1 | always exact | ever exact | flaky | blocked | queries | wall s | server s |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for condition in data.conditions.values() {
+        let a = &condition.aggregate;
+        let model = condition
+            .settings
+            .model_resolved
+            .clone()
+            .or_else(|| condition.identity.model.clone())
+            .map(|resolved| match &condition.identity.model {
+                Some(asked) if *asked != resolved => format!("{resolved} ({asked})"),
+                _ => resolved,
+            })
+            .unwrap_or_else(|| "—".into());
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&label(condition)),
+            cell(&condition.identity.agent),
+            cell(&model),
+            condition.identity.effort.as_deref().unwrap_or("default"),
+            a.questions,
+            a.attempts,
+            rate(a.exact_rate),
+            rate(a.strict_exact_rate),
+            rate(a.ordered_rate),
+            rate(a.mean_f1),
+            a.always_exact,
+            a.ever_exact,
+            a.flaky,
+            if a.blocked_attempts == 0 {
+                "—".to_string()
+            } else {
+                format!(
+                    "{} attempts, {} questions measured nothing",
+                    a.blocked_attempts, a.measured_nothing
+                )
+            },
+            rate(a.mean_queries),
+            a.mean_wall_s.map_or("—".into(), |v| fixed(v, 1)),
+            a.mean_server_s.map_or("—".into(), |v| fixed(v, 1)),
+        );
+    }
+    let _ = writeln!(out, "\n## Questions\n");
+    for (id, by_condition) in &data.results {
+        let _ = writeln!(out, "### {id}\n");
+        if let Some(text) = by_condition.values().find_map(|r| question_text(root, r)) {
+            let _ = writeln!(out, "> {}\n", text.replace('\n', " "));
+        }
+        let _ = writeln!(
+            out,
+            "| condition | exact | strict exact | ordered | always exact | mean F1 | queries | tools called | wall s | server s | blocked |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|:---:|---:|---:|---|---:|---:|---|"
+        );
+        for (name, result) in by_condition {
+            let q = &result.summary;
+            let condition_label = data
+                .conditions
+                .get(name)
+                .map(label)
+                .unwrap_or_else(|| name.clone());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&condition_label),
+                count(q.exact, q.measured),
+                count(q.strict_exact, q.measured),
+                q.ordered.map_or("—".to_string(), |o| count(o, q.measured)),
+                if q.measured == 0 {
+                    "—"
+                } else if q.always_exact {
+                    "✓"
+                } else {
+                    "✗"
+                },
+                rate(q.mean_f1),
+                rate(q.mean_queries),
+                cell(&tools_text(&q.tools_called)),
+                q.mean_wall_s.map_or("—".into(), |v| fixed(v, 1)),
+                q.mean_server_s.map_or("—".into(), |v| fixed(v, 1)),
+                cell(&blocked_text(q)),
+            );
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+/// The terminal report: the Markdown's condition table as aligned text,
+/// plus what the Markdown leaves out (exclusions, unreadable files).
+pub fn terminal(root: &RunsRoot, data: &RootData) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", root.root.display());
+    let mut rows = vec![vec![
+        "condition".to_string(),
+        "questions".into(),
+        "exact".into(),
+        "strict".into(),
+        "ordered".into(),
+        "mean F1".into(),
+        "always".into(),
+        "ever".into(),
+        "flaky".into(),
+        "blocked".into(),
+    ]];
+    for condition in data.conditions.values() {
+        let a = &condition.aggregate;
+        rows.push(vec![
+            label(condition),
+            a.questions.to_string(),
+            rate(a.exact_rate),
+            rate(a.strict_exact_rate),
+            rate(a.ordered_rate),
+            rate(a.mean_f1),
+            a.always_exact.to_string(),
+            a.ever_exact.to_string(),
+            a.flaky.to_string(),
+            a.blocked_attempts.to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (text, w))| {
+                if i == 0 {
+                    format!("{text:<w$}")
+                } else {
+                    format!("{text:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    }
+    for condition in data.conditions.values() {
+        for e in &condition.meta.excluded {
+            let _ = writeln!(
+                out,
+                "  {}: excluded {} ({})",
+                condition.name, e.id, e.reason
+            );
+        }
+    }
+    for problem in &data.problems {
+        let _ = writeln!(out, "  unreadable: {problem}");
+    }
+    out
+}
+
+/// The rows of a `summary.csv` for these results.
+fn summary_table<'a>(data: &RootData, results: impl Iterator<Item = &'a QuestionResult>) -> Table {
+    let mut table = Table::new(SUMMARY_COLUMNS.iter().map(|c| c.to_string()).collect());
+    for result in results {
+        let Some(condition) = data.conditions.get(&result.condition) else {
+            continue;
+        };
+        for attempt in &result.attempts {
+            table
+                .rows
+                .push(summary_row(result, &condition.identity, attempt));
+        }
+    }
+    table
+}
+
+/// Regenerates every generated file of `root` from what is recorded: the
+/// root's and each question's `summary.csv`, and `README.md` (a file whose
+/// bytes are already right is not touched). Returns the problems met
+/// (unreadable files, named); those are reported, the rest is written.
+///
+/// Errors: a file that cannot be written.
+pub fn write_outputs(root: &RunsRoot) -> Result<Vec<String>> {
+    let (files, problems) = render_outputs(root);
+    for (path, bytes) in files {
+        if !crate::fsutil::same_contents(&path, &bytes) {
+            write_atomic(&path, &bytes)?;
+        }
+    }
+    Ok(problems)
+}
+
+/// The generated files of `root`, rendered but not written, as `(path,
+/// bytes)` pairs, with the problems met while reading.
+pub fn render_outputs(root: &RunsRoot) -> (Vec<(std::path::PathBuf, Vec<u8>)>, Vec<String>) {
+    let data = load(root);
+    let mut files = Vec::new();
+    for (id, by_condition) in &data.results {
+        let table = summary_table(&data, by_condition.values());
+        files.push((
+            root.question_dir(id).join(SUMMARY_FILE),
+            table.to_csv().into_bytes(),
+        ));
+    }
+    let all = summary_table(&data, data.results.values().flat_map(|m| m.values()));
+    files.push((root.root.join(SUMMARY_FILE), all.to_csv().into_bytes()));
+    files.push((
+        root.root.join(README_FILE),
+        markdown(root, &data).into_bytes(),
+    ));
+    (files, data.problems)
+}

@@ -1,0 +1,153 @@
+//! Judging one recorded attempt from its files alone: `answer.csv`,
+//! `metrics.json`, `episode.json` (or `agent.json`), against the question's
+//! `ground_truth.csv`. `run` and `rescore` both come here, so a re-score is
+//! exactly the judgment a run made, with today's rules.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::layout::{AGENT_FILE, EPISODE_FILE};
+use super::records::{AttemptResult, Episode, RUNS_FORMAT};
+use crate::mcp::calllog::{ANSWER_FILE, METRICS_FILE, Metrics};
+use crate::score::{ScoreOptions, score, score_unreadable};
+use crate::table::Table;
+
+/// The model an agent host's JSON report says it used: `model`, else the
+/// first key of `modelUsage` (the claude CLI's report).
+pub fn model_from_report(report: &Value) -> Option<String> {
+    if let Some(model) = report.get("model").and_then(Value::as_str) {
+        return Some(model.to_string());
+    }
+    report
+        .get("modelUsage")
+        .and_then(Value::as_object)
+        .and_then(|usage| usage.keys().next().cloned())
+}
+
+/// Reads `episode.json`, or recovers an episode from `agent.json` alone
+/// (stamped `source: "agent.json"`: its `duration_ms` is the agent's own
+/// clock). `None` when neither is usable: the attempt did not finish.
+pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
+    if let Ok(text) = std::fs::read_to_string(dir.join(EPISODE_FILE))
+        && let Ok(episode) = serde_json::from_str::<Episode>(&text)
+    {
+        return Some(episode);
+    }
+    let text = std::fs::read_to_string(dir.join(AGENT_FILE)).ok()?;
+    let report: Value = serde_json::from_str(&text).ok()?;
+    let duration_ms = report.get("duration_ms").and_then(Value::as_f64)?;
+    Some(Episode {
+        format: RUNS_FORMAT,
+        attempt,
+        agent: "claude".into(),
+        model_requested: None,
+        model_resolved: model_from_report(&report),
+        wall_s: duration_ms / 1000.0,
+        exit_code: None,
+        timed_out: false,
+        source: "agent.json".into(),
+    })
+}
+
+/// Judges the attempt recorded in `dir` against `key`.
+///
+/// Never fails: an unreadable file becomes a note (naming the file) and
+/// the attempt a miss; only positive evidence (a startup error recorded by
+/// the proxy, and nothing submitted) makes it blocked.
+pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> AttemptResult {
+    let mut notes = Vec::new();
+    let metrics: Option<Metrics> = match std::fs::read_to_string(dir.join(METRICS_FILE)) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                notes.push(format!(
+                    "{} is unreadable ({e})",
+                    dir.join(METRICS_FILE).display()
+                ));
+                None
+            }
+        },
+        Err(_) => {
+            notes.push("no metrics.json: the proxy never started".to_string());
+            None
+        }
+    };
+    let episode = read_episode(dir, attempt);
+    match &episode {
+        None => notes.push("no episode.json: the attempt did not finish".to_string()),
+        Some(e) if e.source == "agent.json" => {
+            notes.push("wall time recovered from agent.json (the agent's clock)".to_string())
+        }
+        Some(_) => {}
+    }
+    let timed_out = episode.as_ref().is_some_and(|e| e.timed_out);
+    if timed_out {
+        notes.push(format!(
+            "the agent timed out after {:.0} s",
+            episode.as_ref().map_or(0.0, |e| e.wall_s)
+        ));
+    }
+
+    let answer_path = dir.join(ANSWER_FILE);
+    let answer = std::fs::read(&answer_path).ok();
+    let submitted = answer.is_some();
+    let score = answer.map(|bytes| match Table::from_csv(&bytes) {
+        Ok(table) => score(key, &table, options),
+        Err(e) => score_unreadable(key, &format!("{}: {e}", ANSWER_FILE), options),
+    });
+    if !submitted {
+        notes.push("no answer submitted".to_string());
+    }
+    let startup_error = metrics.as_ref().and_then(|m| m.startup_error.clone());
+    let blocked = startup_error.is_some() && !submitted;
+    if let Some(reason) = &startup_error {
+        notes.push(format!("the server was unreachable at startup: {reason}"));
+    }
+    if let Some(reason) = metrics.as_ref().and_then(|m| m.lost_upstream.clone()) {
+        notes.push(format!("lost the server part-way: {reason}"));
+    }
+    let (refused, soft_errors, tools_called, queries, queries_errored, server_s) = match &metrics {
+        Some(m) => (
+            m.refused,
+            m.upstream_soft_errors.clone(),
+            m.tools_called.clone(),
+            m.queries_ok + m.queries_errored,
+            m.queries_errored,
+            m.server_s,
+        ),
+        None => Default::default(),
+    };
+    if refused > 0 {
+        notes.push(format!("{refused} call(s) to withheld tools refused"));
+    }
+    for (tool, n) in &soft_errors {
+        notes.push(format!("{n} soft error(s) from {tool}"));
+    }
+    if let Some(s) = &score {
+        notes.extend(s.notes.iter().cloned());
+    }
+    AttemptResult {
+        attempt,
+        submitted,
+        blocked,
+        blocked_reason: blocked.then(|| startup_error.clone().unwrap_or_default()),
+        timed_out,
+        exact: score.as_ref().is_some_and(|s| s.exact),
+        strict_exact: score.as_ref().is_some_and(|s| s.strict_exact),
+        ordered: options
+            .ordered
+            .then(|| score.as_ref().is_some_and(|s| s.ordered == Some(true))),
+        f1: score.as_ref().map_or(0.0, |s| s.f1),
+        score,
+        queries,
+        queries_errored,
+        tools_called,
+        refused,
+        soft_errors,
+        wall_s: crate::mcp::calllog::seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
+        server_s,
+        model_resolved: episode.and_then(|e| e.model_resolved),
+        notes,
+    }
+}

@@ -1,0 +1,492 @@
+//! The files of a runs root as types: `episode.json`, `result.json`,
+//! `conditions/NAME.json` and the `summary.csv` rows. Their format is
+//! `docs/FORMAT.md`; each JSON file carries `format` =
+//! [`RUNS_FORMAT`]. Numbers are seconds (`_s`), counts, and fractions in
+//! [0, 1].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::identity::Identity;
+use crate::mcp::profile::ProfileRecord;
+use crate::score::Score;
+use crate::sparql::EndpointInfo;
+
+/// Version of the runs-root file formats (`docs/FORMAT.md`).
+pub const RUNS_FORMAT: u32 = 1;
+
+/// `episode.json`: what the runner itself observed. Written last, so its
+/// presence marks a finished attempt (seed 000, "Resuming an interrupted
+/// run").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    /// [`RUNS_FORMAT`].
+    pub format: u32,
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// `claude` or `scripted:STRATEGY`.
+    pub agent: String,
+    /// The model asked for, if any.
+    pub model_requested: Option<String>,
+    /// The model the agent host reported using, if it said.
+    pub model_resolved: Option<String>,
+    /// Wall time of the agent host process, seconds.
+    pub wall_s: f64,
+    /// The agent host's exit code (`None` when killed).
+    pub exit_code: Option<i32>,
+    /// Killed at `--agent-timeout`.
+    pub timed_out: bool,
+    /// `runner` when measured here; `agent.json` when recovered from the
+    /// agent host's own report (its clock, which excludes process start).
+    pub source: String,
+}
+
+/// One attempt as judged (an entry of `result.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptResult {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// An answer was submitted (a header-only one included).
+    pub submitted: bool,
+    /// Excluded from every rate: the proxy recorded a startup error and
+    /// nothing was submitted (seed 000, "When an episode never reaches the
+    /// tools").
+    pub blocked: bool,
+    /// Why it is blocked.
+    pub blocked_reason: Option<String>,
+    /// The agent host was killed at its timeout.
+    pub timed_out: bool,
+    /// Normalized-tier exact (false when nothing was submitted).
+    pub exact: bool,
+    /// Strict-tier exact.
+    pub strict_exact: bool,
+    /// Order-sensitive exact; `None` when the key is unordered.
+    pub ordered: Option<bool>,
+    /// Normalized-tier F1 (0 when nothing was submitted).
+    pub f1: f64,
+    /// The full score, when an answer was submitted.
+    pub score: Option<Score>,
+    /// Calls that carried a SPARQL query.
+    pub queries: usize,
+    /// Of those, the ones that failed.
+    pub queries_errored: usize,
+    /// Tools called, in order.
+    pub tools_called: Vec<String>,
+    /// Calls refused because the tool was withheld.
+    pub refused: usize,
+    /// Soft errors per tool.
+    pub soft_errors: BTreeMap<String, usize>,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// Of which waiting on the server, seconds.
+    pub server_s: f64,
+    /// The model the agent host reported.
+    pub model_resolved: Option<String>,
+    /// Human-readable notes: timeouts, lost connections, unreadable files.
+    pub notes: Vec<String>,
+}
+
+/// Per question under one condition: the figures every report shows. Under
+/// repeats every figure is a per-attempt average over measured attempts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionSummary {
+    /// Attempts recorded.
+    pub attempts: u32,
+    /// Attempts not blocked.
+    pub measured: u32,
+    /// Attempts blocked.
+    pub blocked: u32,
+    /// The reasons attempts were blocked, distinct, sorted.
+    pub blocked_reasons: Vec<String>,
+    /// Exact attempts (normalized tier).
+    pub exact: u32,
+    /// Strict-exact attempts.
+    pub strict_exact: u32,
+    /// Order-exact attempts; `None` when the key is unordered.
+    pub ordered: Option<u32>,
+    /// Exact attempts ÷ measured attempts (`None` when none was measured).
+    pub exact_rate: Option<f64>,
+    /// Strict-exact attempts ÷ measured attempts.
+    pub strict_exact_rate: Option<f64>,
+    /// Order-exact attempts ÷ measured attempts (ordered keys only).
+    pub ordered_rate: Option<f64>,
+    /// Mean F1 over measured attempts.
+    pub mean_f1: Option<f64>,
+    /// Every measured attempt was exact.
+    pub always_exact: bool,
+    /// At least one was.
+    pub ever_exact: bool,
+    /// Some but not all were.
+    pub flaky: bool,
+    /// Blocked throughout: this question measured nothing.
+    pub measured_nothing: bool,
+    /// Mean queries per measured attempt.
+    pub mean_queries: Option<f64>,
+    /// Mean wall seconds per measured attempt.
+    pub mean_wall_s: Option<f64>,
+    /// Mean server seconds per measured attempt.
+    pub mean_server_s: Option<f64>,
+    /// Tools called, with how many times, over all attempts.
+    pub tools_called: BTreeMap<String, usize>,
+}
+
+/// `ID_results/NAME/result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionResult {
+    /// [`RUNS_FORMAT`].
+    pub format: u32,
+    /// The record id.
+    pub question: String,
+    /// The condition name.
+    pub condition: String,
+    /// The record's tier.
+    pub tier: Option<String>,
+    /// The answer key is ordered.
+    pub ordered_key: bool,
+    /// The scoring contract that judged it (`docs/SCORING.md`).
+    pub scoring_version: String,
+    /// Every attempt, in order.
+    pub attempts: Vec<AttemptResult>,
+    /// The figures derived from them.
+    pub summary: QuestionSummary,
+}
+
+/// What a condition was run with (seed 000, "Reproducibility").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The corpus as given (`--corpus`).
+    pub corpus: String,
+    /// For a git corpus, the commit its questions came from.
+    pub corpus_commit: Option<String>,
+    /// The server under test (no header or environment values).
+    pub profile: Option<ProfileRecord>,
+    /// The server's name and version as it reported them at startup (for a
+    /// remote server, the build it was serving).
+    pub server_build: Option<String>,
+    /// The agent host's version (`claude --version`), once per condition.
+    pub agent_version: Option<String>,
+    /// The model the first episode reported using.
+    pub model_resolved: Option<String>,
+    /// Where ground truth came from.
+    pub reference_endpoint: Option<EndpointInfo>,
+    /// The sparql-only preamble, verbatim.
+    pub sparql_only_preamble: Option<String>,
+    /// Its SHA-256.
+    pub preamble_sha256: Option<String>,
+    /// The scoring contract version.
+    pub scoring_version: String,
+    /// Significant figures.
+    pub significant_figures: u32,
+    /// Snapping tolerance.
+    pub numeric_rel_tol: f64,
+    /// `--timeout`, seconds.
+    pub timeout_s: u64,
+    /// `--agent-timeout`, seconds.
+    pub agent_timeout_s: u64,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// The fixed prompt suffix, verbatim.
+    pub prompt_suffix: String,
+}
+
+/// One excluded record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exclusion {
+    /// The record id.
+    pub id: String,
+    /// Why, e.g. `excluded by --exclude oard-kg_*`.
+    pub reason: String,
+}
+
+/// Provenance kept out of the generated Markdown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Records kept out of the run.
+    pub excluded: Vec<Exclusion>,
+}
+
+/// The aggregate of a condition: questions weigh the same (a question's
+/// attempts are averaged first).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// Questions in the condition.
+    pub questions: u32,
+    /// Questions with at least one measured attempt.
+    pub measured_questions: u32,
+    /// Attempts in all.
+    pub attempts: u32,
+    /// Attempts blocked.
+    pub blocked_attempts: u32,
+    /// Mean over measured questions of their exact rate.
+    pub exact_rate: Option<f64>,
+    /// The same, strict tier.
+    pub strict_exact_rate: Option<f64>,
+    /// The same, order-sensitive, over questions with ordered keys.
+    pub ordered_rate: Option<f64>,
+    /// Mean over measured questions of their mean F1.
+    pub mean_f1: Option<f64>,
+    /// Questions always exact.
+    pub always_exact: u32,
+    /// Questions ever exact.
+    pub ever_exact: u32,
+    /// Questions exact sometimes but not always.
+    pub flaky: u32,
+    /// Questions blocked throughout.
+    pub measured_nothing: u32,
+    /// Mean queries per measured attempt, averaged per question first.
+    pub mean_queries: Option<f64>,
+    /// Mean wall seconds, the same way.
+    pub mean_wall_s: Option<f64>,
+    /// Mean server seconds, the same way.
+    pub mean_server_s: Option<f64>,
+}
+
+/// `conditions/NAME.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionFile {
+    /// [`RUNS_FORMAT`].
+    pub format: u32,
+    /// The condition name (the file's stem).
+    pub name: String,
+    /// What makes runs comparable.
+    pub identity: Identity,
+    /// Everything else it was run with.
+    pub settings: Settings,
+    /// Exclusions (kept out of the Markdown).
+    pub meta: Meta,
+    /// Per question id, in id order.
+    pub questions: BTreeMap<String, QuestionSummary>,
+    /// Over the questions.
+    pub aggregate: Aggregate,
+}
+
+/// Summarizes attempts. `ordered_key` decides whether `ordered` figures
+/// exist.
+pub fn summarize(attempts: &[AttemptResult], ordered_key: bool) -> QuestionSummary {
+    let measured: Vec<&AttemptResult> = attempts.iter().filter(|a| !a.blocked).collect();
+    let n = measured.len();
+    let mean = |f: &dyn Fn(&AttemptResult) -> f64| -> Option<f64> {
+        (n > 0).then(|| measured.iter().map(|a| f(a)).sum::<f64>() / n as f64)
+    };
+    let exact = measured.iter().filter(|a| a.exact).count() as u32;
+    let strict = measured.iter().filter(|a| a.strict_exact).count() as u32;
+    let ordered =
+        ordered_key.then(|| measured.iter().filter(|a| a.ordered == Some(true)).count() as u32);
+    let mut blocked_reasons: Vec<String> = attempts
+        .iter()
+        .filter_map(|a| a.blocked_reason.clone())
+        .collect();
+    blocked_reasons.sort();
+    blocked_reasons.dedup();
+    let mut tools_called = BTreeMap::new();
+    for a in attempts {
+        for t in &a.tools_called {
+            *tools_called.entry(t.clone()).or_insert(0) += 1;
+        }
+    }
+    QuestionSummary {
+        attempts: attempts.len() as u32,
+        measured: n as u32,
+        blocked: (attempts.len() - n) as u32,
+        blocked_reasons,
+        exact,
+        strict_exact: strict,
+        ordered,
+        exact_rate: (n > 0).then(|| exact as f64 / n as f64),
+        strict_exact_rate: (n > 0).then(|| strict as f64 / n as f64),
+        ordered_rate: ordered.filter(|_| n > 0).map(|o| o as f64 / n as f64),
+        mean_f1: mean(&|a| a.f1),
+        always_exact: n > 0 && exact as usize == n,
+        ever_exact: exact > 0,
+        flaky: exact > 0 && (exact as usize) < n,
+        measured_nothing: n == 0 && !attempts.is_empty(),
+        mean_queries: mean(&|a| a.queries as f64),
+        mean_wall_s: mean(&|a| a.wall_s),
+        mean_server_s: mean(&|a| a.server_s),
+        tools_called,
+    }
+}
+
+/// Aggregates question summaries: a question's attempts are averaged first,
+/// then the questions (seed 000, "Where the results go").
+pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
+    let measured: Vec<&QuestionSummary> = questions.values().filter(|q| q.measured > 0).collect();
+    let mean = |values: Vec<f64>| -> Option<f64> {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    Aggregate {
+        questions: questions.len() as u32,
+        measured_questions: measured.len() as u32,
+        attempts: questions.values().map(|q| q.attempts).sum(),
+        blocked_attempts: questions.values().map(|q| q.blocked).sum(),
+        exact_rate: mean(measured.iter().filter_map(|q| q.exact_rate).collect()),
+        strict_exact_rate: mean(
+            measured
+                .iter()
+                .filter_map(|q| q.strict_exact_rate)
+                .collect(),
+        ),
+        ordered_rate: mean(measured.iter().filter_map(|q| q.ordered_rate).collect()),
+        mean_f1: mean(measured.iter().filter_map(|q| q.mean_f1).collect()),
+        always_exact: measured.iter().filter(|q| q.always_exact).count() as u32,
+        ever_exact: measured.iter().filter(|q| q.ever_exact).count() as u32,
+        flaky: measured.iter().filter(|q| q.flaky).count() as u32,
+        measured_nothing: questions.values().filter(|q| q.measured_nothing).count() as u32,
+        mean_queries: mean(measured.iter().filter_map(|q| q.mean_queries).collect()),
+        mean_wall_s: mean(measured.iter().filter_map(|q| q.mean_wall_s).collect()),
+        mean_server_s: mean(measured.iter().filter_map(|q| q.mean_server_s).collect()),
+    }
+}
+
+/// The columns of `summary.csv`, in the seed's order.
+pub const SUMMARY_COLUMNS: [&str; 17] = [
+    "question",
+    "tier",
+    "condition",
+    "server",
+    "tools",
+    "kg_hint",
+    "attempt",
+    "attempts_total",
+    "blocked",
+    "exact",
+    "ordered",
+    "f1",
+    "queries",
+    "tools_called",
+    "wall_s",
+    "server_s",
+    "notes",
+];
+
+/// A fixed-precision rendering for generated files: `digits` decimals, no
+/// `-0`.
+pub fn fixed(value: f64, digits: usize) -> String {
+    let text = format!("{value:.digits$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+/// One `summary.csv` row for an attempt.
+pub fn summary_row(
+    result: &QuestionResult,
+    identity: &Identity,
+    attempt: &AttemptResult,
+) -> Vec<String> {
+    vec![
+        result.question.clone(),
+        result.tier.clone().unwrap_or_default(),
+        result.condition.clone(),
+        identity.server.clone().unwrap_or_default(),
+        identity.level.clone(),
+        identity.kg_hint.clone(),
+        attempt.attempt.to_string(),
+        result.attempts.len().to_string(),
+        attempt.blocked.to_string(),
+        attempt.exact.to_string(),
+        attempt.ordered.map(|o| o.to_string()).unwrap_or_default(),
+        fixed(attempt.f1, 4),
+        attempt.queries.to_string(),
+        attempt.tools_called.join(" "),
+        fixed(attempt.wall_s, 1),
+        fixed(attempt.server_s, 1),
+        attempt.notes.join("; "),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(n: u32, exact: bool, f1: f64, blocked: bool) -> AttemptResult {
+        AttemptResult {
+            attempt: n,
+            submitted: !blocked,
+            blocked,
+            blocked_reason: blocked.then(|| "cannot start server".to_string()),
+            timed_out: false,
+            exact,
+            strict_exact: exact,
+            ordered: Some(exact),
+            f1,
+            score: None,
+            queries: 2,
+            queries_errored: 0,
+            tools_called: vec!["query".into(), "submit_csv".into()],
+            refused: 0,
+            soft_errors: BTreeMap::new(),
+            wall_s: 10.0,
+            server_s: 2.0,
+            model_resolved: None,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn blocked_attempts_leave_every_rate() {
+        let s = summarize(
+            &[
+                attempt(1, true, 1.0, false),
+                attempt(2, false, 0.5, false),
+                attempt(3, false, 0.0, true),
+            ],
+            true,
+        );
+        assert_eq!((s.attempts, s.measured, s.blocked, s.exact), (3, 2, 1, 1));
+        assert_eq!(s.exact_rate, Some(0.5));
+        assert_eq!(s.mean_f1, Some(0.75));
+        assert!(s.flaky && s.ever_exact && !s.always_exact && !s.measured_nothing);
+        assert_eq!(s.blocked_reasons, ["cannot start server"]);
+        assert_eq!(s.tools_called.get("query"), Some(&3));
+        let nothing = summarize(&[attempt(1, false, 0.0, true)], false);
+        assert!(nothing.measured_nothing);
+        assert_eq!(nothing.exact_rate, None);
+        assert_eq!(nothing.ordered, None);
+    }
+
+    #[test]
+    fn questions_weigh_the_same() {
+        let mut questions = BTreeMap::new();
+        questions.insert(
+            "a".to_string(),
+            summarize(&[attempt(1, true, 1.0, false)], false),
+        );
+        questions.insert(
+            "b".to_string(),
+            summarize(
+                &[
+                    attempt(1, false, 0.0, false),
+                    attempt(2, false, 0.5, false),
+                    attempt(3, false, 0.0, false),
+                ],
+                false,
+            ),
+        );
+        questions.insert(
+            "c".to_string(),
+            summarize(&[attempt(1, false, 0.0, true)], false),
+        );
+        let a = aggregate(&questions);
+        assert_eq!(
+            (a.questions, a.measured_questions, a.measured_nothing),
+            (3, 2, 1)
+        );
+        assert_eq!(a.exact_rate, Some(0.5));
+        assert!((a.mean_f1.unwrap() - (1.0 + 0.5 / 3.0) / 2.0).abs() < 1e-12);
+        assert_eq!(a.blocked_attempts, 1);
+    }
+
+    #[test]
+    fn fixed_has_no_negative_zero() {
+        assert_eq!(fixed(-0.0001, 2), "0.00");
+        assert_eq!(fixed(12.345, 1), "12.3");
+    }
+}

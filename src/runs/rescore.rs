@@ -1,0 +1,221 @@
+//! `rescore` and `freeze` (seed 000, "Re-scoring instead of re-running",
+//! "Closing a runs root").
+//!
+//! Re-scoring re-judges every attempt from its `answer.csv` and the
+//! question's `ground_truth.csv` alone (no model, server or endpoint), and
+//! rewrites `result.json`, `conditions/*.json`, both summary CSVs and
+//! `README.md`. It reports every score that moved. It does not re-run
+//! answer keys: a changed corpus calls for a new run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+
+use super::judge::judge;
+use super::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
+use super::records::{
+    AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
+};
+use super::run::{read_json, refuse_frozen, write_json};
+use crate::error::{Error, Result};
+use crate::reference::GroundTruthMeta;
+use crate::score::{SCORING_VERSION, ScoreOptions};
+use crate::table::Table;
+
+/// One score that moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moved {
+    /// Question id.
+    pub question: String,
+    /// Condition name.
+    pub condition: String,
+    /// Attempt number.
+    pub attempt: u32,
+    /// What moved: `exact`, `strict_exact`, `ordered`, `f1`.
+    pub field: &'static str,
+    /// Before.
+    pub old: String,
+    /// After.
+    pub new: String,
+}
+
+/// What `rescore` found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RescoreOutcome {
+    /// Attempts judged.
+    pub attempts: usize,
+    /// Scores that moved.
+    pub moved: Vec<Moved>,
+    /// Files that could not be read (named); the rest was re-scored.
+    pub problems: Vec<String>,
+}
+
+/// The attempt numbers recorded in a condition folder, sorted.
+pub fn attempt_numbers(dir: &Path) -> Vec<u32> {
+    let mut numbers: Vec<u32> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("attempt-")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    numbers.sort();
+    numbers
+}
+
+fn differences(
+    question: &str,
+    condition: &str,
+    old: &AttemptResult,
+    new: &AttemptResult,
+) -> Vec<Moved> {
+    let mut moved = Vec::new();
+    let mut push = |field: &'static str, a: String, b: String| {
+        if a != b {
+            moved.push(Moved {
+                question: question.to_string(),
+                condition: condition.to_string(),
+                attempt: new.attempt,
+                field,
+                old: a,
+                new: b,
+            });
+        }
+    };
+    push("exact", old.exact.to_string(), new.exact.to_string());
+    push(
+        "strict_exact",
+        old.strict_exact.to_string(),
+        new.strict_exact.to_string(),
+    );
+    push(
+        "ordered",
+        format!("{:?}", old.ordered),
+        format!("{:?}", new.ordered),
+    );
+    push("f1", format!("{:.4}", old.f1), format!("{:.4}", new.f1));
+    moved
+}
+
+/// Re-judges every attempt of `root`.
+///
+/// Errors: a frozen root; a file that cannot be written. Unreadable inputs
+/// are named in [`RescoreOutcome::problems`] and skipped.
+pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
+    refuse_frozen(root, "rescore")?;
+    if !RunsRoot::is_runs_root(&root.root) {
+        return Err(Error::file(
+            &root.root,
+            "not a runs root (it has no conditions/ folder)",
+        ));
+    }
+    let mut outcome = RescoreOutcome::default();
+    for name in root.condition_names() {
+        let path = root.condition_file(&name);
+        let mut condition: ConditionFile = match read_json(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                outcome.problems.push(e.to_string());
+                continue;
+            }
+        };
+        let ids: Vec<String> = condition.questions.keys().cloned().collect();
+        let mut summaries = BTreeMap::new();
+        for id in ids {
+            let question_dir = root.question_dir(&id);
+            let key = match std::fs::read(question_dir.join(GROUND_TRUTH_CSV))
+                .map_err(|e| Error::io(question_dir.join(GROUND_TRUTH_CSV), "read", e))
+                .and_then(|bytes| {
+                    Table::from_csv(&bytes).map_err(|e| {
+                        Error::file(question_dir.join(GROUND_TRUTH_CSV), e.to_string())
+                    })
+                }) {
+                Ok(key) => key,
+                Err(e) => {
+                    outcome.problems.push(e.to_string());
+                    if let Some(kept) = condition.questions.get(&id) {
+                        summaries.insert(id.clone(), kept.clone());
+                    }
+                    continue;
+                }
+            };
+            let meta: Option<GroundTruthMeta> =
+                read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
+            let ordered = meta.as_ref().is_some_and(|m| m.ordered);
+            let result_path = root.condition_dir(&id, &name).join(RESULT_FILE);
+            let old: Option<QuestionResult> = match read_json(&result_path) {
+                Ok(r) => Some(r),
+                Err(e) if result_path.exists() => {
+                    outcome.problems.push(e.to_string());
+                    None
+                }
+                Err(_) => None,
+            };
+            let options = ScoreOptions {
+                ordered,
+                ..ScoreOptions::default()
+            };
+            let mut attempts = Vec::new();
+            for n in attempt_numbers(&root.condition_dir(&id, &name)) {
+                let dir = root.attempt_dir(&id, &name, n);
+                let new = judge(&dir, n, &key, &options);
+                if let Some(previous) = old
+                    .as_ref()
+                    .and_then(|o| o.attempts.iter().find(|a| a.attempt == n))
+                {
+                    outcome
+                        .moved
+                        .extend(differences(&id, &name, previous, &new));
+                }
+                attempts.push(new);
+                outcome.attempts += 1;
+            }
+            let summary = summarize(&attempts, ordered);
+            let result = QuestionResult {
+                format: RUNS_FORMAT,
+                question: id.clone(),
+                condition: name.clone(),
+                tier: old
+                    .as_ref()
+                    .and_then(|o| o.tier.clone())
+                    .or_else(|| crate::corpus::tier_of(&id)),
+                ordered_key: ordered,
+                scoring_version: SCORING_VERSION.into(),
+                attempts,
+                summary: summary.clone(),
+            };
+            write_json(&result_path, &result)?;
+            summaries.insert(id, summary);
+        }
+        condition.aggregate = aggregate(&summaries);
+        condition.questions = summaries;
+        condition.settings.scoring_version = SCORING_VERSION.into();
+        write_json(&path, &condition)?;
+    }
+    outcome.problems.extend(crate::report::write_outputs(root)?);
+    Ok(outcome)
+}
+
+/// Closes a root: writes `.frozen` with the reason. `run` and `rescore`
+/// then refuse it by name and `report` regenerates nothing.
+///
+/// Errors: not a runs root; already frozen; the marker cannot be written.
+pub fn freeze(root: &RunsRoot, reason: &str) -> Result<()> {
+    if !RunsRoot::is_runs_root(&root.root) {
+        return Err(Error::file(
+            &root.root,
+            "not a runs root (it has no conditions/ folder)",
+        ));
+    }
+    refuse_frozen(root, "freeze")?;
+    write_json(
+        &root.frozen_file(),
+        &json!({"format": RUNS_FORMAT, "reason": reason}),
+    )
+}

@@ -1,0 +1,778 @@
+//! `run`, `report`, `rescore` and `freeze` through the real binary, with the
+//! scripted agent (a built-in MCP client, no model) driving the real proxy
+//! in front of the real demo KG server, over stdio and streamable HTTP.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{KillOnDrop, free_port, okn, repo, stderr, stdout, wait_for_port};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
+
+fn run(args: &[&str]) -> Output {
+    okn().arg("run").args(args).output().unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
+
+fn out_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    (dir, out)
+}
+
+const DEMO: &[&str] = &[
+    "--profile",
+    "profiles/demo-kg.local.toml",
+    "--tools",
+    "all-tools",
+];
+
+#[test]
+fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_the_seed_does() {
+    let (_keep, out) = out_dir();
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("[1/3] biobricks-ice-active-chemicals_single  attempt 1/1"),
+        "{text}"
+    );
+    assert!(text.contains("exact (f1 1.00)"), "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 3 questions"),
+        "{text}"
+    );
+
+    let name = "demo-kg-all-tools__kg-named";
+    let condition = json(&out.join(format!("conditions/{name}.json")));
+    assert_eq!(condition["format"], 1);
+    assert_eq!(condition["identity"]["agent"], "scripted:oracle");
+    assert_eq!(condition["identity"]["model"], Value::Null);
+    assert_eq!(condition["identity"]["server"], "demo-kg");
+    assert_eq!(condition["settings"]["profile"]["transport"], "stdio");
+    assert_eq!(
+        condition["settings"]["server_build"],
+        format!("okn-demo-kg {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        condition["settings"]["reference_endpoint"]["engine"],
+        "oxigraph"
+    );
+    assert_eq!(
+        condition["settings"]["scoring_version"],
+        okn_benchmark::score::SCORING_VERSION
+    );
+    assert_eq!(condition["aggregate"]["exact_rate"], 1.0);
+    assert_eq!(condition["aggregate"]["questions"], 3);
+
+    let q = out.join("biobricks-ice-active-chemicals_single_results");
+    for file in ["ground_truth.csv", "ground_truth.json", "summary.csv"] {
+        assert!(q.join(file).is_file(), "{file}");
+    }
+    let attempt = q.join(name).join("attempt-1");
+    for file in [
+        "prompt.txt",
+        "answer.csv",
+        "calls.json",
+        "metrics.json",
+        "agent.json",
+        "command.txt",
+        "episode.json",
+    ] {
+        assert!(attempt.join(file).is_file(), "{file}");
+    }
+    assert!(attempt.join("cwd").is_dir());
+    assert_eq!(
+        std::fs::read_dir(attempt.join("cwd")).unwrap().count(),
+        0,
+        "cwd/ stays empty"
+    );
+    let prompt = std::fs::read_to_string(attempt.join("prompt.txt")).unwrap();
+    assert!(prompt.contains("\n\nUse this knowledge graph: biobricks-ice.\n\nSave the results as a csv file, no prose!\n"), "{prompt}");
+    let result = json(&q.join(name).join("result.json"));
+    assert_eq!(result["attempts"][0]["exact"], true);
+    assert_eq!(
+        result["attempts"][0]["tools_called"],
+        serde_json::json!(["query", "submit_csv"])
+    );
+
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with(
+        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,notes\n"
+    ));
+    assert_eq!(summary.lines().count(), 4);
+    // report regenerates exactly what run wrote.
+    let readme = std::fs::read(out.join("README.md")).unwrap();
+    let o = okn()
+        .args(["report", out.to_str().unwrap(), "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.stdout, readme);
+}
+
+#[test]
+fn the_identity_guard_names_the_first_difference() {
+    let (_keep, out) = out_dir();
+    let base = |repeat: &str, extra: &[&str]| {
+        run(&[
+            &[
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                repeat,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            DEMO,
+            extra,
+        ]
+        .concat())
+    };
+    assert_eq!(base("1", &[]).status.code(), Some(0));
+    let o = base("2", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: 'demo-kg-all-tools__kg-named' already holds a run with different settings:\n  repeat: 1 -> 2\n\nUse --label NAME to keep them apart, or --force to replace.\n"
+    );
+    // The same settings again: recorded attempts are never overwritten silently.
+    let o = base("1", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--resume reuses the finished ones, --force replaces them"),
+        "{}",
+        stderr(&o)
+    );
+    let o = base("2", &["--label", "twice"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        out.join("conditions/demo-kg-all-tools__kg-named__twice.json")
+            .is_file()
+    );
+    let o = base("2", &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["identity"]["repeat"],
+        2
+    );
+}
+
+#[test]
+fn two_tiers_in_one_root_are_caught() {
+    let (_keep, out) = out_dir();
+    // One corpus holding two tiers, with their ground truth.
+    let corpus = out.parent().unwrap().join("mixed");
+    std::fs::create_dir_all(corpus.join("ground-truth")).unwrap();
+    for (from, id) in [
+        ("demo/benchmarks-single", "spoke-okn-ra-treatments_single"),
+        (
+            "demo/benchmarks-cross",
+            "fiokg-spoke-okn-landfill-counties_cross",
+        ),
+    ] {
+        std::fs::copy(
+            repo().join(from).join(format!("{id}.rq")),
+            corpus.join(format!("{id}.rq")),
+        )
+        .unwrap();
+        for ext in ["csv", "json"] {
+            std::fs::copy(
+                repo().join(from).join(format!("ground-truth/{id}.{ext}")),
+                corpus.join(format!("ground-truth/{id}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let go = |tier: &str| {
+        run(&[
+            &[
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--tier",
+                tier,
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            DEMO,
+        ]
+        .concat())
+    };
+    assert_eq!(go("single").status.code(), Some(0));
+    let o = go("cross");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("  tier: 'single' -> 'cross'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn refused_combinations_stop_before_anything_runs() {
+    let (_keep, out) = out_dir();
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--tools",
+        "sparql-only",
+        "--kg-hint",
+        "none",
+        "--agent",
+        "scripted:oracle",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--tools sparql-only with --kg-hint none is refused"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--tools",
+        "all-tools",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("--tools all-tools needs --profile"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--without-tool",
+            "get_shema",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("(did you mean 'get_schema'?)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "claude",
+            "--model",
+            "x",
+            "--claude",
+            "/nonexistent/claude",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("install the claude CLI"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "nothing was written");
+
+    // Ground truth must exist.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("demo/benchmarks-single/ubergraph-doid-xref_single.rq"),
+        dir.path().join("ubergraph-doid-xref_single.rq"),
+    )
+    .unwrap();
+    let o = run(&[
+        &[
+            "--corpus",
+            dir.path().to_str().unwrap(),
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no ground truth for 1 of 1 records (ubergraph-doid-xref_single): run 'okn-benchmark reference"), "{}", stderr(&o));
+}
+
+#[test]
+fn resume_reuses_finished_attempts_only() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "--corpus",
+            "demo/benchmarks-ontology",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "2",
+            "--repeat",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    assert_eq!(run(&args).status.code(), Some(0));
+    let name = "demo-kg-all-tools__kg-named";
+    let victim = out.join(format!(
+        "ubergraph-lung-disease-descendants_ontology_results/{name}/attempt-2"
+    ));
+    std::fs::remove_file(victim.join("episode.json")).unwrap();
+    std::fs::remove_file(victim.join("agent.json")).unwrap();
+    let o = run(&[args.clone(), vec!["--resume"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.matches("[resumed]").count(), 3, "{text}");
+    assert!(
+        text.contains(&format!("{name}: 2 questions, 1 ran, 3 resumed")),
+        "{text}"
+    );
+    assert!(victim.join("episode.json").is_file());
+}
+
+#[test]
+fn a_killed_run_leaves_finished_attempts_intact_and_resumable() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--repeat",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it part-way: after a few attempts have finished.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let finished = walkdir::WalkDir::new(&out)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_name() == "episode.json")
+            .count();
+        if finished >= 5 || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run finished before it could be killed"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    // The agent host it had started dies with it (no orphan keeps working).
+    let marker = out.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && processes_mentioning(&marker) > 0 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(&marker),
+        0,
+        "an agent host outlived the killed run"
+    );
+    assert!(
+        !out.join("conditions/demo-kg-all-tools__kg-named.json")
+            .exists(),
+        "the run was killed before the end"
+    );
+    // Every attempt with episode.json is whole.
+    for entry in walkdir::WalkDir::new(&out)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name() == "episode.json")
+    {
+        let dir = entry.path().parent().unwrap();
+        for file in ["prompt.txt", "command.txt", "agent.json", "metrics.json"] {
+            assert!(dir.join(file).is_file(), "{} lacks {file}", dir.display());
+        }
+        let _: Value = json(entry.path());
+    }
+    let o = okn().args(&args).arg("--resume").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.matches("[resumed]").count() >= 5, "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 12 questions"),
+        "{text}"
+    );
+}
+
+/// Processes whose command line mentions `text` (Linux /proc).
+fn processes_mentioning(text: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(text))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+#[test]
+fn timeouts_are_recorded_outcomes_and_are_reused() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:hang",
+            "--limit",
+            "1",
+            "--agent-timeout",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("timed out, no answer"),
+        "{}",
+        stdout(&o)
+    );
+    let result = json(&out.join(
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+    ));
+    assert_eq!(result["attempts"][0]["timed_out"], true);
+    assert_eq!(result["attempts"][0]["submitted"], false);
+    let started = Instant::now();
+    let o = run(&[args.clone(), vec!["--resume"]].concat());
+    assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "not paid for twice"
+    );
+}
+
+#[test]
+fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothing() {
+    let (keep, out) = out_dir();
+    let profile = keep.path().join("gone.toml");
+    std::fs::write(
+        &profile,
+        "name = \"gone\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "1",
+        "--repeat",
+        "2",
+        "--tools",
+        "all-tools",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("warning: gone is unreachable now"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("blocked"), "{}", stdout(&o));
+    let condition = json(&out.join("conditions/gone-all-tools__kg-named.json"));
+    assert_eq!(condition["aggregate"]["blocked_attempts"], 2);
+    assert_eq!(condition["aggregate"]["measured_nothing"], 1);
+    assert_eq!(condition["aggregate"]["exact_rate"], Value::Null);
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("measured nothing (cannot start '/nonexistent/server'"),
+        "{readme}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(",true,false,false,0.0000,"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_control_and_a_streamable_http_server_side_by_side() {
+    let (_keep, out) = out_dir();
+    let port = free_port();
+    let mut server = Command::new(BIN)
+        .args([
+            "kg-server",
+            "--transport",
+            "http",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--data",
+        ])
+        .arg(repo().join("demo/kg"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut server);
+    let _server = KillOnDrop(server);
+    let profile = out.parent().unwrap().join("remote.toml");
+    std::fs::write(&profile, format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n")).unwrap();
+    let common = [
+        "--corpus",
+        "demo/benchmarks-cross",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = run(&[
+        &common[..],
+        &[
+            "--tools",
+            "all-tools",
+            "--kg-hint",
+            "none",
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&[
+        &common[..],
+        &["--tools", "sparql-only", "--kg-hint", "tags"],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let remote = json(&out.join("conditions/demo-kg-all-tools__kg-not-named.json"));
+    assert_eq!(remote["settings"]["profile"]["transport"], "http");
+    assert_eq!(remote["aggregate"]["exact_rate"], 1.0);
+    let control = json(&out.join("conditions/sparql-only__kg-named.json"));
+    assert_eq!(control["aggregate"]["exact_rate"], 1.0);
+    assert_eq!(control["identity"]["server"], Value::Null);
+    assert!(
+        control["settings"]["sparql_only_preamble"]
+            .as_str()
+            .unwrap()
+            .contains("Valid graph shortnames")
+    );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("| demo-kg, all tools · KG not named |")
+            && readme.contains("| sparql-only · KG named |"),
+        "{readme}"
+    );
+}
+
+#[test]
+fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
+    let (_keep, out) = out_dir();
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let name = "demo-kg-all-tools__kg-named";
+    let first = out.join(format!(
+        "biobricks-ice-active-chemicals_single_results/{name}"
+    ));
+    std::fs::write(first.join("attempt-1/answer.csv"), "wrong\n1\n").unwrap();
+    let second = out.join(format!(
+        "fiokg-chemical-manufacturers_single_results/{name}"
+    ));
+    std::fs::write(second.join("result.json"), "{ not json").unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "moved  biobricks-ice-active-chemicals_single  {name}  attempt 1  exact: true -> false"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("unreadable  ")
+            && text.contains("fiokg-chemical-manufacturers_single_results"),
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .ends_with("2 attempts re-scored, 4 scores moved"),
+        "{text}"
+    );
+    // The corrupt result.json was rebuilt from the attempt's files.
+    assert_eq!(
+        json(&second.join("result.json"))["attempts"][0]["exact"],
+        true
+    );
+    assert_eq!(
+        json(&out.join(format!("conditions/{name}.json")))["aggregate"]["exact_rate"],
+        0.5
+    );
+
+    let o = okn()
+        .args(["freeze", out.to_str().unwrap(), "--reason", "Published."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let readme = std::fs::read(out.join("README.md")).unwrap();
+    std::fs::write(out.join("README.md"), b"hand edit").unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is frozen (Published.): rescore never writes into a frozen root"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "2",
+            "--resume",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert!(
+        stderr(&o).contains("run never writes into a frozen root"),
+        "{}",
+        stderr(&o)
+    );
+    let o = okn()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(out.join("README.md")).unwrap(),
+        b"hand edit",
+        "report regenerates nothing"
+    );
+    assert!(!readme.is_empty());
+}
