@@ -9,7 +9,10 @@
 //! `ToolSearch` and the proxy's `mcp__okn__*` tools remain: no delegation
 //! (subagents, workflows, background tasks, cron, messages to other
 //! sessions), and no shell or web access that would bypass the server under
-//! test. The list was read off the real CLI (2.1.197: the tools it offers a
+//! test; `--allowed-tools mcp__okn` grants the proxy's tools, which `-p`
+//! would otherwise refuse for want of permission (found by the stand-in
+//! test: every call came back "Claude requested permissions to use ...").
+//! The list was read off the real CLI (2.1.197: the tools it offers a
 //! model with these flags); `tests/claude_cli.rs` checks it against the CLI
 //! that `scripts/test` installs, so a new tool turns the test red.
 
@@ -90,6 +93,10 @@ pub fn command(settings: &ClaudeSettings, mcp_config: &str) -> AgentCommand {
         "--disable-slash-commands".into(),
         "--disallowed-tools".into(),
         DISALLOWED_TOOLS.join(","),
+        // In -p mode a tool without permission is refused, and no settings
+        // are read to grant it: the proxy's tools are allowed by name.
+        "--allowed-tools".into(),
+        format!("mcp__{}", super::MCP_SERVER_NAME),
         "--output-format".into(),
         "json".into(),
     ];

@@ -13,6 +13,7 @@
 
 pub mod claude;
 pub mod scripted;
+pub mod standin;
 pub mod strategy;
 
 use std::io::{Read, Write};

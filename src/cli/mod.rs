@@ -15,6 +15,7 @@ mod run;
 mod score;
 mod scripted_agent;
 mod selfcheck;
+mod standin;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -67,6 +68,8 @@ enum Command {
     /// The built-in agent host with no model (started by run --agent scripted:...).
     #[command(hide = true)]
     ScriptedAgent(scripted_agent::ScriptedAgentArgs),
+    /// Serve a stand-in for the Anthropic Messages API (tests the claude host with no model).
+    StandinModel(standin::StandinArgs),
 }
 
 /// `--corpus` and the selection flags shared by every command that reads a
@@ -144,6 +147,7 @@ pub fn main() -> ExitCode {
         Command::Rescore(a) => report::rescore(a),
         Command::Freeze(a) => report::freeze(a),
         Command::ScriptedAgent(a) => scripted_agent::run(a),
+        Command::StandinModel(a) => standin::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,372 @@
+//! A stand-in for the Anthropic Messages API, so the real `claude` CLI can
+//! run whole episodes with no model: this is the only place a model is
+//! imitated (issue 4, "The real claude CLI end to end, with no model").
+//!
+//! It serves `POST /v1/messages` as streaming server-sent events
+//! (`message_start`, `content_block_start`, `content_block_delta` with
+//! `text_delta` or `input_json_delta`, `content_block_stop`,
+//! `message_delta`, `message_stop`) and plays a [`Strategy`] through the
+//! CLI's own tool loop: it recognizes the record from the prompt, calls the
+//! server's SPARQL tool with the answer key, then `submit_csv` with the
+//! strategy's answer, then ends its turn. Requests it does not recognize
+//! get a short text reply. Point the CLI at it with `ANTHROPIC_BASE_URL`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, post};
+use serde_json::{Value, json};
+
+use super::strategy::{Strategy, find_record, query_tool, reply_table};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+
+/// The stand-in's state: the corpus, the strategy, and per record how many
+/// conversations have started (the attempt number `mixed` varies by).
+struct Standin {
+    corpus: Corpus,
+    strategy: Strategy,
+    log_dir: Option<PathBuf>,
+    conversations: Mutex<BTreeMap<String, u32>>,
+    requests: Mutex<u64>,
+}
+
+/// One server-sent event.
+fn event(out: &mut String, kind: &str, data: Value) {
+    out.push_str("event: ");
+    out.push_str(kind);
+    out.push_str("\ndata: ");
+    out.push_str(&data.to_string());
+    out.push_str("\n\n");
+}
+
+/// What the stand-in answers with.
+#[derive(Debug, Clone, PartialEq)]
+enum Turn {
+    Text(String),
+    ToolUse { name: String, input: Value },
+    Hang,
+}
+
+/// The SSE body of one assistant message.
+fn sse(model: &str, turn: &Turn, id: u64) -> String {
+    let mut out = String::new();
+    event(
+        &mut out,
+        "message_start",
+        json!({"type": "message_start", "message": {
+            "id": format!("msg_standin_{id}"), "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    );
+    let stop = match turn {
+        Turn::Text(text) => {
+            event(
+                &mut out,
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            );
+            event(
+                &mut out,
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+            );
+            event(
+                &mut out,
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            );
+            "end_turn".to_string()
+        }
+        Turn::ToolUse { name, input } => {
+            event(
+                &mut out,
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {
+                    "type": "tool_use", "id": format!("toolu_standin_{id}"), "name": name, "input": {}}}),
+            );
+            // The input arrives in pieces, as a real stream sends it.
+            let text = input.to_string();
+            let mut cut = text.len() / 2;
+            while !text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            for piece in [&text[..cut], &text[cut..]] {
+                event(
+                    &mut out,
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                );
+            }
+            event(
+                &mut out,
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            );
+            "tool_use".to_string()
+        }
+        Turn::Hang => "end_turn".to_string(),
+    };
+    event(
+        &mut out,
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+    );
+    event(&mut out, "message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+/// The text blocks of a message's content (a string or a list of blocks).
+fn texts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| {
+                (b["type"] == "text")
+                    .then(|| b["text"].as_str().map(str::to_string))
+                    .flatten()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Standin {
+    /// Decides the next assistant turn for this request body.
+    fn next_turn(&self, request: &Value) -> Turn {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let Some(record) = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .flat_map(|m| texts(&m["content"]))
+            .find_map(|text| find_record(&self.corpus, &text))
+        else {
+            return Turn::Text("I have no question to answer here.".into());
+        };
+        // Tool uses so far (id → name) and the results that came back.
+        let mut names = BTreeMap::new();
+        let mut results: Vec<(String, String, bool)> = Vec::new();
+        for m in &messages {
+            let Some(blocks) = m["content"].as_array() else {
+                continue;
+            };
+            for b in blocks {
+                if b["type"] == "tool_use" {
+                    names.insert(
+                        b["id"].as_str().unwrap_or("").to_string(),
+                        b["name"].as_str().unwrap_or("").to_string(),
+                    );
+                }
+                if b["type"] == "tool_result" {
+                    let name = names
+                        .get(b["tool_use_id"].as_str().unwrap_or(""))
+                        .cloned()
+                        .unwrap_or_default();
+                    let content = match &b["content"] {
+                        Value::String(s) => s.clone(),
+                        other => texts(other).join("\n"),
+                    };
+                    results.push((name, content, b["is_error"] == json!(true)));
+                }
+            }
+        }
+        let attempt = {
+            let mut conversations = self.conversations.lock().unwrap_or_else(|e| e.into_inner());
+            let n = conversations.entry(record.id.clone()).or_insert(0);
+            if results.is_empty() {
+                *n += 1;
+            }
+            (*n).max(1)
+        };
+        let played = self.strategy.resolve(&record.id, attempt);
+        if results
+            .iter()
+            .any(|(name, _, _)| name.ends_with("submit_csv"))
+        {
+            return Turn::Text("Submitted.".into());
+        }
+        let tools: Vec<(String, Value)> = request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["input_schema"].clone())))
+            .collect();
+        let Some(tool) = query_tool(tools.iter().map(|(n, s)| (n.as_str(), s))) else {
+            return Turn::Text("There is no SPARQL tool among my tools.".into());
+        };
+        let submit = tools
+            .iter()
+            .map(|(n, _)| n.clone())
+            .find(|n| n.ends_with("submit_csv"))
+            .unwrap_or_else(|| "submit_csv".into());
+        match results.iter().rev().find(|(name, _, _)| *name == tool.name) {
+            None => {
+                let mut input = serde_json::Map::new();
+                input.insert(
+                    tool.query_param.clone(),
+                    Value::String(record.query.clone()),
+                );
+                if let Some(graph) = &tool.graph_param {
+                    input.insert(graph.clone(), Value::String("federation".into()));
+                }
+                Turn::ToolUse {
+                    name: tool.name,
+                    input: Value::Object(input),
+                }
+            }
+            Some((_, reply, true)) => {
+                let first: String = reply.chars().take(200).collect();
+                Turn::Text(format!("The query failed, so I have no answer: {first}"))
+            }
+            Some((_, reply, false)) => {
+                if played == Strategy::Hang {
+                    return Turn::Hang;
+                }
+                match reply_table(reply).and_then(|rows| played.answer(&rows)) {
+                    Some(answer) => Turn::ToolUse {
+                        name: submit,
+                        input: json!({"csv": answer.to_csv()}),
+                    },
+                    None => Turn::Text(format!(
+                        "I ran the query and have no table to submit ({played})."
+                    )),
+                }
+            }
+        }
+    }
+}
+
+async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
+    let request: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("not JSON: {e}")).into_response(),
+    };
+    let id = {
+        let mut n = state.requests.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        *n
+    };
+    if let Some(dir) = &state.log_dir {
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::write(dir.join(format!("request-{id:04}.json")), &body);
+    }
+    let model = request["model"].as_str().unwrap_or("standin").to_string();
+    let turn = state.next_turn(&request);
+    if turn == Turn::Hang {
+        std::future::pending::<()>().await;
+    }
+    let text = sse(&model, &turn, id);
+    if request["stream"] == json!(true) {
+        ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response()
+    } else {
+        // A non-streaming client gets the same message as one JSON object.
+        let message = match turn {
+            Turn::Text(t) => json!({"type": "text", "text": t}),
+            Turn::ToolUse { name, input } => {
+                json!({"type": "tool_use", "id": format!("toolu_standin_{id}"), "name": name, "input": input})
+            }
+            Turn::Hang => json!({"type": "text", "text": ""}),
+        };
+        let stop = if message["type"] == "tool_use" {
+            "tool_use"
+        } else {
+            "end_turn"
+        };
+        axum::Json(json!({"id": format!("msg_standin_{id}"), "type": "message", "role": "assistant", "model": model,
+            "content": [message], "stop_reason": stop, "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}))
+        .into_response()
+    }
+}
+
+async fn anything_else() -> Response {
+    axum::Json(json!({})).into_response()
+}
+
+/// Serves the stand-in on `bind` until interrupted. Requests are written to
+/// `log_dir` as `request-NNNN.json` when given (the tool list the CLI sends
+/// shows which tools an agent would have).
+///
+/// Errors: the address cannot be bound.
+pub async fn serve(
+    corpus: Corpus,
+    strategy: Strategy,
+    bind: &str,
+    log_dir: Option<PathBuf>,
+) -> Result<()> {
+    let state = Arc::new(Standin {
+        corpus,
+        strategy,
+        log_dir,
+        conversations: Mutex::new(BTreeMap::new()),
+        requests: Mutex::new(0),
+    });
+    let app = Router::new()
+        .route("/v1/messages", post(messages))
+        .fallback(any(anything_else))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| Error::Usage(format!("--bind {bind}: cannot listen: {e}")))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| Error::Other(e.to_string()))?;
+    eprintln!("standin-model: serving the Messages API at http://{address} (Ctrl-C to stop)");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| Error::Other(format!("standin-model: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_use_streams_its_input_in_pieces_that_join_to_json() {
+        let body = sse(
+            "m",
+            &Turn::ToolUse {
+                name: "mcp__okn__query".into(),
+                input: json!({"query": "SELECT * { ?s ?p ?o }"}),
+            },
+            7,
+        );
+        let kinds: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("event: "))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        let pieces: String = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .filter_map(|v| v["delta"]["partial_json"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&pieces).unwrap(),
+            json!({"query": "SELECT * { ?s ?p ?o }"})
+        );
+        assert!(body.contains("\"stop_reason\":\"tool_use\""));
+    }
+}

@@ -1,0 +1,45 @@
+//! `okn-benchmark standin-model`: the Messages API with no model behind it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::agent::strategy::Strategy;
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+
+/// Serve a stand-in for the Anthropic Messages API that plays a scripted
+/// strategy through the real claude CLI's tool loop (no model is called).
+///
+/// Point the CLI at it: ANTHROPIC_BASE_URL=http://BIND ANTHROPIC_API_KEY=dummy
+/// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, with a scratch HOME. For tests
+/// and demonstrations of the claude agent host only.
+#[derive(Debug, clap::Args)]
+pub(crate) struct StandinArgs {
+    /// The corpus the prompts come from (for the answer keys).
+    #[arg(long, value_name = "DIR")]
+    corpus: PathBuf,
+    /// oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row,
+    /// swap-columns, empty, no-answer, hang, or mixed:SEED.
+    #[arg(long, default_value = "oracle")]
+    strategy: String,
+    /// Address to listen on (127.0.0.1 only is advised; port 0 picks a free one).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8919")]
+    bind: String,
+    /// Write every request body here (request-NNNN.json).
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: StandinArgs) -> Result<ExitCode> {
+    let strategy: Strategy = args.strategy.parse().map_err(Error::Usage)?;
+    let corpus = Corpus::load(&args.corpus)?;
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(crate::agent::standin::serve(
+        corpus,
+        strategy,
+        &args.bind,
+        args.log_dir,
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
