@@ -36,7 +36,7 @@ pub const GROUND_TRUTH_FORMAT: u32 = 1;
 pub const GROUND_TRUTH_DIR: &str = "ground-truth";
 
 /// The JSON record written beside each ground-truth CSV.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroundTruthMeta {
     /// [`GROUND_TRUTH_FORMAT`] when written.
     pub format: u32,

@@ -137,7 +137,7 @@ fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
     ] {
         assert!(command.contains(flag), "{flag}: {command}");
     }
-    let calls = json(&attempt.join("calls.json"));
+    let calls = json(&attempt.join("calls.json"))["calls"].clone();
     let tools: Vec<&str> = calls
         .as_array()
         .unwrap()

@@ -179,7 +179,8 @@ async fn all_tools_lists_forwards_logs_and_takes_the_answer() {
     client.cancel().await.unwrap();
 
     let calls = json_file(&log.join("calls.json"));
-    let calls = calls.as_array().unwrap();
+    assert_eq!(calls["format"], 1);
+    let calls = calls["calls"].as_array().unwrap();
     let tools: Vec<&str> = calls.iter().map(|c| c["tool"].as_str().unwrap()).collect();
     assert_eq!(tools, ["query", "query", "submit_csv", "submit_csv"]);
     assert_eq!(calls[0]["ok"], true);
@@ -241,7 +242,7 @@ async fn a_withheld_tool_is_hidden_and_a_remembered_name_is_refused() {
         text(&unknown).starts_with("Unknown tool 'no_such_tool'. Available tools: get_descendants")
     );
     client.cancel().await.unwrap();
-    let calls = json_file(&log.join("calls.json"));
+    let calls = json_file(&log.join("calls.json"))["calls"].clone();
     assert_eq!(calls[0]["refused"], true);
     assert_eq!(calls[0]["forwarded"], false);
     assert_eq!(calls[1]["refused"], false);
@@ -330,7 +331,7 @@ async fn failures_hidden_in_successful_replies_are_soft_errors() {
             "relabelled only when strict"
         );
         client.cancel().await.unwrap();
-        let calls = json_file(&log.join("calls.json"));
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
         assert_eq!(calls[0]["soft_error"], Value::Null);
         assert_eq!(calls[1]["soft_error"], "HTTP 429 (rate limited)");
         assert_eq!(calls[1]["ok"], true, "ok stays what the protocol said");
@@ -616,7 +617,7 @@ async fn mcp_proto_okn_from_pypi_fails_offline_and_the_failure_is_recorded() {
         "{}",
         text(&result)
     );
-    let calls = json_file(&log.join("calls.json"));
+    let calls = json_file(&log.join("calls.json"))["calls"].clone();
     let call = &calls[0];
     // It fails softly: isError=false with the failure in the payload.
     assert_eq!(call["ok"], true);

@@ -23,11 +23,23 @@ pub const ANSWER_FILE: &str = "answer.csv";
 /// A stdio upstream's stderr.
 pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
 
+/// Version of `calls.json` and `metrics.json` (`docs/FORMAT.md`).
+pub const LOG_FORMAT: u32 = 1;
+
+/// `calls.json`: every tool call of an episode, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CallsFile {
+    /// [`LOG_FORMAT`].
+    pub format: u32,
+    /// The calls.
+    pub calls: Vec<CallRecord>,
+}
+
 /// Characters of a reply kept in [`CallRecord::result_preview`].
 pub const PREVIEW_CHARS: usize = 2000;
 
 /// One tool call as the proxy saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallRecord {
     /// 1-based position in the episode.
     pub index: usize,
@@ -58,8 +70,10 @@ pub struct CallRecord {
 }
 
 /// The episode's metrics record (`metrics.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
+    /// [`LOG_FORMAT`].
+    pub format: u32,
     /// `all-tools` or `sparql-only`.
     pub level: String,
     /// The profile's server name (absent for sparql-only).
@@ -173,7 +187,11 @@ impl CallLog {
 
     /// Writes `calls.json` and `metrics.json` atomically.
     pub fn flush(&self) -> Result<()> {
-        let mut calls = serde_json::to_string_pretty(&self.calls).unwrap_or_default();
+        let file = CallsFile {
+            format: LOG_FORMAT,
+            calls: self.calls.clone(),
+        };
+        let mut calls = serde_json::to_string_pretty(&file).unwrap_or_default();
         calls.push('\n');
         write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
         let mut metrics = serde_json::to_string_pretty(&self.metrics).unwrap_or_default();
@@ -191,7 +209,9 @@ pub fn read_metrics(dir: &Path) -> Option<Metrics> {
 /// Reads a log folder's `calls.json`, if present and well formed.
 pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
     let text = std::fs::read_to_string(dir.join(CALLS_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
+    serde_json::from_str::<CallsFile>(&text)
+        .ok()
+        .map(|f| f.calls)
 }
 
 /// A failure hidden in the text of a successful reply, or `None`: an HTTP

@@ -106,7 +106,7 @@ impl fmt::Debug for Profile {
 
 /// What a profile contributes to shareable records (condition files, logs):
 /// everything but header values and environment values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProfileRecord {
     /// The server's name.
     pub name: String,

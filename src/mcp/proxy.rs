@@ -231,6 +231,7 @@ impl Proxy {
             .map_err(|e| Error::io(&settings.log_dir, "create log folder", e))?;
         let withheld: BTreeSet<String> = settings.without.iter().cloned().collect();
         let mut metrics = Metrics {
+            format: super::calllog::LOG_FORMAT,
             level: settings.level.as_str().to_string(),
             withheld: withheld.iter().cloned().collect(),
             ..Metrics::default()

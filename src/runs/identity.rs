@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Everything that makes two runs of one condition comparable. Field order
 /// is the order differences are reported in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Identity {
     /// `all-tools` or `sparql-only`.
     pub level: String,

@@ -19,7 +19,7 @@ pub const RUNS_FORMAT: u32 = 1;
 /// `episode.json`: what the runner itself observed. Written last, so its
 /// presence marks a finished attempt (seed 000, "Resuming an interrupted
 /// run").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Episode {
     /// [`RUNS_FORMAT`].
     pub format: u32,
@@ -43,7 +43,7 @@ pub struct Episode {
 }
 
 /// One attempt as judged (an entry of `result.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AttemptResult {
     /// 1-based attempt number.
     pub attempt: u32,
@@ -89,7 +89,7 @@ pub struct AttemptResult {
 
 /// Per question under one condition: the figures every report shows. Under
 /// repeats every figure is a per-attempt average over measured attempts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuestionSummary {
     /// Attempts recorded.
     pub attempts: u32,
@@ -132,7 +132,7 @@ pub struct QuestionSummary {
 }
 
 /// `ID_results/NAME/result.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuestionResult {
     /// [`RUNS_FORMAT`].
     pub format: u32,
@@ -153,7 +153,7 @@ pub struct QuestionResult {
 }
 
 /// What a condition was run with (seed 000, "Reproducibility").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Settings {
     /// The corpus as given (`--corpus`).
     pub corpus: String,
@@ -191,7 +191,7 @@ pub struct Settings {
 }
 
 /// One excluded record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Exclusion {
     /// The record id.
     pub id: String,
@@ -200,7 +200,7 @@ pub struct Exclusion {
 }
 
 /// Provenance kept out of the generated Markdown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Meta {
     /// Records kept out of the run.
     pub excluded: Vec<Exclusion>,
@@ -208,7 +208,7 @@ pub struct Meta {
 
 /// The aggregate of a condition: questions weigh the same (a question's
 /// attempts are averaged first).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Aggregate {
     /// Questions in the condition.
     pub questions: u32,
@@ -243,7 +243,7 @@ pub struct Aggregate {
 }
 
 /// `conditions/NAME.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConditionFile {
     /// [`RUNS_FORMAT`].
     pub format: u32,

@@ -10,8 +10,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::json;
-
 use super::judge::judge;
 use super::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
 use super::records::{
@@ -202,6 +200,15 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
     Ok(outcome)
 }
 
+/// `.frozen`: the marker that closes a runs root.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct FrozenFile {
+    /// [`RUNS_FORMAT`].
+    pub format: u32,
+    /// Why the root is closed.
+    pub reason: String,
+}
+
 /// Closes a root: writes `.frozen` with the reason. `run` and `rescore`
 /// then refuse it by name and `report` regenerates nothing.
 ///
@@ -216,6 +223,9 @@ pub fn freeze(root: &RunsRoot, reason: &str) -> Result<()> {
     refuse_frozen(root, "freeze")?;
     write_json(
         &root.frozen_file(),
-        &json!({"format": RUNS_FORMAT, "reason": reason}),
+        &FrozenFile {
+            format: RUNS_FORMAT,
+            reason: reason.to_string(),
+        },
     )
 }

@@ -70,7 +70,7 @@ impl Default for ScoreOptions {
 }
 
 /// How answer columns were lined up with the key's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ColumnMatch {
     /// The answer uses the key's column names: matched column by column.
@@ -81,7 +81,7 @@ pub enum ColumnMatch {
 
 /// The verdict on one answer. Serialized as the JSON that `score` prints and
 /// `result.json` records; F1 components are fractions in `[0, 1]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Score {
     /// [`SCORING_VERSION`] at the time of scoring.
     pub scoring_version: String,

@@ -61,7 +61,9 @@ pub enum QueryError {
 }
 
 /// Who answered, as recorded with ground truth.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct EndpointInfo {
     /// `embedded` or `http`.
     pub kind: String,
