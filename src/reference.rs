@@ -217,8 +217,8 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
             line: None,
             message,
         } => Error::at_line(&record.path, record.query_line, message),
-        QueryError::Failed(message) => {
-            Error::file(&record.path, format!("answer key failed: {message}"))
+        other @ (QueryError::Failed(_) | QueryError::TooLarge { .. }) => {
+            Error::file(&record.path, format!("answer key failed: {other}"))
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();

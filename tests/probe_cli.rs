@@ -131,7 +131,9 @@ fn kg_server_rejects_an_unknown_fault() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("expected rate-limit-every=N, hang-after=N or die-after=N"),
+        stderr(&out).contains(
+            "expected rate-limit-every=N, rpc-error-every=N, hang-after=N or die-after=N"
+        ),
         "{}",
         stderr(&out)
     );

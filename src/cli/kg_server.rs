@@ -29,8 +29,9 @@ pub(crate) struct KgServerArgs {
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8808")]
     bind: String,
     /// Degrade on purpose: rate-limit-every=N (a 429 inside a successful reply on
-    /// every Nth call), hang-after=N (never answer after N calls), die-after=N (exit
-    /// after N calls). Repeatable.
+    /// every Nth call), rpc-error-every=N (a JSON-RPC error on every Nth call),
+    /// hang-after=N (never answer after N calls), die-after=N (exit after N calls).
+    /// Repeatable.
     #[arg(long, value_name = "KIND=N")]
     fault: Vec<String>,
 }

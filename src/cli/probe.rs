@@ -22,11 +22,18 @@ pub(crate) struct ProbeArgs {
 
 pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     let mut common = args.common;
-    if common.profile.is_some() {
-        common.tools = Level::AllTools;
+    common.without_tool.sort();
+    common.without_tool.dedup();
+    if common.profile.is_none() && common.tools == Level::SparqlOnly {
+        // The control alone: nothing to connect to.
+        print_control(&common);
+        return Ok(ExitCode::SUCCESS);
     }
+    common.tools = Level::AllTools;
     let profile = common.profile()?.ok_or_else(|| {
-        Error::Usage("probe needs --profile PROFILE.toml (the server to connect to)".into())
+        Error::Usage(
+            "probe needs --profile PROFILE.toml (the server to connect to), or --tools sparql-only for the control alone".into(),
+        )
     })?;
     let timeout = Duration::from_secs(common.timeout);
     let runtime = tokio::runtime::Runtime::new()
@@ -46,6 +53,11 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     }
     let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_ref()).collect();
     println!("tools: {} ({})", names.len(), names.join(", "));
+    if names.contains(&SUBMIT_CSV) {
+        println!(
+            "warning: the server has its own {SUBMIT_CSV}; the proxy's answer channel takes its place"
+        );
+    }
     let instructions = connection.instructions.as_deref().unwrap_or("");
     println!("instructions: {} characters", instructions.chars().count());
     println!();
@@ -72,6 +84,13 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
             common.without_tool.join(", ")
         );
     }
+    print_control(&common);
+    drop(connection);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The sparql-only lines: tools, graphs, preamble digest.
+fn print_control(common: &ProxyCommon) {
     match common.sparql_only() {
         Ok(control) => {
             println!(
@@ -86,6 +105,4 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
             e.to_string().lines().next().unwrap_or_default()
         ),
     }
-    drop(connection);
-    Ok(ExitCode::SUCCESS)
 }

@@ -214,20 +214,84 @@ pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
         .map(|f| f.calls)
 }
 
-/// A failure hidden in the text of a successful reply, or `None`: an HTTP
-/// 429 or "too many requests", "rate limit", an HTTP 5xx status, a Python
-/// traceback (seed 000, "When the server under test fails quietly"), or the
-/// server failing to reach its own backend ("connection refused", "urlopen
-/// error", ...).
+/// A failure hidden in the text of a successful reply, or `None` (seed
+/// 000, "When the server under test fails quietly"): an HTTP 429 or "too
+/// many requests", a rate limit, an HTTP status of 400 or more reported by
+/// the server, a Python traceback, or the server failing to reach its own
+/// backend ("connection refused", "urlopen error", a timeout, ...).
+///
+/// A JSON reply is judged by the text under its error-like keys only
+/// (`error`, `message`, `detail`, `status`, `warning`, `exception`,
+/// `reason`, `fault`), so data that merely mentions a rate-limiting enzyme
+/// or an IRI ending in `/500` is not a failure (review finding). Other text
+/// is judged whole.
 pub fn soft_error(text: &str) -> Option<String> {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(value) if value.is_object() || value.is_array() => soft_error_in_value(&value),
+        _ => soft_error_in_text(text),
+    }
+}
+
+/// [`soft_error`] for a JSON value (a reply's structured content).
+pub fn soft_error_in_value(value: &Value) -> Option<String> {
+    fn error_like(key: &str) -> bool {
+        let key = key.to_lowercase();
+        [
+            "error",
+            "message",
+            "detail",
+            "status",
+            "warning",
+            "exception",
+            "reason",
+            "fault",
+        ]
+        .iter()
+        .any(|k| key.contains(k))
+    }
+    fn all_text(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|v| all_text(v, out)),
+            Value::Object(map) => map.values().for_each(|v| all_text(v, out)),
+            other => {
+                out.push_str(&other.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if error_like(key) {
+                    let mut text = String::new();
+                    all_text(v, &mut text);
+                    if let Some(found) = soft_error_in_text(&text) {
+                        return Some(found);
+                    }
+                } else if let Some(found) = soft_error_in_value(v) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        Value::Array(items) => items.iter().find_map(soft_error_in_value),
+        _ => None,
+    }
+}
+
+fn soft_error_in_text(text: &str) -> Option<String> {
     let lower = text.to_lowercase();
-    if lower.contains("too many requests") || has_status(&lower, |code| code == 429) {
+    if lower.contains("too many requests") || status_code(&lower).is_some_and(|c| c == 429) {
         return Some("HTTP 429 (rate limited)".into());
     }
-    if lower.contains("rate limit") || lower.contains("rate-limit") || lower.contains("ratelimit") {
+    if has_rate_limit(&lower) {
         return Some("rate limit".into());
     }
-    if let Some(code) = first_status(&lower, |code| (500..600).contains(&code)) {
+    if let Some(code) = status_code(&lower) {
         return Some(format!("HTTP {code}"));
     }
     for phrase in [
@@ -235,6 +299,7 @@ pub fn soft_error(text: &str) -> Option<String> {
         "bad gateway",
         "service unavailable",
         "gateway timeout",
+        "endpointinternalerror",
     ] {
         if lower.contains(phrase) {
             return Some(format!("HTTP 5xx ({phrase})"));
@@ -254,6 +319,10 @@ pub fn soft_error(text: &str) -> Option<String> {
         "max retries exceeded",
         "temporary failure in name resolution",
         "name or service not known",
+        "network is unreachable",
+        "remote end closed connection",
+        "endpointnotfound",
+        "timed out",
     ] {
         if lower.contains(phrase) {
             return Some(format!("backend unreachable ({phrase})"));
@@ -262,42 +331,84 @@ pub fn soft_error(text: &str) -> Option<String> {
     None
 }
 
-fn has_status(lower: &str, wanted: impl Fn(u16) -> bool) -> bool {
-    first_status(lower, wanted).is_some()
-}
-
-/// A three-digit code right after "http" or "status", with only the
-/// words `error`, `code`, `status` or a protocol version between
-/// (`HTTP Error 429`, `status code: 503`, `HTTP/1.1 502`).
-fn first_status(lower: &str, wanted: impl Fn(u16) -> bool) -> Option<u16> {
-    for marker in ["http", "status"] {
+/// "rate limit" as words: `rate limit`, `rate-limit`, `ratelimit`,
+/// `rate limited`, `rate limit exceeded`, but not `rate-limiting`.
+fn has_rate_limit(lower: &str) -> bool {
+    for form in ["rate limit", "rate-limit", "ratelimit"] {
         let mut from = 0;
-        while let Some(i) = lower[from..].find(marker) {
-            let start = from + i + marker.len();
-            let tokens = lower[start..]
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
-                .filter(|t| !t.is_empty())
-                .take(4);
-            for token in tokens {
-                if token.len() == 3 && token.chars().all(|c| c.is_ascii_digit()) {
-                    if let Ok(code) = token.parse::<u16>()
-                        && wanted(code)
-                    {
-                        return Some(code);
-                    }
-                    break;
-                }
-                if !matches!(
-                    token,
-                    "error" | "code" | "status" | "1.1" | "1.0" | "2" | "2.0"
-                ) {
-                    break;
-                }
+        while let Some(i) = lower[from..].find(form) {
+            let at = from + i;
+            let before_ok = at == 0
+                || !lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric);
+            let rest = &lower[at + form.len()..];
+            let after_ok = !rest.starts_with(char::is_alphabetic)
+                || rest.starts_with("ed") && !rest[2..].starts_with(char::is_alphabetic);
+            if before_ok && after_ok {
+                return true;
             }
-            from = start;
+            from = at + form.len();
         }
     }
-    None
+    false
+}
+
+/// An HTTP status of 400 or more that the text reports: a code after
+/// `http error`, `http status`, `http/1.1`, `status code`, `status:`,
+/// `returned` or `http`, starting a word and ending before a non-digit
+/// (`HTTP Error 429`, `status code 500.`, `Endpoint returned 504`). A code
+/// inside a path (`/status/500`) is not one.
+fn status_code(lower: &str) -> Option<u16> {
+    const PREFIXES: [&str; 9] = [
+        "http error",
+        "http status code",
+        "http status",
+        "http/1.1",
+        "http/1.0",
+        "http/2",
+        "status code",
+        "status:",
+        "returned",
+    ];
+    let mut found = None;
+    for prefix in PREFIXES.iter().chain(std::iter::once(&"http")) {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(prefix) {
+            let at = from + i;
+            from = at + prefix.len();
+            let starts_word = at == 0
+                || !lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric);
+            if !starts_word {
+                continue;
+            }
+            let after = &lower[at + prefix.len()..];
+            if !prefix.ends_with(':') && !after.starts_with([' ', ':']) {
+                continue;
+            }
+            let digits: String = after
+                .trim_start_matches([' ', ':'])
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if digits.len() != 3 {
+                continue;
+            }
+            if let Ok(code) = digits.parse::<u16>()
+                && (400..600).contains(&code)
+            {
+                found = Some(found.map_or(code, |c: u16| c.min(code)));
+            }
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -313,6 +424,7 @@ mod tests {
             ),
             ("upstream said: status code: 429", "HTTP 429 (rate limited)"),
             ("You have hit the rate limit, retry later", "rate limit"),
+            ("{\"message\": \"rate limited by upstream\"}", "rate limit"),
             ("HTTP Error 503: Service Unavailable", "HTTP 503"),
             ("received HTTP/1.1 502 from the endpoint", "HTTP 502"),
             ("502 Bad Gateway", "HTTP 5xx (bad gateway)"),
@@ -323,6 +435,29 @@ mod tests {
             (
                 "{\"error\": \"Query execution failed: <urlopen error [Errno 111] Connection refused>\"}",
                 "backend unreachable (connection refused)",
+            ),
+            // Review findings: mcp-proto-okn's real failure messages.
+            (
+                "{\"error\": \"Query execution failed: EndPointInternalError: The endpoint returned the HTTP status code 500.\"}",
+                "HTTP 500",
+            ),
+            (
+                "The read operation timed out",
+                "backend unreachable (timed out)",
+            ),
+            (
+                "[Errno 101] Network is unreachable",
+                "backend unreachable (network is unreachable)",
+            ),
+            (
+                "EndPointNotFound: it does not exist",
+                "backend unreachable (endpointnotfound)",
+            ),
+            ("HTTP Error 403: Forbidden", "HTTP 403"),
+            ("Endpoint returned 504", "HTTP 504"),
+            (
+                "Remote end closed connection without response",
+                "backend unreachable (remote end closed connection)",
             ),
         ] {
             assert_eq!(soft_error(text).as_deref(), Some(want), "{text}");
@@ -336,6 +471,11 @@ mod tests {
             "population 5023, area 429.5 km2",
             "status: ok, 503 rows",
             "",
+            // Review findings: data that mentions failure words.
+            "{\"label\": \"rate-limiting enzyme\", \"results\": [{\"uri\": \"http://x/1\", \"label\": \"rate-limiting enzyme\"}]}",
+            "{\"rows\": [[{\"type\": \"uri\", \"value\": \"http://example.org/status/500\"}], [{\"value\": \"HTTP 500 internal server error\"}]]}",
+            "s\nhttp://example.org/status/500\n",
+            "the rate-limiting step of glycolysis",
         ] {
             assert_eq!(soft_error(text), None, "{text}");
         }

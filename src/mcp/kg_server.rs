@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
-use crate::sparql::{EmbeddedStore, QueryError, QueryOutput};
+use crate::sparql::{EmbeddedStore, QueryError, QueryLimits, QueryOutput};
 
 /// Prefix of every demo graph IRI; a graph's shortname is what follows it.
 pub const GRAPH_PREFIX: &str = "https://purl.org/okn/frink/kg/";
@@ -71,6 +71,9 @@ pub struct Faults {
     pub hang_after: Option<u64>,
     /// After N tool calls, the process exits (code 3) on the next call.
     pub die_after: Option<u64>,
+    /// Every Nth tool call is answered with a JSON-RPC error (-32602, as
+    /// servers report invalid arguments) instead of a result.
+    pub rpc_error_every: Option<u64>,
 }
 
 impl Faults {
@@ -81,13 +84,14 @@ impl Faults {
     pub fn add(&mut self, spec: &str) -> Result<()> {
         let usage = || {
             Error::Usage(format!(
-                "--fault '{spec}': expected rate-limit-every=N, hang-after=N or die-after=N (N a positive integer)"
+                "--fault '{spec}': expected rate-limit-every=N, rpc-error-every=N, hang-after=N or die-after=N (N a positive integer)"
             ))
         };
         let (kind, n) = spec.split_once('=').ok_or_else(usage)?;
         let n: u64 = n.trim().parse().map_err(|_| usage())?;
         match kind.trim() {
             "rate-limit-every" if n > 0 => self.rate_limit_every = Some(n),
+            "rpc-error-every" if n > 0 => self.rpc_error_every = Some(n),
             "hang-after" => self.hang_after = Some(n),
             "die-after" => self.die_after = Some(n),
             _ => return Err(usage()),
@@ -131,7 +135,7 @@ struct QueryArgs {
 struct LookupArgs {
     /// A name or part of one, e.g. "rheumatoid arthritis".
     label: String,
-    /// At most this many candidates (default 10).
+    /// At most this many candidates (default 10, 1 to 100).
     max_results: Option<usize>,
 }
 
@@ -139,7 +143,7 @@ struct LookupArgs {
 struct DescendantsArgs {
     /// The full IRI of a class.
     uri: String,
-    /// How many rdfs:subClassOf levels to descend (default 10).
+    /// How many rdfs:subClassOf levels to descend (default 10, 1 to 100).
     max_depth: Option<usize>,
 }
 
@@ -292,17 +296,18 @@ impl KgServer {
             Err(message) => return Ok(error_result(message)),
         };
         let store = self.store.clone();
-        let outcome =
-            tokio::task::spawn_blocking(move || store.evaluate(&query_string, iri.as_deref()))
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let outcome = tokio::task::spawn_blocking(move || {
+            store.evaluate_within(&query_string, iri.as_deref(), &QueryLimits::FOR_AGENTS)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let output = match outcome {
             Ok(output) => output,
             Err(QueryError::Syntax { message, line }) => {
                 let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
                 return Ok(error_result(format!("{message}{at}")));
             }
-            Err(QueryError::Failed(message)) => return Ok(error_result(message)),
+            Err(other) => return Ok(error_result(other.to_string())),
         };
         let value = match output {
             QueryOutput::Solutions { variables, rows } => {
@@ -405,7 +410,13 @@ impl KgServer {
         &self,
         Parameters(DescendantsArgs { uri, max_depth }): Parameters<DescendantsArgs>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        let Ok(root) = oxigraph::model::NamedNode::new(uri.trim()) else {
+        let uri = uri.trim();
+        if !crate::score::cell::is_absolute_iri(uri) {
+            return Ok(error_result(format!(
+                "'{uri}' is not a full IRI (e.g. http://purl.obolibrary.org/obo/MONDO_0005275); lookup_uri turns a name into IRIs"
+            )));
+        }
+        let Ok(root) = oxigraph::model::NamedNode::new(uri) else {
             return Ok(error_result(format!("not an IRI: '{uri}'")));
         };
         let max_depth = max_depth.unwrap_or(10).clamp(1, 100);
@@ -488,6 +499,14 @@ impl ServerHandler for KgServer {
             && n > after
         {
             std::future::pending::<()>().await;
+        }
+        if let Some(every) = self.faults.rpc_error_every
+            && n % every == 0
+        {
+            return Err(ErrorData::invalid_params(
+                "Invalid params (--fault rpc-error-every)",
+                None,
+            ));
         }
         if let Some(every) = self.faults.rate_limit_every
             && n % every == 0

@@ -63,7 +63,7 @@ pub enum Upstream {
         /// The MCP endpoint URL.
         url: String,
         /// Extra request headers, e.g. `Authorization`. Used, never recorded:
-        /// they may carry credentials (DESIGN.md, "Credentials never land on
+        /// they may carry credentials (../shared/DESIGN.md, "Credentials never land on
         /// disk").
         headers: BTreeMap<String, String>,
     },
@@ -164,11 +164,12 @@ impl Profile {
         if !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            || name.starts_with(['.', '-'])
         {
             return Err(err(
                 "name",
                 format!(
-                    "'name' = \"{name}\" must use only letters, digits, '-', '_' and '.' (it names folders)"
+                    "'name' = \"{name}\" must use only letters, digits, '-', '_' and '.', and start with a letter or digit (it names folders)"
                 ),
             ));
         }
@@ -251,9 +252,21 @@ impl Profile {
         };
         let upstream = match transport {
             "stdio" => {
-                let command = string("command")?.filter(|c| !c.trim().is_empty()).ok_or_else(|| {
-                    err("upstream", "missing key 'command' in [upstream] (the program that starts the server)".into())
-                })?;
+                let command = match string("command")? {
+                    Some(c) if !c.trim().is_empty() => c,
+                    Some(_) => {
+                        return Err(err(
+                            "command",
+                            "'command' in [upstream] is empty: name the program that starts the server".into(),
+                        ));
+                    }
+                    None => {
+                        return Err(err(
+                            "upstream",
+                            "missing key 'command' in [upstream] (the program that starts the server)".into(),
+                        ));
+                    }
+                };
                 let args = match upstream.get("args") {
                     None => Vec::new(),
                     Some(toml::Value::Array(items)) => items
@@ -324,12 +337,51 @@ impl Profile {
             Upstream::Http { url, headers } => ProfileRecord {
                 name: self.name.clone(),
                 transport: "http".into(),
-                target: url.clone(),
+                target: redact_url(url),
                 header_names: headers.keys().cloned().collect(),
                 env_names: Vec::new(),
             },
         }
     }
+}
+
+/// `url` with credentials hidden: a password in the authority and every
+/// query-string value become `***` (for messages and records; the real URL
+/// is only ever sent).
+pub fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = match rest.find('/') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            };
+            let authority = match authority.rsplit_once('@') {
+                Some((user, host)) => match user.split_once(':') {
+                    Some((name, _)) => format!("{name}:***@{host}"),
+                    None => format!("***@{host}"),
+                },
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{path}")
+        }
+        None => base.to_string(),
+    };
+    if let Some(query) = query {
+        let hidden: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) => format!("{key}=***"),
+                None => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&hidden.join("&"));
+    }
+    out
 }
 
 /// `~` or `~/...` at the start of `text` becomes the home folder.
@@ -410,6 +462,21 @@ mod tests {
         assert!(!record.contains("s3cret"), "{record}");
         assert!(record.contains("Authorization"), "{record}");
         assert!(!format!("{p:?}").contains("s3cret"));
+    }
+
+    /// Review finding: a startup error echoed a URL with its password and
+    /// API key into metrics.json.
+    #[test]
+    fn urls_are_recorded_without_credentials() {
+        assert_eq!(
+            redact_url("http://admin:PASSW0RD@127.0.0.1:18809/mcp?api_key=QSECRET&v=1"),
+            "http://admin:***@127.0.0.1:18809/mcp?api_key=***&v=***"
+        );
+        assert_eq!(
+            redact_url("https://apps.okn.us/okn-mcp/mcp"),
+            "https://apps.okn.us/okn-mcp/mcp"
+        );
+        assert_eq!(redact_url("http://token@host/x"), "http://***@host/x");
     }
 
     #[test]

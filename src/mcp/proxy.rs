@@ -54,6 +54,9 @@ pub const SUBMIT_CSV: &str = "submit_csv";
 /// Consecutive failed forwarded calls that declare the session dead.
 pub const BREAKER_THRESHOLD: u32 = 3;
 
+/// Submissions longer than this (bytes) are logged as a file, not inline.
+pub const LOGGED_CSV_BYTES: usize = 64 * 1024;
+
 /// Default read timeout for one forwarded call, seconds (seed 000).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
@@ -187,6 +190,22 @@ fn reply_text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
+/// A failure hidden in a successful reply: each text block and the
+/// structured content judged on its own ([`soft_error`]).
+fn soft_error_of(result: &CallToolResult) -> Option<String> {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .find_map(|t| soft_error(&t.text))
+        .or_else(|| {
+            result
+                .structured_content
+                .as_ref()
+                .and_then(super::calllog::soft_error_in_value)
+        })
+}
+
 fn preview(text: &str) -> String {
     text.chars().take(PREVIEW_CHARS).collect()
 }
@@ -250,17 +269,32 @@ impl Proxy {
                 metrics.server = Some(profile.name.clone());
                 let stderr_log = settings.log_dir.join(UPSTREAM_STDERR_FILE);
                 match super::upstream::connect(profile, settings.timeout, Some(&stderr_log)).await {
-                    Ok(connection) => {
-                        for tool in &connection.tools {
-                            upstream_names.insert(tool.name.to_string());
-                            if !withheld.contains(tool.name.as_ref()) && tool.name != SUBMIT_CSV {
-                                offered.push(tool.clone());
-                            }
+                    Ok(connection) => match super::probe::check_withheld(
+                        &profile.name,
+                        &connection.tools,
+                        &settings.without,
+                    ) {
+                        // A name the server does not have would withhold
+                        // nothing while saying it did: the episode gets no
+                        // server tools, and the reason is recorded.
+                        Err(e) => {
+                            let reason = e.to_string();
+                            metrics.startup_error = Some(reason.clone());
+                            dead = Some(Dead::Startup(reason));
                         }
-                        instructions = connection.instructions.clone();
-                        peer = Some(connection.service.peer().clone());
-                        holder = Some(connection.service);
-                    }
+                        Ok(()) => {
+                            for tool in &connection.tools {
+                                upstream_names.insert(tool.name.to_string());
+                                if !withheld.contains(tool.name.as_ref()) && tool.name != SUBMIT_CSV
+                                {
+                                    offered.push(tool.clone());
+                                }
+                            }
+                            instructions = connection.instructions.clone();
+                            peer = Some(connection.service.peer().clone());
+                            holder = Some((connection.service, connection.child));
+                        }
+                    },
                     Err(reason) => {
                         metrics.startup_error = Some(reason.clone());
                         dead = Some(Dead::Startup(reason));
@@ -315,10 +349,11 @@ impl Proxy {
         };
         // The holder: the upstream session lives beside the stdio server;
         // when it ends on its own, the session is marked lost.
-        if let Some(service) = holder {
+        if let Some((service, child)) = holder {
             let watcher = proxy.clone();
             tokio::spawn(async move {
                 let outcome = service.waiting().await;
+                drop(child);
                 if !watcher.inner.shutting_down.load(Ordering::SeqCst) {
                     let reason = match outcome {
                         Ok(rmcp::service::QuitReason::Closed) => {
@@ -337,6 +372,22 @@ impl Proxy {
             });
         }
         Ok(proxy)
+    }
+
+    /// A withheld tool, or a variant of its name (case, surrounding space)
+    /// that an agent reaching for it might send.
+    fn is_withheld(&self, name: &str) -> bool {
+        let wanted = name.trim().to_lowercase();
+        self.inner
+            .withheld
+            .iter()
+            .any(|w| *w == name || w.to_lowercase() == wanted)
+    }
+
+    /// True when the server could not be reached at startup.
+    fn startup_failed(&self) -> bool {
+        let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        matches!(state.dead, Some(Dead::Startup(_)))
     }
 
     /// Marks the upstream lost (once) and records why.
@@ -363,7 +414,13 @@ impl Proxy {
     pub async fn serve_stdio(self) -> Result<()> {
         let service = self
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve(
+                rmcp::transport::async_rw::AsyncRwTransport::new_server(
+                    tokio::io::stdin(),
+                    tokio::io::stdout(),
+                )
+                .with_max_line_length(super::upstream::MAX_MESSAGE_BYTES),
+            )
             .await
             .map_err(|e| {
                 Error::Other(format!(
@@ -400,6 +457,12 @@ impl Proxy {
             );
             return (reply(message.clone(), true), Some(message));
         };
+        if csv.trim().is_empty() {
+            let message = format!(
+                "{SUBMIT_CSV} got an empty table: submit at least the header row of column names (the header alone means an empty result)."
+            );
+            return (reply(message.clone(), true), Some(message));
+        }
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let path = state.log.dir().join(ANSWER_FILE);
         if let Err(e) = crate::fsutil::write_atomic(&path, csv.as_bytes()) {
@@ -468,7 +531,7 @@ impl Proxy {
                         self.reset_failures();
                         let text = reply_text(&result);
                         let ok = result.is_error != Some(true);
-                        let soft = if ok { soft_error(&text) } else { None };
+                        let soft = if ok { soft_error_of(&result) } else { None };
                         if soft.is_some() && self.inner.strict {
                             result.is_error = Some(true);
                         }
@@ -483,6 +546,20 @@ impl Proxy {
                                 forwarded: true,
                             },
                         );
+                    }
+                    Ok(Err(rmcp::service::ServiceError::McpError(e))) => {
+                        // A JSON-RPC error is an answer: the transport is
+                        // alive, and the spec uses it for bad arguments.
+                        self.reset_failures();
+                        let text =
+                            format!("The server rejected the call: {} ({})", e.message, e.code.0);
+                        return (reply(text.clone(), true), CallOutcome::failed(text, true));
+                    }
+                    Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
+                        let reason = "the server closed the connection".to_string();
+                        self.mark_lost(reason.clone());
+                        let text = lost_message(&reason);
+                        return (reply(text.clone(), true), CallOutcome::failed(reason, true));
                     }
                     Ok(Err(e)) => format!("the call failed: {e}"),
                     Err(_) => format!(
@@ -500,6 +577,114 @@ impl Proxy {
                     CallOutcome::failed(failure, true),
                 )
             }
+        }
+    }
+
+    /// Answers one call: the answer channel, a refusal, the control's
+    /// SPARQL tool, a forwarded call, or an unknown tool. Returns the reply,
+    /// what to log, and whether it was a refusal.
+    async fn dispatch(
+        &self,
+        name: &str,
+        arguments: &Value,
+        raw_arguments: Option<JsonObject>,
+    ) -> (CallToolResult, CallOutcome, bool) {
+        let name = name.to_string();
+        let request_arguments = raw_arguments;
+        let mut refused = false;
+        let (result, outcome) = if name == SUBMIT_CSV {
+            let (result, error) = self.submit(arguments);
+            let text = reply_text(&result);
+            (
+                result,
+                CallOutcome {
+                    ok: error.is_none(),
+                    soft_error: None,
+                    error,
+                    text,
+                    forwarded: false,
+                },
+            )
+        } else if self.is_withheld(&name) {
+            refused = true;
+            let text = format!("The tool '{name}' is not available in this session.");
+            (reply(text.clone(), true), CallOutcome::failed(text, false))
+        } else if self.inner.level == ToolLevel::SparqlOnly && name == sparql_only::TOOL {
+            let control = self.inner.sparql_only.clone();
+            let limits = crate::sparql::QueryLimits {
+                timeout: Some(self.inner.timeout),
+                ..crate::sparql::QueryLimits::FOR_AGENTS
+            };
+            let text_argument = |key: &str| match arguments.get(key) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(format!(
+                    "the '{key}' argument must be a string, not {other}"
+                )),
+                None => Err(format!("{} needs a '{key}' argument", sparql_only::TOOL)),
+            };
+            let checked = text_argument("graph").and_then(|g| Ok((g, text_argument("query")?)));
+            let (graph, query) = match checked {
+                Ok(pair) => pair,
+                Err(message) => {
+                    return (
+                        reply(message.clone(), true),
+                        CallOutcome::failed(message, false),
+                        false,
+                    );
+                }
+            };
+            let ran = tokio::task::spawn_blocking(move || match control {
+                Some(control) if !query.trim().is_empty() => control.run(&graph, &query, &limits),
+                Some(_) => Err("the 'query' argument is empty".to_string()),
+                None => Err("no endpoint is configured".to_string()),
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("the query task failed: {e}")));
+            match ran {
+                Ok(csv) => (
+                    reply(csv.clone(), false),
+                    CallOutcome {
+                        ok: true,
+                        soft_error: None,
+                        error: None,
+                        text: csv,
+                        forwarded: false,
+                    },
+                ),
+                Err(message) => (
+                    reply(message.clone(), true),
+                    CallOutcome::failed(message, false),
+                ),
+            }
+        } else if self.inner.level == ToolLevel::AllTools
+            && (self.inner.upstream_names.contains(&name) || self.startup_failed())
+        {
+            self.forward(&name, request_arguments).await
+        } else {
+            let text = format!(
+                "Unknown tool '{name}'. Available tools: {}.",
+                self.offered_names().join(", ")
+            );
+            (reply(text.clone(), true), CallOutcome::failed(text, false))
+        };
+        (result, outcome, refused)
+    }
+
+    /// The arguments as logged: a large submission is kept in
+    /// `submissions/N.csv` beside the log and referenced, so `calls.json`
+    /// stays small enough to rewrite after every call.
+    fn logged_arguments(&self, name: &str, arguments: Value) -> Value {
+        let Some(csv) = arguments.get("csv").and_then(Value::as_str) else {
+            return arguments;
+        };
+        if name != SUBMIT_CSV || csv.len() <= LOGGED_CSV_BYTES {
+            return arguments;
+        }
+        let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        let file = format!("submissions/{}.csv", state.log.calls.len() + 1);
+        match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
+            Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
+            Err(_) => arguments,
         }
     }
 
@@ -566,7 +751,7 @@ impl ServerHandler for Proxy {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let start_s = self.now();
         let clock = Instant::now();
@@ -577,76 +762,23 @@ impl ServerHandler for Proxy {
             .map(Value::Object)
             .unwrap_or(Value::Null);
         let is_query = carries_query(&arguments) && name != SUBMIT_CSV;
-        let mut refused = false;
-        let (result, outcome) = if name == SUBMIT_CSV {
-            let (result, error) = self.submit(&arguments);
-            let text = reply_text(&result);
-            (
-                result,
-                CallOutcome {
-                    ok: error.is_none(),
-                    soft_error: None,
-                    error,
-                    text,
-                    forwarded: false,
-                },
-            )
-        } else if self.inner.withheld.contains(&name) {
-            refused = true;
-            let text = format!("The tool '{name}' is not available in this session.");
-            (reply(text.clone(), true), CallOutcome::failed(text, false))
-        } else if self.inner.level == ToolLevel::SparqlOnly && name == sparql_only::TOOL {
-            let control = self.inner.sparql_only.clone();
-            let graph = arguments
-                .get("graph")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let query = arguments
-                .get("query")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let ran = tokio::task::spawn_blocking(move || match control {
-                Some(control) if !query.trim().is_empty() => control.run(&graph, &query),
-                Some(_) => Err("the 'query' argument is empty".to_string()),
-                None => Err("no endpoint is configured".to_string()),
-            })
-            .await
-            .unwrap_or_else(|e| Err(format!("the query task failed: {e}")));
-            match ran {
-                Ok(csv) => (
-                    reply(csv.clone(), false),
-                    CallOutcome {
-                        ok: true,
-                        soft_error: None,
-                        error: None,
-                        text: csv,
-                        forwarded: false,
-                    },
-                ),
-                Err(message) => (
-                    reply(message.clone(), true),
-                    CallOutcome::failed(message, false),
-                ),
+        let dispatched = tokio::select! {
+            done = self.dispatch(&name, &arguments, request.arguments) => done,
+            _ = context.ct.cancelled() => {
+                // The agent gave up on the call: dropping the work cancels a
+                // forwarded request upstream too.
+                let text = "cancelled by the agent".to_string();
+                (reply(text.clone(), true), CallOutcome::failed(text, false), false)
             }
-        } else if self.inner.level == ToolLevel::AllTools
-            && self.inner.upstream_names.contains(&name)
-        {
-            self.forward(&name, request.arguments).await
-        } else {
-            let text = format!(
-                "Unknown tool '{name}'. Available tools: {}.",
-                self.offered_names().join(", ")
-            );
-            (reply(text.clone(), true), CallOutcome::failed(text, false))
         };
+        let (result, outcome, refused) = dispatched;
+        let logged = self.logged_arguments(&name, arguments);
         let duration_s = clock.elapsed().as_secs_f64();
         self.record(
             CallRecord {
                 index: 0,
                 tool: name,
-                arguments,
+                arguments: logged,
                 start_s,
                 duration_s,
                 ok: outcome.ok,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::sparql::{Endpoint, EndpointSpec, QueryError, hex};
+use crate::sparql::{Endpoint, EndpointSpec, QueryError, QueryLimits, hex};
 
 /// The control's SPARQL tool name.
 pub const TOOL: &str = "run_sparql";
@@ -111,24 +111,33 @@ impl SparqlOnly {
         self.graphs.keys().map(String::as_str).collect()
     }
 
-    /// Runs `query` against the graph named `graph`; the result as CSV.
+    /// Runs `query` against the graph named `graph` within `limits`; the
+    /// result as CSV.
     ///
     /// Errors are worded for the agent: an unknown shortname (listing the
     /// valid ones), a syntax error with its line, an evaluation failure.
-    pub fn run(&self, graph: &str, query: &str) -> std::result::Result<String, String> {
+    pub fn run(
+        &self,
+        graph: &str,
+        query: &str,
+        limits: &QueryLimits,
+    ) -> std::result::Result<String, String> {
         let Some(default_graph) = self.graphs.get(graph.trim()) else {
             return Err(format!(
                 "unknown graph '{graph}'; valid graphs: {}",
                 self.shortnames().join(", ")
             ));
         };
-        match self.endpoint.query_in(query, default_graph.as_deref()) {
+        match self
+            .endpoint
+            .query_in(query, default_graph.as_deref(), limits)
+        {
             Ok(table) => Ok(table.to_csv()),
             Err(QueryError::Syntax { line, message }) => Err(match line {
                 Some(l) => format!("{message} (line {l} of the query)"),
                 None => message,
             }),
-            Err(QueryError::Failed(message)) => Err(message),
+            Err(other) => Err(other.to_string()),
         }
     }
 }

@@ -9,15 +9,23 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientConfig, Implementation, Tool};
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
 use super::profile::{Profile, Upstream};
+
+/// The longest JSON-RPC message (one line) accepted over stdio, bytes.
+/// rmcp's default is 16 MiB, past which a message is dropped without a
+/// word: a large reply then looks like a timeout (review finding).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 
 /// A live client session with the server under test.
 pub struct Connection {
     /// The running client; its peer sends requests.
     pub service: RunningService<RoleClient, ClientConfig>,
+    /// A stdio server's process, killed when dropped.
+    pub child: Option<tokio::process::Child>,
     /// The tools the server lists, in its order.
     pub tools: Vec<Tool>,
     /// The server's instructions, if it sent any.
@@ -52,6 +60,7 @@ pub async fn connect(
     timeout: Duration,
     stderr_log: Option<&Path>,
 ) -> Result<Connection, String> {
+    let mut child = None;
     let attempt = async {
         let service = match &profile.upstream {
             Upstream::Stdio {
@@ -62,7 +71,11 @@ pub async fn connect(
             } => {
                 let program = resolve_program(command);
                 let mut cmd = tokio::process::Command::new(&program);
-                cmd.args(args).envs(env).kill_on_drop(true);
+                cmd.args(args)
+                    .envs(env)
+                    .kill_on_drop(true)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped());
                 let base = profile.path.parent().unwrap_or(Path::new(""));
                 if let Some(dir) = cwd {
                     cmd.current_dir(base.join(dir));
@@ -73,10 +86,17 @@ pub async fn connect(
                         .unwrap_or_else(|_| Stdio::null()),
                     None => Stdio::inherit(),
                 };
-                let (transport, _) = TokioChildProcess::builder(cmd)
-                    .stderr(stderr)
+                cmd.stderr(stderr);
+                let mut process = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start '{}': {e}", program.display()))?;
+                let (Some(stdout), Some(stdin)) = (process.stdout.take(), process.stdin.take())
+                else {
+                    return Err(format!("cannot talk to '{}': no pipes", program.display()));
+                };
+                child = Some(process);
+                let transport = AsyncRwTransport::new_client(stdout, stdin)
+                    .with_max_line_length(MAX_MESSAGE_BYTES);
                 client_config()
                     .serve(transport)
                     .await
@@ -93,12 +113,17 @@ pub async fn connect(
                     custom.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(custom);
+                    .custom_headers(custom)
+                    .max_sse_event_size(MAX_MESSAGE_BYTES)
+                    .max_json_response_size(MAX_MESSAGE_BYTES);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                client_config()
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("MCP initialization with {url} failed: {e}"))?
+                client_config().serve(transport).await.map_err(|e| {
+                    let shown = super::profile::redact_url(url);
+                    format!(
+                        "MCP initialization with {shown} failed: {}",
+                        e.to_string().replace(url.as_str(), &shown)
+                    )
+                })?
             }
         };
         let tools = service
@@ -108,6 +133,7 @@ pub async fn connect(
             .map_err(|e| format!("tools/list failed: {e}"))?;
         let info = service.peer().peer_info();
         Ok::<_, String>(Connection {
+            child: None,
             instructions: info.as_ref().and_then(|i| i.instructions.clone()),
             server_info: info.as_ref().and_then(|i| i.server_info.clone()),
             tools,
@@ -115,7 +141,10 @@ pub async fn connect(
         })
     };
     match tokio::time::timeout(timeout, attempt).await {
-        Ok(result) => result,
+        Ok(result) => result.map(|mut connection| {
+            connection.child = child.take();
+            connection
+        }),
         Err(_) => Err(format!(
             "no answer from the server within {} s while connecting",
             timeout.as_secs()

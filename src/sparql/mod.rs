@@ -58,6 +58,14 @@ pub enum QueryError {
     /// The engine or the endpoint could not evaluate it.
     #[error("{0}")]
     Failed(String),
+    /// The result has more rows than the limit allows.
+    #[error(
+        "the result has more than {limit} rows; narrow the query (a LIMIT, a FILTER, fewer variables)"
+    )]
+    TooLarge {
+        /// The row limit.
+        limit: usize,
+    },
 }
 
 /// Who answered, as recorded with ground truth.
@@ -86,16 +94,18 @@ pub trait Endpoint: Send + Sync {
     /// honoured; otherwise the default graph is the union of named graphs
     /// (embedded) or the endpoint's default (HTTP).
     fn query(&self, sparql: &str) -> std::result::Result<Table, QueryError> {
-        self.query_in(sparql, None)
+        self.query_in(sparql, None, &QueryLimits::default())
     }
 
     /// Like [`Endpoint::query`], with the default graph set to the named
     /// graph `default_graph` when given (for HTTP, the protocol's
-    /// `default-graph-uri` parameter). A query's own FROM still wins.
+    /// `default-graph-uri` parameter; a query's own FROM still wins), and
+    /// within `limits`.
     fn query_in(
         &self,
         sparql: &str,
         default_graph: Option<&str>,
+        limits: &QueryLimits,
     ) -> std::result::Result<Table, QueryError>;
 
     /// What to record about this endpoint.
@@ -527,60 +537,172 @@ impl EmbeddedStore {
     /// unless the query names its own dataset (FROM / FROM NAMED).
     ///
     /// Errors: [`QueryError::Syntax`] with the line within `sparql`;
-    /// [`QueryError::Failed`] for evaluation errors (and an unknown graph is
-    /// simply empty, as in any SPARQL store).
+    /// [`QueryError::Failed`] for evaluation errors (an unknown graph is
+    /// simply empty, as in any SPARQL store) and for SPARQL Update.
     pub fn evaluate(
         &self,
         sparql: &str,
         default_graph: Option<&str>,
     ) -> std::result::Result<QueryOutput, QueryError> {
-        let mut prepared = SparqlEvaluator::new()
-            .parse_query(sparql)
-            .map_err(|e| syntax_error(&e.to_string()))?;
-        if prepared.dataset().is_default_dataset() {
-            match default_graph {
-                Some(graph) => {
-                    let graph = NamedNode::new(graph).map_err(|e| {
-                        QueryError::Failed(format!("not a graph IRI '{graph}': {e}"))
-                    })?;
-                    prepared.dataset_mut().set_default_graph(vec![graph.into()]);
-                }
-                None => prepared.dataset_mut().set_default_graph_as_union(),
+        self.evaluate_within(sparql, default_graph, &QueryLimits::default())
+    }
+
+    /// [`EmbeddedStore::evaluate`] within `limits`: evaluation is cancelled
+    /// past the time limit, and a result with more rows than the row limit
+    /// is refused rather than collected.
+    ///
+    /// Errors: as `evaluate`, plus [`QueryError::Failed`] naming the time
+    /// limit and [`QueryError::TooLarge`].
+    pub fn evaluate_within(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+        limits: &QueryLimits,
+    ) -> std::result::Result<QueryOutput, QueryError> {
+        refuse_update(sparql)?;
+        let Some(limit) = limits.timeout else {
+            return evaluate_on(&self.store, sparql, default_graph, limits.max_rows, None);
+        };
+        // The engine only checks its cancellation token now and then (a
+        // large join can run on for many seconds), so the query runs on a
+        // worker thread: the caller gets its answer at the time limit, and
+        // the token stops the worker as soon as the engine looks at it.
+        let token = oxigraph::sparql::CancellationToken::new();
+        let (send, receive) = std::sync::mpsc::channel();
+        let store = self.store.clone();
+        let query = sparql.to_string();
+        let graph = default_graph.map(str::to_string);
+        let max_rows = limits.max_rows;
+        let worker_token = token.clone();
+        std::thread::spawn(move || {
+            let _ = send.send(evaluate_on(
+                &store,
+                &query,
+                graph.as_deref(),
+                max_rows,
+                Some(worker_token),
+            ));
+        });
+        match receive.recv_timeout(limit) {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                token.cancel();
+                Err(QueryError::Failed(format!(
+                    "the query did not finish within {} s and was cancelled",
+                    limit.as_secs_f64()
+                )))
             }
         }
-        let results = prepared
-            .on_store(&self.store)
-            .execute()
-            .map_err(|e| QueryError::Failed(e.to_string()))?;
-        match results {
-            QueryResults::Solutions(solutions) => {
-                let mut variables: Vec<String> = solutions
-                    .variables()
-                    .iter()
-                    .map(|v| v.as_str().to_string())
-                    .collect();
-                let mut rows = Vec::new();
-                for solution in solutions {
-                    let solution = solution.map_err(|e| QueryError::Failed(e.to_string()))?;
-                    rows.push(solution.values().to_vec());
-                }
-                if let Some(order) = star_order(sparql, &variables) {
-                    variables = order.iter().map(|&i| variables[i].clone()).collect();
-                    for row in &mut rows {
-                        *row = order.iter().map(|&i| row[i].take()).collect();
-                    }
-                }
-                Ok(QueryOutput::Solutions { variables, rows })
+    }
+}
+
+/// Evaluates on `store` (see [`EmbeddedStore::evaluate_within`]).
+fn evaluate_on(
+    store: &Store,
+    sparql: &str,
+    default_graph: Option<&str>,
+    max_rows: Option<usize>,
+    token: Option<oxigraph::sparql::CancellationToken>,
+) -> std::result::Result<QueryOutput, QueryError> {
+    let mut evaluator = SparqlEvaluator::new();
+    if let Some(token) = token {
+        evaluator = evaluator.with_cancellation_token(token);
+    }
+    let mut prepared = evaluator
+        .parse_query(sparql)
+        .map_err(|e| syntax_error(&e.to_string()))?;
+    if prepared.dataset().is_default_dataset() {
+        match default_graph {
+            Some(graph) => {
+                let graph = NamedNode::new(graph)
+                    .map_err(|e| QueryError::Failed(format!("not a graph IRI '{graph}': {e}")))?;
+                prepared.dataset_mut().set_default_graph(vec![graph.into()]);
             }
-            QueryResults::Boolean(b) => Ok(QueryOutput::Boolean(b)),
-            QueryResults::Graph(triples) => {
-                let mut collected = Vec::new();
-                for t in triples {
-                    collected.push(t.map_err(|e| QueryError::Failed(e.to_string()))?);
-                }
-                Ok(QueryOutput::Graph(collected))
-            }
+            None => prepared.dataset_mut().set_default_graph_as_union(),
         }
+    }
+    let failed = |e: &dyn std::fmt::Display| QueryError::Failed(e.to_string());
+    let results = prepared.on_store(store).execute().map_err(|e| failed(&e))?;
+    let too_many = |n: usize| max_rows.is_some_and(|m| n > m);
+    let too_large = || QueryError::TooLarge {
+        limit: max_rows.unwrap_or_default(),
+    };
+    match results {
+        QueryResults::Solutions(solutions) => {
+            let mut variables: Vec<String> = solutions
+                .variables()
+                .iter()
+                .map(|v| v.as_str().to_string())
+                .collect();
+            let mut rows = Vec::new();
+            for solution in solutions {
+                let solution = solution.map_err(|e| failed(&e))?;
+                rows.push(solution.values().to_vec());
+                if too_many(rows.len()) {
+                    return Err(too_large());
+                }
+            }
+            if let Some(order) = star_order(sparql, &variables) {
+                variables = order.iter().map(|&i| variables[i].clone()).collect();
+                for row in &mut rows {
+                    *row = order.iter().map(|&i| row[i].take()).collect();
+                }
+            }
+            Ok(QueryOutput::Solutions { variables, rows })
+        }
+        QueryResults::Boolean(b) => Ok(QueryOutput::Boolean(b)),
+        QueryResults::Graph(triples) => {
+            let mut collected = Vec::new();
+            for t in triples {
+                collected.push(t.map_err(|e| failed(&e))?);
+                if too_many(collected.len()) {
+                    return Err(too_large());
+                }
+            }
+            Ok(QueryOutput::Graph(collected))
+        }
+    }
+}
+
+/// Bounds on one query: wall time and result rows. `None` is unbounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryLimits {
+    /// Cancel evaluation past this.
+    pub timeout: Option<std::time::Duration>,
+    /// Refuse results with more rows than this.
+    pub max_rows: Option<usize>,
+}
+
+impl QueryLimits {
+    /// The limits a tool answering an agent uses: 60 s and 10,000 rows, so
+    /// one runaway query cannot hang an episode or flood its context.
+    pub const FOR_AGENTS: QueryLimits = QueryLimits {
+        timeout: Some(std::time::Duration::from_secs(60)),
+        max_rows: Some(10_000),
+    };
+}
+
+/// Refuses SPARQL Update (INSERT, DELETE, LOAD, CLEAR, CREATE, DROP, COPY,
+/// MOVE, ADD) with a message that says so, before the parser reports it
+/// as a confusing syntax error.
+pub fn refuse_update(sparql: &str) -> std::result::Result<(), QueryError> {
+    let first = lex::tokens(sparql).into_iter().find_map(|t| match t {
+        lex::Token::Word(w)
+            if !w.eq_ignore_ascii_case("PREFIX")
+                && !w.eq_ignore_ascii_case("BASE")
+                && !w.contains(':') =>
+        {
+            Some(w.to_ascii_uppercase())
+        }
+        _ => None,
+    });
+    match first.as_deref() {
+        Some("INSERT" | "DELETE" | "LOAD" | "CLEAR" | "CREATE" | "DROP" | "COPY" | "MOVE" | "ADD" | "WITH") => {
+            Err(QueryError::Failed(
+                "SPARQL Update is not allowed: this endpoint answers queries only (SELECT, ASK, CONSTRUCT, DESCRIBE)".into(),
+            ))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -589,8 +711,11 @@ impl Endpoint for EmbeddedStore {
         &self,
         sparql: &str,
         default_graph: Option<&str>,
+        limits: &QueryLimits,
     ) -> std::result::Result<Table, QueryError> {
-        Ok(self.evaluate(sparql, default_graph)?.into_table())
+        Ok(self
+            .evaluate_within(sparql, default_graph, limits)?
+            .into_table())
     }
 
     fn info(&self) -> &EndpointInfo {
@@ -657,6 +782,28 @@ impl Endpoint for HttpEndpoint {
         &self,
         sparql: &str,
         default_graph: Option<&str>,
+        limits: &QueryLimits,
+    ) -> std::result::Result<Table, QueryError> {
+        let table = self.query_unbounded(sparql, default_graph, limits.timeout)?;
+        if limits.max_rows.is_some_and(|m| table.rows.len() > m) {
+            return Err(QueryError::TooLarge {
+                limit: limits.max_rows.unwrap_or_default(),
+            });
+        }
+        Ok(table)
+    }
+
+    fn info(&self) -> &EndpointInfo {
+        &self.info
+    }
+}
+
+impl HttpEndpoint {
+    fn query_unbounded(
+        &self,
+        sparql: &str,
+        default_graph: Option<&str>,
+        timeout: Option<Duration>,
     ) -> std::result::Result<Table, QueryError> {
         let graph_form = matches!(
             query_form(sparql),
@@ -667,10 +814,11 @@ impl Endpoint for HttpEndpoint {
         } else {
             "application/sparql-results+json"
         };
-        let response = self
-            .agent
-            .post(&self.url)
-            .header("Accept", accept)
+        let mut request = self.agent.post(&self.url).header("Accept", accept);
+        if let Some(timeout) = timeout {
+            request = request.config().timeout_global(Some(timeout)).build();
+        }
+        let response = request
             .send_form(
                 std::iter::once(("query", sparql))
                     .chain(default_graph.map(|g| ("default-graph-uri", g))),
@@ -733,13 +881,11 @@ impl Endpoint for HttpEndpoint {
             }
             return Ok(triples_table(triples));
         }
-        parse_json_results(&bytes).map_err(|e| {
+        let mut table = parse_json_results(&bytes).map_err(|e| {
             QueryError::Failed(format!("malformed SPARQL results from {}: {e}", self.url))
-        })
-    }
-
-    fn info(&self) -> &EndpointInfo {
-        &self.info
+        })?;
+        order_select_star_columns(sparql, &mut table);
+        Ok(table)
     }
 }
 
@@ -830,6 +976,68 @@ pub fn canonical_blank_nodes(table: &mut Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Review finding: one runaway query hung the control for good.
+    #[test]
+    fn a_runaway_query_is_cancelled_at_the_time_limit_and_big_results_refused() {
+        let mut nquads = String::new();
+        for i in 0..300 {
+            nquads.push_str(&format!(
+                "<http://ex.org/s{i}> <http://ex.org/p> \"{i}\" <http://ex.org/g> .\n"
+            ));
+        }
+        let store = EmbeddedStore::from_quads_text(RdfFormat::NQuads, &nquads, None).unwrap();
+        let limits = QueryLimits {
+            timeout: Some(std::time::Duration::from_millis(300)),
+            max_rows: None,
+        };
+        let err = store
+            .evaluate_within(
+                "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }",
+                None,
+                &limits,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            QueryError::Failed("the query did not finish within 0.3 s and was cancelled".into())
+        );
+        let limits = QueryLimits {
+            timeout: None,
+            max_rows: Some(100),
+        };
+        let err = store
+            .evaluate_within("SELECT * WHERE { ?s ?p ?o }", None, &limits)
+            .unwrap_err();
+        assert_eq!(err, QueryError::TooLarge { limit: 100 });
+        assert!(
+            store
+                .evaluate_within("SELECT * WHERE { ?s ?p ?o } LIMIT 100", None, &limits)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn updates_are_refused_by_name() {
+        let store = EmbeddedStore::from_quads_text(RdfFormat::NQuads, "", None).unwrap();
+        for update in [
+            "INSERT DATA { <a:b> <a:c> <a:d> }",
+            "PREFIX x: <http://x/> DELETE WHERE { ?s ?p ?o }",
+            "CLEAR ALL",
+            "load <http://x/y>",
+        ] {
+            let err = store.evaluate(update, None).unwrap_err();
+            assert!(
+                err.to_string().starts_with("SPARQL Update is not allowed"),
+                "{update}: {err}"
+            );
+        }
+        assert!(
+            store
+                .evaluate("SELECT ?insert WHERE { ?insert ?p ?o }", None)
+                .is_ok()
+        );
+    }
 
     #[test]
     fn blank_nodes_are_relabelled_in_order() {
