@@ -20,6 +20,7 @@ pub mod config;
 pub mod corpus;
 pub mod error;
 pub mod fsutil;
+pub mod http;
 pub mod mcp;
 pub mod reference;
 pub mod report;

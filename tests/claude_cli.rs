@@ -13,7 +13,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool, wait_for_port};
+use common::{
+    KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, tool, wait_for_port,
+};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
@@ -189,15 +191,7 @@ fn a_cli_that_hangs_is_killed_at_the_agent_timeout_with_its_proxy() {
     // The proxy it started went with it.
     std::thread::sleep(std::time::Duration::from_millis(500));
     let marker = out.to_string_lossy().into_owned();
-    let alive = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(&marker))
-                .unwrap_or(false)
-        })
-        .count();
+    let alive = processes_mentioning(&marker);
     assert_eq!(
         alive, 0,
         "a process of the timed-out episode is still running"

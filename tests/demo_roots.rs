@@ -13,8 +13,14 @@ use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};
 use okn_benchmark::table::Table;
 
 const ROOTS: [(&str, &[&str]); 3] = [
-    ("runs-scripted-single", &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"]),
-    ("runs-scripted-ontology", &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"]),
+    (
+        "runs-scripted-single",
+        &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"],
+    ),
+    (
+        "runs-scripted-ontology",
+        &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"],
+    ),
     (
         "runs-scripted-cross",
         &[
@@ -36,7 +42,11 @@ fn report_reproduces_every_committed_readme_and_summary() {
         assert_eq!(root.condition_names(), *conditions, "{name}");
         let (files, problems) = render_outputs(&root);
         assert!(problems.is_empty(), "{name}: {problems:?}");
-        assert_eq!(files.len(), 12 + 2, "{name}: 12 question summaries, the root summary, README");
+        assert_eq!(
+            files.len(),
+            12 + 2,
+            "{name}: 12 question summaries, the root summary, README"
+        );
         for (path, bytes) in files {
             let on_disk = std::fs::read(&path).unwrap_or_default();
             assert!(
@@ -54,23 +64,46 @@ fn every_recorded_verdict_is_todays_verdict() {
     for (name, conditions) in ROOTS {
         let root = RunsRoot::new(repo().join(name));
         for condition in conditions.iter() {
-            let file: ConditionFile =
-                serde_json::from_str(&std::fs::read_to_string(root.condition_file(condition)).unwrap()).unwrap();
-            assert_eq!(file.settings.scoring_version, SCORING_VERSION, "{name}/{condition}: rescore it");
+            let file: ConditionFile = serde_json::from_str(
+                &std::fs::read_to_string(root.condition_file(condition)).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                file.settings.scoring_version, SCORING_VERSION,
+                "{name}/{condition}: rescore it"
+            );
             assert_eq!(file.identity.repeat, 3);
             assert!(file.identity.agent.starts_with("scripted:mixed:"));
             for id in file.questions.keys() {
                 let dir = root.condition_dir(id, condition);
-                let result: QuestionResult =
-                    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
-                let key = Table::from_csv(&std::fs::read(root.question_dir(id).join("ground_truth.csv")).unwrap()).unwrap();
-                let options = ScoreOptions { ordered: result.ordered_key, ..ScoreOptions::default() };
+                let result: QuestionResult = serde_json::from_str(
+                    &std::fs::read_to_string(dir.join("result.json")).unwrap(),
+                )
+                .unwrap();
+                let key = Table::from_csv(
+                    &std::fs::read(root.question_dir(id).join("ground_truth.csv")).unwrap(),
+                )
+                .unwrap();
+                let options = ScoreOptions {
+                    ordered: result.ordered_key,
+                    ..ScoreOptions::default()
+                };
                 assert_eq!(attempt_numbers(&dir), [1, 2, 3]);
                 for recorded in &result.attempts {
-                    let now = judge(&root.attempt_dir(id, condition, recorded.attempt), recorded.attempt, &key, &options);
+                    let now = judge(
+                        &root.attempt_dir(id, condition, recorded.attempt),
+                        recorded.attempt,
+                        &key,
+                        &options,
+                    );
                     assert_eq!(
                         (now.exact, now.strict_exact, now.ordered, now.f1),
-                        (recorded.exact, recorded.strict_exact, recorded.ordered, recorded.f1),
+                        (
+                            recorded.exact,
+                            recorded.strict_exact,
+                            recorded.ordered,
+                            recorded.f1
+                        ),
                         "{name}/{id}/{condition}/attempt-{}",
                         recorded.attempt
                     );

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{KillOnDrop, free_port, okn, repo, stderr, stdout, wait_for_port};
+use common::{
+    KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, wait_for_port,
+};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
@@ -476,26 +478,6 @@ fn a_killed_run_leaves_finished_attempts_intact_and_resumable() {
             .ends_with("exact 1.00 · mean F1 1.00 over 12 questions"),
         "{text}"
     );
-}
-
-/// Processes whose command line mentions `text` (Linux /proc).
-fn processes_mentioning(text: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .chars()
-                .all(|c| c.is_ascii_digit())
-        })
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(text))
-                .unwrap_or(false)
-        })
-        .count()
 }
 
 #[test]

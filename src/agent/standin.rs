@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use super::strategy::{Strategy, find_record, query_tool, reply_table};
 use crate::corpus::Corpus;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The stand-in's state: the corpus, the strategy, and per record how many
 /// conversations have started (the attempt number `mixed` varies by).
@@ -312,19 +312,7 @@ pub async fn serve(
         .route("/v1/messages", post(messages))
         .fallback(any(anything_else))
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| Error::Usage(format!("--bind {bind}: cannot listen: {e}")))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| Error::Other(e.to_string()))?;
-    eprintln!("standin-model: serving the Messages API at http://{address} (Ctrl-C to stop)");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| Error::Other(format!("standin-model: {e}")))
+    crate::http::serve(app, bind, "standin-model", "the Messages API", "").await
 }
 
 #[cfg(test)]

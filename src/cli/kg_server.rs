@@ -88,18 +88,6 @@ async fn serve_http(server: KgServer, bind: &str) -> Result<ExitCode> {
         StreamableHttpServerConfig::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| Error::Usage(format!("--bind {bind}: cannot listen: {e}")))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| Error::Other(e.to_string()))?;
-    eprintln!("kg-server: serving MCP at http://{address}/mcp (Ctrl-C to stop)");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| Error::Other(format!("kg-server: {e}")))?;
+    crate::http::serve(router, bind, "kg-server", "MCP", "/mcp").await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -113,3 +113,23 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// Processes whose command line mentions `text` (Linux /proc).
+pub fn processes_mentioning(text: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(text))
+                .unwrap_or(false)
+        })
+        .count()
+}
