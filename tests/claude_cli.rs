@@ -126,6 +126,10 @@ fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
         serde_json::json!([]),
         "the proxy's tools are allowed"
     );
+    // Every name in the disallowed list is a tool this CLI knows (it warns
+    // about the others: the list has gone stale).
+    let warnings = std::fs::read_to_string(attempt.join("agent.stderr.log")).unwrap_or_default();
+    assert!(!warnings.contains("matches no known tool"), "{warnings}");
     let command = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
     for flag in [
         "-p --mcp-config",

@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, wait_for_port,
+    KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, stderr, stdout, wait_for_port,
 };
 use serde_json::Value;
 
@@ -555,7 +555,11 @@ fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothi
         "{}",
         stdout(&o)
     );
-    assert!(stdout(&o).contains("blocked"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("blocked (cannot start '/nonexistent/server'"),
+        "{}",
+        stdout(&o)
+    );
     let condition = json(&out.join("conditions/gone-all-tools__kg-named.json"));
     assert_eq!(condition["aggregate"]["blocked_attempts"], 2);
     assert_eq!(condition["aggregate"]["measured_nothing"], 1);
@@ -567,11 +571,7 @@ fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothi
     );
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(
-        summary
-            .lines()
-            .nth(1)
-            .unwrap()
-            .contains(",true,false,false,0.0000,"),
+        summary.lines().nth(1).unwrap().contains(",1,2,true,,,,0,"),
         "{summary}"
     );
 }
@@ -694,7 +694,7 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
     );
     assert!(
         text.trim_end()
-            .ends_with("2 attempts re-scored, 4 scores moved"),
+            .ends_with("2 attempts re-scored, 8 scores moved"),
         "{text}"
     );
     // The corrupt result.json was rebuilt from the attempt's files.
@@ -757,4 +757,361 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
         "report regenerates nothing"
     );
     assert!(!readme.is_empty());
+}
+
+fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
+    run(&[
+        &[
+            "--corpus",
+            corpus,
+            "--kg-hint",
+            "tags",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+        extra,
+    ]
+    .concat())
+}
+
+/// Review findings: a second corpus or a smaller --limit silently dropped
+/// recorded questions from the condition.
+#[test]
+fn a_run_adds_to_a_condition_and_two_corpora_are_caught() {
+    let (_keep, out) = out_dir();
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "3"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+    assert_eq!(
+        condition["questions"].as_object().unwrap().len(),
+        3,
+        "kept the questions not selected now"
+    );
+    let o = scripted(
+        &out,
+        "demo/benchmarks-cross",
+        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("  corpus: 'demo/benchmarks-single' -> 'demo/benchmarks-cross'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Review finding: --force left other questions' attempts to come back.
+#[test]
+fn force_replaces_every_folder_of_the_condition() {
+    let (_keep, out) = out_dir();
+    assert_eq!(
+        scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "3"]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &[
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--repeat",
+            "2",
+            "--force",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let name = "demo-kg-all-tools__kg-named";
+    assert!(
+        !out.join(format!(
+            "fiokg-chemical-manufacturers_single_results/{name}"
+        ))
+        .exists()
+    );
+    assert_eq!(
+        json(&out.join(format!("conditions/{name}.json")))["questions"]
+            .as_object()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// Review findings: rescore took whatever attempt folders it found.
+#[test]
+fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
+    let (_keep, out) = out_dir();
+    assert_eq!(
+        scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                "2"
+            ]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let dir = out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
+    copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
+    copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+    std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
+        "{text}"
+    );
+    assert!(text.contains("attempt-2: missing"), "{text}");
+    assert!(
+        !text.contains("attempt-01"),
+        "attempt-01 is not an attempt folder: {text}"
+    );
+    assert!(text.contains("1 attempt re-scored"), "{text}");
+    assert_eq!(
+        json(&dir.join("result.json"))["attempts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Review finding: an exclusion written by hand did not count like --exclude.
+#[test]
+fn a_hand_written_exclusion_is_the_same_run_as_exclude() {
+    let (_keep, out) = out_dir();
+    assert_eq!(
+        scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "2"]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
+    let mut condition = json(&path);
+    let id = "fiokg-chemical-manufacturers_single";
+    condition["questions"].as_object_mut().unwrap().remove(id);
+    condition["meta"]["excluded"] =
+        serde_json::json!([{"id": id, "reason": "dropped by hand: the key was wrong"}]);
+    std::fs::write(&path, serde_json::to_string_pretty(&condition).unwrap()).unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&path)["identity"]["excluded"], serde_json::json!([id]));
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &[
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--exclude",
+            id,
+            "--resume",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("  excluded: [\"fiokg-chemical-manufacturers_single\"] -> []"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Review findings: a frozen root could be written through `.` or a nested --out.
+#[test]
+fn nothing_writes_into_a_frozen_root_by_any_path() {
+    let (_keep, out) = out_dir();
+    assert_eq!(
+        scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        okn()
+            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(0)
+    );
+    let before = std::fs::read(out.join("README.md")).unwrap();
+    let o = okn_in(&out)
+        .args(["report", ".", "--markdown", "README.md"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is inside the frozen root"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(out.join("README.md")).unwrap(), before);
+    let nested = out.join("nested");
+    let o = scripted(
+        &nested,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "1"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is frozen (Done.)"), "{}", stderr(&o));
+    assert!(!nested.exists());
+    let o = okn()
+        .args(["freeze", out.to_str().unwrap(), "--reason", " "])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Review finding: a changed answer key silently judged one condition by a
+/// new key beside others judged by the old one.
+#[test]
+fn changed_ground_truth_under_recorded_conditions_is_refused() {
+    let (keep, out) = out_dir();
+    let corpus = keep.path().join("corpus");
+    copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+    let corpus_arg = corpus.to_str().unwrap();
+    assert_eq!(
+        scripted(
+            &out,
+            corpus_arg,
+            &["--agent", "scripted:oracle", "--limit", "1"]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let o = run(&[
+        "--corpus",
+        corpus_arg,
+        "--tools",
+        "sparql-only",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rq = corpus.join("biobricks-ice-active-chemicals_single.rq");
+    let text = std::fs::read_to_string(&rq).unwrap();
+    std::fs::write(&rq, format!("{}\nLIMIT 1\n", text.trim_end())).unwrap();
+    let o = okn()
+        .args(["reference", "--corpus", corpus_arg])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = scripted(
+        &out,
+        corpus_arg,
+        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("the ground truth of biobricks-ice-active-chemicals_single changed since"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Review finding: a timed-out attempt was reused under a longer timeout.
+#[test]
+fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
+    let (_keep, out) = out_dir();
+    let args = |t: &'static str| {
+        vec![
+            "--agent",
+            "scripted:hang",
+            "--limit",
+            "1",
+            "--agent-timeout",
+            t,
+        ]
+    };
+    assert_eq!(
+        scripted(&out, "demo/benchmarks-single", &args("1"))
+            .status
+            .code(),
+        Some(0)
+    );
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &[args("2"), vec!["--resume"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &[args("2"), vec!["--resume"]].concat(),
+    );
+    assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    assert_eq!(
+        json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
+        2
+    );
 }

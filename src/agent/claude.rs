@@ -47,11 +47,9 @@ pub const DISALLOWED_TOOLS: &[&str] = &[
     "Read",
     "Write",
     "Edit",
-    "MultiEdit",
     "NotebookEdit",
     "Glob",
     "Grep",
-    "LS",
     "WebFetch",
     "WebSearch",
     "REPL",
@@ -65,7 +63,6 @@ pub const DISALLOWED_TOOLS: &[&str] = &[
     "AskUserQuestion",
     "Artifact",
     "Skill",
-    "SlashCommand",
 ];
 
 /// What a claude episode is run with.

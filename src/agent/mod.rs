@@ -144,16 +144,8 @@ pub fn launch(
     }
     let mut stdout = child.stdout.take().expect("piped stdout");
     let mut stderr = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
+    let out_reader = std::thread::spawn(move || read_capped(&mut stdout));
+    let err_reader = std::thread::spawn(move || read_capped(&mut stderr));
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
@@ -181,6 +173,21 @@ pub fn launch(
         timed_out,
         wall_s,
     })
+}
+
+/// Most bytes of an agent host's stdout or stderr that are kept (64 MiB);
+/// the rest is read and dropped, so the host never blocks on a full pipe
+/// and a runaway one cannot exhaust memory or disk.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
+fn read_capped(stream: &mut impl Read) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let _ = stream
+        .by_ref()
+        .take(MAX_OUTPUT_BYTES as u64)
+        .read_to_end(&mut kept);
+    let _ = std::io::copy(stream, &mut std::io::sink());
+    kept
 }
 
 fn kill_group(child: &mut std::process::Child) {
@@ -212,6 +219,26 @@ mod tests {
         assert_eq!(
             cmd.shell_line(),
             "/usr/bin/claude -p --setting-sources '' '{\"a\": '\\''b'\\''}' < prompt.txt\n"
+        );
+    }
+
+    /// Review finding: a host that floods stdout filled memory and disk.
+    #[test]
+    fn a_host_flooding_stdout_is_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = AgentCommand {
+            program: PathBuf::from("sh"),
+            args: vec![
+                "-c".into(),
+                format!("head -c {} /dev/zero", MAX_OUTPUT_BYTES + 1_000_000),
+            ],
+        };
+        let run = launch(&cmd, "", dir.path(), &[], Duration::from_secs(30)).unwrap();
+        assert_eq!(run.stdout.len(), MAX_OUTPUT_BYTES);
+        assert_eq!(
+            run.exit_code,
+            Some(0),
+            "the host was never blocked on a full pipe"
         );
     }
 

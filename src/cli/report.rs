@@ -58,10 +58,11 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             print!("{}", crate::report::markdown(&root, &data))
         }
         Some(path) => {
-            if root.is_frozen() && path.starts_with(&root.root) {
+            if let Some(frozen) = crate::runs::run::frozen_ancestor(path) {
                 return Err(Error::Usage(format!(
-                    "{} is frozen: report never writes into it",
-                    root.root.display()
+                    "{} is inside the frozen root {}: report never writes into it",
+                    path.display(),
+                    frozen.display()
                 )));
             }
             crate::fsutil::write_atomic(path, crate::report::markdown(&root, &data).as_bytes())?;
@@ -76,10 +77,17 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     let outcome = crate::runs::rescore::rescore(&root)?;
     for m in &outcome.moved {
-        println!(
-            "moved  {}  {}  attempt {}  {}: {} -> {}",
-            m.question, m.condition, m.attempt, m.field, m.old, m.new
-        );
+        if m.attempt == 0 {
+            println!(
+                "moved  {}  aggregate  {}: {} -> {}",
+                m.condition, m.field, m.old, m.new
+            );
+        } else {
+            println!(
+                "moved  {}  {}  attempt {}  {}: {} -> {}",
+                m.question, m.condition, m.attempt, m.field, m.old, m.new
+            );
+        }
     }
     for problem in &outcome.problems {
         println!("unreadable  {problem}");

@@ -29,6 +29,9 @@ pub struct Identity {
     pub effort: Option<String>,
     /// The tier selected (`None`: every record).
     pub tier: Option<String>,
+    /// The corpus as given (`--corpus`): two corpora in one root are caught
+    /// like two tiers.
+    pub corpus: String,
     /// Attempts per question.
     pub repeat: u32,
     /// Tools withheld at the proxy, sorted.
@@ -70,6 +73,7 @@ impl Identity {
             model,
             effort,
             tier,
+            corpus,
             repeat,
             withheld,
             strict_upstream_errors,
@@ -116,6 +120,8 @@ pub fn condition_name(
 /// Checks a `--label`: letters, digits, `-`, `_`, `.` (it names a folder).
 pub fn valid_label(label: &str) -> bool {
     !label.is_empty()
+        && label.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && !label.contains("__")
         && label
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -134,6 +140,7 @@ mod tests {
             model: Some("claude-opus-5".into()),
             effort: Some("high".into()),
             tier: Some("hard".into()),
+            corpus: "benchmarks-cross".into(),
             repeat: 3,
             withheld: vec![],
             strict_upstream_errors: false,

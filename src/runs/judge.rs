@@ -46,6 +46,7 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
         wall_s: duration_ms / 1000.0,
         exit_code: None,
         timed_out: false,
+        agent_timeout_s: None,
         source: "agent.json".into(),
     })
 }

@@ -37,6 +37,10 @@ pub struct Episode {
     pub exit_code: Option<i32>,
     /// Killed at `--agent-timeout`.
     pub timed_out: bool,
+    /// The `--agent-timeout` it ran under, seconds (absent in episodes
+    /// recovered from `agent.json`).
+    #[serde(default)]
+    pub agent_timeout_s: Option<u64>,
     /// `runner` when measured here; `agent.json` when recovered from the
     /// agent host's own report (its clock, which excludes process start).
     pub source: String,
@@ -302,8 +306,8 @@ pub fn summarize(attempts: &[AttemptResult], ordered_key: bool) -> QuestionSumma
         flaky: exact > 0 && (exact as usize) < n,
         measured_nothing: n == 0 && !attempts.is_empty(),
         mean_queries: mean(&|a| a.queries as f64),
-        mean_wall_s: mean(&|a| a.wall_s),
-        mean_server_s: mean(&|a| a.server_s),
+        mean_wall_s: mean(&|a| a.wall_s).map(crate::mcp::calllog::seconds),
+        mean_server_s: mean(&|a| a.server_s).map(crate::mcp::calllog::seconds),
         tools_called,
     }
 }
@@ -334,8 +338,10 @@ pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
         flaky: measured.iter().filter(|q| q.flaky).count() as u32,
         measured_nothing: questions.values().filter(|q| q.measured_nothing).count() as u32,
         mean_queries: mean(measured.iter().filter_map(|q| q.mean_queries).collect()),
-        mean_wall_s: mean(measured.iter().filter_map(|q| q.mean_wall_s).collect()),
-        mean_server_s: mean(measured.iter().filter_map(|q| q.mean_server_s).collect()),
+        mean_wall_s: mean(measured.iter().filter_map(|q| q.mean_wall_s).collect())
+            .map(crate::mcp::calllog::seconds),
+        mean_server_s: mean(measured.iter().filter_map(|q| q.mean_server_s).collect())
+            .map(crate::mcp::calllog::seconds),
     }
 }
 
@@ -391,9 +397,21 @@ pub fn summary_row(
         attempt.attempt.to_string(),
         result.attempts.len().to_string(),
         attempt.blocked.to_string(),
-        attempt.exact.to_string(),
-        attempt.ordered.map(|o| o.to_string()).unwrap_or_default(),
-        fixed(attempt.f1, 4),
+        // A blocked attempt measured nothing: no verdict to show.
+        if attempt.blocked {
+            String::new()
+        } else {
+            attempt.exact.to_string()
+        },
+        match (attempt.blocked, attempt.ordered) {
+            (false, Some(o)) => o.to_string(),
+            _ => String::new(),
+        },
+        if attempt.blocked {
+            String::new()
+        } else {
+            fixed(attempt.f1, 4)
+        },
         attempt.queries.to_string(),
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 1),

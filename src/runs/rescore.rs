@@ -49,18 +49,18 @@ pub struct RescoreOutcome {
     pub problems: Vec<String>,
 }
 
-/// The attempt numbers recorded in a condition folder, sorted.
+/// The attempt numbers recorded in a condition folder, sorted: folders
+/// named exactly `attempt-N` (`attempt-01` is not attempt 1).
 pub fn attempt_numbers(dir: &Path) -> Vec<u32> {
     let mut numbers: Vec<u32> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .filter(|e| e.path().is_dir())
         .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix("attempt-")?
-                .parse()
-                .ok()
+            let name = e.file_name().to_str()?.to_string();
+            let n: u32 = name.strip_prefix("attempt-")?.parse().ok()?;
+            (name == format!("attempt-{n}")).then_some(n)
         })
         .collect();
     numbers.sort();
@@ -160,9 +160,30 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
                 ..ScoreOptions::default()
             };
             let mut attempts = Vec::new();
+            // The attempts the condition says it has: 1..=repeat. A missing
+            // one is named, and so is any other folder, which is left out.
+            let repeat = condition.identity.repeat;
             for n in attempt_numbers(&root.condition_dir(&id, &name)) {
+                if n == 0 || n > repeat {
+                    outcome.problems.push(format!(
+                        "{}: left out (the condition has {repeat} attempts a question)",
+                        root.attempt_dir(&id, &name, n).display()
+                    ));
+                }
+            }
+            for n in 1..=repeat {
                 let dir = root.attempt_dir(&id, &name, n);
+                if !dir.is_dir() {
+                    outcome.problems.push(format!("{}: missing", dir.display()));
+                    continue;
+                }
                 let new = judge(&dir, n, &key, &options);
+                if new.notes.iter().any(|n| n.starts_with("no episode.json")) {
+                    outcome.problems.push(format!(
+                        "{}: did not finish (run --resume re-runs it); judged as it is",
+                        dir.display()
+                    ));
+                }
                 if let Some(previous) = old
                     .as_ref()
                     .and_then(|o| o.attempts.iter().find(|a| a.attempt == n))
@@ -191,12 +212,54 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
             write_json(&result_path, &result)?;
             summaries.insert(id, summary);
         }
-        condition.aggregate = aggregate(&summaries);
+        let new = aggregate(&summaries);
+        for (field, old, now) in [
+            ("exact_rate", condition.aggregate.exact_rate, new.exact_rate),
+            (
+                "strict_exact_rate",
+                condition.aggregate.strict_exact_rate,
+                new.strict_exact_rate,
+            ),
+            (
+                "ordered_rate",
+                condition.aggregate.ordered_rate,
+                new.ordered_rate,
+            ),
+            ("mean_f1", condition.aggregate.mean_f1, new.mean_f1),
+        ] {
+            let show = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.4}"));
+            if show(old) != show(now) {
+                outcome.moved.push(Moved {
+                    question: "(aggregate)".into(),
+                    condition: name.clone(),
+                    attempt: 0,
+                    field,
+                    old: show(old),
+                    new: show(now),
+                });
+            }
+        }
+        condition.aggregate = new;
         condition.questions = summaries;
         condition.settings.scoring_version = SCORING_VERSION.into();
+        // Exclusions written by hand into meta.excluded count like --exclude
+        // ones: only the ids take part in the identity.
+        let mut excluded: Vec<String> = condition
+            .meta
+            .excluded
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
+        excluded.sort();
+        excluded.dedup();
+        condition.identity.excluded = excluded;
         write_json(&path, &condition)?;
     }
-    outcome.problems.extend(crate::report::write_outputs(root)?);
+    for problem in crate::report::write_outputs(root)? {
+        if !outcome.problems.contains(&problem) {
+            outcome.problems.push(problem);
+        }
+    }
     Ok(outcome)
 }
 
@@ -214,6 +277,11 @@ pub struct FrozenFile {
 ///
 /// Errors: not a runs root; already frozen; the marker cannot be written.
 pub fn freeze(root: &RunsRoot, reason: &str) -> Result<()> {
+    if reason.trim().is_empty() {
+        return Err(Error::Usage(
+            "--reason must say why the root is closed".into(),
+        ));
+    }
     if !RunsRoot::is_runs_root(&root.root) {
         return Err(Error::file(
             &root.root,

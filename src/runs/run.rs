@@ -119,7 +119,8 @@ pub struct RunOutcome {
     pub ran: usize,
 }
 
-fn absolute(path: &Path) -> PathBuf {
+/// `path` made absolute against the current folder (no symlinks resolved).
+pub fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -129,9 +130,21 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// The refusal for a frozen root (seed 000, "Closing a runs root").
+/// The frozen runs root at or above `path`, if any (a path is made
+/// absolute first, so `.` and `..` cannot hide one).
+pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
+    let absolute = absolute(path);
+    absolute
+        .ancestors()
+        .find(|dir| dir.join(FROZEN_FILE).is_file())
+        .map(Path::to_path_buf)
+}
+
+/// The refusal for a frozen root (seed 000, "Closing a runs root"): the
+/// root itself, or any root it sits inside.
 pub fn refuse_frozen(root: &RunsRoot, command: &str) -> Result<()> {
-    if root.is_frozen() {
+    let frozen = frozen_ancestor(&root.root).map(RunsRoot::new);
+    if let Some(root) = frozen.as_ref() {
         let reason = std::fs::read_to_string(root.frozen_file())
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -305,19 +318,22 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             AgentChoice::Scripted(_) => None,
         },
         tier: options.selection.tier.clone(),
+        corpus: options.corpus_spec.clone(),
         repeat: options.repeat,
         withheld: withheld.clone(),
         strict_upstream_errors: options.strict,
         excluded: excluded.iter().map(|e| e.id.clone()).collect(),
     };
     let condition_path = root.condition_file(&name);
+    let mut recorded = None;
     if condition_path.is_file() && !options.force {
-        let recorded: ConditionFile = read_json(&condition_path)?;
-        if let Some((field, old, new)) = identity.first_difference(&recorded.identity) {
+        let file: ConditionFile = read_json(&condition_path)?;
+        if let Some((field, old, new)) = identity.first_difference(&file.identity) {
             return Err(Error::Usage(format!(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."
             )));
         }
+        recorded = Some(file);
     }
     let recorded_attempts = selected
         .iter()
@@ -328,12 +344,29 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             root.root.display()
         )));
     }
+    // Ground truth that changed since this root recorded a question would
+    // judge this condition by another key than the ones beside it.
+    for record in &selected {
+        let recorded_truth = root.question_dir(&record.id).join(GROUND_TRUTH_JSON);
+        let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
+            continue;
+        };
+        let others = condition_dirs_of_question(&root, &record.id)
+            .into_iter()
+            .any(|c| c != name);
+        if others && old.fingerprint != truths[&record.id].meta.fingerprint {
+            return Err(Error::Usage(format!(
+                "the ground truth of {} changed since {} recorded it (its answer key or endpoint changed), and other conditions there were judged by the old one: record this run into a new root",
+                record.id,
+                root.root.display()
+            )));
+        }
+    }
     if options.force {
-        for record in &selected {
-            let dir = root.condition_dir(&record.id, &name);
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
-            }
+        // Every folder of the condition, not only the selected questions':
+        // --force replaces the condition, and nothing of it may come back.
+        for dir in condition_folders(&root, &name) {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
         }
         if condition_path.exists() {
             std::fs::remove_file(&condition_path)
@@ -400,8 +433,12 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
                 },
             };
             let command_line = command.shell_line();
+            // A timeout is a recorded outcome, but only for the timeout it
+            // had: under another --agent-timeout it is run again.
             let reuse = options.resume
-                && read_episode(&dir, attempt).is_some()
+                && read_episode(&dir, attempt).is_some_and(|e| {
+                    !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
+                })
                 && std::fs::read_to_string(dir.join(COMMAND_FILE)).is_ok_and(|c| c == command_line)
                 && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
             let clock = Instant::now();
@@ -435,6 +472,7 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
                     wall_s: crate::mcp::calllog::seconds(outcome.wall_s),
                     exit_code: outcome.exit_code,
                     timed_out: outcome.timed_out,
+                    agent_timeout_s: Some(options.agent_timeout.as_secs()),
                     source: "runner".into(),
                 };
                 let mut text = serde_json::to_string_pretty(&episode)
@@ -503,6 +541,17 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
         max_turns: options.max_turns,
         prompt_suffix: super::prompt::SUFFIX.into(),
     };
+    // Questions recorded earlier under this condition and not selected now
+    // (a smaller --limit) stay in it: a run adds to a condition.
+    if let Some(recorded) = recorded {
+        for (id, summary) in recorded.questions {
+            summaries.entry(id).or_insert(summary);
+        }
+    }
+    let blocked_reasons: std::collections::BTreeSet<String> = summaries
+        .values()
+        .flat_map(|q| q.blocked_reasons.iter().cloned())
+        .collect();
     let condition = ConditionFile {
         format: RUNS_FORMAT,
         name: name.clone(),
@@ -512,6 +561,9 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
         aggregate: aggregate(&summaries),
         questions: summaries,
     };
+    for reason in &blocked_reasons {
+        progress(&format!("blocked: {reason}"));
+    }
     write_json(&condition_path, &condition)?;
     crate::report::write_outputs(&root)?;
     progress(&format!(
@@ -576,7 +628,13 @@ fn progress_line(
     seconds: f64,
 ) -> String {
     let verdict = if result.blocked {
-        "blocked".to_string()
+        format!(
+            "blocked ({})",
+            result
+                .blocked_reason
+                .as_deref()
+                .unwrap_or("never reached the tools")
+        )
     } else if !result.submitted {
         if result.timed_out {
             "timed out, no answer".into()
@@ -615,6 +673,35 @@ fn clear_dir(dir: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The condition names recorded for one question (its sub-folders).
+fn condition_dirs_of_question(root: &RunsRoot, id: &str) -> Vec<String> {
+    std::fs::read_dir(root.question_dir(id))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect()
+}
+
+/// Every `*_results/NAME` folder of a condition in the root.
+fn condition_folders(root: &RunsRoot, name: &str) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(&root.root)
+        .min_depth(2)
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            e.file_type().is_dir()
+                && e.file_name() == name
+                && e.path()
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|p| p.to_string_lossy().ends_with(QUESTION_SUFFIX))
+        })
+        .map(|e| e.path().to_path_buf())
+        .collect()
 }
 
 fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
