@@ -140,7 +140,7 @@ mod tests {
             model: Some("claude-opus-5".into()),
             effort: Some("high".into()),
             tier: Some("hard".into()),
-            corpus: "benchmarks-cross".into(),
+            corpus: "demo/benchmarks-b".into(),
             repeat: 3,
             withheld: vec![],
             strict_upstream_errors: false,
