@@ -32,8 +32,9 @@ use crate::error::Result;
 #[command(name = "okn-benchmark", version, about, long_about = None)]
 #[command(
     after_help = "Start with 'okn-benchmark corpus list --corpus DIR', then \
-'okn-benchmark reference --corpus DIR' and 'okn-benchmark selfcheck --corpus DIR'. \
-Every subcommand takes --help."
+'okn-benchmark reference --corpus DIR' and 'okn-benchmark selfcheck --corpus DIR'; check a \
+server with 'okn-benchmark probe --profile P', record episodes with 'okn-benchmark run', and read \
+them with 'okn-benchmark report ROOT'. Every subcommand takes --help."
 )]
 pub struct Cli {
     #[command(subcommand)]
