@@ -23,6 +23,7 @@ pub mod fsutil;
 pub mod http;
 pub mod mcp;
 pub mod reference;
+pub mod render;
 pub mod report;
 pub mod runs;
 pub mod score;

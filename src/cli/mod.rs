@@ -5,6 +5,7 @@
 //! Exit codes (DESIGN.md): 0 success; 1 a check that ran and found a
 //! problem; 2 bad usage or unreadable input.
 
+mod build;
 mod corpus;
 mod kg_server;
 mod probe;
@@ -43,6 +44,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Regenerate every generated file (runs-root reports, HTML pages), or --check them.
+    Build(build::BuildArgs),
     /// Inspect a corpus of .rq records.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
@@ -136,6 +139,7 @@ impl CorpusArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Build(a) => build::run(a),
         Command::Corpus(c) => corpus::run(c),
         Command::Reference(a) => reference::run(a),
         Command::Score(a) => score::run(a),

@@ -1,0 +1,71 @@
+//! `okn-benchmark build`: regenerate everything published, or check it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::error::Result;
+use crate::render::build::{check, plan, write};
+
+/// Regenerate every generated file: each runs root's README.md and summary
+/// CSVs, and a self-contained HTML page beside every Markdown file.
+///
+/// With --check nothing is written: every output is computed and compared
+/// with the disk (line ends normalized), every stale, missing or orphaned
+/// file is listed, and the exit code is 1 if there is any. CI runs it.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BuildArgs {
+    /// Compare instead of writing; exit 1 when anything is out of date.
+    #[arg(long)]
+    check: bool,
+    /// Build only under this folder (repeatable) [default: the current folder].
+    #[arg(long, value_name = "DIR")]
+    root: Vec<PathBuf>,
+}
+
+pub(crate) fn run(args: BuildArgs) -> Result<ExitCode> {
+    let scan = if args.root.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.root.clone()
+    };
+    let base = PathBuf::from(".");
+    let plan = plan(&base, &scan)?;
+    for warning in &plan.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let shown = |p: &PathBuf| p.strip_prefix("./").unwrap_or(p).display().to_string();
+    if args.check {
+        let drift = check(&plan);
+        for p in &drift.stale {
+            println!("stale     {}", shown(p));
+        }
+        for p in &drift.missing {
+            println!("missing   {}", shown(p));
+        }
+        for p in &drift.orphaned {
+            println!("orphaned  {}", shown(p));
+        }
+        if drift.is_clean() {
+            println!(
+                "build --check: all {} generated files are current",
+                plan.outputs.len()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        let roots: String = args
+            .root
+            .iter()
+            .map(|r| format!(" --root {}", r.display()))
+            .collect();
+        println!(
+            "build --check: {} stale, {} missing, {} orphaned; run 'okn-benchmark build{roots}' to regenerate them",
+            drift.stale.len(),
+            drift.missing.len(),
+            drift.orphaned.len()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let (written, unchanged, removed) = write(&plan)?;
+    println!("build: {written} written, {unchanged} unchanged, {removed} orphaned removed");
+    Ok(ExitCode::SUCCESS)
+}

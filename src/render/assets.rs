@@ -1,0 +1,476 @@
+//! Making a page self-contained: images become `data:` URIs or inline
+//! `<svg>`, links to Markdown files become links to their HTML.
+//!
+//! - A raster image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) becomes a
+//!   standard base64 `data:` URI.
+//! - An SVG is inlined. Its ids are made unique on the page (a prefix per
+//!   figure), and every `url(#id)`, `href="#id"` and `xlink:href="#id"`
+//!   reference is rewritten to match, so two figures that both define
+//!   `#clip0` no longer fight. Scripts and event handlers in an SVG are
+//!   dropped (a figure never needs them).
+//! - A remote image cannot be inlined and the page's Content-Security-Policy
+//!   would block it, so it becomes a link with its alt text.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+
+use super::escape_html;
+
+/// What an image reference resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inlined {
+    /// An `<img src="data:...">` element.
+    Img(String),
+    /// An inline `<svg>` element.
+    Svg(String),
+    /// A link to a remote image (`<a href="...">alt</a>`).
+    Remote(String),
+    /// The file is not there: the alt text, marked.
+    Missing(String),
+}
+
+impl Inlined {
+    /// The HTML to put in the page.
+    pub fn html(&self) -> &str {
+        match self {
+            Inlined::Img(h) | Inlined::Svg(h) | Inlined::Remote(h) | Inlined::Missing(h) => h,
+        }
+    }
+}
+
+/// True for an absolute URL or a scheme (`https:`, `mailto:`, `data:`).
+pub fn is_external(target: &str) -> bool {
+    let scheme_end = target.find(':');
+    let slash = target.find('/');
+    match (scheme_end, slash) {
+        (Some(c), Some(s)) => c < s,
+        (Some(_), None) => true,
+        _ => target.starts_with("//"),
+    }
+}
+
+/// The MIME type of a raster image by its extension.
+fn raster_type(path: &Path) -> Option<&'static str> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        "ico" => Some("image/x-icon"),
+        _ => None,
+    }
+}
+
+/// Resolves `src` (relative to `base`) into HTML for the page. `prefix`
+/// makes an SVG's ids unique on the page; `alt`, `title` and `extra`
+/// (further attributes, already escaped) are kept on an `<img>`.
+pub fn inline_image(
+    base: &Path,
+    src: &str,
+    alt: &str,
+    title: &str,
+    prefix: &str,
+    extra: &str,
+) -> (Inlined, Option<PathBuf>) {
+    let title_attr = if title.is_empty() {
+        String::new()
+    } else {
+        format!(" title=\"{}\"", escape_html(title))
+    };
+    if is_external(src) {
+        if src.starts_with("data:") {
+            return (
+                Inlined::Img(format!(
+                    "<img src=\"{}\" alt=\"{}\"{title_attr}{extra}>",
+                    escape_html(src),
+                    escape_html(alt)
+                )),
+                None,
+            );
+        }
+        let text = if alt.is_empty() { src } else { alt };
+        return (
+            Inlined::Remote(format!(
+                "<a class=\"remote-image\" href=\"{}\">{}</a>",
+                escape_html(src),
+                escape_html(text)
+            )),
+            None,
+        );
+    }
+    let path_part = src.split(['#', '?']).next().unwrap_or(src);
+    let decoded = percent_decode(path_part);
+    let path = base.join(&decoded);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return (
+            Inlined::Missing(format!(
+                "<span class=\"missing-image\" title=\"missing image: {}\">{}</span>",
+                escape_html(src),
+                escape_html(if alt.is_empty() { src } else { alt })
+            )),
+            Some(path),
+        );
+    };
+    let is_svg = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if is_svg {
+        let text = String::from_utf8_lossy(&bytes);
+        let svg = unique_svg(&text, prefix);
+        let labelled = if alt.is_empty() {
+            svg
+        } else {
+            label_svg(&svg, alt)
+        };
+        return (
+            Inlined::Svg(format!("<span class=\"figure\">{labelled}</span>")),
+            Some(path),
+        );
+    }
+    let mime = raster_type(&path).unwrap_or("application/octet-stream");
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    (
+        Inlined::Img(format!(
+            "<img src=\"data:{mime};base64,{data}\" alt=\"{}\"{title_attr}{extra}>",
+            escape_html(alt)
+        )),
+        Some(path),
+    )
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(hex) = text.get(i + 1..i + 3)
+            && let Ok(v) = u8::from_str_radix(hex, 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Adds `role="img"` and an `aria-label` to the root `<svg>` element.
+fn label_svg(svg: &str, alt: &str) -> String {
+    match svg.find("<svg") {
+        Some(i) => format!(
+            "{}<svg role=\"img\" aria-label=\"{}\"{}",
+            &svg[..i],
+            escape_html(alt),
+            &svg[i + 4..]
+        ),
+        None => svg.to_string(),
+    }
+}
+
+/// An SVG document as an inline element: the XML declaration, doctype and
+/// comments dropped, scripts and `on*` handlers removed, ids prefixed with
+/// `prefix-` and every reference to them rewritten.
+pub fn unique_svg(text: &str, prefix: &str) -> String {
+    let mut svg = text.to_string();
+    // Everything before the root element (declaration, doctype, comments).
+    if let Some(start) = svg.find("<svg") {
+        svg = svg[start..].to_string();
+    }
+    svg = strip_between(&svg, "<!--", "-->");
+    svg = strip_elements(&svg, "script");
+    svg = strip_event_handlers(&svg);
+    // Collect ids.
+    let mut ids = Vec::new();
+    let mut search = 0;
+    while let Some(i) = svg[search..].find(" id=\"") {
+        let start = search + i + 5;
+        if let Some(end) = svg[start..].find('"') {
+            ids.push(svg[start..start + end].to_string());
+            search = start + end;
+        } else {
+            break;
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    // Longest first, so `a1` is not rewritten inside `a10`.
+    ids.sort_by_key(|id| std::cmp::Reverse(id.len()));
+    for id in &ids {
+        let new = format!("{prefix}-{id}");
+        svg = svg.replace(&format!(" id=\"{id}\""), &format!(" id=\"{new}\""));
+        svg = svg.replace(&format!("url(#{id})"), &format!("url(#{new})"));
+        svg = svg.replace(&format!("url('#{id}')"), &format!("url('#{new}')"));
+        svg = svg.replace(&format!("url(\"#{id}\")"), &format!("url(\"#{new}\")"));
+        svg = svg.replace(&format!("href=\"#{id}\""), &format!("href=\"#{new}\""));
+    }
+    svg.trim().to_string()
+}
+
+fn strip_between(text: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(open) {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(close) {
+            Some(j) => rest = &rest[i + j + close.len()..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn strip_elements(text: &str, name: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let open = format!("<{name}");
+    let close = format!("</{name}>");
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(i) = lower[at..].find(&open) {
+        let start = at + i;
+        out.push_str(&text[at..start]);
+        match lower[start..].find(&close) {
+            Some(j) => at = start + j + close.len(),
+            None => match lower[start..].find("/>") {
+                Some(j) => at = start + j + 2,
+                None => {
+                    at = text.len();
+                    break;
+                }
+            },
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Removes ` onload="..."`-style attributes.
+fn strip_event_handlers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace()
+            && text[i + 1..].len() > 3
+            && text[i + 1..i + 3].eq_ignore_ascii_case("on")
+        {
+            // attribute name
+            let name_end = text[i + 1..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map(|e| i + 1 + e);
+            if let Some(e) = name_end
+                && text[e..].starts_with('=')
+            {
+                let quote = text[e + 1..].chars().next();
+                if let Some(q @ ('"' | '\'')) = quote
+                    && let Some(close) = text[e + 2..].find(q)
+                {
+                    i = e + 2 + close + 1;
+                    continue;
+                }
+            }
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Rewrites a relative link to a Markdown file (`../README.md#setup`) into
+/// a link to its HTML (`../README.html#setup`); anything else is unchanged.
+pub fn rewrite_link(target: &str) -> String {
+    if is_external(target) || target.starts_with('#') {
+        return target.to_string();
+    }
+    let (path, fragment) = match target.find(['#', '?']) {
+        Some(i) => (&target[..i], &target[i..]),
+        None => (target, ""),
+    };
+    let lower = path.to_ascii_lowercase();
+    if let Some(stem) = lower
+        .strip_suffix(".md")
+        .or_else(|| lower.strip_suffix(".markdown"))
+    {
+        let stem_len = stem.len();
+        return format!("{}.html{fragment}", &path[..stem_len]);
+    }
+    target.to_string()
+}
+
+/// Rewrites `src="..."` of `<img>` tags and `href="..."` of `<a>` tags in
+/// raw HTML (prose may hold `<img src="assets/logo.png">` or a `<p
+/// align="center">` block): images inlined, Markdown links to HTML.
+/// Returns the rewritten HTML and the local files it read.
+pub fn rewrite_raw_html(
+    html: &str,
+    base: &Path,
+    prefix: &str,
+    counter: &mut usize,
+) -> (String, Vec<PathBuf>) {
+    let mut out = String::with_capacity(html.len());
+    let mut read = Vec::new();
+    let lower = html.to_ascii_lowercase();
+    let mut at = 0;
+    while let Some(i) = lower[at..].find('<') {
+        let start = at + i;
+        out.push_str(&html[at..start]);
+        let Some(len) = lower[start..].find('>') else {
+            out.push_str(&html[start..]);
+            return (out, read);
+        };
+        let tag = &html[start..=start + len];
+        let tag_lower = &lower[start..=start + len];
+        if tag_lower.starts_with("<img") {
+            if let Some(src) = attribute(tag, "src") {
+                *counter += 1;
+                let alt = attribute(tag, "alt").unwrap_or_default();
+                let title = attribute(tag, "title").unwrap_or_default();
+                let mut extra = String::new();
+                for name in ["width", "height", "align", "class"] {
+                    if let Some(v) = attribute(tag, name) {
+                        extra.push_str(&format!(" {name}=\"{}\"", escape_html(&v)));
+                    }
+                }
+                let (inlined, path) = inline_image(
+                    base,
+                    &src,
+                    &alt,
+                    &title,
+                    &format!("{prefix}{counter}"),
+                    &extra,
+                );
+                read.extend(path);
+                out.push_str(inlined.html());
+            } else {
+                out.push_str(tag);
+            }
+        } else if tag_lower.starts_with("<a ")
+            || tag_lower.starts_with("<a\t")
+            || tag_lower.starts_with("<a\n")
+        {
+            match attribute(tag, "href") {
+                Some(href) if rewrite_link(&href) != href => {
+                    out.push_str(&tag.replacen(&href, &rewrite_link(&href), 1));
+                }
+                _ => out.push_str(tag),
+            }
+        } else {
+            out.push_str(tag);
+        }
+        at = start + len + 1;
+    }
+    out.push_str(&html[at..]);
+    (out, read)
+}
+
+/// The value of attribute `name` in one tag (quoted or bare), unescaped
+/// of `&amp;` only.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(name) {
+        let at = from + i;
+        from = at + name.len();
+        let before_ok = lower[..at].ends_with(|c: char| c.is_ascii_whitespace());
+        let rest = lower[at + name.len()..].trim_start();
+        if !before_ok || !rest.starts_with('=') {
+            continue;
+        }
+        let offset = tag.len() - rest.len() + 1;
+        let value = tag[offset..].trim_start();
+        let value = match value.chars().next()? {
+            q @ ('"' | '\'') => value[1..].split(q).next()?.to_string(),
+            _ => value
+                .split(|c: char| c.is_ascii_whitespace() || c == '>')
+                .next()?
+                .trim_end_matches('/')
+                .to_string(),
+        };
+        return Some(value.replace("&amp;", "&"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svg_ids_are_unique_per_figure_and_references_follow() {
+        let svg = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><defs><clipPath id=\"c1\"><rect/></clipPath><linearGradient id=\"c10\"/></defs><g clip-path=\"url(#c1)\" fill=\"url(#c10)\"><use href=\"#c1\" xlink:href=\"#c10\"/></g><script>alert(1)</script><rect onload=\"alert(2)\" width=\"1\"/></svg>";
+        let out = unique_svg(svg, "f2");
+        assert!(out.starts_with("<svg"));
+        assert!(out.contains("id=\"f2-c1\"") && out.contains("id=\"f2-c10\""));
+        assert!(out.contains("url(#f2-c1)") && out.contains("url(#f2-c10)"));
+        assert!(out.contains("href=\"#f2-c1\"") && out.contains("xlink:href=\"#f2-c10\""));
+        assert!(!out.contains("script") && !out.contains("alert") && !out.contains("onload"));
+        assert!(out.contains("<rect width=\"1\"/>"), "{out}");
+    }
+
+    #[test]
+    fn markdown_links_become_html_links() {
+        assert_eq!(rewrite_link("../README.md"), "../README.html");
+        assert_eq!(
+            rewrite_link("docs/SCORING.md#tiers"),
+            "docs/SCORING.html#tiers"
+        );
+        assert_eq!(rewrite_link("https://ex.org/a.md"), "https://ex.org/a.md");
+        assert_eq!(rewrite_link("#notes"), "#notes");
+        assert_eq!(rewrite_link("data.csv"), "data.csv");
+    }
+
+    #[test]
+    fn raw_html_images_are_inlined() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("logo.png"), b"\x89PNG").unwrap();
+        let mut n = 0;
+        let (html, read) = rewrite_raw_html(
+            "<p align=\"center\"><img src=\"logo.png\" width=\"40%\" alt=\"# logo\"><a href=\"README_zh.md\">中文</a></p>",
+            dir.path(),
+            "r",
+            &mut n,
+        );
+        assert!(
+            html.contains(
+                "<img src=\"data:image/png;base64,iVBORw==\" alt=\"# logo\" width=\"40%\">"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a href=\"README_zh.html\">中文</a>"),
+            "{html}"
+        );
+        assert_eq!(read.len(), 1);
+    }
+
+    #[test]
+    fn remote_and_missing_images_do_not_break_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let (remote, _) = inline_image(
+            dir.path(),
+            "https://img.shields.io/x.svg",
+            "build",
+            "",
+            "p1",
+            "",
+        );
+        assert_eq!(
+            remote.html(),
+            "<a class=\"remote-image\" href=\"https://img.shields.io/x.svg\">build</a>"
+        );
+        let (missing, path) = inline_image(dir.path(), "nope.png", "a <b>", "", "p2", "");
+        assert!(matches!(missing, Inlined::Missing(_)));
+        assert!(missing.html().contains("a &lt;b&gt;"));
+        assert!(path.is_some());
+    }
+}
