@@ -8,6 +8,7 @@
 mod build;
 mod corpus;
 mod kg_server;
+mod paper;
 mod probe;
 mod proxy;
 mod reference;
@@ -46,6 +47,9 @@ pub struct Cli {
 enum Command {
     /// Regenerate every generated file (runs-root reports, HTML pages), or --check them.
     Build(build::BuildArgs),
+    /// Paper tables from the episodes, and a Markdown manuscript as HTML and RTF.
+    #[command(subcommand)]
+    Paper(paper::PaperCommand),
     /// Inspect a corpus of .rq records.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
@@ -141,6 +145,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Build(a) => build::run(a),
         Command::Corpus(c) => corpus::run(c),
+        Command::Paper(c) => paper::run(c),
         Command::Reference(a) => reference::run(a),
         Command::Score(a) => score::run(a),
         Command::Selfcheck(a) => selfcheck::run(a),

@@ -11,7 +11,11 @@
 
 pub mod assets;
 pub mod build;
+pub mod figures;
+pub mod manuscript;
 pub mod markdown;
+pub mod paper;
+pub mod rtf;
 
 use std::path::Path;
 

@@ -8,6 +8,9 @@
 //! Exclusions are named in the terminal report and the condition JSON, not
 //! in the Markdown, so the shareable summary stays about the results.
 
+pub mod stats;
+pub mod study;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

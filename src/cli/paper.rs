@@ -1,0 +1,68 @@
+//! `okn-benchmark paper`: what a manuscript needs from the recorded
+//! episodes (seed 000, "Results so far": `build_paper_tables.py`,
+//! `build_paper_doc.py`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::error::Result;
+
+/// Tables for the manuscript, and the manuscript as HTML and RTF.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PaperCommand {
+    /// Print the paper's tables as Markdown, from the recorded episodes only.
+    ///
+    /// For each study: the main results table (condition × agent and model:
+    /// exact, strict exact, ordered, mean F1, n, blocked), the pairwise
+    /// condition deltas with 95% paired bootstrap intervals, and the
+    /// per-question table. Paste them into the manuscript; rerun after any
+    /// run or rescore, and a number cannot drift from the study.
+    Tables(TablesArgs),
+    /// Convert a Markdown manuscript to self-contained HTML and to RTF.
+    ///
+    /// Writes FILE.html and FILE.rtf beside FILE.md (or into --out), and with
+    /// --tables one FILE-tableN.rtf per table, for submission systems and
+    /// word processors that will not take Markdown.
+    Doc(DocArgs),
+}
+
+/// `paper tables`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TablesArgs {
+    /// A study folder (results-NAME/ with a study.toml); repeatable
+    /// [default: every results-*/ study under the current folder].
+    #[arg(long, value_name = "DIR")]
+    study: Vec<PathBuf>,
+}
+
+/// `paper doc`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DocArgs {
+    /// The manuscript, Markdown.
+    #[arg(value_name = "FILE.md")]
+    file: PathBuf,
+    /// Also write one FILE-tableN.rtf per table.
+    #[arg(long)]
+    tables: bool,
+    /// Write into this folder instead of beside FILE.md.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
+    match command {
+        PaperCommand::Tables(args) => {
+            let text = crate::render::paper::tables_command(&args.study)?;
+            print!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        PaperCommand::Doc(args) => {
+            let written =
+                crate::render::manuscript::convert(&args.file, args.tables, args.out.as_deref())?;
+            for path in written {
+                println!("wrote {}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Our RTF writer: Markdown (pulldown-cmark events) to RTF 1.x.

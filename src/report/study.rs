@@ -1,0 +1,421 @@
+//! The numbers of a study: conditions drawn from one or more runs roots,
+//! side by side, with the statistics that tables, figures and prose quote
+//! (seed 000, "Results so far": each study reads the same episodes as a
+//! summary and record by record).
+//!
+//! This is aggregation only; `render` formats it. Every figure is computed
+//! from `result.json` and `conditions/*.json` as recorded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::stats::{self, Interval, PairedDelta, Z95};
+use crate::runs::records::{ConditionFile, QuestionResult};
+
+/// One condition of a study: a recorded condition of a runs root, with the
+/// key that prose uses to name it and the label readers see.
+#[derive(Debug, Clone)]
+pub struct StudyCondition {
+    /// Short name used in generated regions (`condition=KEY`).
+    pub key: String,
+    /// Label in tables and figures.
+    pub label: String,
+    /// The runs root it was recorded in.
+    pub root: PathBuf,
+    /// The condition as recorded.
+    pub condition: ConditionFile,
+    /// Question id → its result under this condition.
+    pub results: BTreeMap<String, QuestionResult>,
+}
+
+/// The study's conditions, in the study's order.
+#[derive(Debug, Clone, Default)]
+pub struct StudyData {
+    /// Conditions in the order tables and figures show them.
+    pub conditions: Vec<StudyCondition>,
+}
+
+/// One question under one condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    /// Exact attempts.
+    pub exact: u32,
+    /// Measured (not blocked) attempts.
+    pub measured: u32,
+    /// Attempts recorded.
+    pub attempts: u32,
+    /// `exact ÷ measured`; `None` when nothing was measured.
+    pub rate: Option<f64>,
+    /// Mean F1 over measured attempts.
+    pub mean_f1: Option<f64>,
+}
+
+/// pass@k and pass^k at one `k`, each the mean over measured questions.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PassK {
+    /// Attempts drawn.
+    pub k: u32,
+    /// At least one of `k` exact.
+    pub pass_at_k: f64,
+    /// All `k` exact.
+    pub pass_hat_k: f64,
+}
+
+/// Everything tables and figures show about one condition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConditionStats {
+    /// [`StudyCondition::key`].
+    pub key: String,
+    /// [`StudyCondition::label`].
+    pub label: String,
+    /// Agent host (`claude`, `scripted:…`).
+    pub agent: String,
+    /// The model as resolved (else as asked), `None` for a scripted agent.
+    pub model: Option<String>,
+    /// Questions with a result.
+    pub questions: u32,
+    /// Questions with at least one measured attempt.
+    pub measured_questions: u32,
+    /// Attempts recorded.
+    pub attempts: u32,
+    /// Attempts measured (not blocked).
+    pub measured_attempts: u32,
+    /// Attempts blocked.
+    pub blocked_attempts: u32,
+    /// Exact measured attempts (normalized tier).
+    pub exact_attempts: u32,
+    /// Mean over measured questions of their exact rate (as the report).
+    pub exact_rate: Option<f64>,
+    /// The same in the strict tier.
+    pub strict_exact_rate: Option<f64>,
+    /// Mean order-exact rate over questions whose key is ordered.
+    pub ordered_rate: Option<f64>,
+    /// Mean over measured questions of their mean F1.
+    pub mean_f1: Option<f64>,
+    /// `exact_attempts ÷ measured_attempts`.
+    pub attempt_rate: Option<f64>,
+    /// Wilson 95% interval of [`ConditionStats::attempt_rate`].
+    pub attempt_interval: Option<Interval>,
+    /// Questions always exact.
+    pub always_exact: u32,
+    /// Questions ever exact.
+    pub ever_exact: u32,
+    /// Questions exact sometimes but not always.
+    pub flaky: u32,
+    /// F1 of every measured attempt, question by question, attempt order.
+    pub f1: Vec<f64>,
+    /// Wall seconds of every measured attempt (same order as `f1`).
+    pub wall_s: Vec<f64>,
+    /// Of which waiting on the server, seconds (same order).
+    pub server_s: Vec<f64>,
+    /// Mean wall seconds per measured attempt.
+    pub mean_wall_s: Option<f64>,
+    /// Mean server seconds per measured attempt.
+    pub mean_server_s: Option<f64>,
+    /// Calls per tool over every attempt (`submit_csv` included).
+    pub tool_calls: BTreeMap<String, usize>,
+    /// The fewest measured attempts of any measured question: `k` of
+    /// [`ConditionStats::pass`] runs from 1 to this.
+    pub repeat: u32,
+    /// pass@k and pass^k for `k` in `1..=repeat`.
+    pub pass: Vec<PassK>,
+}
+
+/// How a question divides the conditions that measured it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Separation {
+    /// The question id.
+    pub question: String,
+    /// Keys of the conditions that answered it exactly every time.
+    pub always: Vec<String>,
+    /// Keys of the conditions that never answered it exactly.
+    pub never: Vec<String>,
+}
+
+impl StudyCondition {
+    /// The question's figures under this condition.
+    pub fn cell(&self, question: &str) -> Option<Cell> {
+        let s = &self.results.get(question)?.summary;
+        Some(Cell {
+            exact: s.exact,
+            measured: s.measured,
+            attempts: s.attempts,
+            rate: s.exact_rate,
+            mean_f1: s.mean_f1,
+        })
+    }
+
+    /// Everything tables and figures show about this condition.
+    pub fn stats(&self) -> ConditionStats {
+        let a = &self.condition.aggregate;
+        let mut f1 = Vec::new();
+        let mut wall_s = Vec::new();
+        let mut server_s = Vec::new();
+        let mut tool_calls: BTreeMap<String, usize> = BTreeMap::new();
+        let mut exact_attempts = 0;
+        let mut measured_attempts = 0;
+        for result in self.results.values() {
+            for attempt in &result.attempts {
+                for tool in &attempt.tools_called {
+                    *tool_calls.entry(tool.clone()).or_default() += 1;
+                }
+                if attempt.blocked {
+                    continue;
+                }
+                measured_attempts += 1;
+                exact_attempts += u32::from(attempt.exact);
+                f1.push(attempt.f1);
+                wall_s.push(attempt.wall_s);
+                server_s.push(attempt.server_s);
+            }
+        }
+        let measured: Vec<_> = self
+            .results
+            .values()
+            .map(|r| &r.summary)
+            .filter(|s| s.measured > 0)
+            .collect();
+        let repeat = measured.iter().map(|s| s.measured).min().unwrap_or(0);
+        let pass = (1..=repeat)
+            .map(|k| {
+                let at: Vec<f64> = measured
+                    .iter()
+                    .filter_map(|s| stats::pass_at_k(s.measured, s.exact, k))
+                    .collect();
+                let hat: Vec<f64> = measured
+                    .iter()
+                    .filter_map(|s| stats::pass_hat_k(s.measured, s.exact, k))
+                    .collect();
+                PassK {
+                    k,
+                    pass_at_k: stats::mean(&at).unwrap_or(0.0),
+                    pass_hat_k: stats::mean(&hat).unwrap_or(0.0),
+                }
+            })
+            .collect();
+        let model = self
+            .condition
+            .settings
+            .model_resolved
+            .clone()
+            .or_else(|| self.condition.identity.model.clone());
+        ConditionStats {
+            key: self.key.clone(),
+            label: self.label.clone(),
+            agent: self.condition.identity.agent.clone(),
+            model,
+            questions: a.questions,
+            measured_questions: a.measured_questions,
+            attempts: a.attempts,
+            measured_attempts,
+            blocked_attempts: a.blocked_attempts,
+            exact_attempts,
+            exact_rate: a.exact_rate,
+            strict_exact_rate: a.strict_exact_rate,
+            ordered_rate: a.ordered_rate,
+            mean_f1: a.mean_f1,
+            attempt_rate: (measured_attempts > 0)
+                .then(|| f64::from(exact_attempts) / f64::from(measured_attempts)),
+            attempt_interval: stats::wilson(exact_attempts, measured_attempts, Z95),
+            always_exact: a.always_exact,
+            ever_exact: a.ever_exact,
+            flaky: a.flaky,
+            f1,
+            wall_s,
+            server_s,
+            mean_wall_s: a.mean_wall_s,
+            mean_server_s: a.mean_server_s,
+            tool_calls,
+            repeat,
+            pass,
+        }
+    }
+}
+
+impl StudyData {
+    /// Every question any condition has a result for, sorted by id.
+    pub fn questions(&self) -> Vec<String> {
+        let set: BTreeSet<&String> = self
+            .conditions
+            .iter()
+            .flat_map(|c| c.results.keys())
+            .collect();
+        set.into_iter().cloned().collect()
+    }
+
+    /// The condition with `key`.
+    pub fn condition(&self, key: &str) -> Option<&StudyCondition> {
+        self.conditions.iter().find(|c| c.key == key)
+    }
+
+    /// The paired delta `candidate − baseline` of exact rates over the
+    /// questions both measured.
+    pub fn delta(
+        &self,
+        baseline: &StudyCondition,
+        candidate: &StudyCondition,
+    ) -> Option<PairedDelta> {
+        let pairs: Vec<(f64, f64)> = self
+            .questions()
+            .iter()
+            .filter_map(|q| {
+                let b = baseline.cell(q)?.rate?;
+                let c = candidate.cell(q)?.rate?;
+                Some((b, c))
+            })
+            .collect();
+        stats::paired_delta(&pairs)
+    }
+
+    /// Questions that defeat every condition: measured by at least one and
+    /// never answered exactly by any that measured it.
+    pub fn defeats_every_condition(&self) -> Vec<String> {
+        self.questions()
+            .into_iter()
+            .filter(|q| {
+                let cells: Vec<Cell> = self
+                    .conditions
+                    .iter()
+                    .filter_map(|c| c.cell(q))
+                    .filter(|c| c.measured > 0)
+                    .collect();
+                !cells.is_empty() && cells.iter().all(|c| c.exact == 0)
+            })
+            .collect()
+    }
+
+    /// Questions that separate conditions: some condition answered exactly
+    /// on every measured attempt while another never did.
+    pub fn separating(&self) -> Vec<Separation> {
+        self.questions()
+            .into_iter()
+            .filter_map(|q| {
+                let mut always = Vec::new();
+                let mut never = Vec::new();
+                for c in &self.conditions {
+                    match c.cell(&q) {
+                        Some(cell) if cell.measured > 0 && cell.exact == cell.measured => {
+                            always.push(c.key.clone())
+                        }
+                        Some(cell) if cell.measured > 0 && cell.exact == 0 => {
+                            never.push(c.key.clone())
+                        }
+                        _ => {}
+                    }
+                }
+                (!always.is_empty() && !never.is_empty()).then_some(Separation {
+                    question: q,
+                    always,
+                    never,
+                })
+            })
+            .collect()
+    }
+}
+
+impl StudyData {
+    /// Every condition of one runs root, in name order, each keyed by its
+    /// condition name and labelled as the root's README labels it
+    /// ([`super::label`]).
+    pub fn from_root(root: &crate::runs::layout::RunsRoot) -> (StudyData, Vec<String>) {
+        let data = super::load(root);
+        let mut study = StudyData::default();
+        for (name, condition) in &data.conditions {
+            let results = data
+                .results
+                .iter()
+                .filter_map(|(q, by)| Some((q.clone(), by.get(name)?.clone())))
+                .collect();
+            study.conditions.push(StudyCondition {
+                key: name.clone(),
+                label: super::label(condition),
+                root: root.root.clone(),
+                condition: condition.clone(),
+                results,
+            });
+        }
+        (study, data.problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::layout::RunsRoot;
+
+    /// The shipped demo root with the most conditions (found, not named:
+    /// tier names stay out of src/).
+    fn demo() -> StudyData {
+        let mut roots: Vec<_> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| RunsRoot::is_runs_root(p))
+            .collect();
+        roots.sort();
+        let (study, problems) = roots
+            .iter()
+            .map(|p| StudyData::from_root(&RunsRoot::new(p)))
+            .max_by_key(|(s, _)| s.conditions.len())
+            .unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        study
+    }
+
+    #[test]
+    fn stats_agree_with_the_recorded_aggregate() {
+        let study = demo();
+        assert_eq!(study.conditions.len(), 3);
+        assert_eq!(study.questions().len(), 12);
+        for c in &study.conditions {
+            let s = c.stats();
+            assert_eq!(s.measured_attempts + s.blocked_attempts, s.attempts);
+            assert_eq!(s.f1.len(), s.measured_attempts as usize);
+            assert_eq!(s.repeat, 3);
+            assert_eq!(s.pass.len(), 3);
+            // pass@1 = pass^1 = the mean question rate when nothing is blocked.
+            assert!((s.pass[0].pass_at_k - s.exact_rate.unwrap()).abs() < 1e-12);
+            assert!((s.pass[0].pass_hat_k - s.exact_rate.unwrap()).abs() < 1e-12);
+            // pass@3 counts questions ever exact; pass^3 those always exact.
+            assert!((s.pass[2].pass_at_k - f64::from(s.ever_exact) / 12.0).abs() < 1e-12);
+            assert!((s.pass[2].pass_hat_k - f64::from(s.always_exact) / 12.0).abs() < 1e-12);
+            let i = s.attempt_interval.unwrap();
+            assert!(i.low <= s.attempt_rate.unwrap() && s.attempt_rate.unwrap() <= i.high);
+            let exact: u32 = c.results.values().map(|r| r.summary.exact).sum();
+            assert_eq!(s.exact_attempts, exact);
+        }
+    }
+
+    #[test]
+    fn separating_and_defeating_questions_follow_the_cells() {
+        let study = demo();
+        for q in study.defeats_every_condition() {
+            for c in &study.conditions {
+                assert_eq!(c.cell(&q).unwrap().exact, 0, "{q}");
+            }
+        }
+        for s in study.separating() {
+            for key in &s.always {
+                let cell = study.condition(key).unwrap().cell(&s.question).unwrap();
+                assert_eq!(cell.exact, cell.measured);
+            }
+            for key in &s.never {
+                assert_eq!(
+                    study
+                        .condition(key)
+                        .unwrap()
+                        .cell(&s.question)
+                        .unwrap()
+                        .exact,
+                    0
+                );
+            }
+        }
+        let (a, b) = (&study.conditions[0], &study.conditions[1]);
+        let d = study.delta(a, b).unwrap();
+        assert_eq!(d.questions, 12);
+        let expected =
+            b.condition.aggregate.exact_rate.unwrap() - a.condition.aggregate.exact_rate.unwrap();
+        assert!((d.estimate - expected).abs() < 1e-12);
+    }
+}
