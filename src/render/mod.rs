@@ -16,6 +16,7 @@ pub mod manuscript;
 pub mod markdown;
 pub mod paper;
 pub mod rtf;
+pub mod study;
 
 use std::path::Path;
 

@@ -129,14 +129,41 @@ fn blocked_text(q: &QuestionSummary) -> String {
     }
 }
 
-/// Escapes a Markdown table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+/// Makes recorded text (question text, labels, tool names) inert in
+/// Markdown: `<` can open raw HTML, which the render layer passes through,
+/// and `&name;` is an entity, so both become entities that render as the
+/// characters themselves; newlines become spaces.
+pub fn md_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => {
+                // Only where it could start an entity reference.
+                let rest: String = chars[i + 1..].iter().take(33).collect();
+                let entity = rest.split_once(';').is_some_and(|(name, _)| {
+                    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '#')
+                });
+                out.push_str(if entity { "&amp;" } else { "&" });
+            }
+            '\r' => {}
+            '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes a Markdown table cell: [`md_text`], and `|`.
+pub fn cell(text: &str) -> String {
+    md_text(text).replace('|', "\\|")
 }
 
 /// The question text of a result: the first paragraph of an attempt's
 /// `prompt.txt`.
-fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
+pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
     let dir = root.attempt_dir(&result.question, &result.condition, 1);
     let prompt = std::fs::read_to_string(dir.join(crate::runs::layout::PROMPT_FILE)).ok()?;
     prompt.split("\n\n").next().map(|s| s.trim().to_string())
@@ -211,7 +238,7 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     for (id, by_condition) in &data.results {
         let _ = writeln!(out, "### {id}\n");
         if let Some(text) = by_condition.values().find_map(|r| question_text(root, r)) {
-            let _ = writeln!(out, "> {}\n", text.replace('\n', " "));
+            let _ = writeln!(out, "> {}\n", md_text(&text));
         }
         let _ = writeln!(
             out,

@@ -1,0 +1,1163 @@
+//! Studies: a folder `results-NAME/` with a `study.toml` and hand-written
+//! prose (`SUMMARY.md`, `QUESTIONS.md`, any `*.md` at its top level) whose
+//! generated regions `build` fills from the recorded episodes, so that no
+//! number in the prose can drift from them (seed 000, "Results so far").
+//!
+//! `study.toml`:
+//!
+//! ```toml
+//! title = "Tool ablation on the demo KG"
+//! roots = ["../runs-demo"]                 # runs roots, relative to the study
+//! figures = ["exact-rate", "heatmap"]      # written to figures/NAME.svg
+//! baseline = "named"                       # deltas are against it (default: first)
+//!
+//! [[conditions]]                           # optional: default is every condition
+//! key = "named"                            # how prose names it
+//! root = "../runs-demo"                    # optional with one root
+//! name = "demo-kg-all-tools__kg-named"     # as recorded in conditions/
+//! label = "Full toolkit, KG named"         # optional: default is the report's label
+//! ```
+//!
+//! A region is `<!-- okn:KIND key=value key="two words" -->` … `<!-- /okn:KIND -->`;
+//! everything between the markers is replaced on every build. Kinds and
+//! their keys are in [`KINDS`]; an unknown kind or key, a missing closing
+//! marker or a condition key the study does not have is an error naming
+//! the file and line. Markers inside code spans and code blocks are text.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::figures::FigureKind;
+use crate::error::{Error, Result};
+use crate::report::study::{StudyCondition, StudyData};
+use crate::report::{cell, md_text};
+use crate::runs::layout::RunsRoot;
+use crate::runs::records::fixed;
+
+/// The study description file.
+pub const STUDY_FILE: &str = "study.toml";
+
+/// Where a study's figures go, inside the study folder.
+pub const FIGURES_DIR: &str = "figures";
+
+/// Every region kind with the keys it takes (seed 000, "Results so far":
+/// tables, a number inside a sentence, figure embeds, and the
+/// questions that defeat every condition or separate them).
+pub const KINDS: [(&str, &[&str]); 7] = [
+    ("rates", &[]),
+    ("questions", &["text"]),
+    ("deltas", &["baseline"]),
+    (
+        "number",
+        &["metric", "condition", "baseline", "question", "k", "format"],
+    ),
+    ("figure", &["name"]),
+    ("defeats-every-condition", &[]),
+    ("separating", &[]),
+];
+
+/// Metrics a `number` region can show. Per condition (`condition=KEY`):
+/// rates, counts, seconds, `pass-at-k`/`pass-hat-k` (with `k=N`), `delta`
+/// and `delta-interval` (with optional `baseline=KEY`), and with
+/// `question=ID` the question's `exact` count (`2/3`). Study-wide (no
+/// condition): `conditions`, `questions`, `attempts`,
+/// `defeats-every-condition`, `separating`.
+pub const METRICS: [&str; 26] = [
+    "exact-rate",
+    "strict-exact-rate",
+    "ordered-rate",
+    "mean-f1",
+    "exact-interval",
+    "questions",
+    "measured-questions",
+    "attempts",
+    "measured-attempts",
+    "blocked-attempts",
+    "exact-attempts",
+    "always-exact",
+    "ever-exact",
+    "never-exact",
+    "flaky",
+    "mean-wall-s",
+    "mean-server-s",
+    "pass-at-k",
+    "pass-hat-k",
+    "delta",
+    "delta-interval",
+    "exact",
+    "conditions",
+    "defeats-every-condition",
+    "separating",
+    "f1",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StudyFile {
+    title: String,
+    roots: Vec<String>,
+    #[serde(default)]
+    figures: Vec<String>,
+    #[serde(default)]
+    baseline: Option<String>,
+    #[serde(default)]
+    conditions: Vec<ConditionEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConditionEntry {
+    key: toml::Spanned<String>,
+    #[serde(default)]
+    root: Option<String>,
+    name: toml::Spanned<String>,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// A loaded study.
+#[derive(Debug, Clone)]
+pub struct Study {
+    /// The study folder.
+    pub dir: PathBuf,
+    /// Its title (`title` in `study.toml`).
+    pub title: String,
+    /// The runs roots it reads, resolved against the folder.
+    pub roots: Vec<PathBuf>,
+    /// The figures it publishes, in `study.toml` order.
+    pub figures: Vec<FigureKind>,
+    /// The condition deltas are computed against.
+    pub baseline: String,
+    /// The numbers.
+    pub data: StudyData,
+    /// Files that could not be read (named); the rest is published.
+    pub problems: Vec<String>,
+}
+
+/// True when `dir` is a study folder (it has a `study.toml`).
+pub fn is_study(dir: &Path) -> bool {
+    dir.join(STUDY_FILE).is_file()
+}
+
+/// The 1-based line of the first `key =` assignment in `text`.
+fn line_of(text: &str, key: &str) -> u64 {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map_or(1, |i| i as u64 + 1)
+}
+
+impl Study {
+    /// Reads `dir/study.toml` and every runs root it names.
+    ///
+    /// Errors (each naming `study.toml` and the line): TOML syntax,
+    /// unknown or missing keys, a runs root that does not exist, a
+    /// condition not recorded in its root (listing the recorded ones), a
+    /// duplicated condition key, an unknown figure or baseline.
+    pub fn load(dir: &Path) -> Result<Study> {
+        let path = dir.join(STUDY_FILE);
+        let text = crate::error::read_text(&path)?;
+        let file: StudyFile = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map_or(1, |s| line_at(&text, s.start.min(text.len())));
+            Error::at_line(&path, line, e.message().to_string())
+        })?;
+        if file.roots.is_empty() {
+            return Err(Error::at_line(
+                &path,
+                line_of(&text, "roots"),
+                "roots is empty: name at least one runs root (a folder with conditions/)",
+            ));
+        }
+        let mut roots = Vec::new();
+        let mut loaded: BTreeMap<String, (StudyData, Vec<String>)> = BTreeMap::new();
+        for name in &file.roots {
+            let root = dir.join(name);
+            if !RunsRoot::is_runs_root(&root) {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "roots"),
+                    format!(
+                        "runs root '{name}' not found ({} has no conditions/ folder)",
+                        root.display()
+                    ),
+                ));
+            }
+            loaded.insert(
+                name.clone(),
+                StudyData::from_root(&RunsRoot::new(root.clone())),
+            );
+            roots.push(root);
+        }
+        let mut problems: Vec<String> = loaded.values().flat_map(|(_, p)| p.clone()).collect();
+        problems.sort();
+        problems.dedup();
+        let mut data = StudyData::default();
+        if file.conditions.is_empty() {
+            let several = file.roots.len() > 1;
+            for (name, (root_data, _)) in &loaded {
+                for c in &root_data.conditions {
+                    let mut c = c.clone();
+                    if several {
+                        c.key = format!("{name}/{}", c.key);
+                        c.label = format!("{} ({})", c.label, root_label(&c.root));
+                    }
+                    data.conditions.push(c);
+                }
+            }
+        } else {
+            for entry in &file.conditions {
+                let at = line_at(&text, entry.key.span().start.min(text.len()));
+                let name_line = line_at(&text, entry.name.span().start.min(text.len()));
+                let root_name = match &entry.root {
+                    Some(r) => r.clone(),
+                    None if file.roots.len() == 1 => file.roots[0].clone(),
+                    None => {
+                        return Err(Error::at_line(
+                            &path,
+                            at,
+                            format!(
+                                "condition '{}' needs root = one of {}",
+                                entry.key,
+                                file.roots.join(", ")
+                            ),
+                        ));
+                    }
+                };
+                let Some((root_data, _)) = loaded.get(&root_name) else {
+                    return Err(Error::at_line(
+                        &path,
+                        at,
+                        format!(
+                            "condition '{}': root '{root_name}' is not in roots ({})",
+                            entry.key.get_ref(),
+                            file.roots.join(", ")
+                        ),
+                    ));
+                };
+                let Some(found) = root_data
+                    .conditions
+                    .iter()
+                    .find(|c| c.key == *entry.name.get_ref())
+                else {
+                    let recorded: Vec<&str> = root_data
+                        .conditions
+                        .iter()
+                        .map(|c| c.key.as_str())
+                        .collect();
+                    return Err(Error::at_line(
+                        &path,
+                        name_line,
+                        format!(
+                            "condition '{}' is not recorded in {root_name}; recorded: {}",
+                            entry.name.get_ref(),
+                            recorded.join(", ")
+                        ),
+                    ));
+                };
+                if data
+                    .conditions
+                    .iter()
+                    .any(|c| c.key == *entry.key.get_ref())
+                {
+                    return Err(Error::at_line(
+                        &path,
+                        at,
+                        format!("condition key '{}' is used twice", entry.key.get_ref()),
+                    ));
+                }
+                let mut c: StudyCondition = found.clone();
+                c.key = entry.key.get_ref().clone();
+                if let Some(label) = &entry.label {
+                    c.label = label.clone();
+                }
+                data.conditions.push(c);
+            }
+        }
+        let mut figures = Vec::new();
+        for name in &file.figures {
+            let Some(kind) = FigureKind::parse(name) else {
+                let known: Vec<&str> = FigureKind::ALL.iter().map(|k| k.name()).collect();
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "figures"),
+                    format!("unknown figure '{name}'; known: {}", known.join(", ")),
+                ));
+            };
+            if !figures.contains(&kind) {
+                figures.push(kind);
+            }
+        }
+        let baseline = match file.baseline {
+            Some(key) => {
+                if data.condition(&key).is_none() {
+                    return Err(Error::at_line(
+                        &path,
+                        line_of(&text, "baseline"),
+                        format!(
+                            "baseline '{key}' is not a condition of this study; keys: {}",
+                            keys(&data)
+                        ),
+                    ));
+                }
+                key
+            }
+            None => data
+                .conditions
+                .first()
+                .map(|c| c.key.clone())
+                .unwrap_or_default(),
+        };
+        Ok(Study {
+            dir: dir.to_path_buf(),
+            title: file.title,
+            roots,
+            figures,
+            baseline,
+            data,
+            problems,
+        })
+    }
+
+    /// The study's name: its folder name without `results-`.
+    pub fn name(&self) -> String {
+        let folder = root_label(&self.dir);
+        folder
+            .strip_prefix("results-")
+            .unwrap_or(&folder)
+            .to_string()
+    }
+
+    /// The Markdown files whose regions are filled: every `*.md` directly
+    /// in the study folder, sorted.
+    pub fn prose_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The figure's path.
+    pub fn figure_path(&self, kind: FigureKind) -> PathBuf {
+        self.dir
+            .join(FIGURES_DIR)
+            .join(format!("{}.svg", kind.name()))
+    }
+}
+
+/// A folder's own name, however it was spelled.
+pub fn root_label(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn keys(data: &StudyData) -> String {
+    data.conditions
+        .iter()
+        .map(|c| c.key.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One generated region found in a Markdown file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// The kind (`rates`, `number`, …).
+    pub kind: String,
+    /// Its `key=value` parameters.
+    pub params: BTreeMap<String, String>,
+    /// 1-based line of the opening marker.
+    pub line: u64,
+    /// Byte range of the generated content (between the markers).
+    pub content: std::ops::Range<usize>,
+}
+
+/// Byte ranges of code spans and code blocks, where markers are text.
+fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let mut ranges = Vec::new();
+    for (event, range) in Parser::new_ext(text, super::markdown::options()).into_offset_iter() {
+        match event {
+            Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => ranges.push(range),
+            _ => {}
+        }
+    }
+    ranges
+}
+
+fn line_at(text: &str, offset: usize) -> u64 {
+    text[..offset].matches('\n').count() as u64 + 1
+}
+
+/// Splits `key=value key="two words"` parameters.
+fn parse_params(text: &str) -> std::result::Result<BTreeMap<String, String>, String> {
+    let mut params = BTreeMap::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let Some((key, after)) = rest.split_once('=') else {
+            return Err(format!("expected key=value, found '{rest}'"));
+        };
+        let key = key.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return Err(format!("expected key=value, found '{rest}'"));
+        }
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else {
+                return Err(format!("unclosed quote in {key}="));
+            };
+            (&quoted[..end], &quoted[end + 1..])
+        } else {
+            let end = after.find(char::is_whitespace).unwrap_or(after.len());
+            (&after[..end], &after[end..])
+        };
+        if params.insert(key.to_string(), value.to_string()).is_some() {
+            return Err(format!("key '{key}' given twice"));
+        }
+        rest = next.trim_start();
+    }
+    Ok(params)
+}
+
+const OPEN: &str = "<!-- okn:";
+const CLOSE: &str = "<!-- /okn:";
+
+/// Finds every region of `text` (the contents of `path`).
+///
+/// Errors (naming `path` and the line): an unknown kind or key, a
+/// malformed marker, a closing marker with no opening or the other way
+/// round, nested regions.
+pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
+    let code = code_ranges(text);
+    let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
+    let mut found = Vec::new();
+    let mut at = 0;
+    loop {
+        let next_open = text[at..].find(OPEN).map(|i| i + at);
+        let next_close = text[at..].find(CLOSE).map(|i| i + at);
+        let start = match (next_open, next_close) {
+            (None, None) => break,
+            (Some(o), Some(c)) if c < o => {
+                if in_code(c) {
+                    at = c + CLOSE.len();
+                    continue;
+                }
+                return Err(Error::at_line(
+                    path,
+                    line_at(text, c),
+                    "closing marker with no opening <!-- okn:KIND --> before it",
+                ));
+            }
+            (None, Some(c)) => {
+                if in_code(c) {
+                    at = c + CLOSE.len();
+                    continue;
+                }
+                return Err(Error::at_line(
+                    path,
+                    line_at(text, c),
+                    "closing marker with no opening <!-- okn:KIND --> before it",
+                ));
+            }
+            (Some(o), _) => o,
+        };
+        if in_code(start) {
+            at = start + OPEN.len();
+            continue;
+        }
+        let line = line_at(text, start);
+        let Some(end) = text[start..].find("-->").map(|i| i + start) else {
+            return Err(Error::at_line(path, line, "marker is not closed with -->"));
+        };
+        let inner = &text[start + OPEN.len()..end];
+        let (kind, params_text) = inner
+            .trim_end()
+            .split_once(char::is_whitespace)
+            .unwrap_or((inner.trim_end(), ""));
+        let Some((_, allowed)) = KINDS.iter().find(|(k, _)| *k == kind) else {
+            let known: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
+            return Err(Error::at_line(
+                path,
+                line,
+                format!("unknown region kind '{kind}'; known: {}", known.join(", ")),
+            ));
+        };
+        let params = parse_params(params_text).map_err(|e| Error::at_line(path, line, e))?;
+        for key in params.keys() {
+            if !allowed.contains(&key.as_str()) {
+                return Err(Error::at_line(
+                    path,
+                    line,
+                    format!(
+                        "unknown key '{key}' for okn:{kind}; it takes {}",
+                        if allowed.is_empty() {
+                            "no keys".to_string()
+                        } else {
+                            allowed.join(", ")
+                        }
+                    ),
+                ));
+            }
+        }
+        let content_start = end + 3;
+        let closing = format!("{CLOSE}{kind} -->");
+        let Some(close) = text[content_start..]
+            .find(&closing)
+            .map(|i| i + content_start)
+        else {
+            return Err(Error::at_line(
+                path,
+                line,
+                format!("okn:{kind} has no closing {closing}"),
+            ));
+        };
+        if let Some(nested) = text[content_start..close].find(OPEN) {
+            return Err(Error::at_line(
+                path,
+                line_at(text, content_start + nested),
+                format!("a region inside okn:{kind} (opened at line {line}); regions do not nest"),
+            ));
+        }
+        found.push(Region {
+            kind: kind.to_string(),
+            params,
+            line,
+            content: content_start..close,
+        });
+        at = close + closing.len();
+    }
+    Ok(found)
+}
+
+/// `text` (the contents of `path`, a file of `study`) with every region
+/// regenerated.
+///
+/// Errors: see [`regions`]; also a region naming a condition, question,
+/// metric or figure the study does not have.
+pub fn fill(study: &Study, path: &Path, text: &str) -> Result<String> {
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut at = 0;
+    for region in regions(path, text)? {
+        out.push_str(&text[at..region.content.start]);
+        let generated =
+            generate(study, &region).map_err(|e| Error::at_line(path, region.line, e))?;
+        out.push_str(&generated);
+        at = region.content.end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+fn block(text: String) -> String {
+    format!("\n\n{}\n\n", text.trim_end())
+}
+
+fn condition<'a>(
+    study: &'a Study,
+    params: &BTreeMap<String, String>,
+    key: &str,
+) -> std::result::Result<Option<&'a StudyCondition>, String> {
+    match params.get(key) {
+        None => Ok(None),
+        Some(k) => study.data.condition(k).map(Some).ok_or_else(|| {
+            format!(
+                "{key}={k} is not a condition of this study; keys: {}",
+                keys(&study.data)
+            )
+        }),
+    }
+}
+
+fn baseline<'a>(
+    study: &'a Study,
+    params: &BTreeMap<String, String>,
+) -> std::result::Result<&'a StudyCondition, String> {
+    condition(study, params, "baseline")?
+        .or_else(|| study.data.condition(&study.baseline))
+        .ok_or_else(|| "this study has no conditions".to_string())
+}
+
+fn generate(study: &Study, region: &Region) -> std::result::Result<String, String> {
+    let p = &region.params;
+    Ok(match region.kind.as_str() {
+        "rates" => block(rates_table(&study.data)),
+        "questions" => {
+            let text = match p.get("text").map(String::as_str) {
+                None | Some("yes") => true,
+                Some("no") => false,
+                Some(other) => return Err(format!("text={other}: expected yes or no")),
+            };
+            block(questions_table(study, text))
+        }
+        "deltas" => block(deltas_table(&study.data, baseline(study, p)?)),
+        "figure" => {
+            let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;
+            let kind = FigureKind::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = FigureKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown figure '{name}'; known: {}", known.join(", "))
+            })?;
+            if !study.figures.contains(&kind) {
+                return Err(format!(
+                    "figure '{name}' is not in study.toml's figures; add it there"
+                ));
+            }
+            block(format!(
+                "![{}]({FIGURES_DIR}/{name}.svg)\n\n*{}*",
+                kind.caption().trim_end_matches('.'),
+                kind.caption()
+            ))
+        }
+        "defeats-every-condition" => block(defeats_list(study)),
+        "separating" => block(separating_table(study)),
+        "number" => number(study, p)?,
+        other => return Err(format!("unknown region kind '{other}'")),
+    })
+}
+
+fn rate(value: Option<f64>) -> String {
+    value.map_or("—".to_string(), |v| fixed(v, 2))
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or("—".to_string(), |v| format!("{}%", fixed(v * 100.0, 0)))
+}
+
+/// A signed difference: `+0.08`, `−0.06` (U+2212), `0.00`.
+pub fn signed(value: f64) -> String {
+    let text = fixed(value, 2);
+    if text == "0.00" {
+        text
+    } else if let Some(magnitude) = text.strip_prefix('-') {
+        format!("\u{2212}{magnitude}")
+    } else {
+        format!("+{text}")
+    }
+}
+
+fn interval(i: Option<crate::report::stats::Interval>) -> String {
+    i.map_or("—".to_string(), |i| {
+        format!("{}–{}", fixed(i.low, 2), fixed(i.high, 2))
+    })
+}
+
+fn delta_interval(i: Option<crate::report::stats::Interval>) -> String {
+    i.map_or("—".to_string(), |i| {
+        format!("{} to {}", signed(i.low), signed(i.high))
+    })
+}
+
+fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<String, String> {
+    let metric = p
+        .get("metric")
+        .ok_or("okn:number needs metric=NAME")?
+        .as_str();
+    if !METRICS.contains(&metric) {
+        return Err(format!(
+            "unknown metric '{metric}'; known: {}",
+            METRICS.join(", ")
+        ));
+    }
+    let as_percent = match p.get("format").map(String::as_str) {
+        None | Some("decimal") => false,
+        Some("percent") => true,
+        Some(other) => return Err(format!("format={other}: expected decimal or percent")),
+    };
+    let show = |v: Option<f64>| if as_percent { percent(v) } else { rate(v) };
+    // Study-wide metrics.
+    match metric {
+        "conditions" => return Ok(study.data.conditions.len().to_string()),
+        "defeats-every-condition" => {
+            return Ok(study.data.defeats_every_condition().len().to_string());
+        }
+        "separating" => return Ok(study.data.separating().len().to_string()),
+        "questions" | "attempts" if !p.contains_key("condition") => {
+            return Ok(if metric == "questions" {
+                study.data.questions().len().to_string()
+            } else {
+                study
+                    .data
+                    .conditions
+                    .iter()
+                    .map(|c| c.condition.aggregate.attempts)
+                    .sum::<u32>()
+                    .to_string()
+            });
+        }
+        _ => {}
+    }
+    let c = condition(study, p, "condition")?.ok_or_else(|| {
+        format!(
+            "metric {metric} needs condition=KEY (keys: {})",
+            keys(&study.data)
+        )
+    })?;
+    if let Some(question) = p.get("question") {
+        let cell = c
+            .cell(question)
+            .ok_or_else(|| format!("question '{question}' has no result under {}", c.key))?;
+        return match metric {
+            "exact" => Ok(format!("{}/{}", cell.exact, cell.measured)),
+            "exact-rate" => Ok(show(cell.rate)),
+            "f1" | "mean-f1" => Ok(show(cell.mean_f1)),
+            _ => Err(format!(
+                "with question= the metric is exact, exact-rate or mean-f1, not {metric}"
+            )),
+        };
+    }
+    let s = c.stats();
+    let k = || -> std::result::Result<usize, String> {
+        let k: u32 = p
+            .get("k")
+            .ok_or(format!("{metric} needs k=N"))?
+            .parse()
+            .map_err(|_| "k must be a whole number".to_string())?;
+        s.pass
+            .iter()
+            .position(|x| x.k == k)
+            .ok_or_else(|| format!("k={k}: {} has {} attempts per question", c.key, s.repeat))
+    };
+    Ok(match metric {
+        "exact-rate" => show(s.exact_rate),
+        "strict-exact-rate" => show(s.strict_exact_rate),
+        "ordered-rate" => show(s.ordered_rate),
+        "mean-f1" => show(s.mean_f1),
+        "exact-interval" => interval(s.attempt_interval),
+        "questions" => s.questions.to_string(),
+        "measured-questions" => s.measured_questions.to_string(),
+        "attempts" => s.attempts.to_string(),
+        "measured-attempts" => s.measured_attempts.to_string(),
+        "blocked-attempts" => s.blocked_attempts.to_string(),
+        "exact-attempts" => s.exact_attempts.to_string(),
+        "always-exact" => s.always_exact.to_string(),
+        "ever-exact" => s.ever_exact.to_string(),
+        "never-exact" => {
+            (s.measured_questions - s.ever_exact.min(s.measured_questions)).to_string()
+        }
+        "flaky" => s.flaky.to_string(),
+        "mean-wall-s" => s.mean_wall_s.map_or("—".into(), |v| fixed(v, 1)),
+        "mean-server-s" => s.mean_server_s.map_or("—".into(), |v| fixed(v, 1)),
+        "pass-at-k" => show(Some(s.pass[k()?].pass_at_k)),
+        "pass-hat-k" => show(Some(s.pass[k()?].pass_hat_k)),
+        "delta" | "delta-interval" => {
+            let b = baseline(study, p)?;
+            let d = study
+                .data
+                .delta(b, c)
+                .ok_or_else(|| format!("{} and {} share no measured question", b.key, c.key))?;
+            if metric == "delta" {
+                signed(d.estimate)
+            } else {
+                delta_interval(d.interval)
+            }
+        }
+        other => return Err(format!("metric {other} needs question=ID")),
+    })
+}
+
+/// The model column: resolved model, else agent host.
+fn agent_text(s: &crate::report::study::ConditionStats) -> String {
+    match &s.model {
+        Some(model) => format!("{} · {model}", s.agent),
+        None => s.agent.clone(),
+    }
+}
+
+/// The per-condition rates table (Markdown): one row per condition, with
+/// the exact rate, its Wilson interval over attempts, strict and ordered
+/// rates, mean F1, question and attempt counts, and blocked attempts.
+pub fn rates_table(data: &StudyData) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| condition | agent | questions | attempts | exact | 95% CI | strict exact | ordered | mean F1 | always exact | ever exact | flaky | blocked |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for c in &data.conditions {
+        let s = c.stats();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&s.label),
+            cell(&agent_text(&s)),
+            s.questions,
+            s.attempts,
+            rate(s.exact_rate),
+            interval(s.attempt_interval),
+            rate(s.strict_exact_rate),
+            rate(s.ordered_rate),
+            rate(s.mean_f1),
+            s.always_exact,
+            s.ever_exact,
+            s.flaky,
+            s.blocked_attempts,
+        );
+    }
+    out
+}
+
+/// The pairwise deltas table (Markdown): every other condition against
+/// `baseline`, paired over questions both measured, with a 95% bootstrap
+/// interval over questions.
+pub fn deltas_table(data: &StudyData, baseline: &StudyCondition) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| condition | against | questions | Δ exact rate | 95% CI (bootstrap over questions) |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    for c in data.conditions.iter().filter(|c| c.key != baseline.key) {
+        let d = data.delta(baseline, c);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            cell(&c.label),
+            cell(&baseline.label),
+            d.map_or(0, |d| d.questions),
+            d.map_or("—".to_string(), |d| signed(d.estimate)),
+            delta_interval(d.and_then(|d| d.interval)),
+        );
+    }
+    out
+}
+
+/// The question text of `id` from whichever condition recorded it.
+pub fn question_text(data: &StudyData, id: &str) -> Option<String> {
+    data.conditions.iter().find_map(|c| {
+        let result = c.results.get(id)?;
+        crate::report::question_text(&RunsRoot::new(c.root.clone()), result)
+    })
+}
+
+/// The per-question table (Markdown): one row per question, the exact
+/// attempts over measured attempts under each condition, and with `text`
+/// the question itself.
+pub fn questions_table_of(data: &StudyData, text: bool) -> String {
+    let mut out = String::new();
+    let mut header = String::from("| question |");
+    let mut rule = String::from("|---|");
+    if text {
+        header.push_str(" text |");
+        rule.push_str("---|");
+    }
+    for c in &data.conditions {
+        let _ = write!(header, " {} |", cell(&c.label));
+        rule.push_str(":---:|");
+    }
+    let _ = writeln!(out, "{header}\n{rule}");
+    for q in data.questions() {
+        let _ = write!(out, "| `{q}` |");
+        if text {
+            let _ = write!(
+                out,
+                " {} |",
+                cell(&question_text(data, &q).unwrap_or_default())
+            );
+        }
+        for c in &data.conditions {
+            let shown = match c.cell(&q) {
+                Some(cell) if cell.measured > 0 => format!("{}/{}", cell.exact, cell.measured),
+                Some(_) => "blocked".to_string(),
+                None => "—".to_string(),
+            };
+            let _ = write!(out, " {shown} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn questions_table(study: &Study, text: bool) -> String {
+    questions_table_of(&study.data, text)
+}
+
+fn defeats_list(study: &Study) -> String {
+    let questions = study.data.defeats_every_condition();
+    if questions.is_empty() {
+        return "No question defeats every condition.".to_string();
+    }
+    let mut out = String::new();
+    for q in questions {
+        let cells: Vec<String> = study
+            .data
+            .conditions
+            .iter()
+            .filter_map(|c| {
+                let cell = c.cell(&q)?;
+                Some(format!("0/{}", cell.measured))
+            })
+            .collect();
+        let text = question_text(&study.data, &q)
+            .map(|t| format!(" — {}", md_text(&t)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "- `{q}` ({}){text}", cells.join(", "));
+    }
+    out
+}
+
+fn separating_table(study: &Study) -> String {
+    let rows = study.data.separating();
+    if rows.is_empty() {
+        return "No question separates the conditions: none is always exact under one and never under another.".to_string();
+    }
+    let label = |key: &String| {
+        study
+            .data
+            .condition(key)
+            .map_or(key.clone(), |c| c.label.clone())
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "| question | always exact under | never exact under |");
+    let _ = writeln!(out, "|---|---|---|");
+    for s in rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            s.question,
+            cell(&s.always.iter().map(label).collect::<Vec<_>>().join("; ")),
+            cell(&s.never.iter().map(label).collect::<Vec<_>>().join("; ")),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped demo root with the most conditions (found, not named:
+    /// tier names stay out of src/).
+    fn demo_root() -> PathBuf {
+        let mut roots: Vec<PathBuf> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| RunsRoot::is_runs_root(p))
+            .collect();
+        roots.sort();
+        roots
+            .into_iter()
+            .max_by_key(|p| RunsRoot::new(p).condition_names().len())
+            .unwrap()
+    }
+
+    fn study_with(toml: &str) -> (tempfile::TempDir, Result<Study>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(STUDY_FILE), toml).unwrap();
+        let study = Study::load(dir.path());
+        (dir, study)
+    }
+
+    fn demo_study() -> (tempfile::TempDir, Study) {
+        let root = demo_root();
+        let names = RunsRoot::new(&root).condition_names();
+        let toml = format!(
+            "title = \"T\"\nroots = [{root:?}]\nfigures = [\"heatmap\"]\nbaseline = \"b\"\n\n[[conditions]]\nkey = \"b\"\nname = {:?}\nlabel = \"Base <line>\"\n\n[[conditions]]\nkey = \"c\"\nname = {:?}\n",
+            names[1], names[0]
+        );
+        let (dir, study) = study_with(&toml);
+        (dir, study.unwrap())
+    }
+
+    #[test]
+    fn regions_are_found_with_their_parameters_and_lines() {
+        let text = "# T\n\nRate <!-- okn:number metric=exact-rate condition=\"a b\" -->0.5<!-- /okn:number -->.\n\n<!-- okn:rates -->\nold\n<!-- /okn:rates -->\n";
+        let found = regions(Path::new("S.md"), text).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].kind, "number");
+        assert_eq!(found[0].line, 3);
+        assert_eq!(found[0].params["condition"], "a b");
+        assert_eq!(&text[found[0].content.clone()], "0.5");
+        assert_eq!(found[1].kind, "rates");
+        assert_eq!(found[1].line, 5);
+        assert_eq!(&text[found[1].content.clone()], "\nold\n");
+    }
+
+    #[test]
+    fn bad_regions_name_the_file_and_line() {
+        let cases = [
+            (
+                "a\n<!-- okn:chart -->x<!-- /okn:chart -->",
+                2,
+                "unknown region kind 'chart'",
+            ),
+            (
+                "a\n\nb <!-- okn:rates color=red -->x<!-- /okn:rates -->",
+                3,
+                "unknown key 'color'",
+            ),
+            (
+                "<!-- okn:rates -->\nx\n",
+                1,
+                "no closing <!-- /okn:rates -->",
+            ),
+            ("x\n<!-- /okn:rates -->", 2, "no opening"),
+            ("<!-- okn:number metric=\"x -->", 1, "unclosed quote"),
+            (
+                "<!-- okn:rates -->\n<!-- okn:rates -->\n<!-- /okn:rates -->",
+                2,
+                "do not nest",
+            ),
+        ];
+        for (text, line, message) in cases {
+            let e = regions(Path::new("dir/S.md"), text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(&format!("dir/S.md:{line}: ")), "{e}");
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn markers_in_code_are_text() {
+        let text = "Write `<!-- okn:rates -->` to embed.\n\n```\n<!-- okn:nothing -->\n<!-- /okn:x -->\n```\n";
+        assert_eq!(regions(Path::new("S.md"), text).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn regions_are_filled_from_the_episodes_and_refilling_changes_nothing() {
+        let (dir, study) = demo_study();
+        let b = study.data.condition("b").unwrap().stats();
+        let c = study.data.condition("c").unwrap().stats();
+        let text = "Base answers <!-- okn:number condition=b metric=exact-rate -->?<!-- /okn:number --> \
+(<!-- okn:number condition=b metric=exact-rate format=percent -->?<!-- /okn:number -->), \
+always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> of \
+<!-- okn:number metric=questions -->?<!-- /okn:number -->; delta \
+<!-- okn:number condition=c metric=delta -->?<!-- /okn:number -->.\n\n\
+<!-- okn:rates -->\n<!-- /okn:rates -->\n\n<!-- okn:figure name=heatmap -->\n<!-- /okn:figure -->\n";
+        let path = dir.path().join("SUMMARY.md");
+        let filled = fill(&study, &path, text).unwrap();
+        let expected_rate = fixed(b.exact_rate.unwrap(), 2);
+        assert!(
+            filled.contains(&format!("Base answers <!-- okn:number condition=b metric=exact-rate -->{expected_rate}<!-- /okn:number -->")),
+            "{filled}"
+        );
+        let pct = format!("{}%", fixed(b.exact_rate.unwrap() * 100.0, 0));
+        assert!(filled.contains(&pct), "{filled}");
+        assert!(filled.contains(&format!(
+            "always <!-- okn:number condition=b metric=always-exact -->{}<",
+            b.always_exact
+        )));
+        assert!(
+            filled.contains("-->12<!-- /okn:number -->; delta"),
+            "{filled}"
+        );
+        let delta = signed(c.exact_rate.unwrap() - b.exact_rate.unwrap());
+        assert!(
+            filled.contains(&format!("-->{delta}<!-- /okn:number -->.")),
+            "{filled}"
+        );
+        // The label is made inert, the table has one row per condition.
+        assert!(filled.contains("| Base &lt;line&gt; |"), "{filled}");
+        let caption = FigureKind::Heatmap.caption();
+        assert!(
+            filled.contains(&format!(
+                "![{}](figures/heatmap.svg)",
+                caption.trim_end_matches('.')
+            )),
+            "{filled}"
+        );
+        assert_eq!(fill(&study, &path, &filled).unwrap(), filled);
+    }
+
+    #[test]
+    fn regions_that_name_what_the_study_lacks_are_errors() {
+        let (_dir, study) = demo_study();
+        let cases = [
+            (
+                "<!-- okn:number metric=exact-rate condition=zz --><!-- /okn:number -->",
+                "condition=zz is not a condition",
+            ),
+            (
+                "<!-- okn:number metric=speed condition=b --><!-- /okn:number -->",
+                "unknown metric 'speed'",
+            ),
+            (
+                "<!-- okn:number metric=exact-rate --><!-- /okn:number -->",
+                "needs condition=KEY",
+            ),
+            (
+                "<!-- okn:figure name=f1 --><!-- /okn:figure -->",
+                "not in study.toml's figures",
+            ),
+            (
+                "<!-- okn:number metric=pass-at-k condition=b k=9 --><!-- /okn:number -->",
+                "k=9",
+            ),
+        ];
+        for (text, message) in cases {
+            let e = fill(&study, Path::new("Q.md"), &format!("x\n{text}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("Q.md:2: "), "{e}");
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_study_files_name_the_line() {
+        let root = demo_root();
+        let cases = [
+            (
+                format!("title = \"T\"\nroots = [{root:?}]\ncolour = 1\n"),
+                3,
+                "unknown field `colour`",
+            ),
+            (
+                "title = \"T\"\nroots = [\"nowhere\"]\n".to_string(),
+                2,
+                "runs root 'nowhere' not found",
+            ),
+            (
+                format!("title = \"T\"\nroots = [{root:?}]\nfigures = [\"pie\"]\n"),
+                3,
+                "unknown figure 'pie'",
+            ),
+            (
+                format!(
+                    "title = \"T\"\nroots = [{root:?}]\n\n[[conditions]]\nkey = \"a\"\nname = \"nope\"\n"
+                ),
+                6,
+                "is not recorded in",
+            ),
+            (
+                format!("title = \"T\"\nroots = [{root:?}]\nbaseline = \"q\"\n"),
+                3,
+                "baseline 'q'",
+            ),
+        ];
+        for (toml, line, message) in cases {
+            let (dir, study) = study_with(&toml);
+            let e = study.unwrap_err().to_string();
+            let file = dir.path().join(STUDY_FILE);
+            assert!(
+                e.starts_with(&format!("{}:{line}: ", file.display())),
+                "{e}"
+            );
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn signed_numbers_use_a_true_minus() {
+        assert_eq!(signed(0.083), "+0.08");
+        assert_eq!(signed(-0.061), "\u{2212}0.06");
+        assert_eq!(signed(-0.001), "0.00");
+    }
+}
