@@ -29,13 +29,13 @@ pub(crate) fn run(args: BuildArgs) -> Result<ExitCode> {
         args.root.clone()
     };
     let base = PathBuf::from(".");
-    let plan = plan(&base, &scan)?;
+    let plan = plan(&base, &scan, args.root.is_empty())?;
     for warning in &plan.warnings {
         eprintln!("warning: {warning}");
     }
     let shown = |p: &PathBuf| p.strip_prefix("./").unwrap_or(p).display().to_string();
     if args.check {
-        let drift = check(&plan);
+        let drift = check(&plan)?;
         for p in &drift.stale {
             println!("stale     {}", shown(p));
         }
@@ -48,7 +48,7 @@ pub(crate) fn run(args: BuildArgs) -> Result<ExitCode> {
         if drift.is_clean() {
             println!(
                 "build --check: all {} generated files are current",
-                plan.outputs.len()
+                drift.outputs
             );
             return Ok(ExitCode::SUCCESS);
         }

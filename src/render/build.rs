@@ -1,21 +1,31 @@
-//! `build`: find every input, compute every output in memory, then either
-//! write what changed or (`--check`) compare and report what is stale,
-//! missing or orphaned (seed 000, "Results so far"; the shape of
-//! rust-analyzer's `ensure_file_contents`).
+//! `build`: find every input, compute every output, then either write
+//! what changed or (`--check`) compare and report what is stale, missing
+//! or orphaned (seed 000, "Results so far"; the shape of rust-analyzer's
+//! `ensure_file_contents`).
 //!
-//! Inputs, found under the scanned folders (the repository root by
-//! default; `target/`, `site/`, `node_modules/` and hidden folders are
-//! skipped): runs roots (a folder with `conditions/`), and every Markdown
-//! file outside a runs root (a runs root contributes its generated
-//! README.md). Outputs: each runs root's README.md and summary CSVs, and
-//! an `.html` page beside every Markdown file. Everything is a pure
-//! function of the inputs, so a second build changes nothing.
+//! Inputs, found under the scanned folders (the base folder by default;
+//! `target/`, `site/`, `node_modules/` and hidden folders are skipped):
+//! runs roots (a folder with `conditions/`), studies (a folder with a
+//! `study.toml`), and every Markdown file. Outputs: each runs root's
+//! README.md and summary CSVs; each study's figures and the generated
+//! regions of its prose; an `.html` page beside every Markdown file; and,
+//! when the whole base is built, `site/`. Everything is a pure function of
+//! the inputs, so a second build changes nothing.
+//!
+//! Small outputs are computed up front; the site's question and attempt
+//! pages are produced by jobs, one per question, run in parallel and
+//! compared or written as they come, so memory stays flat however many
+//! attempts a root holds.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::figures;
+use super::site::{self, SiteRoot};
+use super::study::{self, Study};
 use super::{GENERATOR_MARK, Theme, markdown};
 use crate::error::{Error, Result};
 use crate::runs::layout::RunsRoot;
@@ -39,11 +49,16 @@ pub struct Output {
     pub bytes: Vec<u8>,
 }
 
+/// Work that produces outputs when run (the site's pages of one question).
+pub type Job = Box<dyn Fn() -> Result<Vec<Output>> + Send + Sync>;
+
 /// Everything a build would write.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct Plan {
-    /// The files, sorted by path.
+    /// Outputs computed up front.
     pub outputs: Vec<Output>,
+    /// Outputs computed on demand.
+    pub jobs: Vec<Job>,
     /// Folders wholly owned by the build (every file in them is generated).
     pub owned_dirs: Vec<PathBuf>,
     /// Folders scanned for orphaned generated pages.
@@ -52,11 +67,23 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("outputs", &self.outputs.len())
+            .field("jobs", &self.jobs.len())
+            .field("owned_dirs", &self.owned_dirs)
+            .finish()
+    }
+}
+
 /// What was found to build from.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
     /// Runs roots.
     pub roots: Vec<PathBuf>,
+    /// Study folders.
+    pub studies: Vec<PathBuf>,
     /// Markdown files outside runs roots.
     pub markdown: Vec<PathBuf>,
 }
@@ -83,6 +110,8 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
                 if RunsRoot::is_runs_root(path) {
                     inputs.roots.push(path.to_path_buf());
                     walker.skip_current_dir();
+                } else if study::is_study(path) {
+                    inputs.studies.push(path.to_path_buf());
                 }
                 continue;
             }
@@ -94,10 +123,10 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
             }
         }
     }
-    inputs.roots.sort();
-    inputs.roots.dedup();
-    inputs.markdown.sort();
-    inputs.markdown.dedup();
+    for list in [&mut inputs.roots, &mut inputs.studies, &mut inputs.markdown] {
+        list.sort();
+        list.dedup();
+    }
     inputs
 }
 
@@ -117,6 +146,8 @@ fn page_prefix(path: &Path) -> String {
 use sha2::Digest as _;
 
 /// Renders one Markdown text (the contents of `path`) into a whole page.
+///
+/// Errors: a template that fails to render.
 pub fn page_for(
     theme: &Theme,
     path: &Path,
@@ -136,39 +167,84 @@ pub fn page_for(
     Ok(theme.page(&title, &rendered.body, None)?.into_bytes())
 }
 
-/// Computes every output under `scan`, with the theme from `base`.
+/// Computes every output under `scan`, with the theme from `base`; `site`
+/// adds `base/site/` (which needs every root and study, so `--root`
+/// builds leave it alone).
 ///
-/// Errors: a theme that does not load; an unreadable Markdown file.
-pub fn plan(base: &Path, scan: &[PathBuf]) -> Result<Plan> {
-    let theme = Theme::load(base)?;
+/// Errors: a theme that does not load; an unreadable Markdown file; a
+/// `study.toml` or generated region that is wrong (file and line); a
+/// figure that cannot be drawn.
+pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
+    let theme = Arc::new(Theme::load(base)?);
     let inputs = discover(scan);
     let mut plan = Plan {
         scanned: scan.to_vec(),
         ..Plan::default()
     };
-    // Runs roots: their generated README.md and CSVs.
     let mut markdown_texts: BTreeMap<PathBuf, String> = BTreeMap::new();
-    for root in &inputs.roots {
+    // Runs roots: read once, for their generated files and for the site.
+    let names = site::site_names(&inputs.roots);
+    let mut site_roots = Vec::new();
+    for (root, name) in inputs.roots.iter().zip(names) {
         let runs_root = RunsRoot::new(root);
-        if runs_root.is_frozen() {
-            // A frozen root is read, never written (seed 000, "Closing a
-            // runs root"): nothing of it is planned.
-            continue;
-        }
-        let (files, problems) = crate::report::render_outputs(&runs_root);
-        plan.warnings.extend(problems);
-        for (path, bytes) in files {
-            if path.extension().is_some_and(|e| e == "md") {
-                markdown_texts.insert(path.clone(), String::from_utf8_lossy(&bytes).into_owned());
+        let data = crate::report::load(&runs_root);
+        let frozen = runs_root.is_frozen();
+        // A frozen root is read, never written (seed 000, "Closing a runs
+        // root"): its own files are not planned.
+        if !frozen {
+            plan.warnings.extend(data.problems.iter().cloned());
+            for (path, bytes) in crate::report::render_outputs_from(&runs_root, &data) {
+                if path.extension().is_some_and(|e| e == "md") {
+                    markdown_texts
+                        .insert(path.clone(), String::from_utf8_lossy(&bytes).into_owned());
+                }
+                plan.outputs.push(Output { path, bytes });
             }
-            plan.outputs.push(Output { path, bytes });
         }
+        site_roots.push(Arc::new(SiteRoot {
+            name,
+            root: runs_root,
+            data,
+            frozen,
+        }));
     }
     for path in &inputs.markdown {
         let text = crate::error::read_text(path)?;
         markdown_texts.insert(path.clone(), text);
     }
-    // A page beside every Markdown file, in parallel.
+    // Studies: figures, and the generated regions of their prose.
+    let mut studies = Vec::new();
+    for dir in &inputs.studies {
+        let study = Study::load(dir)?;
+        plan.warnings.extend(study.problems.iter().cloned());
+        let figures: Vec<Result<Output>> = study
+            .figures
+            .par_iter()
+            .map(|kind| {
+                Ok(Output {
+                    path: study.figure_path(*kind),
+                    bytes: figures::render(*kind, &study.data)?.into_bytes(),
+                })
+            })
+            .collect();
+        for figure in figures {
+            plan.outputs.push(figure?);
+        }
+        plan.owned_dirs.push(dir.join(study::FIGURES_DIR));
+        for path in study.prose_files() {
+            let text = crate::error::read_text(&path)?;
+            let filled = study::fill(&study, &path, &text)?;
+            plan.outputs.push(Output {
+                path: path.clone(),
+                bytes: filled.clone().into_bytes(),
+            });
+            markdown_texts.insert(path, filled);
+        }
+        studies.push(study);
+    }
+    // A page beside every Markdown file, in parallel. Figures a page
+    // embeds are inlined from what this build makes of them, not from
+    // what is on disk.
     let pages: Vec<Result<(Output, Vec<String>)>> = markdown_texts
         .par_iter()
         .map(|(path, text)| {
@@ -188,9 +264,65 @@ pub fn plan(base: &Path, scan: &[PathBuf]) -> Result<Plan> {
         plan.outputs.push(output);
         plan.warnings.extend(warnings);
     }
+    if with_site {
+        plan.outputs.push(Output {
+            path: base.join(site::SITE_DIR).join("index.html"),
+            bytes: site::index_page(&theme, base, &studies, &site_roots)?,
+        });
+        for root in &site_roots {
+            plan.outputs.push(Output {
+                path: base.join(site::root_page(&root.name)),
+                bytes: site::root_index(&theme, root)?,
+            });
+            for question in root.data.results.keys() {
+                let (theme, root, question, base) = (
+                    Arc::clone(&theme),
+                    Arc::clone(root),
+                    question.clone(),
+                    base.to_path_buf(),
+                );
+                plan.jobs.push(Box::new(move || {
+                    Ok(site::question_pages(&theme, &root, &question)?
+                        .into_iter()
+                        .map(|(path, bytes)| Output {
+                            path: base.join(path),
+                            bytes,
+                        })
+                        .collect())
+                }));
+            }
+        }
+        plan.owned_dirs.push(base.join(site::SITE_DIR));
+    }
     plan.outputs.sort_by(|a, b| a.path.cmp(&b.path));
     plan.outputs.dedup_by(|a, b| a.path == b.path);
     Ok(plan)
+}
+
+/// Runs `each` on every output of `plan` (up-front ones and those jobs
+/// produce), in parallel; returns what it returned, sorted by path.
+fn for_each_output<T: Send>(
+    plan: &Plan,
+    each: impl Fn(&Output) -> Result<T> + Sync + Send,
+) -> Result<Vec<(PathBuf, T)>> {
+    let mut done: Vec<(PathBuf, T)> = plan
+        .outputs
+        .par_iter()
+        .map(|o| Ok((o.path.clone(), each(o)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let produced: Vec<Vec<(PathBuf, T)>> = plan
+        .jobs
+        .par_iter()
+        .map(|job| {
+            job()?
+                .iter()
+                .map(|o| Ok((o.path.clone(), each(o)?)))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    done.extend(produced.into_iter().flatten());
+    done.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(done)
 }
 
 /// What differs between a plan and the disk.
@@ -202,6 +334,8 @@ pub struct Drift {
     pub missing: Vec<PathBuf>,
     /// Generated files that no output accounts for.
     pub orphaned: Vec<PathBuf>,
+    /// Outputs compared.
+    pub outputs: usize,
 }
 
 impl Drift {
@@ -226,35 +360,42 @@ fn normalized(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// How one output compares with the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Current,
+    Stale,
+    Missing,
+}
+
 /// Compares the plan with the disk; writes nothing.
-pub fn check(plan: &Plan) -> Drift {
+///
+/// Errors: an output that cannot be computed (a job's failure).
+pub fn check(plan: &Plan) -> Result<Drift> {
     let mut drift = Drift::default();
-    let results: Vec<(PathBuf, Option<bool>)> = plan
-        .outputs
-        .par_iter()
-        .map(|o| match std::fs::read(&o.path) {
-            Ok(existing) => (
-                o.path.clone(),
-                Some(normalized(&existing) == normalized(&o.bytes)),
-            ),
-            Err(_) => (o.path.clone(), None),
+    let states = for_each_output(plan, |o| {
+        Ok(match std::fs::read(&o.path) {
+            Ok(existing) if normalized(&existing) == normalized(&o.bytes) => State::Current,
+            Ok(_) => State::Stale,
+            Err(_) => State::Missing,
         })
-        .collect();
-    for (path, state) in results {
+    })?;
+    let produced: BTreeSet<PathBuf> = states.iter().map(|(p, _)| p.clone()).collect();
+    for (path, state) in states {
         match state {
-            Some(true) => {}
-            Some(false) => drift.stale.push(path),
-            None => drift.missing.push(path),
+            State::Current => {}
+            State::Stale => drift.stale.push(path),
+            State::Missing => drift.missing.push(path),
         }
     }
-    drift.orphaned = orphans(plan);
-    drift
+    drift.orphaned = orphans(plan, &produced);
+    drift.outputs = produced.len();
+    Ok(drift)
 }
 
 /// Generated files nothing produces any more: pages carrying the generator
 /// mark, and any file in an owned folder, that no output names.
-fn orphans(plan: &Plan) -> Vec<PathBuf> {
-    let produced: BTreeSet<&Path> = plan.outputs.iter().map(|o| o.path.as_path()).collect();
+fn orphans(plan: &Plan, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
     let mut found = BTreeSet::new();
     for dir in &plan.owned_dirs {
         for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
@@ -295,19 +436,21 @@ fn orphans(plan: &Plan) -> Vec<PathBuf> {
 /// removes orphaned generated files. Returns `(written, unchanged,
 /// removed)`.
 ///
-/// Errors: a file that cannot be written or removed.
+/// Errors: an output that cannot be computed; a file that cannot be
+/// written or removed.
 pub fn write(plan: &Plan) -> Result<(usize, usize, usize)> {
-    let mut written = 0;
-    let mut unchanged = 0;
-    for output in &plan.outputs {
-        if crate::fsutil::same_contents(&output.path, &output.bytes) {
-            unchanged += 1;
+    let results = for_each_output(plan, |o| {
+        if crate::fsutil::same_contents(&o.path, &o.bytes) {
+            Ok(false)
         } else {
-            crate::fsutil::write_atomic(&output.path, &output.bytes)?;
-            written += 1;
+            crate::fsutil::write_atomic(&o.path, &o.bytes)?;
+            Ok(true)
         }
-    }
-    let orphaned = orphans(plan);
+    })?;
+    let written = results.iter().filter(|(_, w)| *w).count();
+    let unchanged = results.len() - written;
+    let produced: BTreeSet<PathBuf> = results.into_iter().map(|(p, _)| p).collect();
+    let orphaned = orphans(plan, &produced);
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
     }

@@ -16,6 +16,7 @@ pub mod manuscript;
 pub mod markdown;
 pub mod paper;
 pub mod rtf;
+pub mod site;
 pub mod study;
 
 use std::path::Path;
@@ -40,17 +41,34 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// The built-in copies of the theme files (`templates/`, `static/`).
-const BUILTIN: [(&str, &str); 3] = [
+/// The built-in copies of the templates, by name (`templates/NAME`).
+const TEMPLATES: [(&str, &str); 5] = [
+    ("page.html", include_str!("../../templates/page.html")),
     (
-        "templates/page.html",
-        include_str!("../../templates/page.html"),
+        "site/index.html",
+        include_str!("../../templates/site/index.html"),
     ),
-    ("static/style.css", include_str!("../../static/style.css")),
-    ("static/sort.js", include_str!("../../static/sort.js")),
+    (
+        "site/root.html",
+        include_str!("../../templates/site/root.html"),
+    ),
+    (
+        "site/question.html",
+        include_str!("../../templates/site/question.html"),
+    ),
+    (
+        "site/attempt.html",
+        include_str!("../../templates/site/attempt.html"),
+    ),
 ];
 
-/// The page template, stylesheet and script.
+/// The built-in copies of the stylesheet and the script (`static/NAME`).
+const STATIC: [(&str, &str); 2] = [
+    ("style.css", include_str!("../../static/style.css")),
+    ("sort.js", include_str!("../../static/sort.js")),
+];
+
+/// The page templates, stylesheet and script.
 #[derive(Debug, Clone)]
 pub struct Theme {
     tera: tera::Tera,
@@ -63,26 +81,37 @@ pub struct Theme {
 
 impl Theme {
     /// Loads the theme from `root`'s `templates/` and `static/` where those
-    /// files exist, else the built-in copies.
+    /// files exist, else the built-in copies (so `build` works in any
+    /// folder, and a repository can restyle its pages).
     ///
-    /// Errors: a template that does not parse (named).
+    /// Errors: a template that does not parse (named, with tera's reason).
     pub fn load(root: &Path) -> Result<Theme> {
         let mut files = Vec::new();
-        let mut read = |name: &str, builtin: &str| -> Result<String> {
-            let path = root.join(name);
+        let mut read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
             if path.is_file() {
-                files.push(path.clone());
-                crate::error::read_text(&path)
+                let text = crate::error::read_text(&path)?;
+                files.push(path);
+                Ok(text)
             } else {
                 Ok(builtin.to_string())
             }
         };
-        let template = read(BUILTIN[0].0, BUILTIN[0].1)?;
-        let css = read(BUILTIN[1].0, BUILTIN[1].1)?;
-        let script = read(BUILTIN[2].0, BUILTIN[2].1)?;
         let mut tera = tera::Tera::default();
-        tera.add_raw_template("page.html", &template)
-            .map_err(|e| Error::file(root.join(BUILTIN[0].0), format!("template error: {e}")))?;
+        tera.autoescape_on(vec![".html"]);
+        let mut templates = Vec::new();
+        for (name, builtin) in TEMPLATES {
+            let path = root.join("templates").join(name);
+            templates.push((name, read(path, builtin)?));
+        }
+        let css = read(root.join("static").join(STATIC[0].0), STATIC[0].1)?;
+        let script = read(root.join("static").join(STATIC[1].0), STATIC[1].1)?;
+        tera.add_raw_templates(templates.iter().map(|(n, t)| (*n, t.as_str())))
+            .map_err(|e| {
+                Error::file(
+                    root.join("templates"),
+                    format!("template error: {e} {}", error_chain(&e)),
+                )
+            })?;
         let hash = base64::Engine::encode(
             &base64::engine::general_purpose::STANDARD,
             Sha256::digest(script.as_bytes()),
@@ -103,18 +132,48 @@ impl Theme {
 
     /// A whole page: `body` (HTML) under `title` (text), with optional
     /// navigation HTML above it.
+    ///
+    /// Errors: a template that fails to render (named).
     pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
         let mut context = tera::Context::new();
-        context.insert("title", title);
         context.insert("body", body);
+        self.render("page.html", title, nav, context)
+    }
+
+    /// Renders the template `name` with `context`, adding what every page
+    /// needs (title, navigation HTML, stylesheet, script, policy).
+    ///
+    /// Errors: a template that fails to render (named, with tera's reason).
+    pub fn render(
+        &self,
+        name: &str,
+        title: &str,
+        nav: Option<&str>,
+        mut context: tera::Context,
+    ) -> Result<String> {
+        context.insert("title", title);
         context.insert("nav", &nav.unwrap_or(""));
         context.insert("css", &self.css);
         context.insert("script", &self.script);
         context.insert("csp", &self.csp);
+        if !context.contains_key("body") {
+            context.insert("body", "");
+        }
         self.tera
-            .render("page.html", &context)
-            .map_err(|e| Error::Other(format!("template page.html: {e}")))
+            .render(name, &context)
+            .map_err(|e| Error::Other(format!("template {name}: {e} {}", error_chain(&e))))
     }
+}
+
+/// The causes under a tera error, joined (tera puts the useful part there).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.join(": ")
 }
 
 /// The marker every generated HTML page carries (how `--check` tells a

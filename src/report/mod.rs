@@ -388,19 +388,26 @@ pub fn write_outputs(root: &RunsRoot) -> Result<Vec<String>> {
 /// bytes)` pairs, with the problems met while reading.
 pub fn render_outputs(root: &RunsRoot) -> (Vec<(std::path::PathBuf, Vec<u8>)>, Vec<String>) {
     let data = load(root);
+    let files = render_outputs_from(root, &data);
+    (files, data.problems)
+}
+
+/// The generated files of `root` from its loaded `data`, as `(path,
+/// bytes)` pairs.
+pub fn render_outputs_from(root: &RunsRoot, data: &RootData) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
     for (id, by_condition) in &data.results {
-        let table = summary_table(&data, by_condition.values());
+        let table = summary_table(data, by_condition.values());
         files.push((
             root.question_dir(id).join(SUMMARY_FILE),
             table.to_csv().into_bytes(),
         ));
     }
-    let all = summary_table(&data, data.results.values().flat_map(|m| m.values()));
+    let all = summary_table(data, data.results.values().flat_map(|m| m.values()));
     files.push((root.root.join(SUMMARY_FILE), all.to_csv().into_bytes()));
     files.push((
         root.root.join(README_FILE),
-        markdown(root, &data).into_bytes(),
+        markdown(root, data).into_bytes(),
     ));
-    (files, data.problems)
+    files
 }

@@ -1,0 +1,1116 @@
+//! The static site (`site/`, for GitHub Pages; opens from `file://` with
+//! no server): an index of studies and runs roots; per root, a page of its
+//! conditions and questions, a page per question with every condition's
+//! attempts side by side, and a page per attempt with the prompt, the
+//! tool-call timeline, every SPARQL query the agent ran, the answer
+//! against the ground truth as a row-level diff, the scores in both tiers,
+//! and links to the raw files (seed 000, "Results so far").
+//!
+//! Layout, relative to `site/`:
+//!
+//! ```text
+//! index.html
+//! roots/ROOT/index.html
+//! roots/ROOT/q/QUESTION.html
+//! roots/ROOT/a/QUESTION/CONDITION/attempt-N.html
+//! ```
+//!
+//! Raw files are linked where the harness recorded them (relative links
+//! out of `site/`), never copied: the repository is what Pages publishes,
+//! with `site/` as its entry. Every piece of recorded text is escaped by
+//! the templates (tera autoescape: `& < > " '`).
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::Theme;
+use super::escape_html;
+use super::study::Study;
+use crate::error::Result;
+use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile, METRICS_FILE};
+use crate::report::{RootData, label};
+use crate::runs::layout::{
+    AGENT_FILE, COMMAND_FILE, EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE,
+    README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE,
+};
+use crate::runs::records::{AttemptResult, QuestionResult, fixed};
+use crate::table::Table;
+
+/// The site folder, under the build's base folder.
+pub const SITE_DIR: &str = "site";
+
+/// Ground-truth rows shown on a question page (the rest is one click away).
+pub const GROUND_TRUTH_ROWS_SHOWN: usize = 50;
+
+/// Rows of an answer diff shown on an attempt page.
+pub const DIFF_ROWS_SHOWN: usize = 500;
+
+/// One runs root as the site sees it.
+#[derive(Debug)]
+pub struct SiteRoot {
+    /// Its folder name in `site/roots/`.
+    pub name: String,
+    /// The root.
+    pub root: RunsRoot,
+    /// What is recorded in it.
+    pub data: RootData,
+    /// Closed by `freeze`.
+    pub frozen: bool,
+}
+
+/// A path written with `/`, whatever the platform.
+fn slashed(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Lexically normalized (`.` dropped, `a/..` folded).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The link from the page at `from` (a file) to `to`, both relative to the
+/// same base, with `/` separators and each segment percent-encoded where
+/// a URL needs it.
+pub fn relative_link(from: &Path, to: &Path) -> String {
+    let from = normalize(from.parent().unwrap_or(Path::new("")));
+    let to = normalize(to);
+    let a: Vec<_> = from.components().collect();
+    let b: Vec<_> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+    parts.extend(
+        b[common..]
+            .iter()
+            .map(|c| encode_segment(&c.as_os_str().to_string_lossy())),
+    );
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// Percent-encodes what a path segment of a URL cannot hold as is.
+fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        match b {
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b'!'
+            | b'$'
+            | b'('
+            | b')'
+            | b'*'
+            | b'+'
+            | b','
+            | b';'
+            | b'='
+            | b'@' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// `site/roots/NAME/index.html`.
+pub fn root_page(name: &str) -> PathBuf {
+    Path::new(SITE_DIR)
+        .join("roots")
+        .join(name)
+        .join("index.html")
+}
+
+/// `site/roots/NAME/q/QUESTION.html`.
+pub fn question_page(name: &str, question: &str) -> PathBuf {
+    Path::new(SITE_DIR)
+        .join("roots")
+        .join(name)
+        .join("q")
+        .join(format!("{question}.html"))
+}
+
+/// `site/roots/NAME/a/QUESTION/CONDITION/attempt-N.html`.
+pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -> PathBuf {
+    Path::new(SITE_DIR)
+        .join("roots")
+        .join(name)
+        .join("a")
+        .join(question)
+        .join(condition)
+        .join(format!("attempt-{attempt}.html"))
+}
+
+fn rate(value: Option<f64>) -> String {
+    value.map_or("—".to_string(), |v| fixed(v, 2))
+}
+
+fn yes_no(value: Option<bool>) -> String {
+    match value {
+        Some(true) => "✓".into(),
+        Some(false) => "✗".into(),
+        None => "—".into(),
+    }
+}
+
+/// Navigation HTML: `site › root › question …`, each a link but the last.
+fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
+    trail
+        .iter()
+        .map(|(text, target)| match target {
+            Some(t) => format!(
+                "<a href=\"{}\">{}</a>",
+                escape_html(&relative_link(page, t)),
+                escape_html(text)
+            ),
+            None => escape_html(text),
+        })
+        .collect::<Vec<_>>()
+        .join(" › ")
+}
+
+#[derive(Serialize)]
+struct Link {
+    name: String,
+    href: String,
+}
+
+#[derive(Serialize)]
+struct IndexCondition {
+    label: String,
+    agent: String,
+    questions: u32,
+    attempts: u32,
+    exact: String,
+    interval: String,
+    mean_f1: String,
+    blocked: u32,
+}
+
+#[derive(Serialize)]
+struct IndexStudy {
+    title: String,
+    anchor: String,
+    pages: Vec<Link>,
+    roots: Vec<Link>,
+    questions: usize,
+    conditions: Vec<IndexCondition>,
+}
+
+#[derive(Serialize)]
+struct IndexRoot {
+    name: String,
+    href: String,
+    conditions: usize,
+    questions: usize,
+    attempts: u32,
+    frozen: bool,
+}
+
+/// `site/index.html`: every study (its pages, roots and rates) and every
+/// runs root. `base` is the build's base folder; study and root paths are
+/// relative to it.
+///
+/// Errors: a template that fails to render.
+pub fn index_page(
+    theme: &Theme,
+    base: &Path,
+    studies: &[Study],
+    roots: &[Arc<SiteRoot>],
+) -> Result<Vec<u8>> {
+    let page = Path::new(SITE_DIR).join("index.html");
+    let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
+    let studies: Vec<IndexStudy> = studies
+        .iter()
+        .map(|s| {
+            let pages = s
+                .prose_files()
+                .iter()
+                .map(|md| Link {
+                    name: md
+                        .file_stem()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    href: relative_link(&page, &rel(&md.with_extension("html"))),
+                })
+                .collect();
+            let roots = s
+                .roots
+                .iter()
+                .map(|r| {
+                    let name = super::study::root_label(r);
+                    let target = roots
+                        .iter()
+                        .find(|x| normalize(&x.root.root) == normalize(&rel(r)))
+                        .map_or_else(
+                            || rel(r).join(README_FILE).with_extension("html"),
+                            |x| root_page(&x.name),
+                        );
+                    Link {
+                        name,
+                        href: relative_link(&page, &target),
+                    }
+                })
+                .collect();
+            let conditions = s
+                .data
+                .conditions
+                .iter()
+                .map(|c| {
+                    let st = c.stats();
+                    IndexCondition {
+                        label: st.label.clone(),
+                        agent: match &st.model {
+                            Some(m) => format!("{} · {m}", st.agent),
+                            None => st.agent.clone(),
+                        },
+                        questions: st.questions,
+                        attempts: st.attempts,
+                        exact: rate(st.exact_rate),
+                        interval: st.attempt_interval.map_or("—".into(), |i| {
+                            format!("{}–{}", fixed(i.low, 2), fixed(i.high, 2))
+                        }),
+                        mean_f1: rate(st.mean_f1),
+                        blocked: st.blocked_attempts,
+                    }
+                })
+                .collect();
+            IndexStudy {
+                title: s.title.clone(),
+                anchor: super::markdown::slug(&s.name()),
+                pages,
+                roots,
+                questions: s.data.questions().len(),
+                conditions,
+            }
+        })
+        .collect();
+    let roots: Vec<IndexRoot> = roots
+        .iter()
+        .map(|r| IndexRoot {
+            name: r.name.clone(),
+            href: relative_link(&page, &root_page(&r.name)),
+            conditions: r.data.conditions.len(),
+            questions: r.data.results.len(),
+            attempts: r
+                .data
+                .conditions
+                .values()
+                .map(|c| c.aggregate.attempts)
+                .sum(),
+            frozen: r.frozen,
+        })
+        .collect();
+    let mut context = tera::Context::new();
+    context.insert("studies", &studies);
+    context.insert("roots", &roots);
+    let readme = base
+        .join(README_FILE)
+        .is_file()
+        .then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
+    context.insert("readme", &readme);
+    Ok(theme
+        .render("site/index.html", "Results", None, context)?
+        .into_bytes())
+}
+
+#[derive(Serialize)]
+struct RootCondition {
+    label: String,
+    agent: String,
+    model: String,
+    questions: u32,
+    attempts: u32,
+    exact: String,
+    strict: String,
+    ordered: String,
+    mean_f1: String,
+    always: u32,
+    ever: u32,
+    flaky: u32,
+    blocked: u32,
+}
+
+#[derive(Serialize)]
+struct QuestionCell {
+    text: String,
+    class: String,
+}
+
+#[derive(Serialize)]
+struct RootQuestion {
+    id: String,
+    href: String,
+    text: String,
+    cells: Vec<QuestionCell>,
+}
+
+/// The question text recorded for `id` (first paragraph of a prompt).
+fn question_text(root: &SiteRoot, id: &str) -> String {
+    root.data
+        .results
+        .get(id)
+        .and_then(|by| {
+            by.values()
+                .find_map(|r| crate::report::question_text(&root.root, r))
+        })
+        .unwrap_or_default()
+}
+
+fn cell_of(result: Option<&QuestionResult>) -> QuestionCell {
+    match result {
+        Some(r) if r.summary.measured > 0 => QuestionCell {
+            text: format!("{}/{}", r.summary.exact, r.summary.measured),
+            class: if r.summary.always_exact {
+                "ok".into()
+            } else if r.summary.exact == 0 {
+                "bad".into()
+            } else {
+                "soft".into()
+            },
+        },
+        Some(_) => QuestionCell {
+            text: "blocked".into(),
+            class: "muted".into(),
+        },
+        None => QuestionCell {
+            text: "—".into(),
+            class: "muted".into(),
+        },
+    }
+}
+
+/// `site/roots/NAME/index.html`: the root's conditions and questions.
+///
+/// Errors: a template that fails to render.
+pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
+    let page = root_page(&root.name);
+    let conditions: Vec<RootCondition> = root
+        .data
+        .conditions
+        .values()
+        .map(|c| {
+            let a = &c.aggregate;
+            RootCondition {
+                label: label(c),
+                agent: c.identity.agent.clone(),
+                model: c
+                    .settings
+                    .model_resolved
+                    .clone()
+                    .or_else(|| c.identity.model.clone())
+                    .unwrap_or_else(|| "—".into()),
+                questions: a.questions,
+                attempts: a.attempts,
+                exact: rate(a.exact_rate),
+                strict: rate(a.strict_exact_rate),
+                ordered: rate(a.ordered_rate),
+                mean_f1: rate(a.mean_f1),
+                always: a.always_exact,
+                ever: a.ever_exact,
+                flaky: a.flaky,
+                blocked: a.blocked_attempts,
+            }
+        })
+        .collect();
+    let questions: Vec<RootQuestion> = root
+        .data
+        .results
+        .iter()
+        .map(|(id, by)| RootQuestion {
+            id: id.clone(),
+            href: relative_link(&page, &question_page(&root.name, id)),
+            text: question_text(root, id),
+            cells: root
+                .data
+                .conditions
+                .keys()
+                .map(|c| cell_of(by.get(c)))
+                .collect(),
+        })
+        .collect();
+    let mut context = tera::Context::new();
+    context.insert("name", &root.name);
+    context.insert("conditions", &conditions);
+    context.insert("questions", &questions);
+    context.insert("frozen", &root.frozen);
+    context.insert("problems", &root.data.problems);
+    context.insert(
+        "raw_summary",
+        &relative_link(&page, &root.root.root.join(SUMMARY_FILE)),
+    );
+    context.insert(
+        "raw_readme",
+        &relative_link(
+            &page,
+            &root.root.root.join(README_FILE).with_extension("html"),
+        ),
+    );
+    let nav = crumbs(
+        &page,
+        &[
+            ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
+            (&root.name, None),
+        ],
+    );
+    Ok(theme
+        .render("site/root.html", &root.name, Some(&nav), context)?
+        .into_bytes())
+}
+
+#[derive(Serialize)]
+struct AttemptCell {
+    text: String,
+    class: String,
+    href: Option<String>,
+}
+
+#[derive(Serialize)]
+struct QuestionCondition {
+    label: String,
+    exact: String,
+    mean_f1: String,
+    attempts: Vec<AttemptCell>,
+}
+
+#[derive(Serialize)]
+struct GroundTruth {
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+    total: usize,
+}
+
+fn attempt_text(a: &AttemptResult) -> (String, String) {
+    if a.blocked {
+        return ("blocked".into(), "muted".into());
+    }
+    if !a.submitted {
+        return ("✗ no answer".into(), "bad".into());
+    }
+    if a.exact {
+        (format!("✓ exact · F1 {}", fixed(a.f1, 2)), "ok".into())
+    } else {
+        (format!("✗ F1 {}", fixed(a.f1, 2)), "bad".into())
+    }
+}
+
+/// The pages of one question: its page and one page per attempt, as
+/// `(path, bytes)`.
+///
+/// Errors: a template that fails to render.
+pub fn question_pages(
+    theme: &Theme,
+    root: &SiteRoot,
+    question: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let Some(by) = root.data.results.get(question) else {
+        return Ok(out);
+    };
+    let page = question_page(&root.name, question);
+    let qdir = root.root.question_dir(question);
+    let ground_truth = std::fs::read(qdir.join(GROUND_TRUTH_CSV))
+        .ok()
+        .and_then(|b| Table::from_csv(&b).ok());
+    let text = question_text(root, question);
+    let most = by.values().map(|r| r.attempts.len()).max().unwrap_or(0);
+    let mut conditions = Vec::new();
+    for (name, result) in by {
+        let condition_label = root
+            .data
+            .conditions
+            .get(name)
+            .map(label)
+            .unwrap_or_else(|| name.clone());
+        let mut attempts = Vec::new();
+        for a in &result.attempts {
+            let target = attempt_page(&root.name, question, name, a.attempt);
+            let (cell_text, class) = attempt_text(a);
+            attempts.push(AttemptCell {
+                text: cell_text,
+                class,
+                href: Some(relative_link(&page, &target)),
+            });
+            out.push((
+                target,
+                attempt_page_bytes(
+                    theme,
+                    root,
+                    question,
+                    &text,
+                    result,
+                    &condition_label,
+                    a,
+                    ground_truth.as_ref(),
+                )?,
+            ));
+        }
+        while attempts.len() < most {
+            attempts.push(AttemptCell {
+                text: "—".into(),
+                class: "muted".into(),
+                href: None,
+            });
+        }
+        conditions.push(QuestionCondition {
+            label: condition_label,
+            exact: if result.summary.measured > 0 {
+                format!("{}/{}", result.summary.exact, result.summary.measured)
+            } else {
+                "—".into()
+            },
+            mean_f1: rate(result.summary.mean_f1),
+            attempts,
+        });
+    }
+    let mut context = tera::Context::new();
+    context.insert("id", question);
+    context.insert("text", &text);
+    context.insert("conditions", &conditions);
+    context.insert("attempt_numbers", &(1..=most).collect::<Vec<_>>());
+    context.insert(
+        "ground_truth",
+        &ground_truth.as_ref().map(|t| GroundTruth {
+            columns: t.columns.clone(),
+            rows: t
+                .rows
+                .iter()
+                .take(GROUND_TRUTH_ROWS_SHOWN)
+                .cloned()
+                .collect(),
+            total: t.rows.len(),
+        }),
+    );
+    context.insert(
+        "raw_ground_truth",
+        &relative_link(&page, &qdir.join(GROUND_TRUTH_CSV)),
+    );
+    let nav = crumbs(
+        &page,
+        &[
+            ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
+            (&root.name, Some(root_page(&root.name))),
+            (question, None),
+        ],
+    );
+    out.push((
+        page,
+        theme
+            .render("site/question.html", question, Some(&nav), context)?
+            .into_bytes(),
+    ));
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct ScoreView {
+    exact: String,
+    ordered: String,
+    f1: String,
+    precision: String,
+    recall: String,
+    strict_exact: String,
+    strict_ordered: String,
+    strict_f1: String,
+    answer_rows: usize,
+    key_rows: usize,
+    matched_rows: usize,
+    version: String,
+    figures: u32,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct CallView {
+    index: usize,
+    /// Where the call starts on the timeline, percent of the episode.
+    offset: String,
+    /// How long it lasts on the timeline, percent (at least 0.5).
+    width: String,
+    start: String,
+    duration: String,
+    tool: String,
+    status: String,
+    class: String,
+    summary: String,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct QueryView {
+    index: usize,
+    tool: String,
+    graph: Option<String>,
+    status: String,
+    class: String,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct DiffRow {
+    sign: &'static str,
+    class: &'static str,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct DiffView {
+    note: String,
+    rows: Vec<DiffRow>,
+}
+
+/// The status of a call as shown: ok, soft error, refused, error.
+fn call_status(c: &crate::mcp::calllog::CallRecord) -> (String, String) {
+    if c.refused {
+        ("refused (withheld tool)".into(), "bad".into())
+    } else if let Some(e) = &c.error {
+        (format!("error: {e}"), "bad".into())
+    } else if let Some(s) = &c.soft_error {
+        (format!("soft error: {s}"), "soft".into())
+    } else if c.ok {
+        ("ok".into(), "ok".into())
+    } else {
+        ("failed".into(), "bad".into())
+    }
+}
+
+/// Whether an argument named `key` carries SPARQL.
+fn is_query_argument(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("query") || key.contains("sparql")
+}
+
+/// A one-line summary of a call's arguments (keys and short values).
+fn arguments_summary(arguments: &serde_json::Value) -> String {
+    match arguments {
+        serde_json::Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) if is_query_argument(k) => {
+                    format!("{k}: {} lines", s.lines().count())
+                }
+                serde_json::Value::String(s) => {
+                    let short: String = s.chars().take(40).collect();
+                    if short.len() < s.len() {
+                        format!("{k}: {short}…")
+                    } else {
+                        format!("{k}: {short}")
+                    }
+                }
+                other => {
+                    let text = other.to_string();
+                    let short: String = text.chars().take(40).collect();
+                    format!("{k}: {short}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "no arguments".into(),
+    }
+}
+
+/// The answer against the ground truth, row by row (`similar`), rows
+/// written as CSV lines; for an unordered key both sides are sorted first,
+/// so only membership differences show.
+fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
+    let line = |row: &Vec<String>| {
+        let mut t = Table::new(vec![String::new(); row.len()]);
+        t.rows.push(row.clone());
+        let csv = t.to_csv();
+        csv.split_once('\n')
+            .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
+    };
+    let mut a: Vec<String> = answer.rows.iter().map(line).collect();
+    let mut t: Vec<String> = truth.rows.iter().map(line).collect();
+    if !ordered {
+        a.sort();
+        t.sort();
+    }
+    let mut rows = Vec::new();
+    let header = |cols: &[String]| cols.join(",");
+    if answer.columns != truth.columns {
+        rows.push(DiffRow {
+            sign: "−",
+            class: "del",
+            text: format!("columns: {}", header(&truth.columns)),
+        });
+        rows.push(DiffRow {
+            sign: "+",
+            class: "ins",
+            text: format!("columns: {}", header(&answer.columns)),
+        });
+    } else {
+        rows.push(DiffRow {
+            sign: "",
+            class: "same",
+            text: format!("columns: {}", header(&truth.columns)),
+        });
+    }
+    let t_rows: Vec<&str> = t.iter().map(String::as_str).collect();
+    let a_rows: Vec<&str> = a.iter().map(String::as_str).collect();
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_slices(&t_rows, &a_rows);
+    let mut shown = 0;
+    let mut hidden = 0;
+    for change in diff.iter_all_changes() {
+        if shown >= DIFF_ROWS_SHOWN {
+            hidden += 1;
+            continue;
+        }
+        let (sign, class) = match change.tag() {
+            similar::ChangeTag::Delete => ("−", "del"),
+            similar::ChangeTag::Insert => ("+", "ins"),
+            similar::ChangeTag::Equal => ("", "same"),
+        };
+        rows.push(DiffRow {
+            sign,
+            class,
+            text: change.value().to_string(),
+        });
+        shown += 1;
+    }
+    let mut note = format!(
+        "− a ground-truth row the answer lacks, + an answer row the ground truth lacks; {} answer rows, {} ground-truth rows{}. The diff compares text; the score reads numbers and IRIs as the scoring rules say.",
+        answer.rows.len(),
+        truth.rows.len(),
+        if ordered {
+            ", in order (the key is ordered)"
+        } else {
+            ", both sorted (the key is unordered)"
+        }
+    );
+    if hidden > 0 {
+        note.push_str(&format!(" {hidden} more rows not shown."));
+    }
+    DiffView { note, rows }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn attempt_page_bytes(
+    theme: &Theme,
+    root: &SiteRoot,
+    question: &str,
+    question_text: &str,
+    result: &QuestionResult,
+    condition_label: &str,
+    a: &AttemptResult,
+    ground_truth: Option<&Table>,
+) -> Result<Vec<u8>> {
+    let page = attempt_page(&root.name, question, &result.condition, a.attempt);
+    let dir = root
+        .root
+        .attempt_dir(question, &result.condition, a.attempt);
+    let read = |name: &str| std::fs::read(dir.join(name)).ok();
+    let mut context = tera::Context::new();
+    context.insert("question", question);
+    context.insert("question_text", question_text);
+    context.insert("attempt", &a.attempt);
+    context.insert("condition", condition_label);
+    let condition = root.data.conditions.get(&result.condition);
+    context.insert(
+        "agent",
+        &condition.map_or(String::new(), |c| c.identity.agent.clone()),
+    );
+    context.insert(
+        "model",
+        &a.model_resolved
+            .clone()
+            .or_else(|| condition.and_then(|c| c.identity.model.clone())),
+    );
+    context.insert("wall_s", &fixed(a.wall_s, 1));
+    context.insert("server_s", &fixed(a.server_s, 1));
+    let (verdict, class) = if a.blocked {
+        (
+            format!(
+                "Blocked: {} (left out of every rate)",
+                a.blocked_reason
+                    .as_deref()
+                    .unwrap_or("never reached the tools")
+            ),
+            "muted",
+        )
+    } else if !a.submitted {
+        ("No answer submitted".to_string(), "bad")
+    } else if a.exact {
+        ("Exact".to_string(), "ok")
+    } else {
+        (format!("Not exact · F1 {}", fixed(a.f1, 2)), "bad")
+    };
+    context.insert("verdict", &verdict);
+    context.insert("verdict_class", class);
+    let mut notes = a.notes.clone();
+    if a.timed_out {
+        notes.push("The agent host was stopped at its timeout.".into());
+    }
+    context.insert("notes", &notes);
+    context.insert(
+        "score",
+        &a.score.as_ref().map(|s| ScoreView {
+            exact: yes_no(Some(s.exact)),
+            ordered: yes_no(s.ordered),
+            f1: fixed(s.f1, 2),
+            precision: fixed(s.row_precision, 2),
+            recall: fixed(s.row_recall, 2),
+            strict_exact: yes_no(Some(s.strict_exact)),
+            strict_ordered: yes_no(s.strict_ordered),
+            strict_f1: fixed(s.strict_f1, 2),
+            answer_rows: s.answer_rows,
+            key_rows: s.key_rows,
+            matched_rows: s.matched_rows,
+            version: s.scoring_version.clone(),
+            figures: s.significant_figures,
+            notes: s.notes.clone(),
+        }),
+    );
+    // The answer against the ground truth.
+    let answer = read(ANSWER_FILE);
+    let diff = match (&answer, ground_truth) {
+        (Some(bytes), Some(truth)) => match Table::from_csv(bytes) {
+            Ok(table) => Some(answer_diff(&table, truth, result.ordered_key)),
+            Err(e) => {
+                context.insert(
+                    "diff_missing",
+                    &format!("answer.csv could not be read: {e}"),
+                );
+                None
+            }
+        },
+        (None, _) => {
+            context.insert("diff_missing", "No answer.csv: nothing was submitted.");
+            None
+        }
+        (Some(_), None) => {
+            context.insert(
+                "diff_missing",
+                "No ground truth recorded beside the attempts.",
+            );
+            None
+        }
+    };
+    if diff.is_some() {
+        context.insert("diff_missing", "");
+    }
+    context.insert("diff", &diff);
+    // Tool calls and the SPARQL among them.
+    let calls: Option<CallsFile> = read(CALLS_FILE).and_then(|b| serde_json::from_slice(&b).ok());
+    let mut call_views = Vec::new();
+    let mut queries = Vec::new();
+    if let Some(calls) = &calls {
+        let span = calls
+            .calls
+            .iter()
+            .map(|c| c.start_s + c.duration_s)
+            .fold(a.wall_s, f64::max)
+            .max(1e-9);
+        for c in &calls.calls {
+            let (status, class) = call_status(c);
+            if let serde_json::Value::Object(map) = &c.arguments {
+                for (k, v) in map {
+                    if let serde_json::Value::String(text) = v
+                        && is_query_argument(k)
+                    {
+                        queries.push(QueryView {
+                            index: c.index,
+                            tool: c.tool.clone(),
+                            graph: map
+                                .get("graph")
+                                .and_then(|g| g.as_str())
+                                .map(str::to_string),
+                            status: status.clone(),
+                            class: class.clone(),
+                            text: text.clone(),
+                        });
+                    }
+                }
+            }
+            call_views.push(CallView {
+                index: c.index,
+                offset: format!("{:.1}", (c.start_s / span * 100.0).clamp(0.0, 99.5)),
+                width: format!("{:.1}", (c.duration_s / span * 100.0).clamp(0.5, 100.0)),
+                start: format!("{:.3}", c.start_s),
+                duration: format!("{:.3}", c.duration_s),
+                tool: c.tool.clone(),
+                status,
+                class,
+                summary: arguments_summary(&c.arguments),
+                arguments: serde_json::to_string_pretty(&c.arguments).unwrap_or_default(),
+            });
+        }
+    }
+    context.insert(
+        "calls_missing",
+        if dir.join(CALLS_FILE).is_file() {
+            "No tool was called."
+        } else {
+            "No calls.json was recorded."
+        },
+    );
+    context.insert("calls", &call_views);
+    context.insert("queries", &queries);
+    let final_message = read(AGENT_FILE)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("result").and_then(|r| r.as_str()).map(str::to_string));
+    context.insert("final_message", &final_message);
+    let prompt = read(PROMPT_FILE)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_else(|| "(no prompt.txt recorded)".into());
+    context.insert("prompt", &prompt);
+    let mut raw = Vec::new();
+    for name in [
+        PROMPT_FILE,
+        COMMAND_FILE,
+        ANSWER_FILE,
+        CALLS_FILE,
+        METRICS_FILE,
+        AGENT_FILE,
+        EPISODE_FILE,
+    ] {
+        if dir.join(name).is_file() {
+            raw.push(Link {
+                name: name.to_string(),
+                href: relative_link(&page, &dir.join(name)),
+            });
+        }
+    }
+    let qdir = root.root.question_dir(question);
+    for (name, path) in [
+        (
+            RESULT_FILE,
+            root.root
+                .condition_dir(question, &result.condition)
+                .join(RESULT_FILE),
+        ),
+        (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
+        (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
+    ] {
+        if path.is_file() {
+            raw.push(Link {
+                name: name.to_string(),
+                href: relative_link(&page, &path),
+            });
+        }
+    }
+    context.insert("raw", &raw);
+    let nav = crumbs(
+        &page,
+        &[
+            ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
+            (&root.name, Some(root_page(&root.name))),
+            (question, Some(question_page(&root.name, question))),
+            (&format!("{condition_label} · attempt {}", a.attempt), None),
+        ],
+    );
+    let title = format!("{question} · attempt {}", a.attempt);
+    Ok(theme
+        .render("site/attempt.html", &title, Some(&nav), context)?
+        .into_bytes())
+}
+
+/// Folder names of `roots` in `site/roots/`: the root's own name, or its
+/// path with `/` as `--` where two roots share a name.
+pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
+    let own: Vec<String> = roots.iter().map(|r| super::study::root_label(r)).collect();
+    let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+    for n in &own {
+        *counts.entry(n).or_default() += 1;
+    }
+    roots
+        .iter()
+        .zip(&own)
+        .map(|(r, n)| {
+            if counts[n] > 1 {
+                slashed(&normalize(r)).replace('/', "--")
+            } else {
+                n.clone()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_relative_and_encoded() {
+        assert_eq!(
+            relative_link(
+                Path::new("site/roots/r/a/q/c/attempt-1.html"),
+                Path::new("r/q_results/c/attempt-1/answer.csv")
+            ),
+            "../../../../../../r/q_results/c/attempt-1/answer.csv"
+        );
+        assert_eq!(
+            relative_link(
+                Path::new("site/index.html"),
+                Path::new("site/roots/x y/index.html")
+            ),
+            "roots/x%20y/index.html"
+        );
+        assert_eq!(
+            relative_link(Path::new("./site/index.html"), Path::new("README.html")),
+            "../README.html"
+        );
+        assert_eq!(
+            relative_link(Path::new("site/q/a.html"), Path::new("site/q/b#.html")),
+            "b%23.html"
+        );
+    }
+
+    #[test]
+    fn diffs_sort_unordered_rows_and_mark_both_sides() {
+        let truth = Table::from_csv(b"a,b\n1,x\n2,y\n3,z\n").unwrap();
+        let answer = Table::from_csv(b"a,b\n3,z\n1,x\n4,\"w,<script>\"\n").unwrap();
+        let d = answer_diff(&answer, &truth, false);
+        let shown: Vec<(String, String)> = d
+            .rows
+            .iter()
+            .map(|r| (r.sign.to_string(), r.text.clone()))
+            .collect();
+        assert_eq!(shown[0], ("".into(), "columns: a,b".into()));
+        assert!(shown.contains(&("−".into(), "2,y".into())), "{shown:?}");
+        assert!(
+            shown.contains(&("+".into(), "4,\"w,<script>\"".into())),
+            "{shown:?}"
+        );
+        assert!(shown.contains(&("".into(), "1,x".into())), "{shown:?}");
+        assert!(shown.contains(&("".into(), "3,z".into())), "{shown:?}");
+        // Ordered: a moved row is a difference.
+        let d = answer_diff(&answer, &truth, true);
+        assert!(d.rows.iter().filter(|r| r.sign != "").count() >= 3);
+    }
+
+    #[test]
+    fn shared_root_names_are_told_apart() {
+        let names = site_names(&[
+            PathBuf::from("a/runs-x"),
+            PathBuf::from("b/runs-x"),
+            PathBuf::from("runs-y"),
+        ]);
+        assert_eq!(names, ["a--runs-x", "b--runs-x", "runs-y"]);
+    }
+}
