@@ -1101,7 +1101,7 @@ mod tests {
         assert!(shown.contains(&("".into(), "3,z".into())), "{shown:?}");
         // Ordered: a moved row is a difference.
         let d = answer_diff(&answer, &truth, true);
-        assert!(d.rows.iter().filter(|r| r.sign != "").count() >= 3);
+        assert!(d.rows.iter().filter(|r| !r.sign.is_empty()).count() >= 3);
     }
 
     #[test]
