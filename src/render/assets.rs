@@ -62,6 +62,53 @@ fn raster_type(path: &Path) -> Option<&'static str> {
     }
 }
 
+/// Files a build is about to write (figures), by lexically normalized
+/// path: a page inlines these rather than what is on disk, so one build
+/// (and one `--check`) sees a figure and the page that embeds it agree.
+pub type Overlay = std::collections::BTreeMap<PathBuf, Vec<u8>>;
+
+thread_local! {
+    static OVERLAY: std::cell::RefCell<Option<std::sync::Arc<Overlay>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `overlay` consulted before the disk by every image read
+/// on this thread (a page renders on one thread, so the pages a
+/// build renders in parallel each see it).
+pub fn with_overlay<T>(overlay: &std::sync::Arc<Overlay>, f: impl FnOnce() -> T) -> T {
+    OVERLAY.with(|o| *o.borrow_mut() = Some(std::sync::Arc::clone(overlay)));
+    let out = f();
+    OVERLAY.with(|o| *o.borrow_mut() = None);
+    out
+}
+
+/// `path` with `.` dropped and `a/..` folded, without touching the disk.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The bytes of an image: from the overlay in force, else from disk.
+fn read_asset(path: &Path) -> Option<Vec<u8>> {
+    let planned = OVERLAY.with(|o| {
+        o.borrow()
+            .as_ref()
+            .and_then(|overlay| overlay.get(&normalize(path)).cloned())
+    });
+    planned.or_else(|| std::fs::read(path).ok())
+}
+
 /// Resolves `src` (relative to `base`) into HTML for the page. `prefix`
 /// makes an SVG's ids unique on the page; `alt`, `title` and `extra`
 /// (further attributes, already escaped) are kept on an `<img>`.
@@ -102,7 +149,7 @@ pub fn inline_image(
     let path_part = src.split(['#', '?']).next().unwrap_or(src);
     let decoded = percent_decode(path_part);
     let path = base.join(&decoded);
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Some(bytes) = read_asset(&path) else {
         return (
             Inlined::Missing(format!(
                 "<span class=\"missing-image\" title=\"missing image: {}\">{}</span>",

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use super::figures;
 use super::site::{self, SiteRoot};
 use super::study::{self, Study};
-use super::{GENERATOR_MARK, Theme, markdown};
+use super::{GENERATOR_MARK, Theme, assets, markdown};
 use crate::error::{Error, Result};
 use crate::runs::layout::RunsRoot;
 
@@ -154,8 +154,20 @@ pub fn page_for(
     text: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<u8>> {
+    page_with(theme, path, text, warnings, &Arc::default())
+}
+
+/// [`page_for`], with images read from `overlay` before the disk.
+fn page_with(
+    theme: &Theme,
+    path: &Path,
+    text: &str,
+    warnings: &mut Vec<String>,
+    overlay: &Arc<assets::Overlay>,
+) -> Result<Vec<u8>> {
     let base = path.parent().unwrap_or(Path::new(""));
-    let rendered = markdown::render(text, base, &page_prefix(path));
+    let rendered =
+        assets::with_overlay(overlay, || markdown::render(text, base, &page_prefix(path)));
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }
@@ -234,22 +246,30 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         for path in study.prose_files() {
             let text = crate::error::read_text(&path)?;
             let filled = study::fill(&study, &path, &text)?;
+            let page_text = study::strip_markers(&path, &filled)?;
             plan.outputs.push(Output {
                 path: path.clone(),
-                bytes: filled.clone().into_bytes(),
+                bytes: filled.into_bytes(),
             });
-            markdown_texts.insert(path, filled);
+            markdown_texts.insert(path, page_text);
         }
         studies.push(study);
     }
     // A page beside every Markdown file, in parallel. Figures a page
     // embeds are inlined from what this build makes of them, not from
     // what is on disk.
+    let overlay: Arc<assets::Overlay> = Arc::new(
+        plan.outputs
+            .iter()
+            .filter(|o| o.path.extension().is_some_and(|e| e == "svg"))
+            .map(|o| (assets::normalize(&o.path), o.bytes.clone()))
+            .collect(),
+    );
     let pages: Vec<Result<(Output, Vec<String>)>> = markdown_texts
         .par_iter()
         .map(|(path, text)| {
             let mut warnings = Vec::new();
-            let bytes = page_for(&theme, path, text, &mut warnings)?;
+            let bytes = page_with(&theme, path, text, &mut warnings, &overlay)?;
             Ok((
                 Output {
                     path: html_path(path),

@@ -385,6 +385,8 @@ pub struct Region {
     pub line: u64,
     /// Byte range of the generated content (between the markers).
     pub content: std::ops::Range<usize>,
+    /// Byte range of the whole region, markers included.
+    pub whole: std::ops::Range<usize>,
 }
 
 /// Byte ranges of code spans and code blocks, where markers are text.
@@ -497,6 +499,15 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
             ));
         };
         let params = parse_params(params_text).map_err(|e| Error::at_line(path, line, e))?;
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        if kind == "number" && text[line_start..start].trim().is_empty() {
+            return Err(Error::at_line(
+                path,
+                line,
+                "okn:number begins a line, and Markdown reads a line that begins with <!-- as an \
+HTML block, which splits the paragraph; put the words before it on the same line",
+            ));
+        }
         for key in params.keys() {
             if !allowed.contains(&key.as_str()) {
                 return Err(Error::at_line(
@@ -537,6 +548,7 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
             params,
             line,
             content: content_start..close,
+            whole: start..close + closing.len(),
         });
         at = close + closing.len();
     }
@@ -557,6 +569,23 @@ pub fn fill(study: &Study, path: &Path, text: &str) -> Result<String> {
             generate(study, &region).map_err(|e| Error::at_line(path, region.line, e))?;
         out.push_str(&generated);
         at = region.content.end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+/// `text` with every region marker removed and the generated content kept:
+/// what the HTML page of a study's prose is rendered from (markers are
+/// comments, but a comment opening a line would split a paragraph).
+///
+/// Errors: see [`regions`].
+pub fn strip_markers(path: &Path, text: &str) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for region in regions(path, text)? {
+        out.push_str(&text[at..region.whole.start]);
+        out.push_str(&text[region.content.clone()]);
+        at = region.whole.end;
     }
     out.push_str(&text[at..]);
     Ok(out)
@@ -1008,7 +1037,12 @@ mod tests {
                 "no closing <!-- /okn:rates -->",
             ),
             ("x\n<!-- /okn:rates -->", 2, "no opening"),
-            ("<!-- okn:number metric=\"x -->", 1, "unclosed quote"),
+            ("a <!-- okn:number metric=\"x -->", 1, "unclosed quote"),
+            (
+                "Rate:\n  <!-- okn:number metric=questions --><!-- /okn:number -->",
+                2,
+                "begins a line",
+            ),
             (
                 "<!-- okn:rates -->\n<!-- okn:rates -->\n<!-- /okn:rates -->",
                 2,
@@ -1102,7 +1136,7 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
             ),
         ];
         for (text, message) in cases {
-            let e = fill(&study, Path::new("Q.md"), &format!("x\n{text}"))
+            let e = fill(&study, Path::new("Q.md"), &format!("x\nSee {text}"))
                 .unwrap_err()
                 .to_string();
             assert!(e.starts_with("Q.md:2: "), "{e}");

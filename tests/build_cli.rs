@@ -1,0 +1,465 @@
+//! `okn-benchmark build` and `build --check` through the real command line,
+//! over a copy of a recorded demo runs root, a study over it, prose, and
+//! the repository's templates and stylesheet (issue 5: "--check must never
+//! report fresh when a byte of any input that affects an output changed").
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{okn_in, repo, stdout};
+
+/// The demo runs root the fixture copies (three conditions, 12 questions).
+const DEMO_ROOT: &str = "runs-scripted-cross";
+
+/// A question of that root and a condition it was run under.
+const QUESTION: &str = "biobricks-ice-spoke-okn-breast-cancer-assays_cross";
+const CONDITION: &str = "demo-kg-all-tools__kg-named";
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+const STUDY_TOML: &str = r#"title = "Demo study"
+roots = ["../runs-demo"]
+figures = ["exact-rate", "heatmap", "f1", "wall-time", "tool-calls", "pass-k"]
+baseline = "named"
+
+[[conditions]]
+key = "named"
+name = "demo-kg-all-tools__kg-named"
+label = "KG named"
+
+[[conditions]]
+key = "unnamed"
+name = "demo-kg-all-tools__kg-not-named"
+label = "KG not named"
+"#;
+
+const SUMMARY: &str = "# Demo study\n\nNamed: <!-- okn:number condition=named metric=exact-rate -->?<!-- /okn:number -->.\n\n<!-- okn:rates -->\n<!-- /okn:rates -->\n\n<!-- okn:figure name=heatmap -->\n<!-- /okn:figure -->\n\nSee [the questions](QUESTIONS.md).\n";
+
+const QUESTIONS: &str = "# Questions\n\n<!-- okn:questions -->\n<!-- /okn:questions -->\n\n<!-- okn:separating -->\n<!-- /okn:separating -->\n";
+
+/// A work folder laid out like a repository: a runs root, a study over
+/// it, a prose README with a relative image, and the theme files.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_dir(&repo().join(DEMO_ROOT), &d.join("runs-demo"));
+    // Generated pages of the original are not inputs.
+    let _ = std::fs::remove_file(d.join("runs-demo/README.html"));
+    copy_dir(&repo().join("templates"), &d.join("templates"));
+    copy_dir(&repo().join("static"), &d.join("static"));
+    std::fs::create_dir_all(d.join("results-demo")).unwrap();
+    std::fs::write(d.join("results-demo/study.toml"), STUDY_TOML).unwrap();
+    std::fs::write(d.join("results-demo/SUMMARY.md"), SUMMARY).unwrap();
+    std::fs::write(d.join("results-demo/QUESTIONS.md"), QUESTIONS).unwrap();
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(
+        d.join("docs/dot.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect id=\"r\" width=\"4\" height=\"4\"/><use href=\"#r\"/></svg>",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("README.md"),
+        "# Fixture\n\nSee [the study](results-demo/SUMMARY.md) and ![a dot](docs/dot.svg).\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_path_buf(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn build(dir: &Path) -> String {
+    let out = okn_in(dir).arg("build").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
+
+fn check(dir: &Path) -> (i32, String) {
+    let out = okn_in(dir).args(["build", "--check"]).output().unwrap();
+    (out.status.code().unwrap(), stdout(&out))
+}
+
+#[test]
+fn a_second_build_changes_nothing_and_check_is_clean() {
+    let dir = fixture();
+    let d = dir.path();
+    let first = build(d);
+    assert!(first.contains(" written"), "{first}");
+    let after_first = snapshot(d);
+    // What a build makes: the root's README, pages beside every Markdown
+    // file, the study's figures and filled prose, and the site.
+    for path in [
+        "runs-demo/README.md",
+        "runs-demo/README.html",
+        "README.html",
+        "results-demo/SUMMARY.html",
+        "results-demo/QUESTIONS.html",
+        "results-demo/figures/heatmap.svg",
+        "results-demo/figures/pass-k.svg",
+        "site/index.html",
+        "site/roots/runs-demo/index.html",
+    ] {
+        assert!(after_first.contains_key(Path::new(path)), "{path} missing");
+    }
+    let question_page = format!("site/roots/runs-demo/q/{QUESTION}.html");
+    let attempt_page = format!("site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html");
+    assert!(after_first.contains_key(Path::new(&question_page)));
+    assert!(after_first.contains_key(Path::new(&attempt_page)));
+    let second = build(d);
+    assert!(second.starts_with("build: 0 written,"), "{second}");
+    assert_eq!(snapshot(d), after_first, "a second build changed bytes");
+    let (code, text) = check(d);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("are current"), "{text}");
+    // The filled region holds the recorded rate.
+    let condition: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(d.join(format!("runs-demo/conditions/{CONDITION}.json"))).unwrap(),
+    )
+    .unwrap();
+    let rate = condition["aggregate"]["exact_rate"].as_f64().unwrap();
+    let summary =
+        String::from_utf8(after_first[Path::new("results-demo/SUMMARY.md")].clone()).unwrap();
+    assert!(
+        summary.contains(&format!(
+            "metric=exact-rate -->{rate:.2}<!-- /okn:number -->"
+        )),
+        "{summary}"
+    );
+    // The page beside the README inlines the SVG and links the study page.
+    let readme = String::from_utf8(after_first[Path::new("README.html")].clone()).unwrap();
+    assert!(
+        readme.contains("href=\"results-demo/SUMMARY.html\""),
+        "{readme}"
+    );
+    assert!(!readme.contains("src=\"docs/dot.svg\""), "{readme}");
+    let summary_page =
+        String::from_utf8(after_first[Path::new("results-demo/SUMMARY.html")].clone()).unwrap();
+    assert!(summary_page.contains("<svg"), "figure not inlined");
+    assert!(summary_page.contains("href=\"QUESTIONS.html\""));
+}
+
+/// Changes a file and returns its old bytes.
+type Mutation = Box<dyn Fn(&Path) -> Vec<u8>>;
+
+/// Appends `extra` to a file and returns its old bytes.
+fn append(path: &Path, extra: &str) -> Vec<u8> {
+    let old = std::fs::read(path).unwrap();
+    let mut new = old.clone();
+    new.extend_from_slice(extra.as_bytes());
+    std::fs::write(path, new).unwrap();
+    old
+}
+
+#[test]
+fn check_fails_when_any_kind_of_input_changes() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    assert_eq!(check(d).0, 0);
+    let attempt = format!("runs-demo/{QUESTION}_results/{CONDITION}/attempt-1");
+    let result = format!("runs-demo/{QUESTION}_results/{CONDITION}/result.json");
+    let attempt_page = format!("site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html");
+    // (input, how it changes, an output that must be reported stale)
+    let mutations: Vec<(String, Mutation, String)> = vec![
+        (
+            "README.md".into(),
+            Box::new(|p| append(p, "\nOne more sentence.\n")),
+            "README.html".into(),
+        ),
+        (
+            format!("{attempt}/answer.csv"),
+            Box::new(|p| append(p, "https://example.org/extra,XYZ\n")),
+            attempt_page.clone(),
+        ),
+        (
+            format!("{attempt}/calls.json"),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replacen("\"query\"", "\"query \"", 1)).unwrap();
+                old
+            }),
+            attempt_page.clone(),
+        ),
+        (
+            result.clone(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let mut v: serde_json::Value = serde_json::from_slice(&old).unwrap();
+                v["summary"]["mean_wall_s"] = serde_json::json!(99.5);
+                v["attempts"][0]["wall_s"] = serde_json::json!(99.5);
+                std::fs::write(p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+                old
+            }),
+            "runs-demo/README.md".into(),
+        ),
+        (
+            "templates/site/attempt.html".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("Raw files", "Raw files.")).unwrap();
+                old
+            }),
+            attempt_page.clone(),
+        ),
+        (
+            "templates/page.html".into(),
+            Box::new(|p| append(p, "<!-- a template change -->\n")),
+            "README.html".into(),
+        ),
+        (
+            "static/style.css".into(),
+            Box::new(|p| append(p, "\nbody { letter-spacing: 0; }\n")),
+            "results-demo/QUESTIONS.html".into(),
+        ),
+        (
+            "static/sort.js".into(),
+            Box::new(|p| append(p, "\n// a script change\n")),
+            "site/index.html".into(),
+        ),
+        (
+            "results-demo/study.toml".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("label = \"KG named\"", "label = \"Named\""))
+                    .unwrap();
+                old
+            }),
+            "results-demo/SUMMARY.md".into(),
+        ),
+        (
+            "docs/dot.svg".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("height=\"4\"/>", "height=\"3\"/>")).unwrap();
+                old
+            }),
+            "README.html".into(),
+        ),
+    ];
+    for (input, mutate, expected) in &mutations {
+        let path = d.join(input);
+        let old = mutate(&path);
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "a change to {input} went unnoticed:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("stale") && l.ends_with(expected.as_str())),
+            "a change to {input} did not make {expected} stale:\n{text}"
+        );
+        assert!(text.contains("run 'okn-benchmark build'"), "{text}");
+        std::fs::write(&path, old).unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 0, "after restoring {input}:\n{text}");
+    }
+}
+
+#[test]
+fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    // A generated page whose Markdown is gone, and a stray file in the site.
+    std::fs::write(d.join("docs/OLD.md"), "# Old\n").unwrap();
+    build(d);
+    std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
+    std::fs::write(d.join("site/roots/runs-demo/q/gone.html"), "x").unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  site/roots/runs-demo/q/gone.html"),
+        "{text}"
+    );
+    assert!(text.contains("orphaned  docs/OLD.html"), "{text}");
+    let out = build(d);
+    assert!(out.contains("2 orphaned removed"), "{out}");
+    assert!(!d.join("docs/OLD.html").exists());
+    // A hand-written HTML file is never touched.
+    std::fs::write(d.join("docs/hand.html"), "<p>mine</p>").unwrap();
+    assert_eq!(check(d).0, 0);
+    // A checkout with CRLF line ends is not stale.
+    let page = d.join("README.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&page, text.replace('\n', "\r\n")).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn recorded_text_is_escaped_on_every_page() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = d.join(format!(
+        "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1"
+    ));
+    std::fs::write(
+        attempt.join("answer.csv"),
+        "assay,geneSymbol\n\"<script>document.title='pwned'</script>\",\"\"\"><img src=x onerror=alert(1)>\"\n",
+    )
+    .unwrap();
+    append(
+        &attempt.join("prompt.txt"),
+        "\n<script>document.title='pwned'</script>\n",
+    );
+    build(d);
+    let page = std::fs::read_to_string(d.join(format!(
+        "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"
+    )))
+    .unwrap();
+    assert!(!page.contains("<script>document"), "unescaped script");
+    assert!(
+        !page.contains("<img src=x"),
+        "unescaped attribute break-out"
+    );
+    assert!(
+        page.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;&#x2F;script&gt;")
+            || page.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"),
+        "escaped answer missing"
+    );
+    // One script on the page: the page's own, allowed by hash.
+    assert_eq!(page.matches("<script>").count(), 1);
+    assert!(page.contains("script-src &#39;sha256-") || page.contains("script-src 'sha256-"));
+}
+
+#[test]
+fn a_bad_region_or_study_is_an_error_naming_file_and_line() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(
+        d.join("results-demo/SUMMARY.md"),
+        "# S\n\nText.\n<!-- okn:pie -->\n<!-- /okn:pie -->\n",
+    )
+    .unwrap();
+    let out = okn_in(d).arg("build").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("results-demo/SUMMARY.md:4: unknown region kind 'pie'"),
+        "{err}"
+    );
+    std::fs::write(d.join("results-demo/SUMMARY.md"), SUMMARY).unwrap();
+    std::fs::write(
+        d.join("results-demo/study.toml"),
+        STUDY_TOML.replace(
+            "baseline = \"named\"",
+            "baseline = \"named\"\ncolor = \"red\"",
+        ),
+    )
+    .unwrap();
+    let out = okn_in(d).args(["build", "--check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("results-demo/study.toml:5: unknown field `color`"),
+        "{err}"
+    );
+    // Nothing was written by the failed build.
+    assert!(!d.join("site").exists());
+}
+
+#[test]
+fn a_frozen_root_is_read_for_the_site_but_never_written() {
+    let dir = fixture();
+    let d = dir.path();
+    okn_in(d)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+    let before = snapshot(&d.join("runs-demo"));
+    build(d);
+    assert_eq!(
+        snapshot(&d.join("runs-demo")),
+        before,
+        "a frozen root was written"
+    );
+    let index = std::fs::read_to_string(d.join("site/roots/runs-demo/index.html")).unwrap();
+    assert!(index.contains("This runs root is frozen."), "{index}");
+    assert_eq!(check(d).0, 0);
+}
+
+#[test]
+fn paper_tables_print_the_recorded_numbers() {
+    let dir = fixture();
+    let d = dir.path();
+    let out = okn_in(d)
+        .args(["paper", "tables", "--study", "results-demo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("## Demo study\n"), "{text}");
+    for n in 1..=3 {
+        assert!(text.contains(&format!("\nTable {n}. ")), "{text}");
+    }
+    for (label, condition) in [
+        ("KG named", "demo-kg-all-tools__kg-named"),
+        ("KG not named", "demo-kg-all-tools__kg-not-named"),
+    ] {
+        let c: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.join(format!("runs-demo/conditions/{condition}.json"))).unwrap(),
+        )
+        .unwrap();
+        let a = &c["aggregate"];
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} | scripted")))
+            .unwrap_or_else(|| panic!("no row for {label}:\n{text}"));
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_eq!(cells[3], a["measured_questions"].to_string(), "{row}");
+        assert_eq!(cells[4], a["attempts"].to_string(), "{row}");
+        assert_eq!(
+            cells[5],
+            format!("{:.2}", a["exact_rate"].as_f64().unwrap()),
+            "{row}"
+        );
+        assert_eq!(
+            cells[9],
+            format!("{:.2}", a["mean_f1"].as_f64().unwrap()),
+            "{row}"
+        );
+    }
+    // One delta row: the other condition against the baseline.
+    assert!(text.contains("| KG not named | KG named | 12 | "), "{text}");
+    let missing = okn_in(d)
+        .args(["paper", "tables", "--study", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere/study.toml"));
+}
