@@ -1388,14 +1388,7 @@ mod tests {
     /// Every shipped demo root (found, not named: tier names stay out of
     /// src/), each as a study of its conditions.
     fn demos() -> Vec<StudyData> {
-        let mut roots: Vec<_> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| RunsRoot::is_runs_root(p))
-            .collect();
-        roots.sort();
-        assert!(!roots.is_empty());
+        let roots = crate::report::study::demo_roots();
         roots
             .iter()
             .map(|p| {

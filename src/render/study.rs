@@ -453,7 +453,10 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
         let next_close = text[at..].find(CLOSE).map(|i| i + at);
         let start = match (next_open, next_close) {
             (None, None) => break,
-            (Some(o), Some(c)) if c < o => {
+            (Some(o), Some(c)) if o < c => o,
+            (Some(o), None) => o,
+            // A closing marker comes first: text in code, else an error.
+            (_, Some(c)) => {
                 if in_code(c) {
                     at = c + CLOSE.len();
                     continue;
@@ -464,18 +467,6 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
                     "closing marker with no opening <!-- okn:KIND --> before it",
                 ));
             }
-            (None, Some(c)) => {
-                if in_code(c) {
-                    at = c + CLOSE.len();
-                    continue;
-                }
-                return Err(Error::at_line(
-                    path,
-                    line_at(text, c),
-                    "closing marker with no opening <!-- okn:KIND --> before it",
-                ));
-            }
-            (Some(o), _) => o,
         };
         if in_code(start) {
             at = start + OPEN.len();
@@ -970,17 +961,8 @@ fn separating_table(study: &Study) -> String {
 mod tests {
     use super::*;
 
-    /// The shipped demo root with the most conditions (found, not named:
-    /// tier names stay out of src/).
     fn demo_root() -> PathBuf {
-        let mut roots: Vec<PathBuf> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| RunsRoot::is_runs_root(p))
-            .collect();
-        roots.sort();
-        roots
+        crate::report::study::demo_roots()
             .into_iter()
             .max_by_key(|p| RunsRoot::new(p).condition_names().len())
             .unwrap()

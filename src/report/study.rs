@@ -338,22 +338,28 @@ impl StudyData {
     }
 }
 
+/// The recorded demo runs roots shipped in the repository, sorted (found,
+/// not named: tier names stay out of src/). For tests.
+#[cfg(test)]
+pub(crate) fn demo_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
+        .expect("the repository folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| crate::runs::layout::RunsRoot::is_runs_root(p))
+        .collect();
+    roots.sort();
+    assert!(!roots.is_empty(), "no recorded demo runs root");
+    roots
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runs::layout::RunsRoot;
 
-    /// The shipped demo root with the most conditions (found, not named:
-    /// tier names stay out of src/).
     fn demo() -> StudyData {
-        let mut roots: Vec<_> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| RunsRoot::is_runs_root(p))
-            .collect();
-        roots.sort();
-        let (study, problems) = roots
+        let (study, problems) = demo_roots()
             .iter()
             .map(|p| StudyData::from_root(&RunsRoot::new(p)))
             .max_by_key(|(s, _)| s.conditions.len())
