@@ -35,8 +35,9 @@ use crate::error::Result;
 #[command(
     after_help = "Start with 'okn-benchmark corpus list --corpus DIR', then \
 'okn-benchmark reference --corpus DIR' and 'okn-benchmark selfcheck --corpus DIR'; check a \
-server with 'okn-benchmark probe --profile P', record episodes with 'okn-benchmark run', and read \
-them with 'okn-benchmark report ROOT'. Every subcommand takes --help."
+server with 'okn-benchmark probe --profile P', record episodes with 'okn-benchmark run', read \
+them with 'okn-benchmark report ROOT', and publish them with 'okn-benchmark build' (studies, HTML \
+pages, the site) and 'okn-benchmark paper'. Every subcommand takes --help."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -45,7 +46,22 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Regenerate every generated file (runs-root reports, HTML pages), or --check them.
+    /// Regenerate everything published (reports, study figures and numbers, HTML pages, site/), or --check it.
+    ///
+    /// Reads runs roots (folders with conditions/), studies (folders with a
+    /// study.toml) and every Markdown file under the current folder, and
+    /// nothing else: no model, server or endpoint. Writes each runs root's
+    /// README.md and summary CSVs, each study's figures/ and the generated
+    /// regions of its prose, a self-contained HTML page beside every
+    /// Markdown file, and site/. Only files whose bytes change are written;
+    /// a second build writes nothing. Frozen runs roots are read, never
+    /// written.
+    ///
+    /// With --check nothing is written: every output is computed and
+    /// compared with the disk (line ends normalized), every stale, missing
+    /// or orphaned file is listed, and the exit code is 1 if there is any.
+    /// Errors in a study.toml or a generated region name the file and line
+    /// (exit 2). Reference: docs/PUBLISHING.md.
     Build(build::BuildArgs),
     /// Paper tables from the episodes, and a Markdown manuscript as HTML and RTF.
     #[command(subcommand)]
