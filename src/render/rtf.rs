@@ -1290,10 +1290,8 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
             i += rest.find("-->").map_or(rest.len(), |e| e + 3);
             continue;
         }
-        let next = rest[1..].chars().next();
-        if rest.starts_with('<')
-            && next.is_some_and(|c| c.is_ascii_alphabetic() || "/!?".contains(c))
-        {
+        let next = rest.strip_prefix('<').and_then(|r| r.chars().next());
+        if next.is_some_and(|c| c.is_ascii_alphabetic() || "/!?".contains(c)) {
             let Some(end) = tag_end(rest) else {
                 break;
             };
@@ -1669,6 +1667,61 @@ mod tests {
             out.document
         );
         assert!(out.tables[0].contains("\\trowd\\trgaph108\\trleft0\\trhdr"));
+    }
+
+    /// Real document: hiyouga/LLaMA-Factory README_zh.md,
+    /// `<details><summary>全部博客</summary>`: any non-ASCII text inside an
+    /// HTML block made the tag scanner slice inside a character (a panic).
+    #[test]
+    fn html_block_text_in_chinese_does_not_split_a_character() {
+        let doc = rtf("<details><summary>全部博客</summary>\n\n- a\n\n</details>\n").document;
+        assert!(body(&doc).starts_with("\\pard\\plain\\ql\\li0\\fi0\\sb0\\sa120\\f0\\fs24 \\u20840?\\u-28440?\\u21338?\\u23458?\\par\n"), "{doc}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Never a panic, always balanced ASCII RTF: arbitrary text, and
+        /// text made of HTML-ish, entity-ish, table-ish and non-ASCII bits.
+        #[test]
+        fn any_input_gives_balanced_ascii_rtf(
+            text in "(\\PC|\n){0,80}",
+            bits in proptest::collection::vec(
+                "<[a-zA-Z/!?]{0,4}[^>\n]{0,8}>?|&#?[a-zA-Z0-9]{0,5};?|[|*_`~\\[\\]()!#>-]{1,3}|\n\n?|[ \t]{1,3}|[a-z]{1,4}|[é中😀\u{a0}\u{301}]|\\||\\{|\\}",
+                0..40,
+            ),
+        ) {
+            for input in [text.clone(), bits.concat()] {
+                let out = convert(&input, Path::new("/nonexistent"));
+                for doc in std::iter::once(&out.document).chain(out.tables.iter()) {
+                    proptest::prop_assert!(doc.is_ascii());
+                    proptest::prop_assert_eq!(depth_after(doc), Some(0), "{}", doc);
+                }
+            }
+        }
+    }
+
+    /// Group depth at the end of `rtf` (escapes skipped), `None` if it ever
+    /// closes more than it opened.
+    fn depth_after(rtf: &str) -> Option<i64> {
+        let mut depth = 0i64;
+        let mut chars = rtf.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(depth)
     }
 
     #[test]
