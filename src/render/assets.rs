@@ -209,7 +209,51 @@ pub fn unique_svg(text: &str, prefix: &str) -> String {
         svg = svg.replace(&format!("url(\"#{id}\")"), &format!("url(\"#{new}\")"));
         svg = svg.replace(&format!("href=\"#{id}\""), &format!("href=\"#{new}\""));
     }
-    svg.trim().to_string()
+    distinct_ids(svg.trim())
+}
+
+/// Makes repeated ids inside one SVG distinct: the second `id="x"` becomes
+/// `id="x-2"`, the third `x-3`, and so on (design tools export layer names
+/// as ids and repeat them). References keep pointing at the first, which is
+/// the element a browser resolves them to anyway.
+fn distinct_ids(svg: &str) -> String {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find(" id=\"") {
+        let start = i + 5;
+        let Some(end) = rest[start..].find('"') else {
+            break;
+        };
+        taken.insert(rest[start..start + end].to_string());
+        rest = &rest[start + end..];
+    }
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(i) = rest.find(" id=\"") {
+        let start = i + 5;
+        let Some(end) = rest[start..].find('"') else {
+            break;
+        };
+        let id = &rest[start..start + end];
+        out.push_str(&rest[..start]);
+        let n = seen.entry(id.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            out.push_str(id);
+        } else {
+            let mut k = *n;
+            while taken.contains(&format!("{id}-{k}")) {
+                k += 1;
+            }
+            let new = format!("{id}-{k}");
+            out.push_str(&new);
+            taken.insert(new);
+        }
+        rest = &rest[start + end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn strip_between(text: &str, open: &str, close: &str) -> String {
@@ -415,6 +459,19 @@ mod tests {
         assert!(out.contains("href=\"#f2-c1\"") && out.contains("xlink:href=\"#f2-c10\""));
         assert!(!out.contains("script") && !out.contains("alert") && !out.contains("onload"));
         assert!(out.contains("<rect width=\"1\"/>"), "{out}");
+    }
+
+    /// Real document: hiyouga/LLaMA-Factory `assets/thirdparty/dsw.svg`
+    /// repeats `id="形状"` and `id="路径"` (layer names); inlined, the page
+    /// held duplicate ids.
+    #[test]
+    fn repeated_ids_inside_one_svg_become_distinct() {
+        let svg = "<svg><g id=\"形状\"><path id=\"路径\"/><use href=\"#路径\"/></g><g id=\"形状\"><path id=\"路径\"/></g><g id=\"形状-2\"/></svg>";
+        let out = unique_svg(svg, "f1");
+        assert_eq!(
+            out,
+            "<svg><g id=\"f1-形状\"><path id=\"f1-路径\"/><use href=\"#f1-路径\"/></g><g id=\"f1-形状-3\"><path id=\"f1-路径-2\"/></g><g id=\"f1-形状-2\"/></svg>"
+        );
     }
 
     #[test]
