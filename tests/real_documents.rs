@@ -560,6 +560,11 @@ fn the_named_hazards_of_the_real_documents() {
     assert!(html.contains("<img src=\"data:image/png;base64,iVBORw0KGgo"));
     assert!(html.contains("<img src=\"data:image/jpeg;base64,/9j/"));
     assert!(html.matches("<span class=\"figure\"><svg").count() >= 3);
+    // The sponsor logo's <img width="250"> sizes the inlined SVG.
+    assert!(
+        html.contains("aria-label=\"SerpAPI sponsorship\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"600 700 1654.367 500\" width=\"250\">"),
+        "the SerpAPI logo lost its width"
+    );
     assert!(
         rtf.contains("{\\pict\\pngblip\\picw"),
         "the logo is embedded"
