@@ -188,7 +188,8 @@ pub fn push_escaped(out: &mut String, text: &str) {
 }
 
 /// Column widths in twips for a table whose longest cell text per column is
-/// `longest` characters (see [`display_width`]), within `available` twips.
+/// `longest` characters (see [`display_width`]; a bold header cell counts
+/// 1.2 times, rounded up), within `available` twips.
 ///
 /// Each column's natural width is `clamp(longest, MIN_COLUMN_CHARS,
 /// MAX_COLUMN_CHARS) × CHAR_TWIPS + 2 × CELL_GAP`. When the natural widths
@@ -1017,9 +1018,16 @@ fn table_rtf(table: &TableState, indent: i32, available: i32) -> String {
         return out;
     }
     let mut longest = vec![0usize; columns];
-    for row in &table.rows {
+    for (r, row) in table.rows.iter().enumerate() {
         for (i, cell) in row.iter().enumerate() {
-            longest[i] = longest[i].max(display_width(&cell.text));
+            let width = display_width(&cell.text);
+            // Header cells are bold, about a fifth wider.
+            let width = if r == 0 {
+                (width * 6).div_ceil(5)
+            } else {
+                width
+            };
+            longest[i] = longest[i].max(width);
         }
     }
     let widths = column_widths(&longest, available.max(1440));
@@ -1533,16 +1541,17 @@ mod tests {
             "| Name | Score | Note |\n|:-----|------:|:---:|\n| alpha | 0.91 | ok |\n| é | 1 | `{x}` |\n",
         );
         let b = body(&out.document);
-        // Longest cells: alpha 5, Score 5, Note 4: 916, 916 and 776 twips.
+        // Longest: alpha 5; bold Score 5 × 1.2 = 6; bold Note 4 × 1.2 → 5:
+        // 916, 1056 and 916 twips.
         let header_row = "\\trowd\\trgaph108\\trleft0\\trhdr\
             \\clbrdrt\\brdrs\\brdrw15\\clbrdrb\\brdrs\\brdrw10\\cellx916\
-            \\clbrdrt\\brdrs\\brdrw15\\clbrdrb\\brdrs\\brdrw10\\cellx1832\
-            \\clbrdrt\\brdrs\\brdrw15\\clbrdrb\\brdrs\\brdrw10\\cellx2608\n\
+            \\clbrdrt\\brdrs\\brdrw15\\clbrdrb\\brdrs\\brdrw10\\cellx1972\
+            \\clbrdrt\\brdrs\\brdrw15\\clbrdrb\\brdrs\\brdrw10\\cellx2888\n\
             \\pard\\plain\\intbl\\ql\\sb40\\sa40\\f0\\fs20 {\\b Name}\\cell\n\
             \\pard\\plain\\intbl\\qr\\sb40\\sa40\\f0\\fs20 {\\b Score}\\cell\n\
             \\pard\\plain\\intbl\\qc\\sb40\\sa40\\f0\\fs20 {\\b Note}\\cell\n\\row\n";
         assert!(b.starts_with(header_row), "{b}");
-        assert!(b.contains("\\trowd\\trgaph108\\trleft0\\cellx916\\cellx1832\\cellx2608\n\\pard\\plain\\intbl\\ql\\sb40\\sa40\\f0\\fs20 alpha\\cell"), "{b}");
+        assert!(b.contains("\\trowd\\trgaph108\\trleft0\\cellx916\\cellx1972\\cellx2888\n\\pard\\plain\\intbl\\ql\\sb40\\sa40\\f0\\fs20 alpha\\cell"), "{b}");
         assert!(
             b.contains("\\clbrdrb\\brdrs\\brdrw15\\cellx916"),
             "last row ruled: {b}"
