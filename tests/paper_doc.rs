@@ -270,16 +270,44 @@ fn libreoffice_reads_back_every_sentence_cell_and_character() {
     assert!(bytes.len() > 5_000, "a PDF of {} bytes", bytes.len());
 }
 
+/// An SVG with ids: its ids on the page derive from the page's path.
+const FIGURE: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"10\"><defs><clipPath id=\"c\"><rect width=\"5\" height=\"5\"/></clipPath></defs><rect clip-path=\"url(#c)\" width=\"20\" height=\"10\"/></svg>";
+
+/// Beside the manuscript, `paper doc` writes the very page `build` makes
+/// (so `build --check` stays clean); in `--out` its page is its own and
+/// `build` does not take it for an orphan.
 #[test]
-fn paper_doc_writes_beside_the_manuscript_without_out() {
-    let dir = work_dir(&[("sub/m.md", "# M\n\n| a |\n|---|\n| 1 |\n")]);
-    let out = okn_in(dir.path())
-        .args(["paper", "doc", "sub/m.md"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "wrote sub/m.html\nwrote sub/m.rtf\n");
-    assert!(!dir.path().join("sub/m-table1.rtf").exists());
+fn paper_doc_pages_agree_with_build() {
+    let manuscript = "# M\n\n![figure](fig.svg)\n\n| a |\n|---|\n| 1 |\n";
+    let dir = work_dir(&[
+        ("m.md", manuscript),
+        ("fig.svg", FIGURE),
+        ("sub/n.md", manuscript),
+        ("sub/fig.svg", FIGURE),
+    ]);
+    let run = |args: &[&str]| {
+        let out = okn_in(dir.path()).args(args).output().unwrap();
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+    let (code, out, err) = run(&["paper", "doc", "m.md"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "wrote m.html\nwrote m.rtf\n");
+    assert!(
+        !dir.path().join("m-table1.rtf").exists(),
+        "no --tables, no table files"
+    );
+    let (_, out, _) = run(&["paper", "doc", "sub/n.md"]);
+    assert_eq!(out, "wrote sub/n.html\nwrote sub/n.rtf\n");
+    let (_, out, _) = run(&["paper", "doc", "m.md", "--out", "dist"]);
+    assert_eq!(out, "wrote dist/m.html\nwrote dist/m.rtf\n");
+    let html = read(&dir.path().join("m.html"));
+    assert!(
+        html.contains("clip-path=\"url(#")
+            && html.contains("<svg role=\"img\" aria-label=\"figure\"")
+    );
+    let (code, out, _) = run(&["build", "--check"]);
+    assert_eq!(out, "build --check: all 2 generated files are current\n");
+    assert_eq!(code, Some(0));
 }
 
 #[test]

@@ -9,10 +9,15 @@
 //! from an earlier run with more tables is removed when it carries our
 //! generator mark (so a table that was deleted from the manuscript does not
 //! linger); a file without the mark is never touched.
+//!
+//! The page is `build`'s page for the same Markdown. Written beside
+//! `FILE.md` it keeps `build`'s generator mark (it is the page `build`
+//! makes there); written elsewhere it is marked as `paper doc`'s, so that
+//! `build` does not take it for an orphaned page of its own and remove it.
 
 use std::path::{Path, PathBuf};
 
-use super::{Theme, build, rtf};
+use super::{GENERATOR_MARK, Theme, build, rtf};
 use crate::error::{Error, Result};
 
 /// Converts `file` to `FILE.html` and `FILE.rtf` (and `FILE-tableN.rtf`
@@ -32,10 +37,7 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())
         .ok_or_else(|| Error::file(file, "not a file name"))?;
-    let source_dir = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let source_dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
     let dir = out.map(Path::to_path_buf).unwrap_or(source_dir.clone());
     let html_path = dir.join(format!("{stem}.html"));
     let rtf_path = dir.join(format!("{stem}.rtf"));
@@ -55,7 +57,14 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
 
     let theme = Theme::load(Path::new("."))?;
     let mut warnings = Vec::new();
-    let html = build::page_for(&theme, file, &text, &mut warnings)?;
+    let mut html = build::page_for(&theme, &as_build_sees(file), &text, &mut warnings)?;
+    if !html_path.with_extension("md").is_file() {
+        // A page with no Markdown beside it is not `build`'s: with build's
+        // mark, `build` would remove it as orphaned.
+        html = String::from_utf8_lossy(&html)
+            .replacen(GENERATOR_MARK, PAPER_DOC_MARK, 1)
+            .into_bytes();
+    }
     let converted = rtf::convert(&text, &source_dir);
 
     let mut outputs: Vec<(PathBuf, Vec<u8>)> = vec![
@@ -93,6 +102,19 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
         eprintln!("warning: {warning}");
     }
     Ok(written)
+}
+
+/// The generator mark of a page written away from its Markdown (`--out`).
+pub const PAPER_DOC_MARK: &str = "<meta name=\"generator\" content=\"okn-benchmark paper doc\">";
+
+/// The path as `build` names it when it scans the current folder (`./x.md`
+/// for `x.md`): the page's inline SVG ids derive from it, so the two
+/// commands make the same bytes for the same manuscript.
+fn as_build_sees(file: &Path) -> PathBuf {
+    match file.components().next() {
+        Some(std::path::Component::Normal(_)) => Path::new(".").join(file),
+        _ => file.to_path_buf(),
+    }
 }
 
 /// `DIR/STEM-tableN.rtf`.
@@ -168,6 +190,11 @@ mod tests {
         );
         let html = std::fs::read_to_string(out.join("paper.html")).unwrap();
         assert!(html.contains("<title>Paper</title>") && !html.contains('\r'));
+        assert!(html.contains(PAPER_DOC_MARK) && !html.contains(GENERATOR_MARK));
+        // Beside the manuscript it is build's own page, mark included.
+        convert(&md, false, None).unwrap();
+        let beside = std::fs::read_to_string(dir.path().join("paper.html")).unwrap();
+        assert!(beside.contains(GENERATOR_MARK) && !beside.contains(PAPER_DOC_MARK));
         let first = std::fs::read(out.join("paper.rtf")).unwrap();
 
         // One table fewer: table2 was ours and goes; a hand-made table3 stays.
