@@ -165,7 +165,11 @@ pub fn inline_image(
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if is_svg {
         let text = String::from_utf8_lossy(&bytes);
-        let svg = unique_svg(&text, prefix);
+        let svg = sized_svg(
+            &unique_svg(&text, prefix),
+            attribute(extra, "width").as_deref(),
+            attribute(extra, "height").as_deref(),
+        );
         let labelled = if alt.is_empty() {
             svg
         } else {
@@ -205,6 +209,81 @@ fn percent_decode(text: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The size an `<img width height>` asked for, given to the root `<svg>`:
+/// its own `width`/`height` replaced (an SVG without a `viewBox` gets one
+/// from its own numeric size first, so it scales instead of being cropped;
+/// with only a width asked for, the height is dropped and follows the
+/// `viewBox`). Unchanged when nothing was asked for.
+fn sized_svg(svg: &str, width: Option<&str>, height: Option<&str>) -> String {
+    if width.is_none() && height.is_none() {
+        return svg.to_string();
+    }
+    let Some(start) = svg.find("<svg") else {
+        return svg.to_string();
+    };
+    let Some(len) = svg[start..].find('>') else {
+        return svg.to_string();
+    };
+    let end = start + len;
+    let root = &svg[start..end];
+    let own_w = attribute(root, "width");
+    let own_h = attribute(root, "height");
+    let mut tag = remove_attribute(&remove_attribute(root, "width"), "height");
+    let number = |v: &Option<String>| {
+        v.as_deref()
+            .map(|v| v.trim_end_matches("px"))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    let has_viewbox = attribute(root, "viewbox").is_some();
+    if !has_viewbox && let (Some(w), Some(h)) = (number(&own_w), number(&own_h)) {
+        tag.push_str(&format!(" viewBox=\"0 0 {w} {h}\""));
+    }
+    let keep_own_height = !has_viewbox && number(&own_h).is_none();
+    if let Some(w) = width {
+        tag.push_str(&format!(" width=\"{}\"", escape_html(w)));
+    }
+    match (height, &own_h) {
+        (Some(h), _) => tag.push_str(&format!(" height=\"{}\"", escape_html(h))),
+        (None, Some(h)) if keep_own_height => {
+            tag.push_str(&format!(" height=\"{}\"", escape_html(h)));
+        }
+        _ => {}
+    }
+    format!("{}{tag}{}", &svg[..start], &svg[end..])
+}
+
+/// `tag` without attribute `name` (quoted either way).
+fn remove_attribute(tag: &str, name: &str) -> String {
+    let lower = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(name) {
+        let at = from + i;
+        from = at + name.len();
+        let before = &lower[..at];
+        let rest = lower[at + name.len()..].trim_start();
+        if !before.ends_with(|c: char| c.is_ascii_whitespace()) || !rest.starts_with('=') {
+            continue;
+        }
+        let value_at = lower.len() - rest.len() + 1;
+        let value = &tag[value_at..];
+        let trimmed = value.trim_start();
+        let skip = value.len() - trimmed.len();
+        let value_len = match trimmed.chars().next() {
+            Some(q @ ('"' | '\'')) => trimmed[1..].find(q).map_or(trimmed.len(), |e| e + 2),
+            _ => trimmed
+                .find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
+                .unwrap_or(trimmed.len()),
+        };
+        let space_start = before.trim_end().len();
+        return format!(
+            "{}{}",
+            &tag[..space_start],
+            &tag[value_at + skip + value_len..]
+        );
+    }
+    tag.to_string()
 }
 
 /// Adds `role="img"` and an `aria-label` to the root `<svg>` element.
@@ -256,7 +335,51 @@ pub fn unique_svg(text: &str, prefix: &str) -> String {
         svg = svg.replace(&format!("url(\"#{id}\")"), &format!("url(\"#{new}\")"));
         svg = svg.replace(&format!("href=\"#{id}\""), &format!("href=\"#{new}\""));
     }
-    svg.trim().to_string()
+    distinct_ids(svg.trim())
+}
+
+/// Makes repeated ids inside one SVG distinct: the second `id="x"` becomes
+/// `id="x-2"`, the third `x-3`, and so on (design tools export layer names
+/// as ids and repeat them). References keep pointing at the first, which is
+/// the element a browser resolves them to anyway.
+fn distinct_ids(svg: &str) -> String {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find(" id=\"") {
+        let start = i + 5;
+        let Some(end) = rest[start..].find('"') else {
+            break;
+        };
+        taken.insert(rest[start..start + end].to_string());
+        rest = &rest[start + end..];
+    }
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(i) = rest.find(" id=\"") {
+        let start = i + 5;
+        let Some(end) = rest[start..].find('"') else {
+            break;
+        };
+        let id = &rest[start..start + end];
+        out.push_str(&rest[..start]);
+        let n = seen.entry(id.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            out.push_str(id);
+        } else {
+            let mut k = *n;
+            while taken.contains(&format!("{id}-{k}")) {
+                k += 1;
+            }
+            let new = format!("{id}-{k}");
+            out.push_str(&new);
+            taken.insert(new);
+        }
+        rest = &rest[start + end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn strip_between(text: &str, open: &str, close: &str) -> String {
@@ -462,6 +585,56 @@ mod tests {
         assert!(out.contains("href=\"#f2-c1\"") && out.contains("xlink:href=\"#f2-c10\""));
         assert!(!out.contains("script") && !out.contains("alert") && !out.contains("onload"));
         assert!(out.contains("<rect width=\"1\"/>"), "{out}");
+    }
+
+    /// Real document: hiyouga/LLaMA-Factory `assets/thirdparty/dsw.svg`
+    /// repeats `id="形状"` and `id="路径"` (layer names); inlined, the page
+    /// held duplicate ids.
+    #[test]
+    fn repeated_ids_inside_one_svg_become_distinct() {
+        let svg = "<svg><g id=\"形状\"><path id=\"路径\"/><use href=\"#路径\"/></g><g id=\"形状\"><path id=\"路径\"/></g><g id=\"形状-2\"/></svg>";
+        let out = unique_svg(svg, "f1");
+        assert_eq!(
+            out,
+            "<svg><g id=\"f1-形状\"><path id=\"f1-路径\"/><use href=\"#f1-路径\"/></g><g id=\"f1-形状-3\"><path id=\"f1-路径-2\"/></g><g id=\"f1-形状-2\"/></svg>"
+        );
+    }
+
+    /// Real document: hiyouga/LLaMA-Factory README_zh.md sizes its sponsor
+    /// logo with `<img width="250" src="assets/sponsors/serpapi.svg">`; the
+    /// inlined SVG kept its own 1654-pixel width and filled the page.
+    #[test]
+    fn an_img_width_sizes_the_inlined_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("logo.svg"),
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1654.367\" height=\"500\" viewBox=\"600 700 1654.367 500\"><rect stroke-width=\"2\" width=\"9\"/></svg>",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("bare.svg"),
+            "<svg width='40px' height='20'><rect/></svg>",
+        )
+        .unwrap();
+        let mut n = 0;
+        let (html, _) = rewrite_raw_html(
+            "<img alt=\"Logo\" width=\"250\" src=\"logo.svg\"><img src=\"bare.svg\" height=\"10\"><img src=\"logo.svg\">",
+            dir.path(),
+            "p",
+            &mut n,
+        );
+        assert!(
+            html.contains("<svg role=\"img\" aria-label=\"Logo\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"600 700 1654.367 500\" width=\"250\"><rect stroke-width=\"2\" width=\"9\"/></svg>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<svg viewBox=\"0 0 40 20\" height=\"10\"><rect/></svg>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1654.367\" height=\"500\" viewBox="),
+            "no size asked, none changed: {html}"
+        );
     }
 
     #[test]
