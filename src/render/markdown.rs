@@ -62,6 +62,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
     let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
     let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
     let mut used: HashMap<String, usize> = HashMap::new();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut title = None;
     let mut read = Vec::new();
     let mut missing = Vec::new();
@@ -91,13 +92,22 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                     .as_ref()
                     .map(|s| s.to_string())
                     .unwrap_or_else(|| slug(&text));
+                // GitHub numbers repeats (`setup`, `setup-1`); a number
+                // another heading already took as its own slug is skipped,
+                // so "Setup", "Setup", "Setup-1" stay distinct.
                 let n = used.entry(base_id.clone()).or_insert(0);
-                let anchor = if *n == 0 {
+                let mut anchor = if *n == 0 {
                     base_id.clone()
                 } else {
                     format!("{base_id}-{n}")
                 };
                 *n += 1;
+                while taken.contains(&anchor) {
+                    let n = used.entry(base_id.clone()).or_insert(0);
+                    anchor = format!("{base_id}-{n}");
+                    *n += 1;
+                }
+                taken.insert(anchor.clone());
                 let mut inner_html = String::new();
                 let rewritten: Vec<Event<'_>> = inner
                     .iter()
@@ -295,6 +305,19 @@ mod tests {
         let b = body("See [the summary](SUMMARY.md#rates) and [site](https://ex.org/x.md).\n");
         assert!(b.contains("href=\"SUMMARY.html#rates\""), "{b}");
         assert!(b.contains("href=\"https://ex.org/x.md\""), "{b}");
+    }
+
+    #[test]
+    fn a_heading_named_like_a_numbered_repeat_keeps_ids_distinct() {
+        let b = body("# Setup\n\n## Setup\n\n## Setup-1\n\n## Setup\n");
+        for id in [
+            "id=\"setup\"",
+            "id=\"setup-1\"",
+            "id=\"setup-1-1\"",
+            "id=\"setup-2\"",
+        ] {
+            assert_eq!(b.matches(id).count(), 1, "{id} in {b}");
+        }
     }
 
     #[test]
