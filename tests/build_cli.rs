@@ -8,74 +8,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{okn_in, repo, stdout};
-
-/// The demo runs root the fixture copies (three conditions, 12 questions).
-const DEMO_ROOT: &str = "runs-scripted-cross";
-
-/// A question of that root and a condition it was run under.
-const QUESTION: &str = "biobricks-ice-spoke-okn-breast-cancer-assays_cross";
-const CONDITION: &str = "demo-kg-all-tools__kg-named";
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-const STUDY_TOML: &str = r#"title = "Demo study"
-roots = ["../runs-demo"]
-figures = ["exact-rate", "heatmap", "f1", "wall-time", "tool-calls", "pass-k"]
-baseline = "named"
-
-[[conditions]]
-key = "named"
-name = "demo-kg-all-tools__kg-named"
-label = "KG named"
-
-[[conditions]]
-key = "unnamed"
-name = "demo-kg-all-tools__kg-not-named"
-label = "KG not named"
-"#;
-
-const SUMMARY: &str = "# Demo study\n\nNamed: <!-- okn:number condition=named metric=exact-rate -->?<!-- /okn:number -->.\n\n<!-- okn:rates -->\n<!-- /okn:rates -->\n\n<!-- okn:figure name=heatmap -->\n<!-- /okn:figure -->\n\nSee [the questions](QUESTIONS.md).\n";
-
-const QUESTIONS: &str = "# Questions\n\n<!-- okn:questions -->\n<!-- /okn:questions -->\n\n<!-- okn:separating -->\n<!-- /okn:separating -->\n";
-
-/// A work folder laid out like a repository: a runs root, a study over
-/// it, a prose README with a relative image, and the theme files.
-fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    copy_dir(&repo().join(DEMO_ROOT), &d.join("runs-demo"));
-    // Generated pages of the original are not inputs.
-    let _ = std::fs::remove_file(d.join("runs-demo/README.html"));
-    copy_dir(&repo().join("templates"), &d.join("templates"));
-    copy_dir(&repo().join("static"), &d.join("static"));
-    std::fs::create_dir_all(d.join("results-demo")).unwrap();
-    std::fs::write(d.join("results-demo/study.toml"), STUDY_TOML).unwrap();
-    std::fs::write(d.join("results-demo/SUMMARY.md"), SUMMARY).unwrap();
-    std::fs::write(d.join("results-demo/QUESTIONS.md"), QUESTIONS).unwrap();
-    std::fs::create_dir_all(d.join("docs")).unwrap();
-    std::fs::write(
-        d.join("docs/dot.svg"),
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect id=\"r\" width=\"4\" height=\"4\"/><use href=\"#r\"/></svg>",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("README.md"),
-        "# Fixture\n\nSee [the study](results-demo/SUMMARY.md) and ![a dot](docs/dot.svg).\n",
-    )
-    .unwrap();
-    dir
-}
+use common::fixture::{CONDITION, QUESTION, STUDY_TOML, SUMMARY, fixture};
+use common::{okn_in, stdout};
 
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

@@ -236,7 +236,7 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     }
     let _ = writeln!(out, "\n## Questions\n");
     for (id, by_condition) in &data.results {
-        let _ = writeln!(out, "### {id}\n");
+        let _ = writeln!(out, "### {}\n", md_text(id));
         if let Some(text) = by_condition.values().find_map(|r| question_text(root, r)) {
             let _ = writeln!(out, "> {}\n", md_text(&text));
         }
@@ -410,4 +410,32 @@ pub fn render_outputs_from(root: &RunsRoot, data: &RootData) -> Vec<(std::path::
         markdown(root, data).into_bytes(),
     ));
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Recorded text (question ids come from file names, which may hold
+    /// `<`) never becomes markup on the page beside the README (found by
+    /// the browser test's planted id).
+    #[test]
+    fn recorded_text_is_inert_in_markdown() {
+        assert_eq!(md_text("<b>x</b>"), "&lt;b&gt;x&lt;/b&gt;");
+        assert_eq!(md_text("AT&T & co"), "AT&T & co");
+        assert_eq!(md_text("&amp; &#60;"), "&amp;amp; &amp;#60;");
+        assert_eq!(md_text("a\r\nb"), "a b");
+        assert_eq!(cell("a|b"), "a\\|b");
+        let html = crate::render::markdown::render(
+            &format!("### {}\n", md_text("q <img src=x onerror=alert(1)>")),
+            std::path::Path::new("."),
+            "p",
+        )
+        .body;
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains("q &lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
+    }
 }

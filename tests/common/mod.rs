@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod fixture;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
