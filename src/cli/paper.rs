@@ -30,7 +30,7 @@ pub(crate) enum PaperCommand {
 #[derive(Debug, clap::Args)]
 pub(crate) struct TablesArgs {
     /// A study folder (results-NAME/ with a study.toml); repeatable
-    /// [default: every results-*/ study under the current folder].
+    /// [default: every study folder (one holding a study.toml) under the current folder].
     #[arg(long, value_name = "DIR")]
     study: Vec<PathBuf>,
 }

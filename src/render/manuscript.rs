@@ -126,7 +126,14 @@ fn table_path(dir: &Path, stem: &str, n: usize) -> PathBuf {
 fn stale_tables(dir: &Path, stem: &str, count: usize) -> Vec<PathBuf> {
     let mark = format!("{{\\*\\generator {};}}", rtf::GENERATOR);
     let mut stale = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    // A bare file name has an empty folder: that is the current one (a
+    // new user's review found leftovers kept for `paper doc x.md`).
+    let listing = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(listing) else {
         return stale;
     };
     let prefix = format!("{stem}-table");
@@ -140,7 +147,7 @@ fn stale_tables(dir: &Path, stem: &str, count: usize) -> Vec<PathBuf> {
         else {
             continue;
         };
-        let path = entry.path();
+        let path = dir.join(&name);
         if n > count
             && std::fs::read(&path)
                 .is_ok_and(|b| String::from_utf8_lossy(&b[..b.len().min(4096)]).contains(&mark))

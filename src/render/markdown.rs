@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
+use pulldown_cmark::{
+    BlockQuoteKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html,
+};
 
 use super::assets::{inline_image, rewrite_link, rewrite_raw_html};
 use super::escape_html;
@@ -154,6 +156,22 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 read.extend(path);
                 out.push(Event::InlineHtml(CowStr::from(inlined.html().to_string())));
                 i = j + 1;
+            }
+            Event::Start(Tag::BlockQuote(Some(kind))) => {
+                // A GitHub alert (`> [!NOTE]`): GitHub shows its label; so
+                // do we (pulldown-cmark gives only the class).
+                let label = match kind {
+                    BlockQuoteKind::Note => "Note",
+                    BlockQuoteKind::Tip => "Tip",
+                    BlockQuoteKind::Important => "Important",
+                    BlockQuoteKind::Warning => "Warning",
+                    BlockQuoteKind::Caution => "Caution",
+                };
+                out.push(events[i].clone());
+                out.push(Event::Html(CowStr::from(format!(
+                    "<p class=\"markdown-alert-title\">{label}</p>\n"
+                ))));
+                i += 1;
             }
             other => {
                 out.push(rewrite_event(
@@ -318,6 +336,15 @@ mod tests {
         ] {
             assert_eq!(b.matches(id).count(), 1, "{id} in {b}");
         }
+    }
+
+    #[test]
+    fn alerts_show_their_label() {
+        let b = body("> [!WARNING]\n> Mind the gap.\n");
+        assert!(
+            b.contains("<blockquote class=\"markdown-alert-warning\">\n<p class=\"markdown-alert-title\">Warning</p>"),
+            "{b}"
+        );
     }
 
     #[test]

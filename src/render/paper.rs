@@ -18,24 +18,37 @@ fn rate(value: Option<f64>) -> String {
     value.map_or("—".to_string(), |v| fixed(v, 2))
 }
 
-/// The main results table: one row per condition, with agent and model,
+/// The main results table: one row per condition, with agent and model
+/// (the model column only when some condition had one),
 /// questions (n), attempts, exact and strict exact rates, ordered rate,
 /// mean F1 and blocked attempts.
 pub fn main_table(study: &Study) -> String {
+    let stats: Vec<_> = study.data.conditions.iter().map(|c| c.stats()).collect();
+    // A model column only when some condition had a model (a scripted
+    // agent has none): an all-blank column would only crowd the page.
+    let models = stats.iter().any(|s| s.model.is_some());
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| condition | agent | model | n | attempts | exact | 95% CI | strict exact | ordered | mean F1 | blocked |"
+        "| condition | agent |{} n | attempts | exact | 95% CI | strict exact | ordered | mean F1 | blocked |",
+        if models { " model |" } else { "" }
     );
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for c in &study.data.conditions {
-        let s = c.stats();
+    let _ = writeln!(
+        out,
+        "|---|---|{}---:|---:|---:|---:|---:|---:|---:|---:|",
+        if models { "---|" } else { "" }
+    );
+    for s in &stats {
+        let model = if models {
+            format!(" {} |", cell(s.model.as_deref().unwrap_or("—")))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} |{model} {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&s.label),
             cell(&s.agent),
-            cell(s.model.as_deref().unwrap_or("—")),
             s.measured_questions,
             s.attempts,
             rate(s.exact_rate),

@@ -97,6 +97,10 @@ pub const PAGE_HEIGHT: i32 = 15840;
 pub const MARGIN: i32 = 1440;
 /// The width of the text column, twips: [`PAGE_WIDTH`] minus two margins.
 pub const TEXT_WIDTH: i32 = PAGE_WIDTH - 2 * MARGIN;
+
+/// The text width of a landscape page (US Letter turned, same margins),
+/// twips: where a standalone table too wide for portrait is set.
+pub const LANDSCAPE_TEXT_WIDTH: i32 = PAGE_HEIGHT - 2 * MARGIN;
 /// Body text size, half-points (12 pt).
 pub const BODY_SIZE: u32 = 24;
 /// Heading sizes by level 1..=6, half-points (20, 18, 16, 15, 14, 13 pt).
@@ -111,6 +115,11 @@ pub const CELL_GAP: i32 = 108;
 /// generous average for 10 pt text (bold header cells and the wide fonts a
 /// word processor may substitute for Times New Roman need it).
 pub const CHAR_TWIPS: i32 = 140;
+/// Width one character of a word is assumed to take when a column is at
+/// its narrowest, twips: 6 pt, the widest digits and letters of 10 pt text
+/// (bold included), so a word fits on one line without the slack that
+/// [`CHAR_TWIPS`] gives whole cells.
+pub const WORD_TWIPS: i32 = 120;
 /// A column is sized as if its longest cell had at least this many characters.
 pub const MIN_COLUMN_CHARS: usize = 4;
 /// … and at most this many (longer cells wrap).
@@ -188,34 +197,92 @@ pub fn push_escaped(out: &mut String, text: &str) {
 }
 
 /// Column widths in twips for a table whose longest cell text per column is
-/// `longest` characters (see [`display_width`]; a bold header cell counts
-/// 1.2 times, rounded up), within `available` twips.
+/// `longest` characters and whose longest word (text that cannot wrap) is
+/// `word` characters (see [`display_width`]; a bold header cell counts 1.2
+/// times, rounded up), within `available` twips. The automatic table
+/// layout of HTML (CSS 2.1 §17.5.2.2), in character cells:
 ///
-/// Each column's natural width is `clamp(longest, MIN_COLUMN_CHARS,
-/// MAX_COLUMN_CHARS) × CHAR_TWIPS + 2 × CELL_GAP`. When the natural widths
-/// fit in `available` they are used as they are (a narrow table stays
-/// narrow); otherwise each is scaled to `available × natural / total`,
-/// rounded down, so the sum never exceeds `available`.
-pub fn column_widths(longest: &[usize], available: i32) -> Vec<i32> {
-    let natural: Vec<i64> = longest
+/// - a column's natural width is `clamp(longest, MIN_COLUMN_CHARS,
+///   MAX_COLUMN_CHARS) × CHAR_TWIPS + 2 × CELL_GAP`, its minimum the same
+///   for its longest word at [`WORD_TWIPS`] (never more than its natural
+///   width);
+/// - when the natural widths fit, they are used (a narrow table stays
+///   narrow);
+/// - otherwise every column gets its minimum, so no word or number breaks
+///   (`0.72` never reads `0. 7 2`), and the room left is shared in
+///   proportion to how much wider each column would like to be;
+/// - only when even the minimums do not fit are they scaled down
+///   together.
+///
+/// The sum never exceeds `available`.
+pub fn column_widths(longest: &[usize], word: &[usize], available: i32) -> Vec<i32> {
+    let twips = |n: usize, per: i32| {
+        n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * per as i64 + 2 * CELL_GAP as i64
+    };
+    let natural: Vec<i64> = longest.iter().map(|&n| twips(n, CHAR_TWIPS)).collect();
+    let minimum: Vec<i64> = natural
         .iter()
-        .map(|&n| {
-            n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * CHAR_TWIPS as i64
-                + 2 * CELL_GAP as i64
-        })
+        .enumerate()
+        .map(|(i, &n)| twips(word.get(i).copied().unwrap_or(0), WORD_TWIPS).min(n))
         .collect();
     let total: i64 = natural.iter().sum();
+    let least: i64 = minimum.iter().sum();
     let available = available.max(1) as i64;
+    if total <= available {
+        return natural.iter().map(|&w| w as i32).collect();
+    }
+    if least >= available {
+        return minimum
+            .iter()
+            .map(|&w| (available * w / least) as i32)
+            .collect();
+    }
+    let room = available - least;
+    let want: i64 = total - least;
     natural
         .iter()
-        .map(|&w| {
-            if total <= available {
-                w as i32
-            } else {
-                (available * w / total) as i32
-            }
-        })
+        .zip(&minimum)
+        .map(|(&n, &m)| (m + room * (n - m) / want.max(1)) as i32)
         .collect()
+}
+
+/// Per column of `table`: the display width of its longest cell and of its
+/// longest word, header cells (bold) counted 1.2 times.
+fn measure(table: &TableState, columns: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut longest = vec![0usize; columns];
+    let mut word = vec![0usize; columns];
+    for (r, row) in table.rows.iter().enumerate() {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            let bold = |w: usize| if r == 0 { (w * 6).div_ceil(5) } else { w };
+            longest[i] = longest[i].max(bold(display_width(&cell.text)));
+            word[i] = word[i].max(bold(longest_word(&cell.text)));
+        }
+    }
+    (longest, word)
+}
+
+/// True when `table`'s words alone need more than the portrait text width:
+/// its standalone document is then set landscape ([`LANDSCAPE_TEXT_WIDTH`]).
+fn needs_landscape(table: &TableState) -> bool {
+    let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
+    let (_, word) = measure(table, columns);
+    let least: i64 = word
+        .iter()
+        .map(|&n| {
+            n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * WORD_TWIPS as i64
+                + 2 * CELL_GAP as i64
+        })
+        .sum();
+    least > TEXT_WIDTH as i64
+}
+
+/// The width of the longest whitespace-separated word of `text`, in
+/// character cells ([`display_width`]).
+pub fn longest_word(text: &str) -> usize {
+    text.split_whitespace()
+        .map(display_width)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The width of `text` in character cells, as a terminal would count it:
@@ -957,12 +1024,20 @@ impl<'b> Writer<'b> {
         let indent = self.indent();
         let main = table_rtf(&table, indent, TEXT_WIDTH - indent);
         self.out.push_str(&main);
-        let alone = if indent == 0 {
+        let landscape = needs_landscape(&table);
+        let alone = if landscape {
+            table_rtf(&table, 0, LANDSCAPE_TEXT_WIDTH)
+        } else if indent == 0 {
             main
         } else {
             table_rtf(&table, 0, TEXT_WIDTH)
         };
         let mut doc = header(None);
+        if landscape {
+            // RTF 1.9.1, "Document Formatting Properties": \landscape with
+            // the page size given turned.
+            let _ = writeln!(doc, "\\landscape\\paperw{PAGE_HEIGHT}\\paperh{PAGE_WIDTH}");
+        }
         if let Some(caption) = &table.caption {
             doc.push_str(caption);
         }
@@ -1017,20 +1092,8 @@ fn table_rtf(table: &TableState, indent: i32, available: i32) -> String {
     if columns == 0 {
         return out;
     }
-    let mut longest = vec![0usize; columns];
-    for (r, row) in table.rows.iter().enumerate() {
-        for (i, cell) in row.iter().enumerate() {
-            let width = display_width(&cell.text);
-            // Header cells are bold, about a fifth wider.
-            let width = if r == 0 {
-                (width * 6).div_ceil(5)
-            } else {
-                width
-            };
-            longest[i] = longest[i].max(width);
-        }
-    }
-    let widths = column_widths(&longest, available.max(1440));
+    let (longest, word) = measure(table, columns);
+    let widths = column_widths(&longest, &word, available.max(1440));
     let empty = Cell::default();
     let last = table.rows.len().saturating_sub(1);
     for (r, row) in table.rows.iter().enumerate() {
@@ -1527,11 +1590,26 @@ mod tests {
     #[test]
     fn column_widths_follow_the_longest_cell_and_fit_the_page() {
         // 5, 10 and 2 (clamped to 4) characters, at 140 twips each plus 216.
-        assert_eq!(column_widths(&[5, 10, 2], TEXT_WIDTH), vec![916, 1616, 776]);
-        // Too wide: scaled down proportionally, the sum within the width.
-        let wide = column_widths(&[80, 50, 10], TEXT_WIDTH);
-        assert_eq!(wide, vec![4208, 4208, 942]);
+        assert_eq!(
+            column_widths(&[5, 10, 2], &[5, 10, 2], TEXT_WIDTH),
+            vec![916, 1616, 776]
+        );
+        // Too wide: each column keeps its longest word (10, 6, 10 characters
+        // at 120 twips: 1416, 936, 1416 twips), and the rest of the page is
+        // shared by how much wider each would like to be.
+        let wide = column_widths(&[80, 50, 10], &[10, 6, 10], TEXT_WIDTH);
+        assert_eq!(wide, vec![4057, 3795, 1507]);
         assert!(wide.iter().sum::<i32>() <= TEXT_WIDTH);
+        // A number column is never squeezed below its number.
+        let many = column_widths(&[40; 6], &[9; 6], TEXT_WIDTH);
+        assert!(
+            many.iter().all(|&w| w >= 9 * WORD_TWIPS + 2 * CELL_GAP),
+            "{many:?}"
+        );
+        // Only when the words alone do not fit are they scaled together.
+        let crowded = column_widths(&[30; 12], &[30; 12], TEXT_WIDTH);
+        assert!(crowded.iter().sum::<i32>() <= TEXT_WIDTH);
+        assert_eq!(longest_word("0.56–0.84 and more"), 9);
         assert_eq!(display_width("中文ab😀é\u{301}"), 2 + 2 + 1 + 1 + 2 + 1);
     }
 

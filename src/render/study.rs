@@ -104,7 +104,7 @@ struct StudyFile {
     #[serde(default)]
     baseline: Option<String>,
     #[serde(default)]
-    conditions: Vec<ConditionEntry>,
+    conditions: Option<Vec<ConditionEntry>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,6 +179,13 @@ impl Study {
         let mut roots = Vec::new();
         let mut loaded: BTreeMap<String, (StudyData, Vec<String>)> = BTreeMap::new();
         for name in &file.roots {
+            if loaded.contains_key(name) {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "roots"),
+                    format!("runs root '{name}' is named twice"),
+                ));
+            }
             let root = dir.join(name);
             if !RunsRoot::is_runs_root(&root) {
                 return Err(Error::at_line(
@@ -200,20 +207,33 @@ impl Study {
         problems.sort();
         problems.dedup();
         let mut data = StudyData::default();
-        if file.conditions.is_empty() {
+        let entries = match file.conditions {
+            None => Vec::new(),
+            Some(entries) if entries.is_empty() => {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "conditions"),
+                    "conditions is empty: remove it to take every condition of every root, or list them",
+                ));
+            }
+            Some(entries) => entries,
+        };
+        if entries.is_empty() {
             let several = file.roots.len() > 1;
-            for (name, (root_data, _)) in &loaded {
+            for name in &file.roots {
+                let (root_data, _) = &loaded[name];
                 for c in &root_data.conditions {
                     let mut c = c.clone();
                     if several {
-                        c.key = format!("{name}/{}", c.key);
-                        c.label = format!("{} ({})", c.label, root_label(&c.root));
+                        let root = root_label(&c.root);
+                        c.key = format!("{root}/{}", c.key);
+                        c.label = format!("{} ({root})", c.label);
                     }
                     data.conditions.push(c);
                 }
             }
         } else {
-            for entry in &file.conditions {
+            for entry in &entries {
                 let at = line_at(&text, entry.key.span().start.min(text.len()));
                 let name_line = line_at(&text, entry.name.span().start.min(text.len()));
                 let root_name = match &entry.root {
@@ -291,9 +311,14 @@ impl Study {
                     format!("unknown figure '{name}'; known: {}", known.join(", ")),
                 ));
             };
-            if !figures.contains(&kind) {
-                figures.push(kind);
+            if figures.contains(&kind) {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "figures"),
+                    format!("figure '{name}' is listed twice"),
+                ));
             }
+            figures.push(kind);
         }
         let baseline = match file.baseline {
             Some(key) => {
@@ -435,52 +460,113 @@ fn parse_params(text: &str) -> std::result::Result<BTreeMap<String, String>, Str
     Ok(params)
 }
 
-const OPEN: &str = "<!-- okn:";
-const CLOSE: &str = "<!-- /okn:";
+/// One `<!-- okn:KIND … -->` or `<!-- /okn:KIND -->` comment.
+struct Marker<'a> {
+    /// Byte range of the whole comment.
+    range: std::ops::Range<usize>,
+    /// True for a closing marker.
+    closing: bool,
+    /// What follows `okn:` inside the comment, trimmed.
+    inner: &'a str,
+}
+
+/// Every region marker of `text` outside code, in order. Spacing inside the
+/// comment and the case of `okn:` are free (`<!--okn:rates-->`,
+/// `<!-- OKN:rates -->`), so a marker written a little differently is
+/// never silently left alone.
+fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> Vec<Marker<'a>> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(i) = text[at..].find("<!--") {
+        let start = at + i;
+        let Some(len) = text[start + 4..].find("-->") else {
+            break;
+        };
+        let end = start + 4 + len + 3;
+        at = end;
+        if in_code(start) {
+            continue;
+        }
+        let inner = text[start + 4..end - 3].trim();
+        let (closing, rest) = match inner.strip_prefix('/') {
+            Some(rest) => (true, rest.trim_start()),
+            None => (false, inner),
+        };
+        if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("okn:") {
+            found.push(Marker {
+                range: start..end,
+                closing,
+                inner: rest[4..].trim(),
+            });
+        }
+    }
+    found
+}
+
+/// A region whose closing marker is still to come: its kind, parameters,
+/// line, and the opening marker's byte range.
+type OpenRegion = (
+    String,
+    BTreeMap<String, String>,
+    u64,
+    std::ops::Range<usize>,
+);
 
 /// Finds every region of `text` (the contents of `path`).
 ///
 /// Errors (naming `path` and the line): an unknown kind or key, a
-/// malformed marker, a closing marker with no opening or the other way
-/// round, nested regions.
+/// malformed parameter, a closing marker with no opening or of another
+/// kind, an opening marker never closed, nested regions, an `okn:number`
+/// that begins a line.
 pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
     let code = code_ranges(text);
     let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
     let mut found = Vec::new();
-    let mut at = 0;
-    loop {
-        let next_open = text[at..].find(OPEN).map(|i| i + at);
-        let next_close = text[at..].find(CLOSE).map(|i| i + at);
-        let start = match (next_open, next_close) {
-            (None, None) => break,
-            (Some(o), Some(c)) if o < c => o,
-            (Some(o), None) => o,
-            // A closing marker comes first: text in code, else an error.
-            (_, Some(c)) => {
-                if in_code(c) {
-                    at = c + CLOSE.len();
-                    continue;
-                }
+    let mut open: Option<OpenRegion> = None;
+    for marker in markers(text, &in_code) {
+        let line = line_at(text, marker.range.start);
+        if marker.closing {
+            let kind = marker.inner;
+            let Some((open_kind, params, open_line, open_range)) = open.take() else {
                 return Err(Error::at_line(
                     path,
-                    line_at(text, c),
-                    "closing marker with no opening <!-- okn:KIND --> before it",
+                    line,
+                    format!(
+                        "closing <!-- /okn:{kind} --> with no opening <!-- okn:{kind} --> before it"
+                    ),
+                ));
+            };
+            if kind != open_kind {
+                return Err(Error::at_line(
+                    path,
+                    line,
+                    format!(
+                        "<!-- /okn:{kind} --> closes okn:{open_kind}, opened at line {open_line}"
+                    ),
                 ));
             }
-        };
-        if in_code(start) {
-            at = start + OPEN.len();
+            found.push(Region {
+                kind: open_kind,
+                params,
+                line: open_line,
+                content: open_range.end..marker.range.start,
+                whole: open_range.start..marker.range.end,
+            });
             continue;
         }
-        let line = line_at(text, start);
-        let Some(end) = text[start..].find("-->").map(|i| i + start) else {
-            return Err(Error::at_line(path, line, "marker is not closed with -->"));
-        };
-        let inner = &text[start + OPEN.len()..end];
-        let (kind, params_text) = inner
-            .trim_end()
+        if let Some((open_kind, _, open_line, _)) = &open {
+            return Err(Error::at_line(
+                path,
+                line,
+                format!(
+                    "a region inside okn:{open_kind} (opened at line {open_line}); regions do not nest"
+                ),
+            ));
+        }
+        let (kind, params_text) = marker
+            .inner
             .split_once(char::is_whitespace)
-            .unwrap_or((inner.trim_end(), ""));
+            .unwrap_or((marker.inner, ""));
         let Some((_, allowed)) = KINDS.iter().find(|(k, _)| *k == kind) else {
             let known: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
             return Err(Error::at_line(
@@ -490,8 +576,8 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
             ));
         };
         let params = parse_params(params_text).map_err(|e| Error::at_line(path, line, e))?;
-        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        if kind == "number" && text[line_start..start].trim().is_empty() {
+        let line_start = text[..marker.range.start].rfind('\n').map_or(0, |i| i + 1);
+        if kind == "number" && text[line_start..marker.range.start].trim().is_empty() {
             return Err(Error::at_line(
                 path,
                 line,
@@ -515,35 +601,25 @@ HTML block, which splits the paragraph; put the words before it on the same line
                 ));
             }
         }
-        let content_start = end + 3;
-        let closing = format!("{CLOSE}{kind} -->");
-        let Some(close) = text[content_start..]
-            .find(&closing)
-            .map(|i| i + content_start)
-        else {
-            return Err(Error::at_line(
-                path,
-                line,
-                format!("okn:{kind} has no closing {closing}"),
-            ));
-        };
-        if let Some(nested) = text[content_start..close].find(OPEN) {
-            return Err(Error::at_line(
-                path,
-                line_at(text, content_start + nested),
-                format!("a region inside okn:{kind} (opened at line {line}); regions do not nest"),
-            ));
-        }
-        found.push(Region {
-            kind: kind.to_string(),
-            params,
+        open = Some((kind.to_string(), params, line, marker.range.clone()));
+    }
+    if let Some((kind, _, line, _)) = open {
+        return Err(Error::at_line(
+            path,
             line,
-            content: content_start..close,
-            whole: start..close + closing.len(),
-        });
-        at = close + closing.len();
+            format!("okn:{kind} has no closing <!-- /okn:{kind} -->"),
+        ));
     }
     Ok(found)
+}
+
+/// The block-quote prefix (`> `, `>> `) a marker at `at` sits behind, so
+/// that generated lines stay inside the quote.
+fn quote_prefix(text: &str, at: usize) -> Option<&str> {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..at];
+    (before.contains('>') && before.chars().all(|c| c == '>' || c == ' ' || c == '\t'))
+        .then_some(before)
 }
 
 /// `text` (the contents of `path`, a file of `study`) with every region
@@ -552,12 +628,20 @@ HTML block, which splits the paragraph; put the words before it on the same line
 /// Errors: see [`regions`]; also a region naming a condition, question,
 /// metric or figure the study does not have.
 pub fn fill(study: &Study, path: &Path, text: &str) -> Result<String> {
+    let crlf = text.contains("\r\n");
     let mut out = String::with_capacity(text.len() + 1024);
     let mut at = 0;
     for region in regions(path, text)? {
         out.push_str(&text[at..region.content.start]);
-        let generated =
+        let mut generated =
             generate(study, &region).map_err(|e| Error::at_line(path, region.line, e))?;
+        if let Some(prefix) = quote_prefix(text, region.whole.start) {
+            generated = generated.replace('\n', &format!("\n{prefix}"));
+        }
+        // A file with CRLF line ends keeps them.
+        if crlf {
+            generated = generated.replace('\n', "\r\n");
+        }
         out.push_str(&generated);
         at = region.content.end;
     }
@@ -697,6 +781,45 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
         Some(other) => return Err(format!("format={other}: expected decimal or percent")),
     };
     let show = |v: Option<f64>| if as_percent { percent(v) } else { rate(v) };
+    // Which keys this metric reads: any other is an error, so a key that
+    // would be ignored cannot look as if it mattered.
+    let study_wide = matches!(
+        metric,
+        "conditions" | "defeats-every-condition" | "separating"
+    ) || (matches!(metric, "questions" | "attempts")
+        && !p.contains_key("condition"));
+    let is_rate = matches!(
+        metric,
+        "exact-rate"
+            | "strict-exact-rate"
+            | "ordered-rate"
+            | "mean-f1"
+            | "f1"
+            | "pass-at-k"
+            | "pass-hat-k"
+    );
+    let mut takes: Vec<&str> = vec!["metric"];
+    if !study_wide {
+        takes.push("condition");
+    }
+    if is_rate {
+        takes.push("format");
+    }
+    if matches!(metric, "pass-at-k" | "pass-hat-k") {
+        takes.push("k");
+    }
+    if matches!(metric, "delta" | "delta-interval") {
+        takes.push("baseline");
+    }
+    if matches!(metric, "exact" | "exact-rate" | "mean-f1" | "f1") {
+        takes.push("question");
+    }
+    if let Some(extra) = p.keys().find(|k| !takes.contains(&k.as_str())) {
+        return Err(format!(
+            "metric={metric} does not take {extra}= (it takes {})",
+            takes.join(", ")
+        ));
+    }
     // Study-wide metrics.
     match metric {
         "conditions" => return Ok(study.data.conditions.len().to_string()),
@@ -1168,6 +1291,110 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
             );
             assert!(e.contains(message), "{e}");
         }
+    }
+
+    /// A new user's review: markers written without spaces or in capitals
+    /// were silently left alone, and a number could drift.
+    #[test]
+    fn markers_written_differently_are_still_regions() {
+        let text = "a <!--okn:number metric=questions-->9<!--/okn:number--> b <!-- OKN:number metric=questions -->9<!-- / okn:number -->\n";
+        let found = regions(Path::new("S.md"), text).unwrap();
+        assert_eq!(found.len(), 2);
+        let e = regions(
+            Path::new("S.md"),
+            "<!-- okn:rates -->\nx\n<!-- /okn:deltas -->\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("S.md:3: <!-- /okn:deltas --> closes okn:rates, opened at line 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn regions_in_block_quotes_and_crlf_files_keep_their_form() {
+        let (dir, study) = demo_study();
+        let path = dir.path().join("S.md");
+        let quoted = "> Note:\n> <!-- okn:separating -->\n> <!-- /okn:separating -->\n";
+        let filled = fill(&study, &path, quoted).unwrap();
+        for line in filled.lines() {
+            assert!(line.starts_with('>'), "{line:?} left the quote:\n{filled}");
+        }
+        assert_eq!(fill(&study, &path, &filled).unwrap(), filled);
+        let crlf = "# S\r\n\r\n<!-- okn:rates -->\r\n<!-- /okn:rates -->\r\n";
+        let filled = fill(&study, &path, crlf).unwrap();
+        assert!(
+            !filled.replace("\r\n", "").contains('\n'),
+            "mixed line ends"
+        );
+        assert_eq!(fill(&study, &path, &filled).unwrap(), filled);
+    }
+
+    #[test]
+    fn a_key_a_metric_would_ignore_is_an_error() {
+        let (_dir, study) = demo_study();
+        for (text, message) in [
+            (
+                "<!-- okn:number metric=conditions condition=b --><!-- /okn:number -->",
+                "metric=conditions does not take condition=",
+            ),
+            (
+                "<!-- okn:number metric=attempts condition=b format=percent --><!-- /okn:number -->",
+                "does not take format=",
+            ),
+            (
+                "<!-- okn:number metric=exact-rate condition=b k=2 --><!-- /okn:number -->",
+                "does not take k=",
+            ),
+        ] {
+            let e = fill(&study, Path::new("Q.md"), &format!("See {text}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn duplicated_or_empty_lists_in_study_files_are_errors() {
+        let root = demo_root();
+        for (toml, message) in [
+            (
+                format!("title = \"T\"\nroots = [{root:?}, {root:?}]\n"),
+                "named twice",
+            ),
+            (
+                format!("title = \"T\"\nroots = [{root:?}]\nfigures = [\"f1\", \"f1\"]\n"),
+                "listed twice",
+            ),
+            (
+                format!("title = \"T\"\nroots = [{root:?}]\nconditions = []\n"),
+                "conditions is empty",
+            ),
+        ] {
+            let (_dir, study) = study_with(&toml);
+            let e = study.unwrap_err().to_string();
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn conditions_of_several_roots_are_keyed_by_folder_name() {
+        let roots = crate::report::study::demo_roots();
+        let list: Vec<String> = roots.iter().map(|r| format!("{r:?}")).collect();
+        let (_dir, study) = study_with(&format!("title = \"T\"\nroots = [{}]\n", list.join(", ")));
+        let study = study.unwrap();
+        let first = root_label(&roots[0]);
+        let key = &study.data.conditions[0].key;
+        assert!(
+            key.starts_with(&format!("{first}/")) && !key.contains(".."),
+            "{key}"
+        );
+        assert!(
+            study.data.conditions[0]
+                .label
+                .ends_with(&format!("({first})"))
+        );
     }
 
     #[test]
