@@ -1,9 +1,9 @@
 //! `okn-benchmark build`: regenerate everything published, or check it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::render::build::{check, plan, write};
 
 /// Regenerate every generated file: each runs root's README.md and summary
@@ -22,7 +22,41 @@ pub(crate) struct BuildArgs {
     root: Vec<PathBuf>,
 }
 
-pub(crate) fn run(args: BuildArgs) -> Result<ExitCode> {
+/// The project folder above `dir`: the nearest ancestor holding `.git` or
+/// an `okn-benchmark.toml`, if it is not `dir` itself.
+fn project_above(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    let found = dir
+        .ancestors()
+        .find(|a| a.join(".git").exists() || a.join("okn-benchmark.toml").is_file())?;
+    (found != dir).then(|| found.to_path_buf())
+}
+
+pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
+    for root in &args.root {
+        if !root.is_dir() {
+            return Err(Error::Usage(format!(
+                "--root {}: no such folder (give a folder under the current one)",
+                root.display()
+            )));
+        }
+    }
+    // Run from inside a project (a runs root, a study), build what is under
+    // here, from the project's folder: one site/, at the project's root.
+    if args.root.is_empty()
+        && let Some(project) = project_above(Path::new("."))
+    {
+        let here = std::env::current_dir().map_err(|e| Error::io(Path::new("."), "read", e))?;
+        let here = here.canonicalize().unwrap_or(here);
+        let relative = here.strip_prefix(&project).unwrap_or(&here).to_path_buf();
+        std::env::set_current_dir(&project).map_err(|e| Error::io(&project, "enter", e))?;
+        eprintln!(
+            "build: building {} from the project folder {}; site/ is rebuilt only from there",
+            relative.display(),
+            project.display()
+        );
+        args.root = vec![PathBuf::from(".").join(relative)];
+    }
     let scan = if args.root.is_empty() {
         vec![PathBuf::from(".")]
     } else {
