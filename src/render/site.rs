@@ -90,29 +90,59 @@ fn normalize(path: &Path) -> PathBuf {
 /// same base, with `/` separators and each segment percent-encoded where
 /// a URL needs it.
 pub fn relative_link(from: &Path, to: &Path) -> String {
-    let from = normalize(from.parent().unwrap_or(Path::new("")));
-    let to = normalize(to);
-    let a: Vec<_> = from.components().collect();
-    let b: Vec<_> = to.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
-    parts.extend(
-        b[common..]
-            .iter()
-            .map(|c| encode_segment(&c.as_os_str().to_string_lossy())),
-    );
-    if parts.is_empty() {
-        ".".to_string()
+    // A site build makes a dozen links per attempt page: the paths are
+    // normalized only when they hold `.` or `..`, and the link is written
+    // straight into one string.
+    let from = normalized(from.parent().unwrap_or(Path::new("")));
+    let to = normalized(to);
+    let mut a = from.components();
+    let mut b = to.components().peekable();
+    let mut ups = 0;
+    while let Some(x) = a.next() {
+        if b.peek() == Some(&x) {
+            b.next();
+        } else {
+            ups = 1 + a.count();
+            break;
+        }
+    }
+    let mut out = String::new();
+    for _ in 0..ups {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str("..");
+    }
+    for c in b {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        encode_segment(&c.as_os_str().to_string_lossy(), &mut out);
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+/// `path` as [`normalize`] makes it, borrowed when that changes nothing
+/// (no `.` or `..` component).
+fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if path
+        .components()
+        .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+    {
+        std::borrow::Cow::Owned(normalize(path))
     } else {
-        parts.join("/")
+        std::borrow::Cow::Borrowed(path)
     }
 }
 
-/// Percent-encodes what a path segment of a URL cannot hold as is.
-fn encode_segment(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        match b {
+/// Appends `segment` to `out`, percent-encoding what a path segment of a
+/// URL cannot hold as is.
+fn encode_segment(segment: &str, out: &mut String) {
+    let keep = |b: u8| {
+        matches!(b,
             b'A'..=b'Z'
             | b'a'..=b'z'
             | b'0'..=b'9'
@@ -129,11 +159,19 @@ fn encode_segment(segment: &str) -> String {
             | b','
             | b';'
             | b'='
-            | b'@' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
+            | b'@')
+    };
+    if segment.bytes().all(keep) {
+        out.push_str(segment);
+        return;
+    }
+    for b in segment.bytes() {
+        if keep(b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
-    out
 }
 
 /// `site/roots/NAME/index.html`.
@@ -192,7 +230,7 @@ fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
         .join(" › ")
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct Link {
     name: String,
     href: String,
@@ -545,6 +583,26 @@ pub fn question_pages(
             .get(name)
             .map(label)
             .unwrap_or_else(|| name.clone());
+        // Links every attempt page of this condition shares (its pages
+        // sit in one folder, so the links are the same).
+        let shared_page = attempt_page(&root.name, question, &result.condition, 1);
+        let shared_raw: Vec<Link> = [
+            (
+                RESULT_FILE,
+                root.root
+                    .condition_dir(question, &result.condition)
+                    .join(RESULT_FILE),
+            ),
+            (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
+            (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
+        ]
+        .into_iter()
+        .filter(|(_, path)| path.is_file())
+        .map(|(name, path)| Link {
+            name: name.to_string(),
+            href: relative_link(&shared_page, &path),
+        })
+        .collect();
         let mut attempts = Vec::new();
         for a in &result.attempts {
             let target = attempt_page(&root.name, question, name, a.attempt);
@@ -565,6 +623,7 @@ pub fn question_pages(
                     &condition_label,
                     a,
                     ground_truth.as_ref(),
+                    &shared_raw,
                 )?,
             ));
         }
@@ -809,6 +868,62 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
     DiffView { note, rows }
 }
 
+/// What an attempt folder holds, from one listing of it: an attempt page
+/// asks after ten files, and a `stat` of each was a tenth of a site build.
+/// Answers as [`Path::is_file`] and [`std::fs::read`] would.
+struct Listing {
+    dir: PathBuf,
+    /// Entry names, each with whether it is a file (a link followed);
+    /// `None` when the folder could not be listed (each file is then
+    /// asked after on its own).
+    entries: Option<Vec<(std::ffi::OsString, bool)>>,
+}
+
+impl Listing {
+    fn of(dir: &Path) -> Listing {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(read) => Some(
+                read.flatten()
+                    .map(|e| {
+                        let file = match e.file_type() {
+                            Ok(t) if !t.is_symlink() => t.is_file(),
+                            _ => e.path().is_file(),
+                        };
+                        (e.file_name(), file)
+                    })
+                    .collect(),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+            Err(_) => None,
+        };
+        Listing {
+            dir: dir.to_path_buf(),
+            entries,
+        }
+    }
+
+    fn entry(&self, name: &str) -> Option<Option<bool>> {
+        self.entries
+            .as_ref()
+            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
+    }
+
+    fn is_file(&self, name: &str) -> bool {
+        match self.entry(name) {
+            Some(found) => found == Some(true),
+            None => self.dir.join(name).is_file(),
+        }
+    }
+
+    /// The file's bytes; nothing is opened for a name the folder lacks.
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        match self.entry(name) {
+            Some(None) => None,
+            _ => std::fs::read(self.dir.join(name)).ok(),
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn attempt_page_bytes(
     theme: &Theme,
@@ -819,12 +934,14 @@ fn attempt_page_bytes(
     condition_label: &str,
     a: &AttemptResult,
     ground_truth: Option<&Table>,
+    shared_raw: &[Link],
 ) -> Result<Vec<u8>> {
     let page = attempt_page(&root.name, question, &result.condition, a.attempt);
     let dir = root
         .root
         .attempt_dir(question, &result.condition, a.attempt);
-    let read = |name: &str| std::fs::read(dir.join(name)).ok();
+    let listing = Listing::of(&dir);
+    let read = |name: &str| listing.read(name);
     let mut context = tera::Context::new();
     context.insert("question", question);
     context.insert("question_text", question_text);
@@ -963,7 +1080,7 @@ fn attempt_page_bytes(
     }
     context.insert(
         "calls_missing",
-        if dir.join(CALLS_FILE).is_file() {
+        if listing.is_file(CALLS_FILE) {
             "No tool was called."
         } else {
             "No calls.json was recorded."
@@ -989,31 +1106,14 @@ fn attempt_page_bytes(
         AGENT_FILE,
         EPISODE_FILE,
     ] {
-        if dir.join(name).is_file() {
+        if listing.is_file(name) {
             raw.push(Link {
                 name: name.to_string(),
                 href: relative_link(&page, &dir.join(name)),
             });
         }
     }
-    let qdir = root.root.question_dir(question);
-    for (name, path) in [
-        (
-            RESULT_FILE,
-            root.root
-                .condition_dir(question, &result.condition)
-                .join(RESULT_FILE),
-        ),
-        (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
-        (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
-    ] {
-        if path.is_file() {
-            raw.push(Link {
-                name: name.to_string(),
-                href: relative_link(&page, &path),
-            });
-        }
-    }
+    raw.extend_from_slice(shared_raw);
     context.insert("raw", &raw);
     let nav = crumbs(
         &page,
