@@ -445,43 +445,46 @@ fn html_files(plan: &Plan) -> Vec<PathBuf> {
     plan.scanned
         .par_iter()
         .flat_map_iter(|dir| {
-            files_under(dir, true, &|p: &Path| {
-                p.extension().is_some_and(|e| e == "html")
+            files_under(dir, true, &|name: &std::ffi::OsStr| {
+                Path::new(name).extension().is_some_and(|e| e == "html")
             })
         })
         .collect()
 }
 
-/// The files under `root` (itself, when it is a file) that `keep` keeps;
-/// links are not followed below the root; with `skip`, entries named as
-/// [`skipped`] are left out. Subfolders are read in parallel; an
+/// Decides by a file's name whether it is wanted.
+type Keep = dyn Fn(&std::ffi::OsStr) -> bool + Sync;
+
+/// The files under `root` (itself, when it is a file) whose names `keep`
+/// keeps; links are not followed below the root; with `skip`, entries
+/// named as [`skipped`] are left out. Subfolders are read in parallel; an
 /// unreadable folder is passed over.
-fn files_under(root: &Path, skip: bool, keep: &(dyn Fn(&Path) -> bool + Sync)) -> Vec<PathBuf> {
+fn files_under(root: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => files_in(root, skip, keep),
-        Ok(m) if m.is_file() && keep(root) => vec![root.to_path_buf()],
+        Ok(m) if m.is_file() && root.file_name().is_none_or(keep) => vec![root.to_path_buf()],
         _ => Vec::new(),
     }
 }
 
-fn files_in(dir: &Path, skip: bool, keep: &(dyn Fn(&Path) -> bool + Sync)) -> Vec<PathBuf> {
+fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files = Vec::new();
     let mut folders = Vec::new();
     for entry in entries.flatten() {
-        if skip && skipped(&entry.file_name().to_string_lossy()) {
+        let name = entry.file_name();
+        if skip && skipped(&name.to_string_lossy()) {
             continue;
         }
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        let path = entry.path();
         if kind.is_dir() {
-            folders.push(path);
-        } else if kind.is_file() && keep(&path) {
-            files.push(path);
+            folders.push(entry.path());
+        } else if kind.is_file() && keep(&name) {
+            files.push(entry.path());
         }
     }
     let below: Vec<PathBuf> = folders
