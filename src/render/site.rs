@@ -791,10 +791,8 @@ fn arguments_summary(arguments: &serde_json::Value) -> String {
     }
 }
 
-/// The answer against the ground truth, row by row (`similar`), rows
-/// written as CSV lines; for an unordered key both sides are sorted first,
-/// so only membership differences show.
-fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
+/// Each row of `table` as its CSV line (no line end).
+fn csv_lines(table: &Table) -> Vec<String> {
     let line = |row: &Vec<String>| {
         let mut t = Table::new(vec![String::new(); row.len()]);
         t.rows.push(row.clone());
@@ -802,8 +800,31 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
         csv.split_once('\n')
             .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
     };
-    let mut a: Vec<String> = answer.rows.iter().map(line).collect();
-    let mut t: Vec<String> = truth.rows.iter().map(line).collect();
+    // Where no cell holds a line end, each row is one line of the whole
+    // table's CSV: one table written instead of one per row.
+    let width = table.rows.first().map_or(0, Vec::len);
+    if width == 0
+        || table.rows.iter().any(|r| r.len() != width)
+        || table.rows.iter().flatten().any(|c| c.contains('\n'))
+    {
+        return table.rows.iter().map(line).collect();
+    }
+    let whole = Table {
+        columns: vec![String::new(); width],
+        rows: table.rows.clone(),
+    };
+    let csv = whole.to_csv();
+    let mut lines = csv.split('\n');
+    lines.next(); // the header
+    lines.take(table.rows.len()).map(str::to_string).collect()
+}
+
+/// The answer against the ground truth, row by row (`similar`), rows
+/// written as CSV lines; for an unordered key both sides are sorted first,
+/// so only membership differences show.
+fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
+    let mut a = csv_lines(answer);
+    let mut t = csv_lines(truth);
     if !ordered {
         a.sort();
         t.sort();
@@ -1202,6 +1223,129 @@ mod tests {
         // Ordered: a moved row is a difference.
         let d = answer_diff(&answer, &truth, true);
         assert!(d.rows.iter().filter(|r| !r.sign.is_empty()).count() >= 3);
+    }
+
+    /// relative_link as it was before it skipped normalizing plain paths.
+    fn relative_link_reference(from: &Path, to: &Path) -> String {
+        let from = normalize(from.parent().unwrap_or(Path::new("")));
+        let to = normalize(to);
+        let a: Vec<_> = from.components().collect();
+        let b: Vec<_> = to.components().collect();
+        let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+        parts.extend(b[common..].iter().map(|c| {
+            let mut s = String::new();
+            encode_segment(&c.as_os_str().to_string_lossy(), &mut s);
+            s
+        }));
+        if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        }
+    }
+
+    #[test]
+    fn links_match_the_normalizing_reference() {
+        let paths = [
+            "",
+            ".",
+            "..",
+            "a",
+            "a/b.html",
+            "./a/b.html",
+            "a/./b/../c.html",
+            "../x/y.html",
+            "../../x",
+            "site/roots/r/a/q/c/attempt-1.html",
+            "r/q_results/c/attempt-1/answer.csv",
+            "site/roots/x y/index.html",
+            "site/q/b#.html",
+            "/abs/p.html",
+            "/abs/q/r.csv",
+            "a//b/c.html",
+        ];
+        for from in paths {
+            for to in paths {
+                assert_eq!(
+                    relative_link(Path::new(from), Path::new(to)),
+                    relative_link_reference(Path::new(from), Path::new(to)),
+                    "{from} -> {to}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn listings_answer_as_the_file_system_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("attempt-1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
+        std::fs::create_dir(dir.join("cwd")).unwrap();
+        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
+            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
+            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
+        }
+        let names = [
+            "answer.csv",
+            "cwd",
+            "calls.json",
+            "agent.json",
+            "episode.json",
+            "prompt.txt",
+        ];
+        for folder in [dir.clone(), tmp.path().join("missing")] {
+            let listing = Listing::of(&folder);
+            for name in names {
+                assert_eq!(listing.is_file(name), folder.join(name).is_file(), "{name}");
+                assert_eq!(
+                    listing.read(name),
+                    std::fs::read(folder.join(name)).ok(),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn csv_lines_are_the_rows_written_one_by_one() {
+        let one_by_one = |t: &Table| -> Vec<String> {
+            t.rows
+                .iter()
+                .map(|row| {
+                    let mut one = Table::new(vec![String::new(); row.len()]);
+                    one.rows.push(row.clone());
+                    let csv = one.to_csv();
+                    csv.split_once('\n')
+                        .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
+                })
+                .collect()
+        };
+        for csv in [
+            &b"a,b\n1,x\n\" q\",\"c,d\"\n,\n"[..],
+            b"a\n\"\"\nx\n",
+            b"a,b\n\"two\nlines\",y\n3,z\n",
+            b"a,b\n\"cr\rhere\",y\n",
+            b"a\n",
+        ] {
+            let t = Table::from_csv(csv).unwrap();
+            assert_eq!(
+                csv_lines(&t),
+                one_by_one(&t),
+                "{}",
+                String::from_utf8_lossy(csv)
+            );
+        }
+        let ragged = Table {
+            columns: vec![],
+            rows: vec![vec![], vec![]],
+        };
+        assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
     }
 
     #[test]
