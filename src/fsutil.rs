@@ -41,9 +41,22 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// True when `path` exists and already holds exactly `contents`.
+/// True when `path` exists and already holds exactly `contents`. A file of
+/// another length is not read.
 pub fn same_contents(path: &Path, contents: &[u8]) -> bool {
-    std::fs::read(path).is_ok_and(|existing| existing == contents)
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if !file
+        .metadata()
+        .is_ok_and(|m| m.len() == contents.len() as u64)
+    {
+        return false;
+    }
+    // One byte more than expected, to notice a file that grew meanwhile.
+    let mut existing = Vec::with_capacity(contents.len() + 1);
+    file.read_to_end(&mut existing).is_ok() && existing == contents
 }
 
 #[cfg(test)]
@@ -58,6 +71,10 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert!(same_contents(&path, b"two"));
+        assert!(!same_contents(&path, b"tw"));
+        assert!(!same_contents(&path, b"two!"));
+        assert!(!same_contents(&path, b"one"));
+        assert!(!same_contents(&dir.path().join("none"), b""));
         let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
             .map(|e| e.unwrap().file_name())

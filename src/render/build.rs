@@ -365,19 +365,20 @@ impl Drift {
     }
 }
 
-/// Line ends normalized, so a CRLF checkout is not stale.
-fn normalized(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
-            i += 1;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    out
+/// The bytes with each CRLF read as LF.
+fn lf_bytes(bytes: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| !(b == b'\r' && bytes.get(i + 1) == Some(&b'\n')))
+        .map(|(_, &b)| b)
+}
+
+/// True when `existing` holds `new`, line ends normalized, so a CRLF
+/// checkout is not stale. Equal bytes are the common case and are
+/// compared whole; only a difference is looked at line end by line end.
+fn same_text(existing: &[u8], new: &[u8]) -> bool {
+    existing == new || lf_bytes(existing).eq(lf_bytes(new))
 }
 
 /// How one output compares with the disk.
@@ -393,13 +394,21 @@ enum State {
 /// Errors: an output that cannot be computed (a job's failure).
 pub fn check(plan: &Plan) -> Result<Drift> {
     let mut drift = Drift::default();
-    let states = for_each_output(plan, |o| {
-        Ok(match std::fs::read(&o.path) {
-            Ok(existing) if normalized(&existing) == normalized(&o.bytes) => State::Current,
-            Ok(_) => State::Stale,
-            Err(_) => State::Missing,
-        })
-    })?;
+    // Nothing is written, so the folders are walked for orphans while the
+    // outputs are computed and compared.
+    let (states, (owned, pages)) = rayon::join(
+        || {
+            for_each_output(plan, |o| {
+                Ok(match std::fs::read(&o.path) {
+                    Ok(existing) if same_text(&existing, &o.bytes) => State::Current,
+                    Ok(_) => State::Stale,
+                    Err(_) => State::Missing,
+                })
+            })
+        },
+        || rayon::join(|| owned_files(plan), || html_files(plan)),
+    );
+    let states = states?;
     let produced: BTreeSet<PathBuf> = states.iter().map(|(p, _)| p.clone()).collect();
     for (path, state) in states {
         match state {
@@ -408,47 +417,112 @@ pub fn check(plan: &Plan) -> Result<Drift> {
             State::Missing => drift.missing.push(path),
         }
     }
-    drift.orphaned = orphans(plan, &produced);
+    drift.orphaned = orphans(Candidates { owned, pages }, &produced);
     drift.outputs = produced.len();
     Ok(drift)
 }
 
+/// The files the search for orphans looks at, found by walking the folders
+/// in parallel (a runs root of 50,000 attempts is 100,000 folders).
+#[derive(Default)]
+struct Candidates {
+    /// Every file in an owned folder.
+    owned: Vec<PathBuf>,
+    /// Every `.html` file under the scanned folders.
+    pages: Vec<PathBuf>,
+}
+
+/// Every file under the owned folders.
+fn owned_files(plan: &Plan) -> Vec<PathBuf> {
+    plan.owned_dirs
+        .par_iter()
+        .flat_map_iter(|dir| files_under(dir, false, &|_| true))
+        .collect()
+}
+
+/// Every `.html` file under the scanned folders, skipped folders left out.
+fn html_files(plan: &Plan) -> Vec<PathBuf> {
+    plan.scanned
+        .par_iter()
+        .flat_map_iter(|dir| {
+            files_under(dir, true, &|name: &std::ffi::OsStr| {
+                Path::new(name).extension().is_some_and(|e| e == "html")
+            })
+        })
+        .collect()
+}
+
+/// Decides by a file's name whether it is wanted.
+type Keep = dyn Fn(&std::ffi::OsStr) -> bool + Sync;
+
+/// The files under `root` (itself, when it is a file) whose names `keep`
+/// keeps; links are not followed below the root; with `skip`, entries
+/// named as [`skipped`] are left out. Subfolders are read in parallel; an
+/// unreadable folder is passed over.
+fn files_under(root: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => files_in(root, skip, keep),
+        Ok(m) if m.is_file() && root.file_name().is_none_or(keep) => vec![root.to_path_buf()],
+        _ => Vec::new(),
+    }
+}
+
+fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    let mut folders = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if skip && skipped(&name.to_string_lossy()) {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            folders.push(entry.path());
+        } else if kind.is_file() && keep(&name) {
+            files.push(entry.path());
+        }
+    }
+    let below: Vec<PathBuf> = folders
+        .par_iter()
+        .flat_map_iter(|d| files_in(d, skip, keep))
+        .collect();
+    files.extend(below);
+    files
+}
+
+/// True when the file at `path` begins with a page this build generated
+/// (the mark within its first 4 KiB).
+fn generated_page(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(4096);
+    file.take(4096).read_to_end(&mut head).is_ok()
+        && String::from_utf8_lossy(&head).contains(GENERATOR_MARK)
+}
+
 /// Generated files nothing produces any more: pages carrying the generator
 /// mark, and any file in an owned folder, that no output names.
-fn orphans(plan: &Plan, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
-    let mut found = BTreeSet::new();
-    for dir in &plan.owned_dirs {
-        for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
-            if entry.file_type().is_file() && !produced.contains(entry.path()) {
-                found.insert(entry.path().to_path_buf());
-            }
-        }
-    }
-    for dir in &plan.scanned {
-        let mut walker = walkdir::WalkDir::new(dir).into_iter();
-        while let Some(Ok(entry)) = walker.next() {
-            let name = entry.file_name().to_string_lossy();
-            if entry.depth() > 0 && skipped(&name) {
-                if entry.file_type().is_dir() {
-                    walker.skip_current_dir();
-                }
-                continue;
-            }
-            let path = entry.path();
-            // A generated page is an orphan only when the Markdown it was
-            // made from is gone.
-            if entry.file_type().is_file()
-                && path.extension().is_some_and(|e| e == "html")
-                && !produced.contains(path)
-                && !path.with_extension("md").exists()
-                && std::fs::read(path).is_ok_and(|b| {
-                    String::from_utf8_lossy(&b[..b.len().min(4096)]).contains(GENERATOR_MARK)
-                })
-            {
-                found.insert(path.to_path_buf());
-            }
-        }
-    }
+fn orphans(candidates: Candidates, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let mut found: BTreeSet<PathBuf> = candidates
+        .owned
+        .into_iter()
+        .filter(|p| !produced.contains(p))
+        .collect();
+    // A generated page is an orphan only when the Markdown it was made
+    // from is gone.
+    let pages: Vec<PathBuf> = candidates
+        .pages
+        .into_par_iter()
+        .filter(|p| !produced.contains(p) && !p.with_extension("md").exists() && generated_page(p))
+        .collect();
+    found.extend(pages);
     found.into_iter().collect()
 }
 
@@ -459,18 +533,29 @@ fn orphans(plan: &Plan, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
 /// Errors: an output that cannot be computed; a file that cannot be
 /// written or removed.
 pub fn write(plan: &Plan) -> Result<(usize, usize, usize)> {
-    let results = for_each_output(plan, |o| {
-        if crate::fsutil::same_contents(&o.path, &o.bytes) {
-            Ok(false)
-        } else {
-            crate::fsutil::write_atomic(&o.path, &o.bytes)?;
-            Ok(true)
-        }
-    })?;
+    // Pages are looked for while the outputs are written (a page being
+    // written is one this build produces, so it is never taken for an
+    // orphan); owned folders only once the writing is done, since a file
+    // written there passes through a temporary name.
+    let (results, pages) = rayon::join(
+        || {
+            for_each_output(plan, |o| {
+                if crate::fsutil::same_contents(&o.path, &o.bytes) {
+                    Ok(false)
+                } else {
+                    crate::fsutil::write_atomic(&o.path, &o.bytes)?;
+                    Ok(true)
+                }
+            })
+        },
+        || html_files(plan),
+    );
+    let results = results?;
     let written = results.iter().filter(|(_, w)| *w).count();
     let unchanged = results.len() - written;
     let produced: BTreeSet<PathBuf> = results.into_iter().map(|(p, _)| p).collect();
-    let orphaned = orphans(plan, &produced);
+    let owned = owned_files(plan);
+    let orphaned = orphans(Candidates { owned, pages }, &produced);
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
     }

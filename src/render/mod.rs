@@ -27,18 +27,34 @@ use crate::error::{Error, Result};
 
 /// Escapes text for HTML content and attribute values: `& < > " '`.
 pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    let mut out = Vec::with_capacity(text.len() + 8);
+    // Writing into a Vec cannot fail.
+    let _ = escape_into(text, &mut out);
+    // Only ASCII was replaced, by ASCII: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`escape_html`] into `out`: the runs between special characters are
+/// written whole. The pages' templates escape through this too (tera's
+/// own escaper writes byte by byte, which was a tenth of a site build);
+/// the five replacements are tera's.
+fn escape_into(text: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        let replacement: &[u8] = match b {
+            b'&' => b"&amp;",
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'"' => b"&quot;",
+            b'\'' => b"&#39;",
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        out.write_all(replacement)?;
+        start = i + 1;
     }
-    out
+    out.write_all(&bytes[start..])
 }
 
 /// The built-in copies of the templates, by name (`templates/NAME`).
@@ -68,13 +84,19 @@ const STATIC: [(&str, &str); 2] = [
     ("sort.js", include_str!("../../static/sort.js")),
 ];
 
+/// The initial size of a page's buffer, bytes.
+const PAGE_CAPACITY: usize = 32 * 1024;
+
 /// The page templates, stylesheet and script.
+///
+/// The stylesheet, script and policy are kept as template values, made
+/// once: every page's context shares them instead of copying them.
 #[derive(Debug, Clone)]
 pub struct Theme {
     tera: tera::Tera,
-    css: String,
-    script: String,
-    csp: String,
+    css: tera::Value,
+    script: tera::Value,
+    csp: tera::Value,
     /// The theme files read from disk (inputs of every page).
     pub files: Vec<std::path::PathBuf>,
 }
@@ -98,6 +120,7 @@ impl Theme {
         };
         let mut tera = tera::Tera::default();
         tera.autoescape_on(vec![".html"]);
+        tera.set_escape_fn(escape_into);
         let mut templates = Vec::new();
         for (name, builtin) in TEMPLATES {
             let path = root.join("templates").join(name);
@@ -123,9 +146,9 @@ impl Theme {
         );
         Ok(Theme {
             tera,
-            css,
-            script,
-            csp,
+            css: tera::Value::from(css),
+            script: tera::Value::from(script),
+            csp: tera::Value::from(csp),
             files,
         })
     }
@@ -153,15 +176,19 @@ impl Theme {
     ) -> Result<String> {
         context.insert("title", title);
         context.insert("nav", &nav.unwrap_or(""));
-        context.insert("css", &self.css);
-        context.insert("script", &self.script);
-        context.insert("csp", &self.csp);
+        context.insert_value("css", self.css.clone());
+        context.insert_value("script", self.script.clone());
+        context.insert_value("csp", self.csp.clone());
         if !context.contains_key("body") {
             context.insert("body", "");
         }
+        // Room for the stylesheet, the script and a typical page, so the
+        // buffer is rarely grown.
+        let mut out = Vec::with_capacity(PAGE_CAPACITY);
         self.tera
-            .render(name, &context)
-            .map_err(|e| Error::Other(format!("template {name}: {e} {}", error_chain(&e))))
+            .render_to(name, &context, &mut out)
+            .map_err(|e| Error::Other(format!("template {name}: {e} {}", error_chain(&e))))?;
+        String::from_utf8(out).map_err(|e| Error::Other(format!("template {name}: not UTF-8: {e}")))
     }
 }
 

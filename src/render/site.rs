@@ -90,29 +90,59 @@ fn normalize(path: &Path) -> PathBuf {
 /// same base, with `/` separators and each segment percent-encoded where
 /// a URL needs it.
 pub fn relative_link(from: &Path, to: &Path) -> String {
-    let from = normalize(from.parent().unwrap_or(Path::new("")));
-    let to = normalize(to);
-    let a: Vec<_> = from.components().collect();
-    let b: Vec<_> = to.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
-    parts.extend(
-        b[common..]
-            .iter()
-            .map(|c| encode_segment(&c.as_os_str().to_string_lossy())),
-    );
-    if parts.is_empty() {
-        ".".to_string()
+    // A site build makes a dozen links per attempt page: the paths are
+    // normalized only when they hold `.` or `..`, and the link is written
+    // straight into one string.
+    let from = normalized(from.parent().unwrap_or(Path::new("")));
+    let to = normalized(to);
+    let mut a = from.components();
+    let mut b = to.components().peekable();
+    let mut ups = 0;
+    while let Some(x) = a.next() {
+        if b.peek() == Some(&x) {
+            b.next();
+        } else {
+            ups = 1 + a.count();
+            break;
+        }
+    }
+    let mut out = String::new();
+    for _ in 0..ups {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str("..");
+    }
+    for c in b {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        encode_segment(&c.as_os_str().to_string_lossy(), &mut out);
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+/// `path` as [`normalize`] makes it, borrowed when that changes nothing
+/// (no `.` or `..` component).
+fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if path
+        .components()
+        .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+    {
+        std::borrow::Cow::Owned(normalize(path))
     } else {
-        parts.join("/")
+        std::borrow::Cow::Borrowed(path)
     }
 }
 
-/// Percent-encodes what a path segment of a URL cannot hold as is.
-fn encode_segment(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        match b {
+/// Appends `segment` to `out`, percent-encoding what a path segment of a
+/// URL cannot hold as is.
+fn encode_segment(segment: &str, out: &mut String) {
+    let keep = |b: u8| {
+        matches!(b,
             b'A'..=b'Z'
             | b'a'..=b'z'
             | b'0'..=b'9'
@@ -129,11 +159,19 @@ fn encode_segment(segment: &str) -> String {
             | b','
             | b';'
             | b'='
-            | b'@' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
+            | b'@')
+    };
+    if segment.bytes().all(keep) {
+        out.push_str(segment);
+        return;
+    }
+    for b in segment.bytes() {
+        if keep(b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
-    out
 }
 
 /// `site/roots/NAME/index.html`.
@@ -192,7 +230,7 @@ fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
         .join(" › ")
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct Link {
     name: String,
     href: String,
@@ -545,6 +583,26 @@ pub fn question_pages(
             .get(name)
             .map(label)
             .unwrap_or_else(|| name.clone());
+        // Links every attempt page of this condition shares (its pages
+        // sit in one folder, so the links are the same).
+        let shared_page = attempt_page(&root.name, question, &result.condition, 1);
+        let shared_raw: Vec<Link> = [
+            (
+                RESULT_FILE,
+                root.root
+                    .condition_dir(question, &result.condition)
+                    .join(RESULT_FILE),
+            ),
+            (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
+            (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
+        ]
+        .into_iter()
+        .filter(|(_, path)| path.is_file())
+        .map(|(name, path)| Link {
+            name: name.to_string(),
+            href: relative_link(&shared_page, &path),
+        })
+        .collect();
         let mut attempts = Vec::new();
         for a in &result.attempts {
             let target = attempt_page(&root.name, question, name, a.attempt);
@@ -565,6 +623,7 @@ pub fn question_pages(
                     &condition_label,
                     a,
                     ground_truth.as_ref(),
+                    &shared_raw,
                 )?,
             ));
         }
@@ -732,10 +791,8 @@ fn arguments_summary(arguments: &serde_json::Value) -> String {
     }
 }
 
-/// The answer against the ground truth, row by row (`similar`), rows
-/// written as CSV lines; for an unordered key both sides are sorted first,
-/// so only membership differences show.
-fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
+/// Each row of `table` as its CSV line (no line end).
+fn csv_lines(table: &Table) -> Vec<String> {
     let line = |row: &Vec<String>| {
         let mut t = Table::new(vec![String::new(); row.len()]);
         t.rows.push(row.clone());
@@ -743,8 +800,31 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
         csv.split_once('\n')
             .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
     };
-    let mut a: Vec<String> = answer.rows.iter().map(line).collect();
-    let mut t: Vec<String> = truth.rows.iter().map(line).collect();
+    // Where no cell holds a line end, each row is one line of the whole
+    // table's CSV: one table written instead of one per row.
+    let width = table.rows.first().map_or(0, Vec::len);
+    if width == 0
+        || table.rows.iter().any(|r| r.len() != width)
+        || table.rows.iter().flatten().any(|c| c.contains('\n'))
+    {
+        return table.rows.iter().map(line).collect();
+    }
+    let whole = Table {
+        columns: vec![String::new(); width],
+        rows: table.rows.clone(),
+    };
+    let csv = whole.to_csv();
+    let mut lines = csv.split('\n');
+    lines.next(); // the header
+    lines.take(table.rows.len()).map(str::to_string).collect()
+}
+
+/// The answer against the ground truth, row by row (`similar`), rows
+/// written as CSV lines; for an unordered key both sides are sorted first,
+/// so only membership differences show.
+fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
+    let mut a = csv_lines(answer);
+    let mut t = csv_lines(truth);
     if !ordered {
         a.sort();
         t.sort();
@@ -809,6 +889,62 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
     DiffView { note, rows }
 }
 
+/// What an attempt folder holds, from one listing of it: an attempt page
+/// asks after ten files, and a `stat` of each was a tenth of a site build.
+/// Answers as [`Path::is_file`] and [`std::fs::read`] would.
+struct Listing {
+    dir: PathBuf,
+    /// Entry names, each with whether it is a file (a link followed);
+    /// `None` when the folder could not be listed (each file is then
+    /// asked after on its own).
+    entries: Option<Vec<(std::ffi::OsString, bool)>>,
+}
+
+impl Listing {
+    fn of(dir: &Path) -> Listing {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(read) => Some(
+                read.flatten()
+                    .map(|e| {
+                        let file = match e.file_type() {
+                            Ok(t) if !t.is_symlink() => t.is_file(),
+                            _ => e.path().is_file(),
+                        };
+                        (e.file_name(), file)
+                    })
+                    .collect(),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+            Err(_) => None,
+        };
+        Listing {
+            dir: dir.to_path_buf(),
+            entries,
+        }
+    }
+
+    fn entry(&self, name: &str) -> Option<Option<bool>> {
+        self.entries
+            .as_ref()
+            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
+    }
+
+    fn is_file(&self, name: &str) -> bool {
+        match self.entry(name) {
+            Some(found) => found == Some(true),
+            None => self.dir.join(name).is_file(),
+        }
+    }
+
+    /// The file's bytes; nothing is opened for a name the folder lacks.
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        match self.entry(name) {
+            Some(None) => None,
+            _ => std::fs::read(self.dir.join(name)).ok(),
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn attempt_page_bytes(
     theme: &Theme,
@@ -819,12 +955,14 @@ fn attempt_page_bytes(
     condition_label: &str,
     a: &AttemptResult,
     ground_truth: Option<&Table>,
+    shared_raw: &[Link],
 ) -> Result<Vec<u8>> {
     let page = attempt_page(&root.name, question, &result.condition, a.attempt);
     let dir = root
         .root
         .attempt_dir(question, &result.condition, a.attempt);
-    let read = |name: &str| std::fs::read(dir.join(name)).ok();
+    let listing = Listing::of(&dir);
+    let read = |name: &str| listing.read(name);
     let mut context = tera::Context::new();
     context.insert("question", question);
     context.insert("question_text", question_text);
@@ -963,7 +1101,7 @@ fn attempt_page_bytes(
     }
     context.insert(
         "calls_missing",
-        if dir.join(CALLS_FILE).is_file() {
+        if listing.is_file(CALLS_FILE) {
             "No tool was called."
         } else {
             "No calls.json was recorded."
@@ -989,31 +1127,14 @@ fn attempt_page_bytes(
         AGENT_FILE,
         EPISODE_FILE,
     ] {
-        if dir.join(name).is_file() {
+        if listing.is_file(name) {
             raw.push(Link {
                 name: name.to_string(),
                 href: relative_link(&page, &dir.join(name)),
             });
         }
     }
-    let qdir = root.root.question_dir(question);
-    for (name, path) in [
-        (
-            RESULT_FILE,
-            root.root
-                .condition_dir(question, &result.condition)
-                .join(RESULT_FILE),
-        ),
-        (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
-        (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
-    ] {
-        if path.is_file() {
-            raw.push(Link {
-                name: name.to_string(),
-                href: relative_link(&page, &path),
-            });
-        }
-    }
+    raw.extend_from_slice(shared_raw);
     context.insert("raw", &raw);
     let nav = crumbs(
         &page,
@@ -1102,6 +1223,129 @@ mod tests {
         // Ordered: a moved row is a difference.
         let d = answer_diff(&answer, &truth, true);
         assert!(d.rows.iter().filter(|r| !r.sign.is_empty()).count() >= 3);
+    }
+
+    /// relative_link as it was before it skipped normalizing plain paths.
+    fn relative_link_reference(from: &Path, to: &Path) -> String {
+        let from = normalize(from.parent().unwrap_or(Path::new("")));
+        let to = normalize(to);
+        let a: Vec<_> = from.components().collect();
+        let b: Vec<_> = to.components().collect();
+        let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+        parts.extend(b[common..].iter().map(|c| {
+            let mut s = String::new();
+            encode_segment(&c.as_os_str().to_string_lossy(), &mut s);
+            s
+        }));
+        if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        }
+    }
+
+    #[test]
+    fn links_match_the_normalizing_reference() {
+        let paths = [
+            "",
+            ".",
+            "..",
+            "a",
+            "a/b.html",
+            "./a/b.html",
+            "a/./b/../c.html",
+            "../x/y.html",
+            "../../x",
+            "site/roots/r/a/q/c/attempt-1.html",
+            "r/q_results/c/attempt-1/answer.csv",
+            "site/roots/x y/index.html",
+            "site/q/b#.html",
+            "/abs/p.html",
+            "/abs/q/r.csv",
+            "a//b/c.html",
+        ];
+        for from in paths {
+            for to in paths {
+                assert_eq!(
+                    relative_link(Path::new(from), Path::new(to)),
+                    relative_link_reference(Path::new(from), Path::new(to)),
+                    "{from} -> {to}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn listings_answer_as_the_file_system_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("attempt-1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
+        std::fs::create_dir(dir.join("cwd")).unwrap();
+        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
+            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
+            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
+        }
+        let names = [
+            "answer.csv",
+            "cwd",
+            "calls.json",
+            "agent.json",
+            "episode.json",
+            "prompt.txt",
+        ];
+        for folder in [dir.clone(), tmp.path().join("missing")] {
+            let listing = Listing::of(&folder);
+            for name in names {
+                assert_eq!(listing.is_file(name), folder.join(name).is_file(), "{name}");
+                assert_eq!(
+                    listing.read(name),
+                    std::fs::read(folder.join(name)).ok(),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn csv_lines_are_the_rows_written_one_by_one() {
+        let one_by_one = |t: &Table| -> Vec<String> {
+            t.rows
+                .iter()
+                .map(|row| {
+                    let mut one = Table::new(vec![String::new(); row.len()]);
+                    one.rows.push(row.clone());
+                    let csv = one.to_csv();
+                    csv.split_once('\n')
+                        .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
+                })
+                .collect()
+        };
+        for csv in [
+            &b"a,b\n1,x\n\" q\",\"c,d\"\n,\n"[..],
+            b"a\n\"\"\nx\n",
+            b"a,b\n\"two\nlines\",y\n3,z\n",
+            b"a,b\n\"cr\rhere\",y\n",
+            b"a\n",
+        ] {
+            let t = Table::from_csv(csv).unwrap();
+            assert_eq!(
+                csv_lines(&t),
+                one_by_one(&t),
+                "{}",
+                String::from_utf8_lossy(csv)
+            );
+        }
+        let ragged = Table {
+            columns: vec![],
+            rows: vec![vec![], vec![]],
+        };
+        assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
     }
 
     #[test]

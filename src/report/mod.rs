@@ -14,6 +14,8 @@ pub mod study;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use rayon::prelude::*;
+
 use crate::error::Result;
 use crate::fsutil::write_atomic;
 use crate::runs::layout::{README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE};
@@ -48,20 +50,33 @@ pub fn load(root: &RunsRoot) -> RootData {
             Err(e) => data.problems.push(e.to_string()),
         }
     }
-    for (name, condition) in &data.conditions {
-        for id in condition.questions.keys() {
-            let path = root.condition_dir(id, name).join(RESULT_FILE);
-            match read_json::<QuestionResult>(&path) {
-                Ok(result) => {
-                    data.results
-                        .entry(id.clone())
-                        .or_default()
-                        .insert(name.clone(), result);
-                }
-                Err(e) => data.problems.push(e.to_string()),
+    // Result files are read in parallel (a large root holds tens of
+    // thousands), then gathered in the order a sequential read would meet
+    // them, so the problems keep their order.
+    let wanted: Vec<(&String, &String)> = data
+        .conditions
+        .iter()
+        .flat_map(|(name, condition)| condition.questions.keys().map(move |id| (name, id)))
+        .collect();
+    let read: Vec<Result<QuestionResult>> = wanted
+        .par_iter()
+        .map(|(name, id)| {
+            read_json::<QuestionResult>(&root.condition_dir(id, name).join(RESULT_FILE))
+        })
+        .collect();
+    let mut results: BTreeMap<String, BTreeMap<String, QuestionResult>> = BTreeMap::new();
+    for ((name, id), result) in wanted.into_iter().zip(read) {
+        match result {
+            Ok(result) => {
+                results
+                    .entry(id.clone())
+                    .or_default()
+                    .insert(name.clone(), result);
             }
+            Err(e) => data.problems.push(e.to_string()),
         }
     }
+    data.results = results;
     data
 }
 
@@ -235,9 +250,15 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
         );
     }
     let _ = writeln!(out, "\n## Questions\n");
-    for (id, by_condition) in &data.results {
+    // Each question's text is read from a prompt file: in parallel.
+    let texts: Vec<Option<String>> = data
+        .results
+        .par_iter()
+        .map(|(_, by_condition)| by_condition.values().find_map(|r| question_text(root, r)))
+        .collect();
+    for ((id, by_condition), text) in data.results.iter().zip(texts) {
         let _ = writeln!(out, "### {}\n", md_text(id));
-        if let Some(text) = by_condition.values().find_map(|r| question_text(root, r)) {
+        if let Some(text) = text {
             let _ = writeln!(out, "> {}\n", md_text(&text));
         }
         let _ = writeln!(
@@ -395,16 +416,31 @@ pub fn render_outputs(root: &RunsRoot) -> (Vec<(std::path::PathBuf, Vec<u8>)>, V
 /// The generated files of `root` from its loaded `data`, as `(path,
 /// bytes)` pairs.
 pub fn render_outputs_from(root: &RunsRoot, data: &RootData) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for (id, by_condition) in &data.results {
-        let table = summary_table(data, by_condition.values());
-        files.push((
-            root.question_dir(id).join(SUMMARY_FILE),
-            table.to_csv().into_bytes(),
-        ));
+    let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = data
+        .results
+        .par_iter()
+        .map(|(id, by_condition)| {
+            let table = summary_table(data, by_condition.values());
+            (
+                root.question_dir(id).join(SUMMARY_FILE),
+                table.to_csv().into_bytes(),
+            )
+        })
+        .collect();
+    // The root's summary is the questions' rows in question order: their
+    // files without their header lines, under one header (the same bytes
+    // as a table of every row, without building one).
+    let mut all = Table::new(SUMMARY_COLUMNS.iter().map(|c| c.to_string()).collect())
+        .to_csv()
+        .into_bytes();
+    for (_, csv) in &files {
+        let body = csv
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(&[][..], |i| &csv[i + 1..]);
+        all.extend_from_slice(body);
     }
-    let all = summary_table(data, data.results.values().flat_map(|m| m.values()));
-    files.push((root.root.join(SUMMARY_FILE), all.to_csv().into_bytes()));
+    files.push((root.root.join(SUMMARY_FILE), all));
     files.push((
         root.root.join(README_FILE),
         markdown(root, data).into_bytes(),
