@@ -229,7 +229,14 @@ fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
     std::fs::write(d.join("docs/OLD.md"), "# Old\n").unwrap();
     build(d);
     std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
-    std::fs::write(d.join("site/roots/runs-demo/q/gone.html"), "x").unwrap();
+    // (A copy of a generated page: it carries the generator mark.)
+    std::fs::copy(
+        d.join("site/index.html"),
+        d.join("site/roots/runs-demo/q/gone.html"),
+    )
+    .unwrap();
+    // A file a person put in site/ (GitHub Pages' CNAME) carries no mark.
+    std::fs::write(d.join("site/CNAME"), "bench.example.org\n").unwrap();
     let (code, text) = check(d);
     assert_eq!(code, 1, "{text}");
     assert!(
@@ -240,15 +247,25 @@ fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
     let out = build(d);
     assert!(out.contains("2 orphaned removed"), "{out}");
     assert!(!d.join("docs/OLD.html").exists());
+    assert!(!d.join("site/roots/runs-demo/q/gone.html").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("site/CNAME")).unwrap(),
+        "bench.example.org\n"
+    );
     // A hand-written HTML file is never touched.
     std::fs::write(d.join("docs/hand.html"), "<p>mine</p>").unwrap();
     assert_eq!(check(d).0, 0);
     // A checkout with CRLF line ends is not stale.
     let page = d.join("README.html");
     let text = std::fs::read_to_string(&page).unwrap();
-    std::fs::write(&page, text.replace('\n', "\r\n")).unwrap();
+    let crlf = text.replace('\n', "\r\n");
+    std::fs::write(&page, &crlf).unwrap();
     let (code, text) = check(d);
     assert_eq!(code, 0, "{text}");
+    // ... and build leaves it as it is.
+    let out = build(d);
+    assert!(out.contains(" 0 written"), "{out}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), crlf);
 }
 
 #[test]
@@ -398,4 +415,202 @@ fn paper_tables_print_the_recorded_numbers() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere/study.toml"));
+}
+
+/// `build` run as `okn-benchmark build ARGS` in `dir`: (exit code, stdout,
+/// stderr).
+fn build_args(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = okn_in(dir).arg("build").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A recorded file that does not parse stops the build (exit 2, the file
+/// named) and nothing is written: a page that silently left an episode
+/// out would misstate the study (new-user review of issue 5).
+#[test]
+fn an_unreadable_recorded_file_is_an_error_and_nothing_is_written() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let condition_dir = format!("runs-demo/{QUESTION}_results/{CONDITION}");
+    let conditions = std::fs::read_dir(d.join("runs-demo/conditions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    for (file, named) in [
+        (
+            d.join(&condition_dir).join("result.json"),
+            format!("{condition_dir}/result.json"),
+        ),
+        (
+            d.join(&condition_dir).join("attempt-1/calls.json"),
+            format!("{condition_dir}/attempt-1/calls.json"),
+        ),
+        (
+            conditions.clone(),
+            format!(
+                "conditions/{}",
+                conditions.file_name().unwrap().to_string_lossy()
+            ),
+        ),
+    ] {
+        let old = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &old[..old.len() / 2]).unwrap();
+        let before = snapshot(d);
+        let (code, out, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "a truncated {named} was built:\n{out}{err}");
+        assert!(err.contains(&named), "{named} not named:\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(snapshot(d), before, "a failed build wrote files");
+        let (code, _, err) = build_args(d, &["--check"]);
+        assert_eq!(code, 2, "{err}");
+        std::fs::write(&file, old).unwrap();
+        assert_eq!(check(d).0, 0);
+    }
+}
+
+/// Files a person put in `figures/` or `site/` carry no generator mark and
+/// are never removed; a figure the study no longer names is.
+#[test]
+fn hand_put_files_in_generated_folders_are_kept() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let figures = d.join("results-demo/figures");
+    std::fs::write(
+        figures.join("sketch.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    )
+    .unwrap();
+    std::fs::write(figures.join("notes.txt"), "drawn by hand\n").unwrap();
+    std::fs::copy(figures.join("heatmap.svg"), figures.join("retired.svg")).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  results-demo/figures/retired.svg"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sketch.svg") && !text.contains("notes.txt"),
+        "{text}"
+    );
+    let out = build(d);
+    assert!(out.contains("1 orphaned removed"), "{out}");
+    assert!(!figures.join("retired.svg").exists());
+    assert!(figures.join("sketch.svg").is_file() && figures.join("notes.txt").is_file());
+    assert_eq!(check(d).0, 0);
+}
+
+/// A runs root's README.md that `report` did not write is never replaced
+/// (exit 2, the file named); a folder whose `conditions/` holds no
+/// condition file is not a runs root, so its README is plain prose.
+#[test]
+fn a_hand_written_runs_root_readme_is_never_replaced() {
+    let dir = fixture();
+    let d = dir.path();
+    let readme = d.join("runs-demo/README.md");
+    std::fs::write(&readme, "# My notes on these runs\n").unwrap();
+    let (code, out, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("runs-demo/README.md") && err.contains("not generated"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&readme).unwrap(),
+        "# My notes on these runs\n"
+    );
+
+    // Not a runs root: conditions/ without a condition file.
+    std::fs::create_dir_all(d.join("notes/conditions")).unwrap();
+    std::fs::write(d.join("notes/conditions/list.txt"), "dry, humid\n").unwrap();
+    std::fs::write(d.join("notes/README.md"), "# Weather notes\n").unwrap();
+    std::fs::remove_file(&readme).unwrap();
+    build(d);
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes/README.md")).unwrap(),
+        "# Weather notes\n"
+    );
+    assert!(
+        std::fs::read_to_string(d.join("notes/README.html"))
+            .unwrap()
+            .contains("Weather notes")
+    );
+}
+
+/// Run inside a project's subfolder, `build` builds that subfolder from the
+/// project folder (no second `site/`); `--root` must name a folder.
+#[test]
+fn a_build_in_a_subfolder_builds_it_from_the_project_folder() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::create_dir(d.join(".git")).unwrap();
+    let (code, out, err) = build_args(&d.join("results-demo"), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("from the project folder"), "{err}");
+    assert!(d.join("results-demo/SUMMARY.html").is_file());
+    assert!(d.join("results-demo/figures/heatmap.svg").is_file());
+    assert!(
+        !d.join("results-demo/site").exists(),
+        "a second site/ was made"
+    );
+    assert!(!d.join("site").exists(), "a subfolder build made the site");
+    assert!(
+        !d.join("README.html").exists(),
+        "a subfolder build went outside it"
+    );
+
+    let (code, _, err) = build_args(d, &["--root", "nowhere"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--root nowhere: no such folder"), "{err}");
+}
+
+/// `paper doc` on a study's prose makes the very page `build` makes (the
+/// region markers stripped the same way), so neither undoes the other;
+/// regions outside a study are named in a warning, not silently left.
+#[test]
+fn paper_doc_and_build_make_the_same_page_and_stray_regions_are_named() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let page = d.join("results-demo/SUMMARY.html");
+    let built = std::fs::read(&page).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&built).contains("okn:"),
+        "a marker reached the page"
+    );
+    let out = okn_in(d)
+        .args(["paper", "doc", "results-demo/SUMMARY.md"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&page).unwrap(),
+        built,
+        "paper doc made another page"
+    );
+    let rtf = std::fs::read_to_string(d.join("results-demo/SUMMARY.rtf")).unwrap();
+    assert!(!rtf.contains("okn:"), "a marker reached the RTF");
+
+    std::fs::write(
+        d.join("docs/stray.md"),
+        "# Stray\n\n<!-- okn:rates -->\n<!-- /okn:rates -->\n",
+    )
+    .unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("stray.md: generated regions are filled only in a study's Markdown"),
+        "{err}"
+    );
 }

@@ -5,7 +5,7 @@
 //!
 //! Inputs, found under the scanned folders (the base folder by default;
 //! `target/`, `site/`, `node_modules/` and hidden folders are skipped):
-//! runs roots (a folder with `conditions/`), studies (a folder with a
+//! runs roots (a folder with `conditions/*.json`), studies (a folder with a
 //! `study.toml`), and every Markdown file. Outputs: each runs root's
 //! README.md and summary CSVs; each study's figures and the generated
 //! regions of its prose; an `.html` page beside every Markdown file; and,
@@ -59,7 +59,8 @@ pub struct Plan {
     pub outputs: Vec<Output>,
     /// Outputs computed on demand.
     pub jobs: Vec<Job>,
-    /// Folders wholly owned by the build (every file in them is generated).
+    /// Folders the build writes into (`figures/`, `site/`): a file there
+    /// that carries a generator mark and that no output names is removed.
     pub owned_dirs: Vec<PathBuf>,
     /// Folders scanned for orphaned generated pages.
     pub scanned: Vec<PathBuf>,
@@ -107,7 +108,7 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
                 continue;
             }
             if entry.file_type().is_dir() {
-                if RunsRoot::is_runs_root(path) {
+                if RunsRoot::has_conditions(path) {
                     inputs.roots.push(path.to_path_buf());
                     walker.skip_current_dir();
                 } else if study::is_study(path) {
@@ -145,6 +146,23 @@ fn page_prefix(path: &Path) -> String {
 
 use sha2::Digest as _;
 
+/// The text a page (or `paper doc`'s RTF) is made from: CRLF line ends
+/// read as LF, so a Windows checkout makes the same page, and generated
+/// region markers removed with their content kept (a marker is a comment,
+/// but one opening a line would split a paragraph). Markers that do not
+/// parse are left as they are: outside a study they are plain comments.
+pub fn page_text(path: &Path, text: &str) -> String {
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n")
+    } else {
+        text.to_string()
+    };
+    match study::strip_markers(path, &text) {
+        Ok(stripped) => stripped,
+        Err(_) => text,
+    }
+}
+
 /// Renders one Markdown text (the contents of `path`) into a whole page.
 ///
 /// Errors: a template that fails to render.
@@ -166,8 +184,10 @@ fn page_with(
     overlay: &Arc<assets::Overlay>,
 ) -> Result<Vec<u8>> {
     let base = path.parent().unwrap_or(Path::new(""));
-    let rendered =
-        assets::with_overlay(overlay, || markdown::render(text, base, &page_prefix(path)));
+    let text = page_text(path, text);
+    let rendered = assets::with_overlay(overlay, || {
+        markdown::render(&text, base, &page_prefix(path))
+    });
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }
@@ -177,6 +197,27 @@ fn page_with(
             .unwrap_or_default()
     });
     Ok(theme.page(&title, &rendered.body, None)?.into_bytes())
+}
+
+/// Fails when recorded files of `root` (a runs root, or a study reading
+/// runs roots) could not be read: a page or figure that silently left an
+/// episode out would misstate the study.
+///
+/// Errors: [`Error::Other`] naming every unreadable file, with what to do.
+fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Other(format!(
+        "{}: {} recorded file{} could not be read, so nothing was built:\n  {}\n\
+         Restore {} from version control, or record the episode again \
+         (`okn-benchmark run ... --force`).",
+        root.display(),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+        problems.join("\n  "),
+        if problems.len() == 1 { "it" } else { "them" },
+    )))
 }
 
 /// Computes every output under `scan`, with the theme from `base`; `site`
@@ -200,11 +241,12 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     for (root, name) in inputs.roots.iter().zip(names) {
         let runs_root = RunsRoot::new(root);
         let data = crate::report::load(&runs_root);
+        unreadable(root, &data.problems)?;
         let frozen = runs_root.is_frozen();
         // A frozen root is read, never written (seed 000, "Closing a runs
         // root"): its own files are not planned.
         if !frozen {
-            plan.warnings.extend(data.problems.iter().cloned());
+            crate::report::check_readme(&runs_root)?;
             for (path, bytes) in crate::report::render_outputs_from(&runs_root, &data) {
                 if path.extension().is_some_and(|e| e == "md") {
                     markdown_texts
@@ -228,7 +270,7 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     let mut studies = Vec::new();
     for dir in &inputs.studies {
         let study = Study::load(dir)?;
-        plan.warnings.extend(study.problems.iter().cloned());
+        unreadable(dir, &study.problems)?;
         let figures: Vec<Result<Output>> = study
             .figures
             .par_iter()
@@ -246,14 +288,30 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         for path in study.prose_files() {
             let text = crate::error::read_text(&path)?;
             let filled = study::fill(&study, &path, &text)?;
-            let page_text = study::strip_markers(&path, &filled)?;
             plan.outputs.push(Output {
                 path: path.clone(),
-                bytes: filled.into_bytes(),
+                bytes: filled.clone().into_bytes(),
             });
-            markdown_texts.insert(path, page_text);
+            markdown_texts.insert(path, filled);
         }
         studies.push(study);
+    }
+    // Regions are filled only in a study's prose: elsewhere they would
+    // silently stay as they are.
+    let prose: BTreeSet<PathBuf> = studies.iter().flat_map(Study::prose_files).collect();
+    for path in &inputs.markdown {
+        if prose.contains(path) {
+            continue;
+        }
+        if let Some(text) = markdown_texts.get(path)
+            && study::regions(path, text).is_ok_and(|r| !r.is_empty())
+        {
+            plan.warnings.push(format!(
+                "{}: generated regions are filled only in a study's Markdown (a folder \
+                 with study.toml); these are left as they are",
+                path.display()
+            ));
+        }
     }
     // A page beside every Markdown file, in parallel. Figures a page
     // embeds are inlined from what this build makes of them, not from
@@ -495,32 +553,41 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     files
 }
 
-/// True when the file at `path` begins with a page this build generated
-/// (the mark within its first 4 KiB).
-fn generated_page(path: &Path) -> bool {
+/// True when the file at `path` carries a mark of this build within its
+/// first 4 KiB: [`GENERATOR_MARK`] in a page, [`figures::SVG_MARK`] in a
+/// figure. A file without one was put there by a person and is never
+/// removed.
+fn generated_file(path: &Path) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
     let mut head = Vec::with_capacity(4096);
-    file.take(4096).read_to_end(&mut head).is_ok()
-        && String::from_utf8_lossy(&head).contains(GENERATOR_MARK)
+    if file.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let head = String::from_utf8_lossy(&head);
+    head.contains(GENERATOR_MARK) || head.contains(figures::SVG_MARK)
 }
 
-/// Generated files nothing produces any more: pages carrying the generator
-/// mark, and any file in an owned folder, that no output names.
+/// Generated files nothing produces any more: files carrying a generator
+/// mark (pages beside Markdown, files in an owned folder) that no output
+/// names. Hand-put files (a `CNAME` in `site/`, a drawing in `figures/`)
+/// carry no mark and are left alone.
 fn orphans(candidates: Candidates, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
     let mut found: BTreeSet<PathBuf> = candidates
         .owned
+        .into_par_iter()
+        .filter(|p| !produced.contains(p) && generated_file(p))
+        .collect::<Vec<_>>()
         .into_iter()
-        .filter(|p| !produced.contains(p))
         .collect();
     // A generated page is an orphan only when the Markdown it was made
     // from is gone.
     let pages: Vec<PathBuf> = candidates
         .pages
         .into_par_iter()
-        .filter(|p| !produced.contains(p) && !p.with_extension("md").exists() && generated_page(p))
+        .filter(|p| !produced.contains(p) && !p.with_extension("md").exists() && generated_file(p))
         .collect();
     found.extend(pages);
     found.into_iter().collect()
@@ -540,7 +607,11 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, usize)> {
     let (results, pages) = rayon::join(
         || {
             for_each_output(plan, |o| {
-                if crate::fsutil::same_contents(&o.path, &o.bytes) {
+                // A file that differs only by CRLF line ends (a Windows
+                // checkout) is current, as `check` says.
+                if crate::fsutil::same_contents(&o.path, &o.bytes)
+                    || std::fs::read(&o.path).is_ok_and(|old| same_text(&old, &o.bytes))
+                {
                     Ok(false)
                 } else {
                     crate::fsutil::write_atomic(&o.path, &o.bytes)?;

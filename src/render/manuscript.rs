@@ -65,7 +65,7 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
             .replacen(GENERATOR_MARK, PAPER_DOC_MARK, 1)
             .into_bytes();
     }
-    let converted = rtf::convert(&text, &source_dir);
+    let converted = rtf::convert(&build::page_text(file, &text), &source_dir);
 
     let mut outputs: Vec<(PathBuf, Vec<u8>)> = vec![
         (html_path, html),

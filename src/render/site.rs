@@ -29,14 +29,14 @@ use serde::Serialize;
 use super::Theme;
 use super::escape_html;
 use super::study::Study;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile, METRICS_FILE};
 use crate::report::{RootData, label};
 use crate::runs::layout::{
     AGENT_FILE, COMMAND_FILE, EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE,
     README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE,
 };
-use crate::runs::records::{AttemptResult, QuestionResult, fixed};
+use crate::runs::records::{AttemptResult, QuestionResult, fixed, seconds};
 use crate::table::Table;
 
 /// The site folder, under the build's base folder.
@@ -979,8 +979,8 @@ fn attempt_page_bytes(
             .clone()
             .or_else(|| condition.and_then(|c| c.identity.model.clone())),
     );
-    context.insert("wall_s", &fixed(a.wall_s, 1));
-    context.insert("server_s", &fixed(a.server_s, 1));
+    context.insert("wall_s", &seconds(a.wall_s));
+    context.insert("server_s", &seconds(a.server_s));
     let (verdict, class) = if a.blocked {
         (
             format!(
@@ -1054,7 +1054,21 @@ fn attempt_page_bytes(
     }
     context.insert("diff", &diff);
     // Tool calls and the SPARQL among them.
-    let calls: Option<CallsFile> = read(CALLS_FILE).and_then(|b| serde_json::from_slice(&b).ok());
+    // A calls.json that does not parse is an error, not an empty list: the
+    // page would otherwise say no tool was called.
+    let calls: Option<CallsFile> = match read(CALLS_FILE) {
+        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+            Error::at_line(
+                dir.join(CALLS_FILE),
+                e.line() as u64,
+                format!(
+                    "{e}; the attempt's tool calls cannot be shown: restore the file from \
+                     version control or record the episode again"
+                ),
+            )
+        })?),
+        None => None,
+    };
     let mut call_views = Vec::new();
     let mut queries = Vec::new();
     if let Some(calls) = &calls {

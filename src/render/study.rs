@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::report::study::{StudyCondition, StudyData};
 use crate::report::{cell, md_text};
 use crate::runs::layout::RunsRoot;
-use crate::runs::records::fixed;
+use crate::runs::records::{fixed, seconds};
 
 /// The study description file.
 pub const STUDY_FILE: &str = "study.toml";
@@ -891,8 +891,8 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
             (s.measured_questions - s.ever_exact.min(s.measured_questions)).to_string()
         }
         "flaky" => s.flaky.to_string(),
-        "mean-wall-s" => s.mean_wall_s.map_or("—".into(), |v| fixed(v, 1)),
-        "mean-server-s" => s.mean_server_s.map_or("—".into(), |v| fixed(v, 1)),
+        "mean-wall-s" => s.mean_wall_s.map_or("—".into(), seconds),
+        "mean-server-s" => s.mean_server_s.map_or("—".into(), seconds),
         "pass-at-k" => show(Some(s.pass[k()?].pass_at_k)),
         "pass-hat-k" => show(Some(s.pass[k()?].pass_hat_k)),
         "delta" | "delta-interval" => {

@@ -113,6 +113,22 @@ impl RunsRoot {
     pub fn is_runs_root(dir: &Path) -> bool {
         dir.join(CONDITIONS_DIR).is_dir()
     }
+
+    /// True when `dir` is a runs root with at least one condition recorded
+    /// (a `.json` file in `conditions/`): what `build` takes for a runs
+    /// root, so that a folder that merely has a `conditions/` subfolder
+    /// (notes, a paper's appendix) is built as plain Markdown and its
+    /// README.md never replaced.
+    pub fn has_conditions(dir: &Path) -> bool {
+        std::fs::read_dir(dir.join(CONDITIONS_DIR)).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                Path::new(&e.file_name())
+                    .extension()
+                    .is_some_and(|x| x == "json")
+                    && e.file_type().is_ok_and(|t| t.is_file())
+            })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -381,6 +381,17 @@ pub fn fixed(value: f64, digits: usize) -> String {
     }
 }
 
+/// A duration in seconds for people: one decimal from 1 s up (`12.3`),
+/// three below (`0.042`), so a fast episode does not read as `0.0`.
+/// Zero is `0.0`; negative values (never recorded) print as for [`fixed`].
+pub fn seconds(value: f64) -> String {
+    if value.abs() < 0.95 && value != 0.0 {
+        fixed(value, 3)
+    } else {
+        fixed(value, 1)
+    }
+}
+
 /// One `summary.csv` row for an attempt.
 pub fn summary_row(
     result: &QuestionResult,
@@ -506,5 +517,10 @@ mod tests {
     fn fixed_has_no_negative_zero() {
         assert_eq!(fixed(-0.0001, 2), "0.00");
         assert_eq!(fixed(12.345, 1), "12.3");
+        assert_eq!(seconds(12.345), "12.3");
+        assert_eq!(seconds(0.0421), "0.042");
+        assert_eq!(seconds(0.96), "1.0");
+        assert_eq!(seconds(0.949), "0.949");
+        assert_eq!(seconds(0.0), "0.0");
     }
 }
