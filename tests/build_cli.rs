@@ -99,6 +99,21 @@ fn a_second_build_changes_nothing_and_check_is_clean() {
         String::from_utf8(after_first[Path::new("results-demo/SUMMARY.html")].clone()).unwrap();
     assert!(summary_page.contains("<svg"), "figure not inlined");
     assert!(summary_page.contains("href=\"QUESTIONS.html\""));
+    // One role and one label on each inlined figure (twice is invalid HTML).
+    for tag in summary_page.split("<svg").skip(1) {
+        let tag = &tag[..tag.find('>').unwrap()];
+        assert_eq!(tag.matches("role=").count(), 1, "<svg{tag}>");
+        assert_eq!(tag.matches("aria-label=").count(), 1, "<svg{tag}>");
+    }
+    // The site's index shows the study with every one of its figures.
+    let index = String::from_utf8(after_first[Path::new("site/index.html")].clone()).unwrap();
+    assert!(index.contains("<h3 id=\"demo\">Demo study</h3>"), "{index}");
+    assert_eq!(
+        index.matches("<span class=\"figure\"><svg").count(),
+        6,
+        "{index}"
+    );
+    assert!(index.contains("<title>Exact rate per question and condition</title>"));
 }
 
 /// Changes a file and returns its old bytes.

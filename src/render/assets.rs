@@ -286,17 +286,30 @@ fn remove_attribute(tag: &str, name: &str) -> String {
     tag.to_string()
 }
 
-/// Adds `role="img"` and an `aria-label` to the root `<svg>` element.
+/// Adds `role="img"` and an `aria-label` to the root `<svg>` element,
+/// replacing any it had (a repeated attribute is an HTML parse error; the
+/// build's own figures already carry `role="img"`).
 fn label_svg(svg: &str, alt: &str) -> String {
-    match svg.find("<svg") {
-        Some(i) => format!(
-            "{}<svg role=\"img\" aria-label=\"{}\"{}",
-            &svg[..i],
-            escape_html(alt),
-            &svg[i + 4..]
-        ),
-        None => svg.to_string(),
+    let Some(i) = svg.find("<svg") else {
+        return svg.to_string();
+    };
+    let end = svg[i..].find('>').map_or(svg.len(), |e| i + e);
+    let mut tag = svg[i + 4..end].to_string();
+    for name in ["role", "aria-label"] {
+        loop {
+            let without = remove_attribute(&tag, name);
+            if without == tag {
+                break;
+            }
+            tag = without;
+        }
     }
+    format!(
+        "{}<svg role=\"img\" aria-label=\"{}\"{tag}{}",
+        &svg[..i],
+        escape_html(alt),
+        &svg[end..]
+    )
 }
 
 /// An SVG document as an inline element: the XML declaration, doctype and
@@ -597,6 +610,20 @@ mod tests {
         assert_eq!(
             out,
             "<svg><g id=\"f1-形状\"><path id=\"f1-路径\"/><use href=\"#f1-路径\"/></g><g id=\"f1-形状-3\"><path id=\"f1-路径-2\"/></g><g id=\"f1-形状-2\"/></svg>"
+        );
+    }
+
+    /// The build's own figures carry `role="img"`: inlined, the root element
+    /// had it twice (an HTML parse error; new-user review of issue 5).
+    #[test]
+    fn an_inlined_svg_has_one_role_and_one_label() {
+        let out = label_svg(
+            "<svg role=\"img\" width=\"9\" aria-label='old' ROLE=img><title>t</title></svg>",
+            "New",
+        );
+        assert_eq!(
+            out,
+            "<svg role=\"img\" aria-label=\"New\" width=\"9\"><title>t</title></svg>"
         );
     }
 

@@ -345,7 +345,7 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     if with_site {
         plan.outputs.push(Output {
             path: base.join(site::SITE_DIR).join("index.html"),
-            bytes: site::index_page(&theme, base, &studies, &site_roots)?,
+            bytes: site::index_page(&theme, base, &studies, &site_roots, &overlay)?,
         });
         for root in &site_roots {
             plan.outputs.push(Output {

@@ -256,6 +256,8 @@ struct IndexStudy {
     roots: Vec<Link>,
     questions: usize,
     conditions: Vec<IndexCondition>,
+    /// The study's figures, each an inline `<svg>` (ids made unique).
+    figures: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -268,7 +270,8 @@ struct IndexRoot {
     frozen: bool,
 }
 
-/// `site/index.html`: every study (its pages, roots and rates) and every
+/// `site/index.html`: every study (its pages, roots, rates and figures,
+/// the latter taken from `figures`, what this build makes of them) and every
 /// runs root. `base` is the build's base folder; study and root paths are
 /// relative to it.
 ///
@@ -278,12 +281,25 @@ pub fn index_page(
     base: &Path,
     studies: &[Study],
     roots: &[Arc<SiteRoot>],
+    figures: &super::assets::Overlay,
 ) -> Result<Vec<u8>> {
     let page = Path::new(SITE_DIR).join("index.html");
     let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
     let studies: Vec<IndexStudy> = studies
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(n, s)| {
+            let figures = s
+                .figures
+                .iter()
+                .filter_map(|kind| {
+                    let svg = figures.get(&super::assets::normalize(&s.figure_path(*kind)))?;
+                    Some(super::assets::unique_svg(
+                        &String::from_utf8_lossy(svg),
+                        &format!("s{n}-{}", kind.name()),
+                    ))
+                })
+                .collect();
             let pages = s
                 .prose_files()
                 .iter()
@@ -343,6 +359,7 @@ pub fn index_page(
                 roots,
                 questions: s.data.questions().len(),
                 conditions,
+                figures,
             }
         })
         .collect();
