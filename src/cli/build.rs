@@ -32,14 +32,45 @@ fn project_above(dir: &Path) -> Option<PathBuf> {
     (found != dir).then(|| found.to_path_buf())
 }
 
+/// A `--root` must be a folder under the current one, and not one `build`
+/// never scans (`site/`, `target/`, hidden folders...): under `site/`
+/// every page would look orphaned and be removed.
+fn check_root(root: &Path) -> Result<()> {
+    if !root.is_dir() {
+        return Err(Error::Usage(format!(
+            "--root {}: no such folder (give a folder under the current one)",
+            root.display()
+        )));
+    }
+    let here = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| Error::io(Path::new("."), "read", e))?;
+    let full = root
+        .canonicalize()
+        .map_err(|e| Error::io(root, "read", e))?;
+    let Ok(inside) = full.strip_prefix(&here) else {
+        return Err(Error::Usage(format!(
+            "--root {}: not under the current folder; run build from a folder that holds it",
+            root.display()
+        )));
+    };
+    if let Some(name) = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .find(|n| crate::render::build::skipped(n))
+    {
+        return Err(Error::Usage(format!(
+            "--root {}: build never reads or writes under '{name}' (generated or tool folders \
+             are skipped); give a folder of runs roots, studies or prose",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
     for root in &args.root {
-        if !root.is_dir() {
-            return Err(Error::Usage(format!(
-                "--root {}: no such folder (give a folder under the current one)",
-                root.display()
-            )));
-        }
+        check_root(root)?;
     }
     // Run from inside a project (a runs root, a study), build what is under
     // here, from the project's folder: one site/, at the project's root.
@@ -100,6 +131,12 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let (written, unchanged, removed) = write(&plan)?;
-    println!("build: {written} written, {unchanged} unchanged, {removed} orphaned removed");
+    for p in &removed {
+        println!("removed   {}", shown(p));
+    }
+    println!(
+        "build: {written} written, {unchanged} unchanged, {} orphaned removed",
+        removed.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

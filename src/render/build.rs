@@ -89,7 +89,9 @@ pub struct Inputs {
     pub markdown: Vec<PathBuf>,
 }
 
-fn skipped(name: &str) -> bool {
+/// True for a folder or file name `build` never scans: hidden names and
+/// [`SKIPPED`].
+pub fn skipped(name: &str) -> bool {
     name.starts_with('.') || SKIPPED.contains(&name)
 }
 
@@ -136,22 +138,59 @@ pub fn html_path(markdown: &Path) -> PathBuf {
     markdown.with_extension("html")
 }
 
-/// A page id prefix for inline SVG ids: stable, from the page's path.
+/// A page id prefix for inline SVG ids: stable, from the page's file name
+/// alone, so the page is the same bytes whatever folder `build` (or
+/// `paper doc`) runs from (new-user review of issue 5: a build from the
+/// parent folder changed every inlined id). Ids need only be unique
+/// within the page.
 fn page_prefix(path: &Path) -> String {
-    let digest = sha2::Digest::finalize(sha2::Sha256::new_with_prefix(
-        path.to_string_lossy().as_bytes(),
-    ));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let digest = sha2::Digest::finalize(sha2::Sha256::new_with_prefix(name.as_bytes()));
     format!("f{:02x}{:02x}", digest[0], digest[1])
+}
+
+/// The meta element that names the file a generated page was written as:
+/// `build` removes a marked page as orphaned only under that name, so a
+/// person's copy (`archive/SUMMARY-2026-11-01.html`) is never removed.
+const FILE_META: &str = "<meta name=\"okn-file\" content=\"";
+
+/// `bytes` (a page carrying [`GENERATOR_MARK`]) with the name it is
+/// written as recorded after the mark.
+pub fn stamp(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    match text.find(GENERATOR_MARK) {
+        Some(at) => {
+            let end = at + GENERATOR_MARK.len();
+            format!(
+                "{}\n{FILE_META}{}\">{}",
+                &text[..end],
+                super::escape_html(&name),
+                &text[end..]
+            )
+            .into_bytes()
+        }
+        None => bytes,
+    }
 }
 
 use sha2::Digest as _;
 
-/// The text a page (or `paper doc`'s RTF) is made from: CRLF line ends
-/// read as LF, so a Windows checkout makes the same page, and generated
+/// The text a page (or `paper doc`'s RTF) is made from: a leading UTF-8
+/// byte-order mark dropped, CRLF line ends read as LF, so a Windows checkout makes the same page, and generated
 /// region markers removed with their content kept (a marker is a comment,
 /// but one opening a line would split a paragraph). Markers that do not
 /// parse are left as they are: outside a study they are plain comments.
 pub fn page_text(path: &Path, text: &str) -> String {
+    // A byte-order mark is not text: kept, it turned the first heading
+    // into a paragraph (new-user review of issue 5).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let text = if text.contains('\r') {
         text.replace("\r\n", "\n")
     } else {
@@ -196,7 +235,10 @@ fn page_with(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    Ok(theme.page(&title, &rendered.body, None)?.into_bytes())
+    Ok(stamp(
+        &html_path(path),
+        theme.page(&title, &rendered.body, None)?.into_bytes(),
+    ))
 }
 
 /// Fails when recorded files of `root` (a runs root, or a study reading
@@ -220,9 +262,32 @@ fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
     )))
 }
 
+/// Fails when `path` exists but does not carry `mark` in its first 4 KiB:
+/// a file a person wrote where `build` would write (an `X.html` beside
+/// `X.md`, a `figures/NAME.svg`), which replacing would lose.
+///
+/// Errors: [`Error::File`] naming it, with what to do.
+fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut head = Vec::with_capacity(4096);
+    let _ = file.take(4096).read_to_end(&mut head);
+    if String::from_utf8_lossy(&head).contains(mark) {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        "was not written by okn-benchmark build (it lacks the build's generator mark), \
+         and build would replace it: rename it (or delete it, if it is an old copy), then build again",
+    ))
+}
+
 /// Computes every output under `scan`, with the theme from `base`; `site`
 /// adds `base/site/` (which needs every root and study, so `--root`
-/// builds leave it alone).
+/// builds leave it alone) when there is a runs root or a study to show,
+/// or a `site/` already.
 ///
 /// Errors: a theme that does not load; an unreadable Markdown file; a
 /// `study.toml` or generated region that is wrong (file and line); a
@@ -282,7 +347,9 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
             })
             .collect();
         for figure in figures {
-            plan.outputs.push(figure?);
+            let figure = figure?;
+            refuse_hand_written(&figure.path, figures::SVG_MARK)?;
+            plan.outputs.push(figure);
         }
         plan.owned_dirs.push(dir.join(study::FIGURES_DIR));
         for path in study.prose_files() {
@@ -323,6 +390,9 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
             .map(|o| (assets::normalize(&o.path), o.bytes.clone()))
             .collect(),
     );
+    for path in markdown_texts.keys() {
+        refuse_hand_written(&html_path(path), GENERATOR_MARK)?;
+    }
     let pages: Vec<Result<(Output, Vec<String>)>> = markdown_texts
         .par_iter()
         .map(|(path, text)| {
@@ -342,15 +412,26 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         plan.outputs.push(output);
         plan.warnings.extend(warnings);
     }
+    // A folder with no runs root and no study gets no site/ (one made
+    // earlier is kept current, so its pages can go).
+    let with_site = with_site
+        && (!inputs.roots.is_empty()
+            || !inputs.studies.is_empty()
+            || base.join(site::SITE_DIR).is_dir());
     if with_site {
+        let index = base.join(site::SITE_DIR).join("index.html");
         plan.outputs.push(Output {
-            path: base.join(site::SITE_DIR).join("index.html"),
-            bytes: site::index_page(&theme, base, &studies, &site_roots, &overlay)?,
+            bytes: stamp(
+                &index,
+                site::index_page(&theme, base, &studies, &site_roots, &overlay)?,
+            ),
+            path: index,
         });
         for root in &site_roots {
+            let page = base.join(site::root_page(&root.name));
             plan.outputs.push(Output {
-                path: base.join(site::root_page(&root.name)),
-                bytes: site::root_index(&theme, root)?,
+                bytes: stamp(&page, site::root_index(&theme, root)?),
+                path: page,
             });
             for question in root.data.results.keys() {
                 let (theme, root, question, base) = (
@@ -363,8 +444,8 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
                     Ok(site::question_pages(&theme, &root, &question)?
                         .into_iter()
                         .map(|(path, bytes)| Output {
+                            bytes: stamp(&path, bytes),
                             path: base.join(path),
-                            bytes,
                         })
                         .collect())
                 }));
@@ -553,10 +634,13 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     files
 }
 
-/// True when the file at `path` carries a mark of this build within its
-/// first 4 KiB: [`GENERATOR_MARK`] in a page, [`figures::SVG_MARK`] in a
-/// figure. A file without one was put there by a person and is never
-/// removed.
+/// True when the file at `path` was generated by this build under the
+/// name it has now: within its first 4 KiB it carries [`GENERATOR_MARK`]
+/// with a [`FILE_META`] naming this very file (a page), or a
+/// [`figures::SVG_MARK`] naming it (a figure). A file without a mark was
+/// put there by a person, one naming another file is a person's copy:
+/// neither is ever removed. (A mark naming no file, from before names were
+/// recorded, counts as naming this one.)
 fn generated_file(path: &Path) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else {
@@ -567,7 +651,22 @@ fn generated_file(path: &Path) -> bool {
         return false;
     }
     let head = String::from_utf8_lossy(&head);
-    head.contains(GENERATOR_MARK) || head.contains(figures::SVG_MARK)
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let named = |after: &str, end: &str| -> Option<bool> {
+        let at = head.find(after)? + after.len();
+        let len = head[at..].find(end)?;
+        Some(head[at..at + len] == *super::escape_html(&name))
+    };
+    if head.contains(GENERATOR_MARK) {
+        return named(FILE_META, "\"").unwrap_or(true);
+    }
+    if head.contains(figures::SVG_MARK) {
+        return named(&format!("{}: ", figures::SVG_MARK), " -->").unwrap_or(true);
+    }
+    false
 }
 
 /// Generated files nothing produces any more: files carrying a generator
@@ -595,11 +694,11 @@ fn orphans(candidates: Candidates, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf>
 
 /// Writes every output whose bytes differ from the disk (atomically) and
 /// removes orphaned generated files. Returns `(written, unchanged,
-/// removed)`.
+/// removed)`: two counts and the paths removed.
 ///
 /// Errors: an output that cannot be computed; a file that cannot be
 /// written or removed.
-pub fn write(plan: &Plan) -> Result<(usize, usize, usize)> {
+pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     // Pages are looked for while the outputs are written (a page being
     // written is one this build produces, so it is never taken for an
     // orphan); owned folders only once the writing is done, since a file
@@ -630,5 +729,5 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, usize)> {
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
     }
-    Ok((written, unchanged, orphaned.len()))
+    Ok((written, unchanged, orphaned))
 }

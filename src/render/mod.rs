@@ -132,7 +132,9 @@ impl Theme {
             .map_err(|e| {
                 Error::file(
                     root.join("templates"),
-                    format!("template error: {e} {}", error_chain(&e)),
+                    format!("template error: {e} {}", error_chain(&e))
+                        .replace("error: error: ", "error: ")
+                        .replace("  ", " "),
                 )
             })?;
         let hash = base64::Engine::encode(

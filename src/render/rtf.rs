@@ -466,6 +466,9 @@ struct Writer<'b> {
     notes: Vec<(usize, String)>,
     tables: Vec<String>,
     meta: bool,
+    /// Inside an inline `<script>` or `<style>` (its name): text up to the
+    /// closing tag is dropped.
+    skipping: Option<&'static str>,
 }
 
 impl<'b> Writer<'b> {
@@ -490,6 +493,7 @@ impl<'b> Writer<'b> {
             notes: Vec::new(),
             tables: Vec::new(),
             meta: false,
+            skipping: None,
         }
     }
 
@@ -617,6 +621,24 @@ impl<'b> Writer<'b> {
     }
 
     fn event(&mut self, event: &Event<'_>, caption: bool) {
+        // An inline `<script>` or `<style>` has its content as text events
+        // between two inline HTML events: dropped, as in an HTML block
+        // (new-user review of issue 5: `var a=1;` reached the document).
+        if let Some(name) = self.skipping {
+            if let Event::InlineHtml(t) = event
+                && t.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with(&format!("</{name}"))
+            {
+                self.skipping = None;
+            }
+            if let Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::TableCell) = event {
+                // Never closed: what follows the block is text again.
+                self.skipping = None;
+            } else if !matches!(event, Event::End(_) | Event::Start(_)) {
+                return;
+            }
+        }
         match event {
             Event::Start(tag) => self.start(tag, caption),
             Event::End(tag) => self.end(*tag),
@@ -945,6 +967,16 @@ impl<'b> Writer<'b> {
             return;
         }
         let lower = html.trim_start().to_ascii_lowercase();
+        for name in ["script", "style"] {
+            if lower.starts_with(&format!("<{name}"))
+                && !lower[1 + name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+                && !lower.contains(&format!("</{name}"))
+                && !lower.trim_end().ends_with("/>")
+            {
+                self.skipping = Some(name);
+                return;
+            }
+        }
         if lower.starts_with("<br") && !lower[3..].starts_with(|c: char| c.is_ascii_alphanumeric())
         {
             if self.in_cell()
@@ -1458,6 +1490,29 @@ mod tests {
     fn body(doc: &str) -> &str {
         let at = doc.find("\\widowctrl\n").expect("header end") + "\\widowctrl\n".len();
         &doc[at..]
+    }
+
+    /// Inline `<script>` and `<style>` vanish with their content, as block
+    /// ones do (new-user review of issue 5).
+    #[test]
+    fn inline_script_and_style_content_is_dropped() {
+        let doc = convert(
+            "# T\n\nBefore <script>var a=1;</script> after <style>p{color:red}</style> end.\n\nNext <script>never closed\n\nLast paragraph.\n",
+            Path::new("."),
+        )
+        .document;
+        assert!(
+            !doc.contains("var a") && !doc.contains("color:red"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("Before ") && doc.contains(" after ") && doc.contains(" end."),
+            "{doc}"
+        );
+        assert!(
+            !doc.contains("never closed") && doc.contains("Last paragraph."),
+            "{doc}"
+        );
     }
 
     #[test]

@@ -316,16 +316,24 @@ pub fn index_page(
                 .iter()
                 .map(|r| {
                     let name = super::study::root_label(r);
-                    let target = roots
-                        .iter()
-                        .find(|x| normalize(&x.root.root) == normalize(&rel(r)))
-                        .map_or_else(
-                            || rel(r).join(README_FILE).with_extension("html"),
-                            |x| root_page(&x.name),
-                        );
+                    // The root's site page; a root outside what this build
+                    // reads (an absolute path elsewhere) has none and is
+                    // named without a link.
+                    let same = |x: &Arc<SiteRoot>| {
+                        normalize(&x.root.root) == normalize(&rel(r))
+                            || matches!(
+                                (x.root.root.canonicalize(), r.canonicalize()),
+                                (Ok(a), Ok(b)) if a == b
+                            )
+                    };
                     Link {
                         name,
-                        href: relative_link(&page, &target),
+                        href: roots
+                            .iter()
+                            .find(|x| same(x))
+                            .map_or_else(String::new, |x| {
+                                relative_link(&page, &root_page(&x.name))
+                            }),
                     }
                 })
                 .collect();
@@ -517,11 +525,20 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
         "raw_summary",
         &relative_link(&page, &root.root.root.join(SUMMARY_FILE)),
     );
+    // A root this build writes gets its README page; a frozen one keeps
+    // what it has, so its page is linked only if it is there (else the
+    // Markdown).
+    let readme = root.root.root.join(README_FILE);
+    let readme_page = readme.with_extension("html");
     context.insert(
         "raw_readme",
         &relative_link(
             &page,
-            &root.root.root.join(README_FILE).with_extension("html"),
+            if !root.frozen || readme_page.is_file() {
+                &readme_page
+            } else {
+                &readme
+            },
         ),
     );
     let nav = crumbs(
@@ -978,7 +995,23 @@ fn attempt_page_bytes(
     let dir = root
         .root
         .attempt_dir(question, &result.condition, a.attempt);
+    // What result.json records must be there: a page that said "nothing
+    // was submitted" beside "Exact" would contradict itself.
+    if !dir.is_dir() {
+        return Err(Error::file(
+            &dir,
+            "this attempt folder, recorded in result.json, is missing: restore it from \
+             version control, or record the episode again",
+        ));
+    }
     let listing = Listing::of(&dir);
+    if a.submitted && !listing.is_file(ANSWER_FILE) {
+        return Err(Error::file(
+            dir.join(ANSWER_FILE),
+            "missing, though result.json records a submitted answer: restore it from \
+             version control, or record the episode again",
+        ));
+    }
     let read = |name: &str| listing.read(name);
     let mut context = tera::Context::new();
     context.insert("question", question);
@@ -1140,9 +1173,15 @@ fn attempt_page_bytes(
     );
     context.insert("calls", &call_views);
     context.insert("queries", &queries);
-    let final_message = read(AGENT_FILE)
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("result").and_then(|r| r.as_str()).map(str::to_string));
+    // agent.json is the agent host's own output, kept as it came: one
+    // that does not parse is said so, not silently left out.
+    let final_message =
+        read(AGENT_FILE).and_then(|b| match serde_json::from_slice::<serde_json::Value>(&b) {
+            Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
+            Err(e) => Some(format!(
+                "(agent.json is not JSON, so no final message could be read from it: {e})"
+            )),
+        });
     context.insert("final_message", &final_message);
     let prompt = read(PROMPT_FILE)
         .map(|b| String::from_utf8_lossy(&b).into_owned())

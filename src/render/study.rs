@@ -613,12 +613,14 @@ HTML block, which splits the paragraph; put the words before it on the same line
     Ok(found)
 }
 
-/// The block-quote prefix (`> `, `>> `) a marker at `at` sits behind, so
-/// that generated lines stay inside the quote.
+/// The block-quote prefix or indentation (`> `, `>> `, `  ` in a list
+/// item) a marker at `at` sits behind, so that generated lines stay inside
+/// the quote or the list item (new-user review of issue 5: a table filled
+/// into a list item started at column 0 and split the list).
 fn quote_prefix(text: &str, at: usize) -> Option<&str> {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let before = &text[line_start..at];
-    (before.contains('>') && before.chars().all(|c| c == '>' || c == ' ' || c == '\t'))
+    (!before.is_empty() && before.chars().all(|c| c == '>' || c == ' ' || c == '\t'))
         .then_some(before)
 }
 
@@ -1322,6 +1324,37 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
             assert!(line.starts_with('>'), "{line:?} left the quote:\n{filled}");
         }
         assert_eq!(fill(&study, &path, &filled).unwrap(), filled);
+        // In a list item, the filled table keeps the item's indentation.
+        let listed = "- Rates:\n\n  <!-- okn:rates -->\n  <!-- /okn:rates -->\n\nAfter.\n";
+        let filled = fill(&study, &path, listed).unwrap();
+        let inside: Vec<&str> = filled
+            .lines()
+            .skip_while(|l| !l.contains("<!-- okn:rates"))
+            .take_while(|l| !l.contains("<!-- /okn:rates"))
+            .collect();
+        assert!(inside.iter().any(|l| l.contains("| ")), "{filled}");
+        for line in &inside {
+            assert!(
+                line.starts_with("  "),
+                "{line:?} left the list item:\n{filled}"
+            );
+        }
+        assert!(
+            filled.ends_with("  <!-- /okn:rates -->\n\nAfter.\n"),
+            "{filled}"
+        );
+        assert_eq!(fill(&study, &path, &filled).unwrap(), filled);
+        let html = crate::render::markdown::render(
+            &strip_markers(&path, &filled).unwrap(),
+            dir.path(),
+            "p",
+        )
+        .body;
+        let table = html.find("<table").unwrap();
+        assert!(
+            html[..table].contains("<li>") && !html[..table].contains("</li>"),
+            "{html}"
+        );
         let crlf = "# S\r\n\r\n<!-- okn:rates -->\r\n<!-- /okn:rates -->\r\n";
         let filled = fill(&study, &path, crlf).unwrap();
         assert!(

@@ -44,6 +44,15 @@ pub fn load(root: &RunsRoot) -> RootData {
     for name in root.condition_names() {
         let path = root.condition_file(&name);
         match read_json::<ConditionFile>(&path) {
+            Ok(condition) if condition.format != crate::runs::records::RUNS_FORMAT => {
+                data.problems.push(format!(
+                    "{}: format {} is not one this version reads ({}): use the \
+                     okn-benchmark that recorded it",
+                    path.display(),
+                    condition.format,
+                    crate::runs::records::RUNS_FORMAT
+                ));
+            }
             Ok(condition) => {
                 data.conditions.insert(name, condition);
             }
@@ -61,7 +70,10 @@ pub fn load(root: &RunsRoot) -> RootData {
     let read: Vec<Result<QuestionResult>> = wanted
         .par_iter()
         .map(|(name, id)| {
-            read_json::<QuestionResult>(&root.condition_dir(id, name).join(RESULT_FILE))
+            let path = root.condition_dir(id, name).join(RESULT_FILE);
+            let result = read_json::<QuestionResult>(&path)?;
+            check_result(&result, id, name).map_err(|m| crate::error::Error::file(&path, m))?;
+            Ok(result)
         })
         .collect();
     let mut results: BTreeMap<String, BTreeMap<String, QuestionResult>> = BTreeMap::new();
@@ -78,6 +90,69 @@ pub fn load(root: &RunsRoot) -> RootData {
     }
     data.results = results;
     data
+}
+
+/// What a recorded `result.json` must hold to be reported: the format
+/// this version writes, the question and condition of the folder it sits
+/// in, attempts numbered once each, and fractions in [0, 1] (new-user
+/// review of issue 5: each was taken as it came and misreported).
+///
+/// Errors: what is wrong, worded for the user.
+fn check_result(
+    result: &QuestionResult,
+    question: &str,
+    condition: &str,
+) -> std::result::Result<(), String> {
+    use crate::runs::records::RUNS_FORMAT;
+    if result.format != RUNS_FORMAT {
+        return Err(format!(
+            "format {} is not one this version reads ({RUNS_FORMAT}): use the okn-benchmark \
+             that recorded it",
+            result.format
+        ));
+    }
+    if result.question != question || result.condition != condition {
+        return Err(format!(
+            "records question '{}' under condition '{}', but sits in the folder of '{question}' \
+             under '{condition}': was it copied from another folder?",
+            result.question, result.condition
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for a in &result.attempts {
+        if !seen.insert(a.attempt) {
+            return Err(format!("attempt {} is recorded twice", a.attempt));
+        }
+        let fractions = [("f1", Some(a.f1))]
+            .into_iter()
+            .chain(a.score.iter().flat_map(|s| {
+                [
+                    ("f1", Some(s.f1)),
+                    ("strict_f1", Some(s.strict_f1)),
+                    ("row_precision", Some(s.row_precision)),
+                    ("row_recall", Some(s.row_recall)),
+                ]
+            }));
+        for (name, value) in fractions {
+            if let Some(v) = value
+                && !(0.0..=1.0).contains(&v)
+            {
+                return Err(format!(
+                    "attempt {}: {name} is {v}, not a fraction between 0 and 1",
+                    a.attempt
+                ));
+            }
+        }
+        for (name, v) in [("wall_s", a.wall_s), ("server_s", a.server_s)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "attempt {}: {name} is {v}, not a duration in seconds",
+                    a.attempt
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A condition's name for people: `demo-kg, all tools · KG named`,
@@ -147,7 +222,11 @@ fn blocked_text(q: &QuestionSummary) -> String {
 /// Makes recorded text (question text, labels, tool names) inert in
 /// Markdown: `<` can open raw HTML, which the render layer passes through,
 /// and `&name;` is an entity, so both become entities that render as the
-/// characters themselves; newlines become spaces.
+/// characters themselves; newlines become spaces. Markdown's inline
+/// punctuation is backslash-escaped, so a label `*star* [x](y)` stays
+/// those characters rather than emphasis and a link (new-user review of
+/// issue 5): `\\`, `` ` ``, `*`, `[`, `]`, `~`, and `_` where it could
+/// open or close emphasis (not inside a word: `assays_cross` stays).
 pub fn md_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let chars: Vec<char> = text.chars().collect();
@@ -165,6 +244,17 @@ pub fn md_text(text: &str) -> String {
             }
             '\r' => {}
             '\n' => out.push(' '),
+            '\\' | '`' | '*' | '[' | ']' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '_' => {
+                let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
+                if !(word(i.checked_sub(1).and_then(|j| chars.get(j))) && word(chars.get(i + 1))) {
+                    out.push('\\');
+                }
+                out.push('_');
+            }
             c => out.push(c),
         }
     }
@@ -400,7 +490,14 @@ pub const README_MARK: &str = "Generated by `okn-benchmark report`";
 pub fn check_readme(root: &RunsRoot) -> Result<()> {
     let path = root.root.join(README_FILE);
     match std::fs::read(&path) {
-        Ok(bytes) if !String::from_utf8_lossy(&bytes).contains(README_MARK) => {
+        // The mark opens a line near the top, as `report` writes it: a
+        // hand-written README that merely quotes it is still refused.
+        Ok(bytes)
+            if !String::from_utf8_lossy(&bytes)
+                .lines()
+                .take(5)
+                .any(|l| l.starts_with(README_MARK)) =>
+        {
             Err(crate::error::Error::file(
                 &path,
                 format!(
@@ -487,6 +584,18 @@ mod tests {
         assert_eq!(md_text("AT&T & co"), "AT&T & co");
         assert_eq!(md_text("&amp; &#60;"), "&amp;amp; &amp;#60;");
         assert_eq!(md_text("a\r\nb"), "a b");
+        assert_eq!(
+            md_text("*star* [x](y) `c` _em_ assays_cross a\\b ~~s~~"),
+            "\\*star\\* \\[x\\](y) \\`c\\` \\_em\\_ assays_cross a\\\\b \\~\\~s\\~\\~"
+        );
+        // ... and renders as those very characters.
+        let html = crate::render::markdown::render(
+            &md_text("*star* [x](y) `c` _em_ a\\b"),
+            std::path::Path::new("."),
+            "p",
+        )
+        .body;
+        assert!(html.contains("*star* [x](y) `c` _em_ a\\b"), "{html}");
         assert_eq!(cell("a|b"), "a\\|b");
         let html = crate::render::markdown::render(
             &format!("### {}\n", md_text("q <img src=x onerror=alert(1)>")),
