@@ -381,7 +381,10 @@ fn a_frozen_root_is_read_for_the_site_but_never_written() {
     // Frozen with no page beside its README, the root links the README
     // itself (a link to a page build will never write would be dead).
     assert!(!d.join("runs-demo/README.html").exists());
-    assert!(index.contains("href=\"../../../runs-demo/README.md\""), "{index}");
+    assert!(
+        index.contains("href=\"../../../runs-demo/README.md\""),
+        "{index}"
+    );
     assert!(!index.contains("runs-demo/README.html"), "{index}");
     assert_eq!(check(d).0, 0);
 }
