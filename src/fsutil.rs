@@ -19,7 +19,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".okn-tmp-");
+    builder.prefix(TEMPORARY_PREFIX);
     // A temporary file is private (0600); the file it becomes keeps the
     // mode of the one it replaces, or gets the umask's default.
     #[cfg(unix)]
@@ -39,6 +39,15 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| Error::io(path, "write", e.error))?;
     Ok(())
+}
+
+/// The name prefix of [`write_atomic`]'s temporary files.
+pub const TEMPORARY_PREFIX: &str = ".okn-tmp-";
+
+/// True for a file name [`write_atomic`] gives its temporary files: one
+/// left behind was a killed writer's, and `build` removes it.
+pub fn is_temporary(name: &std::ffi::OsStr) -> bool {
+    name.to_string_lossy().starts_with(TEMPORARY_PREFIX)
 }
 
 /// True when `path` exists and already holds exactly `contents`. A file of

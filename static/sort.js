@@ -1,6 +1,8 @@
 // Sortable tables: a click on a header cell sorts its table by that column
 // (numbers as numbers), a second click reverses. Tables read fine without it.
-document.querySelectorAll("table").forEach(function (table) {
+// Tables whose row order means something (an answer diff, a timeline) are
+// marked "nosort" and left alone.
+document.querySelectorAll("table:not(.nosort)").forEach(function (table) {
   var head = table.tHead || (table.rows.length ? { rows: [table.rows[0]] } : null);
   if (!head || !table.tBodies.length) return;
   Array.prototype.forEach.call(head.rows[0].cells, function (cell, index) {

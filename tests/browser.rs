@@ -77,12 +77,15 @@ fn add_odd_question(d: &Path) {
     }
     for entry in std::fs::read_dir(root.join("conditions")).unwrap() {
         let path = entry.unwrap().path();
-        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let questions = v["questions"].as_object_mut().unwrap();
-        if let Some(q) = questions.get(COPIED_QUESTION).cloned() {
-            questions.insert(ODD_QUESTION.to_string(), q);
+        let mut condition: okn_benchmark::runs::records::ConditionFile =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        if let Some(q) = condition.questions.get(COPIED_QUESTION).cloned() {
+            condition.questions.insert(ODD_QUESTION.to_string(), q);
         }
-        std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+        // The aggregate follows its questions, as a run would write it
+        // (build refuses a condition file that contradicts itself).
+        condition.aggregate = okn_benchmark::runs::records::aggregate(&condition.questions);
+        std::fs::write(&path, serde_json::to_vec_pretty(&condition).unwrap()).unwrap();
     }
 }
 

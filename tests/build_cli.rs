@@ -814,3 +814,82 @@ fn recorded_results_are_checked_and_a_bom_is_dropped() {
     assert!(page.contains("<title>Heading</title>"), "{page}");
     assert!(page.contains("<h1 id=\"heading\">Heading"), "{page}");
 }
+
+/// Regressions from the second new-user review of issue 5: CJK and emoji
+/// in a label (a panic while inlining the figures), a killed build's
+/// temporary files, a frozen root's page whose README is gone, a root
+/// named twice, a delta against itself.
+#[test]
+fn second_review_regressions() {
+    let dir = fixture();
+    let d = dir.path();
+    let toml = d.join("results-demo/study.toml");
+    let cjk = STUDY_TOML.replacen("label = \"", "label = \"中文 😀 ", 1);
+    assert_ne!(cjk, STUDY_TOML, "the fixture has no label to change");
+    std::fs::write(&toml, &cjk).unwrap();
+    let out = build(d);
+    assert!(out.contains(" written"), "{out}");
+    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    assert!(index.contains("中文 😀"), "label lost");
+
+    // A killed build's temporary file is orphaned, then removed.
+    let leftover = d.join("site/roots/runs-demo/.okn-tmp-AbC123");
+    std::fs::write(&leftover, "<!DOCTYPE html><p>half a pa").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&leftover)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  site/roots/runs-demo/.okn-tmp-AbC123"),
+        "{text}"
+    );
+    let out = build(d);
+    assert!(
+        out.contains("removed   site/roots/runs-demo/.okn-tmp-AbC123"),
+        "{out}"
+    );
+
+    // The same root under two spellings.
+    std::fs::write(
+        &toml,
+        STUDY_TOML.replace(
+            "roots = [\"../runs-demo\"]",
+            "roots = [\"../runs-demo\", \"../runs-demo/\"]",
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("named twice"), "{err}");
+    std::fs::write(&toml, STUDY_TOML).unwrap();
+
+    // A delta against itself.
+    let summary = d.join("results-demo/SUMMARY.md");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(
+        &summary,
+        format!("{text}\nSelf: <!-- okn:number condition=named baseline=named metric=delta --><!-- /okn:number -->\n"),
+    )
+    .unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("with itself"), "{err}");
+    std::fs::write(&summary, text).unwrap();
+
+    // A frozen root whose README.md is gone keeps its page, in one build.
+    build(d);
+    okn_in(d)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+    std::fs::remove_file(d.join("runs-demo/README.md")).unwrap();
+    let out = build(d);
+    assert!(out.contains(" 0 orphaned removed"), "{out}");
+    assert!(d.join("runs-demo/README.html").is_file());
+    assert_eq!(check(d).0, 0);
+}

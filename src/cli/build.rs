@@ -36,6 +36,13 @@ fn project_above(dir: &Path) -> Option<PathBuf> {
 /// never scans (`site/`, `target/`, hidden folders...): under `site/`
 /// every page would look orphaned and be removed.
 fn check_root(root: &Path) -> Result<()> {
+    if root.exists() && !root.is_dir() {
+        return Err(Error::Usage(format!(
+            "--root {}: a file, not a folder (build reads every Markdown file under a folder; \
+             give the folder that holds it)",
+            root.display()
+        )));
+    }
     if !root.is_dir() {
         return Err(Error::Usage(format!(
             "--root {}: no such folder (give a folder under the current one)",

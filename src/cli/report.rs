@@ -50,7 +50,14 @@ fn open(root: &PathBuf) -> Result<RunsRoot> {
 pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     let data = crate::report::load(&root);
-    if !root.is_frozen() {
+    if root.is_frozen() {
+        eprintln!(
+            "report: {} is frozen: README.md and the summary CSVs are left as they were \
+             (delete {}/.frozen to reopen it)",
+            args.root.display(),
+            args.root.display()
+        );
+    } else {
         crate::report::write_outputs(&root)?;
     }
     match args.markdown.as_deref() {

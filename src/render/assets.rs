@@ -436,29 +436,49 @@ fn strip_elements(text: &str, name: &str) -> String {
     out
 }
 
-/// Removes ` onload="..."`-style attributes.
+/// Removes ` onload="..."`-style attributes, quoted or not. Offsets are
+/// bytes and every slice starts at a character boundary (a space followed
+/// by a CJK character or an emoji once panicked; new-user review of
+/// issue 5).
 fn strip_event_handlers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i].is_ascii_whitespace()
-            && text[i + 1..].len() > 3
-            && text[i + 1..i + 3].eq_ignore_ascii_case("on")
+            && bytes.len() > i + 3
+            && bytes[i + 1..i + 3].eq_ignore_ascii_case(b"on")
         {
-            // attribute name
-            let name_end = text[i + 1..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-                .map(|e| i + 1 + e);
-            if let Some(e) = name_end
-                && text[e..].starts_with('=')
-            {
-                let quote = text[e + 1..].chars().next();
-                if let Some(q @ ('"' | '\'')) = quote
-                    && let Some(close) = text[e + 2..].find(q)
-                {
-                    i = e + 2 + close + 1;
-                    continue;
+            // The attribute name: ASCII letters, digits and '-'.
+            let name_len = bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+                .count();
+            let mut e = i + 1 + name_len;
+            while e < bytes.len() && bytes[e].is_ascii_whitespace() {
+                e += 1;
+            }
+            if e < bytes.len() && bytes[e] == b'=' {
+                let mut v = e + 1;
+                while v < bytes.len() && bytes[v].is_ascii_whitespace() {
+                    v += 1;
+                }
+                match bytes.get(v) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        if let Some(close) = bytes[v + 1..].iter().position(|b| *b == q) {
+                            i = v + 1 + close + 1;
+                            continue;
+                        }
+                    }
+                    Some(_) => {
+                        let len = bytes[v..]
+                            .iter()
+                            .take_while(|b| !(b.is_ascii_whitespace() || **b == b'>'))
+                            .count();
+                        i = v + len;
+                        continue;
+                    }
+                    None => {}
                 }
             }
         }
@@ -611,6 +631,30 @@ mod tests {
             out,
             "<svg><g id=\"f1-形状\"><path id=\"f1-路径\"/><use href=\"#f1-路径\"/></g><g id=\"f1-形状-3\"><path id=\"f1-路径-2\"/></g><g id=\"f1-形状-2\"/></svg>"
         );
+    }
+
+    /// Event handlers go, quoted or not; text around them, CJK and emoji
+    /// included, stays whole.
+    #[test]
+    fn event_handlers_go_and_any_text_survives() {
+        assert_eq!(
+            strip_event_handlers(
+                "<svg onload=\"x()\" ONCLICK = 'y' onmouseover=z()><text> 世界 😀 on</text></svg>"
+            ),
+            "<svg><text> 世界 😀 on</text></svg>"
+        );
+        assert_eq!(strip_event_handlers("a 中"), "a 中");
+        assert_eq!(strip_event_handlers(" 😀x"), " 😀x");
+    }
+
+    proptest::proptest! {
+        /// No text makes inlining an SVG panic (ids, handlers, scripts).
+        #[test]
+        fn inlining_any_svg_text_never_panics(body in "[ a-z<>=\"'/#:()中😀é\\-]{0,80}") {
+            let svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"a b\">{body}</svg>");
+            let _ = unique_svg(&svg, "p");
+            let _ = label_svg(&svg, &body);
+        }
     }
 
     /// The build's own figures carry `role="img"`: inlined, the root element

@@ -53,7 +53,6 @@ pub struct Output {
 pub type Job = Box<dyn Fn() -> Result<Vec<Output>> + Send + Sync>;
 
 /// Everything a build would write.
-#[derive(Default)]
 pub struct Plan {
     /// Outputs computed up front.
     pub outputs: Vec<Output>,
@@ -64,8 +63,27 @@ pub struct Plan {
     pub owned_dirs: Vec<PathBuf>,
     /// Folders scanned for orphaned generated pages.
     pub scanned: Vec<PathBuf>,
-    /// Non-fatal problems (missing images, unreadable episodes), named.
+    /// Non-fatal problems (missing images, regions outside a study), named.
     pub warnings: Vec<String>,
+    /// When planning began: a temporary file older than this is a killed
+    /// build's leftover.
+    pub started: std::time::SystemTime,
+    /// Frozen runs roots: read, never written, nothing in them removed.
+    pub frozen: Vec<PathBuf>,
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            outputs: Vec::new(),
+            jobs: Vec::new(),
+            owned_dirs: Vec::new(),
+            scanned: Vec::new(),
+            warnings: Vec::new(),
+            started: std::time::SystemTime::now(),
+            frozen: Vec::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Plan {
@@ -87,6 +105,9 @@ pub struct Inputs {
     pub studies: Vec<PathBuf>,
     /// Markdown files outside runs roots.
     pub markdown: Vec<PathBuf>,
+    /// Links to folders, not followed (a linked runs root would be
+    /// published from outside the project).
+    pub links: Vec<PathBuf>,
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
@@ -107,6 +128,10 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
                 if entry.file_type().is_dir() {
                     walker.skip_current_dir();
                 }
+                continue;
+            }
+            if entry.path_is_symlink() && path.is_dir() {
+                inputs.links.push(path.to_path_buf());
                 continue;
             }
             if entry.file_type().is_dir() {
@@ -251,9 +276,9 @@ fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
         return Ok(());
     }
     Err(Error::Other(format!(
-        "{}: {} recorded file{} could not be read, so nothing was built:\n  {}\n\
-         Restore {} from version control, or record the episode again \
-         (`okn-benchmark run ... --force`).",
+        "{}: {} recorded file{} could not be used, so nothing was built:\n  {}\n\
+         Do what each says; else restore {} from version control, or record the episode \
+         again (`okn-benchmark run ... --force`).",
         root.display(),
         problems.len(),
         if problems.len() == 1 { "" } else { "s" },
@@ -299,6 +324,13 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         scanned: scan.to_vec(),
         ..Plan::default()
     };
+    for link in &inputs.links {
+        plan.warnings.push(format!(
+            "{}: a link to a folder, not followed: move or copy what it holds into the \
+             project to build it",
+            link.display()
+        ));
+    }
     let mut markdown_texts: BTreeMap<PathBuf, String> = BTreeMap::new();
     // Runs roots: read once, for their generated files and for the site.
     let names = site::site_names(&inputs.roots);
@@ -308,6 +340,9 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         let data = crate::report::load(&runs_root);
         unreadable(root, &data.problems)?;
         let frozen = runs_root.is_frozen();
+        if frozen {
+            plan.frozen.push(root.clone());
+        }
         // A frozen root is read, never written (seed 000, "Closing a runs
         // root"): its own files are not planned.
         if !frozen {
@@ -336,6 +371,27 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     for dir in &inputs.studies {
         let study = Study::load(dir)?;
         unreadable(dir, &study.problems)?;
+        // A root outside what this build reads has no pages on the site:
+        // its numbers could not be traced to an episode there.
+        if with_site {
+            for root in &study.roots {
+                let same = |r: &PathBuf| {
+                    assets::normalize(r) == assets::normalize(root)
+                        || matches!(
+                            (std::fs::canonicalize(r), std::fs::canonicalize(root)),
+                            (Ok(a), Ok(b)) if a == b
+                        )
+                };
+                if !inputs.roots.iter().any(same) {
+                    plan.warnings.push(format!(
+                        "{}: study.toml reads the runs root {}, which this build does not \
+                         publish: the site will have no page to trace its numbers to",
+                        dir.display(),
+                        root.display()
+                    ));
+                }
+            }
+        }
         let figures: Vec<Result<Output>> = study
             .figures
             .par_iter()
@@ -454,6 +510,18 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         plan.owned_dirs.push(base.join(site::SITE_DIR));
     }
     plan.outputs.sort_by(|a, b| a.path.cmp(&b.path));
+    // Two outputs for one path would silently lose one of them.
+    if let Some(pair) = plan
+        .outputs
+        .windows(2)
+        .find(|w| w[0].path == w[1].path && w[0].bytes != w[1].bytes)
+    {
+        return Err(Error::file(
+            &pair[0].path,
+            "two different outputs would be written here (two inputs make the same file): \
+             rename one of them",
+        ));
+    }
     plan.outputs.dedup_by(|a, b| a.path == b.path);
     Ok(plan)
 }
@@ -556,7 +624,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
             State::Missing => drift.missing.push(path),
         }
     }
-    drift.orphaned = orphans(Candidates { owned, pages }, &produced);
+    drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     drift.outputs = produced.len();
     Ok(drift)
 }
@@ -580,6 +648,8 @@ fn owned_files(plan: &Plan) -> Vec<PathBuf> {
 }
 
 /// Every `.html` file under the scanned folders, skipped folders left out.
+/// Frozen runs roots are left out: nothing in them is ever removed (seed
+/// 000, "Closing a runs root").
 fn html_files(plan: &Plan) -> Vec<PathBuf> {
     plan.scanned
         .par_iter()
@@ -588,6 +658,7 @@ fn html_files(plan: &Plan) -> Vec<PathBuf> {
                 Path::new(name).extension().is_some_and(|e| e == "html")
             })
         })
+        .filter(|p| !plan.frozen.iter().any(|f| p.starts_with(f)))
         .collect()
 }
 
@@ -614,7 +685,8 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     let mut folders = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if skip && skipped(&name.to_string_lossy()) {
+        let leftover = crate::fsutil::is_temporary(&name);
+        if skip && !leftover && skipped(&name.to_string_lossy()) {
             continue;
         }
         let Ok(kind) = entry.file_type() else {
@@ -622,7 +694,7 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
         };
         if kind.is_dir() {
             folders.push(entry.path());
-        } else if kind.is_file() && keep(&name) {
+        } else if kind.is_file() && (leftover || keep(&name)) {
             files.push(entry.path());
         }
     }
@@ -673,18 +745,37 @@ fn generated_file(path: &Path) -> bool {
 /// mark (pages beside Markdown, files in an owned folder) that no output
 /// names. Hand-put files (a `CNAME` in `site/`, a drawing in `figures/`)
 /// carry no mark and are left alone.
-fn orphans(candidates: Candidates, produced: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
-    let mut found: BTreeSet<PathBuf> = candidates
-        .owned
-        .into_par_iter()
-        .filter(|p| !produced.contains(p) && generated_file(p))
-        .collect::<Vec<_>>()
+fn orphans(
+    candidates: Candidates,
+    produced: &BTreeSet<PathBuf>,
+    started: std::time::SystemTime,
+) -> Vec<PathBuf> {
+    // Temporary files a killed build left (`.okn-tmp-*`, made before this
+    // build started: this build's own are being renamed as it runs).
+    let leftover = |p: &PathBuf| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < started)
+    };
+    let is_temporary = |p: &PathBuf| p.file_name().is_some_and(crate::fsutil::is_temporary);
+    let (temporary_owned, owned): (Vec<PathBuf>, Vec<PathBuf>) =
+        candidates.owned.into_iter().partition(is_temporary);
+    let (temporary_pages, pages): (Vec<PathBuf>, Vec<PathBuf>) =
+        candidates.pages.into_iter().partition(is_temporary);
+    let mut found: BTreeSet<PathBuf> = temporary_owned
         .into_iter()
+        .chain(temporary_pages)
+        .filter(leftover)
         .collect();
+    found.extend(
+        owned
+            .into_par_iter()
+            .filter(|p| !produced.contains(p) && generated_file(p))
+            .collect::<Vec<_>>(),
+    );
     // A generated page is an orphan only when the Markdown it was made
     // from is gone.
-    let pages: Vec<PathBuf> = candidates
-        .pages
+    let pages: Vec<PathBuf> = pages
         .into_par_iter()
         .filter(|p| !produced.contains(p) && !p.with_extension("md").exists() && generated_file(p))
         .collect();
@@ -725,7 +816,7 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     let unchanged = results.len() - written;
     let produced: BTreeSet<PathBuf> = results.into_iter().map(|(p, _)| p).collect();
     let owned = owned_files(plan);
-    let orphaned = orphans(Candidates { owned, pages }, &produced);
+    let orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
     }

@@ -262,6 +262,16 @@ fn plain_text(events: &[Event<'_>]) -> String {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// No Markdown text makes a page panic: raw HTML, images, SVG
+        /// attributes and handlers, next to CJK and emoji (a space before
+        /// a multi-byte character once did, in an inlined SVG).
+        #[test]
+        fn rendering_any_text_never_panics(text in "[ a-z<>=\"'/#!\\[\\]()*_`|\n中😀é-]{0,120}") {
+            let _ = render(&text, Path::new("."), "p");
+        }
+    }
+
     fn body(md: &str) -> String {
         render(md, Path::new("."), "p").body
     }

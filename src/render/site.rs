@@ -1144,7 +1144,7 @@ fn attempt_page_bytes(
                                 .map(str::to_string),
                             status: status.clone(),
                             class: class.clone(),
-                            text: text.clone(),
+                            text: clip(text),
                         });
                     }
                 }
@@ -1159,7 +1159,7 @@ fn attempt_page_bytes(
                 status,
                 class,
                 summary: arguments_summary(&c.arguments),
-                arguments: serde_json::to_string_pretty(&c.arguments).unwrap_or_default(),
+                arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
             });
         }
     }
@@ -1221,6 +1221,28 @@ fn attempt_page_bytes(
         .into_bytes())
 }
 
+/// The most of one query or one call's arguments an attempt page shows,
+/// in bytes: fifteen 280 KB queries once made an 18 MB page (new-user
+/// review of issue 5). The whole text is in the linked `calls.json`.
+pub const CLIP_BYTES: usize = 16 * 1024;
+
+/// `text`, cut at a character boundary near [`CLIP_BYTES`] with a note of
+/// what was left out.
+fn clip(text: &str) -> String {
+    if text.len() <= CLIP_BYTES {
+        return text.to_string();
+    }
+    let mut end = CLIP_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n… {} more bytes not shown: the whole text is in calls.json",
+        &text[..end],
+        text.len() - end
+    )
+}
+
 /// Folder names of `roots` in `site/roots/`: the root's own name, or its
 /// path with `/` as `--` where two roots share a name.
 pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
@@ -1229,7 +1251,7 @@ pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
     for n in &own {
         *counts.entry(n).or_default() += 1;
     }
-    roots
+    let wanted: Vec<String> = roots
         .iter()
         .zip(&own)
         .map(|(r, n)| {
@@ -1239,12 +1261,54 @@ pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
                 n.clone()
             }
         })
-        .collect()
+        .collect();
+    // A path spelled with `--` can still meet another root's own name
+    // (`x/runs` and `x--runs`): later ones in path order get `-2`, `-3`,
+    // never a name another root wants (new-user review of issue 5: two
+    // roots shared one folder of the site).
+    let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut names = Vec::with_capacity(wanted.len());
+    for name in &wanted {
+        let mut unique = name.clone();
+        let mut n = 2;
+        while taken.contains(&unique) || (unique != *name && wanted.contains(&unique)) {
+            unique = format!("{name}-{n}");
+            n += 1;
+        }
+        taken.insert(unique.clone());
+        names.push(unique);
+    }
+    names
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_texts_are_clipped_at_a_character_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "中".repeat(CLIP_BYTES);
+        let clipped = clip(&long);
+        assert!(clipped.len() < CLIP_BYTES + 100, "{}", clipped.len());
+        assert!(clipped.ends_with(&format!(
+            "… {} more bytes not shown: the whole text is in calls.json",
+            long.len() - (CLIP_BYTES / 3) * 3
+        )));
+    }
+
+    #[test]
+    fn every_root_gets_its_own_site_folder() {
+        let roots: Vec<PathBuf> = ["a/runs", "b/runs", "x--runs", "x/runs", "solo"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let names = site_names(&roots);
+        assert_eq!(
+            names,
+            ["a--runs", "b--runs", "x--runs", "x--runs-2", "solo"]
+        );
+    }
 
     #[test]
     fn links_are_relative_and_encoded() {

@@ -197,6 +197,22 @@ impl Study {
                     ),
                 ));
             }
+            // The same folder spelled twice (`../runs-x` and `../runs-x/`)
+            // would count every condition twice.
+            let same = std::fs::canonicalize(&root).ok();
+            if let Some(other) = roots
+                .iter()
+                .find(|r: &&PathBuf| same.is_some() && std::fs::canonicalize(r).ok() == same)
+            {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "roots"),
+                    format!(
+                        "runs root '{name}' is {} again, named twice",
+                        other.display()
+                    ),
+                ));
+            }
             loaded.insert(
                 name.clone(),
                 StudyData::from_root(&RunsRoot::new(root.clone())),
@@ -299,6 +315,20 @@ impl Study {
                     c.label = label.clone();
                 }
                 data.conditions.push(c);
+            }
+        }
+        // Two conditions under one label would be indistinguishable in
+        // every table and figure.
+        for (i, c) in data.conditions.iter().enumerate() {
+            if let Some(first) = data.conditions[..i].iter().find(|o| o.label == c.label) {
+                return Err(Error::at_line(
+                    &path,
+                    line_of(&text, "label"),
+                    format!(
+                        "conditions '{}' and '{}' have the same label '{}': give each its own",
+                        first.key, c.key, c.label
+                    ),
+                ));
             }
         }
         let mut figures = Vec::new();
@@ -474,13 +504,20 @@ struct Marker<'a> {
 /// comment and the case of `okn:` are free (`<!--okn:rates-->`,
 /// `<!-- OKN:rates -->`), so a marker written a little differently is
 /// never silently left alone.
-fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> Vec<Marker<'a>> {
+/// The markers of `text`, and the offset of a marker comment never closed
+/// with `-->` if there is one (the rest of the file would be a comment).
+fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> (Vec<Marker<'a>>, Option<usize>) {
     let mut found = Vec::new();
     let mut at = 0;
     while let Some(i) = text[at..].find("<!--") {
         let start = at + i;
         let Some(len) = text[start + 4..].find("-->") else {
-            break;
+            let rest = text[start + 4..]
+                .trim_start()
+                .trim_start_matches('/')
+                .trim_start();
+            let okn = rest.len() >= 4 && rest.as_bytes()[..4].eq_ignore_ascii_case(b"okn:");
+            return (found, (okn && !in_code(start)).then_some(start));
         };
         let end = start + 4 + len + 3;
         at = end;
@@ -500,7 +537,7 @@ fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> Vec<Marker<'a>
             });
         }
     }
-    found
+    (found, None)
 }
 
 /// A region whose closing marker is still to come: its kind, parameters,
@@ -523,7 +560,16 @@ pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
     let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
     let mut found = Vec::new();
     let mut open: Option<OpenRegion> = None;
-    for marker in markers(text, &in_code) {
+    let (markers, unclosed) = markers(text, &in_code);
+    if let Some(at) = unclosed {
+        return Err(Error::at_line(
+            path,
+            line_at(text, at),
+            "this <!-- okn:... marker is never closed with -->: everything after it would \
+             vanish from the page",
+        ));
+    }
+    for marker in markers {
         let line = line_at(text, marker.range.start);
         if marker.closing {
             let kind = marker.inner;
@@ -899,6 +945,13 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
         "pass-hat-k" => show(Some(s.pass[k()?].pass_hat_k)),
         "delta" | "delta-interval" => {
             let b = baseline(study, p)?;
+            if b.key == c.key {
+                return Err(format!(
+                    "metric={metric} compares condition={} with itself: name another condition \
+                     as baseline= (the study's baseline is {})",
+                    c.key, study.baseline
+                ));
+            }
             let d = study
                 .data
                 .delta(b, c)
@@ -1297,6 +1350,22 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
 
     /// A new user's review: markers written without spaces or in capitals
     /// were silently left alone, and a number could drift.
+    #[test]
+    fn a_marker_never_closed_is_an_error() {
+        let e = regions(
+            Path::new("S.md"),
+            "# S\n\nX <!-- okn:number metric=questions\n\nThe rest.\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("S.md:3: this <!-- okn:... marker is never closed"),
+            "{e}"
+        );
+        // An ordinary unclosed comment is the author's business.
+        assert_eq!(regions(Path::new("S.md"), "a <!-- note\n").unwrap(), vec![]);
+    }
+
     #[test]
     fn markers_written_differently_are_still_regions() {
         let text = "a <!--okn:number metric=questions-->9<!--/okn:number--> b <!-- OKN:number metric=questions -->9<!-- / okn:number -->\n";

@@ -88,6 +88,42 @@ pub fn load(root: &RunsRoot) -> RootData {
             Err(e) => data.problems.push(e.to_string()),
         }
     }
+    // The condition file repeats each question's summary and their
+    // aggregate: both must agree with the result files, or a table built
+    // from one would contradict a page built from the other.
+    for (name, condition) in &data.conditions {
+        let path = root.condition_file(name);
+        for (id, summary) in &condition.questions {
+            if let Some(result) = results.get(id).and_then(|r| r.get(name))
+                && counts(summary) != counts(&result.summary)
+            {
+                data.problems.push(format!(
+                    "{}: question '{id}' ({}) disagrees with its result.json ({}): run \
+                     `okn-benchmark rescore` on the runs root to recompute it",
+                    path.display(),
+                    counts_text(summary),
+                    counts_text(&result.summary)
+                ));
+            }
+        }
+        let fresh = crate::runs::records::aggregate(&condition.questions);
+        let a = &condition.aggregate;
+        if (a.questions, a.attempts, a.blocked_attempts)
+            != (fresh.questions, fresh.attempts, fresh.blocked_attempts)
+        {
+            data.problems.push(format!(
+                "{}: its aggregate ({} questions, {} attempts, {} blocked) disagrees with its \
+                 questions ({}, {}, {}): run `okn-benchmark rescore` on the runs root",
+                path.display(),
+                a.questions,
+                a.attempts,
+                a.blocked_attempts,
+                fresh.questions,
+                fresh.attempts,
+                fresh.blocked_attempts
+            ));
+        }
+    }
     data.results = results;
     data
 }
@@ -152,7 +188,36 @@ fn check_result(
             }
         }
     }
+    let fresh = crate::runs::records::summarize(&result.attempts, result.ordered_key);
+    if counts(&fresh) != counts(&result.summary) {
+        return Err(format!(
+            "its summary ({}) disagrees with its attempts ({}): run `okn-benchmark rescore` \
+             on the runs root to recompute it from the attempts",
+            counts_text(&result.summary),
+            counts_text(&fresh)
+        ));
+    }
     Ok(())
+}
+
+/// The counts of a question's summary every published number rests on:
+/// attempts, measured, blocked, exact, strict exact, ordered.
+fn counts(q: &QuestionSummary) -> [Option<u32>; 6] {
+    [
+        Some(q.attempts),
+        Some(q.measured),
+        Some(q.blocked),
+        Some(q.exact),
+        Some(q.strict_exact),
+        q.ordered,
+    ]
+}
+
+fn counts_text(q: &QuestionSummary) -> String {
+    format!(
+        "{} attempts, {} measured, {} blocked, {} exact",
+        q.attempts, q.measured, q.blocked, q.exact
+    )
 }
 
 /// A condition's name for people: `demo-kg, all tools · KG named`,
