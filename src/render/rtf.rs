@@ -216,9 +216,45 @@ pub fn push_escaped(out: &mut String, text: &str) {
 ///
 /// The sum never exceeds `available`.
 pub fn column_widths(longest: &[usize], word: &[usize], available: i32) -> Vec<i32> {
-    let twips = |n: usize, per: i32| {
-        n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * per as i64 + 2 * CELL_GAP as i64
-    };
+    column_widths_at(longest, word, available, TABLE_SIZE)
+}
+
+/// The smallest table text size a table is set in, half-points (7 pt).
+pub const MIN_TABLE_SIZE: u32 = 14;
+
+/// The text size, in half-points, for a table whose words (see
+/// [`column_widths`]) need more than `available` twips at [`TABLE_SIZE`]:
+/// the largest size down to [`MIN_TABLE_SIZE`] at which every column's
+/// longest word fits, so numbers and words are not broken mid-value (a
+/// twelve-column results table once printed `0.7`/`7` on two lines;
+/// new-user review of issue 5). A table that fits keeps [`TABLE_SIZE`].
+pub fn table_size(word: &[usize], available: i32) -> u32 {
+    let least = |size: u32| -> i64 { word.iter().map(|&n| char_twips(n, WORD_TWIPS, size)).sum() };
+    let mut size = TABLE_SIZE;
+    while size > MIN_TABLE_SIZE && least(size) > available as i64 {
+        size -= 1;
+    }
+    size
+}
+
+/// `n` characters (clamped to [`MIN_COLUMN_CHARS`]..=[`MAX_COLUMN_CHARS`])
+/// at `per` twips each at [`TABLE_SIZE`], and the cell gaps, all scaled to
+/// `size`.
+fn char_twips(n: usize, per: i32, size: u32) -> i64 {
+    (n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * per as i64 + 2 * CELL_GAP as i64)
+        * size as i64
+        / TABLE_SIZE as i64
+}
+
+/// Half the space between cells (`\trgaph`) of table text of `size`
+/// half-points: [`CELL_GAP`] at [`TABLE_SIZE`], scaled.
+fn cell_gap(size: u32) -> i32 {
+    CELL_GAP * size as i32 / TABLE_SIZE as i32
+}
+
+/// [`column_widths`] for table text of `size` half-points.
+pub fn column_widths_at(longest: &[usize], word: &[usize], available: i32, size: u32) -> Vec<i32> {
+    let twips = |n: usize, per: i32| char_twips(n, per, size);
     let natural: Vec<i64> = longest.iter().map(|&n| twips(n, CHAR_TWIPS)).collect();
     let minimum: Vec<i64> = natural
         .iter()
@@ -1125,14 +1161,17 @@ fn table_rtf(table: &TableState, indent: i32, available: i32) -> String {
         return out;
     }
     let (longest, word) = measure(table, columns);
-    let widths = column_widths(&longest, &word, available.max(1440));
+    let available = available.max(1440);
+    let size = table_size(&word, available);
+    let widths = column_widths_at(&longest, &word, available, size);
     let empty = Cell::default();
     let last = table.rows.len().saturating_sub(1);
     for (r, row) in table.rows.iter().enumerate() {
         let header = r == 0;
         let _ = write!(
             out,
-            "\\trowd\\trgaph{CELL_GAP}\\trleft{indent}{}",
+            "\\trowd\\trgaph{}\\trleft{indent}{}",
+            cell_gap(size),
             if header { "\\trhdr" } else { "" }
         );
         let mut right = indent;
@@ -1156,7 +1195,7 @@ fn table_rtf(table: &TableState, indent: i32, available: i32) -> String {
             };
             let _ = write!(
                 out,
-                "\\pard\\plain\\intbl{align}\\sb40\\sa40\\f0\\fs{TABLE_SIZE} "
+                "\\pard\\plain\\intbl{align}\\sb40\\sa40\\f0\\fs{size} "
             );
             if header {
                 let _ = write!(out, "{{\\b {}}}", cell.rtf);
@@ -1640,6 +1679,22 @@ mod tests {
             b.contains("\\li1440\\fi0\\sb0\\sa120\\f0\\fs24 deeper\\par"),
             "{b}"
         );
+    }
+
+    /// A wide table's text shrinks until its words fit, down to 7 pt;
+    /// one that fits keeps 10 pt.
+    #[test]
+    fn a_wide_table_is_set_smaller_so_no_word_breaks() {
+        assert_eq!(table_size(&[5, 10, 2], TEXT_WIDTH), TABLE_SIZE);
+        let words = [20, 8, 8, 8, 8, 8, 5, 5];
+        let size = table_size(&words, TEXT_WIDTH);
+        assert!(size < TABLE_SIZE && size >= MIN_TABLE_SIZE, "{size}");
+        let widths = column_widths_at(&words, &words, TEXT_WIDTH, size);
+        for (w, n) in widths.iter().zip(words) {
+            assert!(*w as i64 >= char_twips(n, WORD_TWIPS, size), "{widths:?}");
+        }
+        assert!(widths.iter().sum::<i32>() <= TEXT_WIDTH);
+        assert_eq!(table_size(&[50; 20], TEXT_WIDTH), MIN_TABLE_SIZE);
     }
 
     #[test]
