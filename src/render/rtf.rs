@@ -1688,7 +1688,7 @@ mod tests {
         assert_eq!(table_size(&[5, 10, 2], TEXT_WIDTH), TABLE_SIZE);
         let words = [20, 8, 8, 8, 8, 8, 5, 5];
         let size = table_size(&words, TEXT_WIDTH);
-        assert!(size < TABLE_SIZE && size >= MIN_TABLE_SIZE, "{size}");
+        assert!((MIN_TABLE_SIZE..TABLE_SIZE).contains(&size), "{size}");
         let widths = column_widths_at(&words, &words, TEXT_WIDTH, size);
         for (w, n) in widths.iter().zip(words) {
             assert!(*w as i64 >= char_twips(n, WORD_TWIPS, size), "{widths:?}");
