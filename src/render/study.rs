@@ -461,7 +461,8 @@ fn line_at(text: &str, offset: usize) -> u64 {
     text[..offset].matches('\n').count() as u64 + 1
 }
 
-/// Splits `key=value key="two words"` parameters.
+/// Splits `key=value key="two words" key='it said "no"'` parameters;
+/// inside double quotes, `\"` is a quote and `\\` a backslash.
 fn parse_params(text: &str) -> std::result::Result<BTreeMap<String, String>, String> {
     let mut params = BTreeMap::new();
     let mut rest = text.trim();
@@ -473,16 +474,41 @@ fn parse_params(text: &str) -> std::result::Result<BTreeMap<String, String>, Str
         if key.is_empty() || key.contains(char::is_whitespace) {
             return Err(format!("expected key=value, found '{rest}'"));
         }
-        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
-            let Some(end) = quoted.find('"') else {
-                return Err(format!("unclosed quote in {key}="));
-            };
-            (&quoted[..end], &quoted[end + 1..])
-        } else {
-            let end = after.find(char::is_whitespace).unwrap_or(after.len());
-            (&after[..end], &after[end..])
+        let (value, next) = match after.chars().next() {
+            // "…" with \" and \\ escapes; '…' taken as written: so an id
+            // holding a quote can be named (new-user review of issue 5).
+            Some(q @ ('"' | '\'')) => {
+                let mut value = String::new();
+                let mut chars = after[1..].char_indices();
+                let mut end = None;
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' if q == '"' => match chars.next() {
+                            Some((_, e @ ('"' | '\\'))) => value.push(e),
+                            Some((_, other)) => {
+                                value.push('\\');
+                                value.push(other);
+                            }
+                            None => break,
+                        },
+                        c if c == q => {
+                            end = Some(1 + i + 1);
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                let Some(end) = end else {
+                    return Err(format!("unclosed quote in {key}="));
+                };
+                (value, &after[end..])
+            }
+            _ => {
+                let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                (after[..end].to_string(), &after[end..])
+            }
         };
-        if params.insert(key.to_string(), value.to_string()).is_some() {
+        if params.insert(key.to_string(), value).is_some() {
             return Err(format!("key '{key}' given twice"));
         }
         rest = next.trim_start();
@@ -1350,6 +1376,27 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
 
     /// A new user's review: markers written without spaces or in capitals
     /// were silently left alone, and a number could drift.
+    #[test]
+    fn parameters_may_be_quoted_either_way_with_escapes() {
+        let p = parse_params(r#"a=plain b="two words" c="say \"hi\" \\ \n" d='it said "no"' e="""#)
+            .unwrap();
+        assert_eq!(p["a"], "plain");
+        assert_eq!(p["b"], "two words");
+        assert_eq!(p["c"], r#"say "hi" \ \n"#);
+        assert_eq!(p["d"], r#"it said "no""#);
+        assert_eq!(p["e"], "");
+        assert!(
+            parse_params(r#"a="open"#)
+                .unwrap_err()
+                .contains("unclosed quote in a=")
+        );
+        assert!(
+            parse_params(r#"a='open"#)
+                .unwrap_err()
+                .contains("unclosed quote in a=")
+        );
+    }
+
     #[test]
     fn a_marker_never_closed_is_an_error() {
         let e = regions(
