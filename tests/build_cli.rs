@@ -893,3 +893,43 @@ fn second_review_regressions() {
     assert!(d.join("runs-demo/README.html").is_file());
     assert_eq!(check(d).0, 0);
 }
+
+/// What `build` will not do is said, not silently skipped: `--root` naming
+/// a file, a link to a folder (not followed), `report` on a frozen root.
+#[test]
+fn what_build_skips_is_said() {
+    let dir = fixture();
+    let d = dir.path();
+    let (code, _, err) = build_args(d, &["--root", "README.md"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--root README.md: a file, not a folder"),
+        "{err}"
+    );
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("x.md"), "# X\n").unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), d.join("linked")).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("linked: a link to a folder, not followed"),
+        "{err}"
+    );
+    assert!(
+        !elsewhere.path().join("x.html").exists(),
+        "a build wrote through a link"
+    );
+
+    okn_in(d)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+    let out = okn_in(d).args(["report", "runs-demo"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("runs-demo is frozen: README.md and the summary CSVs are left as they were"),
+        "{err}"
+    );
+}
