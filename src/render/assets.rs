@@ -163,10 +163,14 @@ pub fn inline_image(
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if is_svg {
-        let text = String::from_utf8_lossy(&bytes);
+    let inline = if is_svg {
+        unique_svg(&String::from_utf8_lossy(&bytes), prefix)
+    } else {
+        None
+    };
+    if let Some(inline) = inline {
         let svg = sized_svg(
-            &unique_svg(&text, prefix),
+            &inline,
             attribute(extra, "width").as_deref(),
             attribute(extra, "height").as_deref(),
         );
@@ -180,7 +184,13 @@ pub fn inline_image(
             Some(path),
         );
     }
-    let mime = raster_type(&path).unwrap_or("application/octet-stream");
+    // A raster, or an SVG that is not well-formed XML: an `<img>` (where a
+    // browser runs no script an SVG holds).
+    let mime = if is_svg {
+        "image/svg+xml"
+    } else {
+        raster_type(&path).unwrap_or("application/octet-stream")
+    };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     (
         Inlined::Img(format!(
@@ -312,181 +322,210 @@ fn label_svg(svg: &str, alt: &str) -> String {
     )
 }
 
-/// An SVG document as an inline element: the XML declaration, doctype and
-/// comments dropped, scripts and `on*` handlers removed, ids prefixed with
-/// `prefix-` and every reference to them rewritten.
-pub fn unique_svg(text: &str, prefix: &str) -> String {
-    let mut svg = text.to_string();
-    // Everything before the root element (declaration, doctype, comments).
-    if let Some(start) = svg.find("<svg") {
-        svg = svg[start..].to_string();
+/// An SVG document as an inline element, or `None` when it is not
+/// well-formed XML with an `<svg>` root (the caller then shows it as an
+/// `<img>`, where a browser runs nothing in it).
+///
+/// The document is parsed (roxmltree) and written out again, so nothing
+/// but the root element and what it holds reaches the page: no
+/// declaration, doctype, comment or processing instruction, and no markup
+/// after `</svg>` (new-user review of issue 5: a `<meta http-equiv>` after
+/// the root redirected the page). Removed on the way: the elements that
+/// run or embed other documents (`script`, `foreignObject`, `iframe`,
+/// `object`, `embed`, `handler`, `listener`), every `on*` attribute, and
+/// every attribute whose value, spaces and control characters dropped,
+/// holds `javascript:`, `vbscript:` or `data:text/html`. Ids, whether
+/// quoted with `"` or `'` and however spaced, become `prefix-ID` (a
+/// repeated one `prefix-ID-2`, ...), and every `href="#ID"` and
+/// `url(#ID)` follows the first element of that id.
+pub fn unique_svg(text: &str, prefix: &str) -> Option<String> {
+    let options = || roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let parsed;
+    let with_xlink;
+    // `xlink:` used without its declaration is common in hand-made files.
+    let doc = match roxmltree::Document::parse_with_options(text, options()) {
+        Ok(doc) => doc,
+        Err(_) if text.contains("xlink:") && !text.contains("xmlns:xlink") => {
+            with_xlink = text.replacen(
+                "<svg",
+                "<svg xmlns:xlink=\"http://www.w3.org/1999/xlink\"",
+                1,
+            );
+            parsed = roxmltree::Document::parse_with_options(&with_xlink, options()).ok()?;
+            parsed
+        }
+        Err(_) => return None,
+    };
+    let root = doc.root_element();
+    if !root.tag_name().name().eq_ignore_ascii_case("svg") {
+        return None;
     }
-    svg = strip_between(&svg, "<!--", "-->");
-    svg = strip_elements(&svg, "script");
-    svg = strip_event_handlers(&svg);
-    // Collect ids.
-    let mut ids = Vec::new();
-    let mut search = 0;
-    while let Some(i) = svg[search..].find(" id=\"") {
-        let start = search + i + 5;
-        if let Some(end) = svg[start..].find('"') {
-            ids.push(svg[start..start + end].to_string());
-            search = start + end;
-        } else {
-            break;
+    // Every id in document order: the first keeps it, repeats get `-N`.
+    let mut taken: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for node in root.descendants().filter(|n| n.is_element()) {
+        if let Some(id) = node.attribute("id") {
+            taken.insert(id);
         }
     }
-    ids.sort();
-    ids.dedup();
-    // Longest first, so `a1` is not rewritten inside `a10`.
-    ids.sort_by_key(|id| std::cmp::Reverse(id.len()));
-    for id in &ids {
-        let new = format!("{prefix}-{id}");
-        svg = svg.replace(&format!(" id=\"{id}\""), &format!(" id=\"{new}\""));
-        svg = svg.replace(&format!("url(#{id})"), &format!("url(#{new})"));
-        svg = svg.replace(&format!("url('#{id}')"), &format!("url('#{new}')"));
-        svg = svg.replace(&format!("url(\"#{id}\")"), &format!("url(\"#{new}\")"));
-        svg = svg.replace(&format!("href=\"#{id}\""), &format!("href=\"#{new}\""));
+    let mut assigned: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut first: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut renamed: std::collections::HashMap<roxmltree::NodeId, String> =
+        std::collections::HashMap::new();
+    for node in root.descendants().filter(|n| n.is_element()) {
+        let Some(id) = node.attribute("id") else {
+            continue;
+        };
+        let mut new = id.to_string();
+        let mut n = 2;
+        while assigned.contains(&new) || (new != id && taken.contains(new.as_str())) {
+            new = format!("{id}-{n}");
+            n += 1;
+        }
+        assigned.insert(new.clone());
+        let new = format!("{prefix}-{new}");
+        first.entry(id.to_string()).or_insert_with(|| new.clone());
+        renamed.insert(node.id(), new);
     }
-    distinct_ids(svg.trim())
+    let mut out = String::with_capacity(text.len());
+    write_svg_node(root, true, &renamed, &first, &mut out);
+    Some(out)
 }
 
-/// Makes repeated ids inside one SVG distinct: the second `id="x"` becomes
-/// `id="x-2"`, the third `x-3`, and so on (design tools export layer names
-/// as ids and repeat them). References keep pointing at the first, which is
-/// the element a browser resolves them to anyway.
-fn distinct_ids(svg: &str) -> String {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut rest = svg;
-    while let Some(i) = rest.find(" id=\"") {
-        let start = i + 5;
-        let Some(end) = rest[start..].find('"') else {
-            break;
-        };
-        taken.insert(rest[start..start + end].to_string());
-        rest = &rest[start + end..];
+/// Elements never written out: they run code or embed other documents.
+const SVG_DROPPED: [&str; 7] = [
+    "script",
+    "foreignobject",
+    "iframe",
+    "object",
+    "embed",
+    "handler",
+    "listener",
+];
+
+/// True for an attribute value that could run code when followed.
+fn dangerous_value(value: &str) -> bool {
+    let squeezed: String = value
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    ["javascript:", "vbscript:", "data:text/html"]
+        .iter()
+        .any(|bad| squeezed.contains(bad))
+}
+
+/// `name` with the prefix its namespace has at `node`, if any.
+fn qualified(node: roxmltree::Node<'_, '_>, namespace: Option<&str>, name: &str) -> String {
+    match namespace.and_then(|ns| node.lookup_prefix(ns)) {
+        Some(prefix) if !prefix.is_empty() => format!("{prefix}:{name}"),
+        _ => name.to_string(),
     }
-    let mut out = String::with_capacity(svg.len());
-    let mut rest = svg;
-    while let Some(i) = rest.find(" id=\"") {
-        let start = i + 5;
-        let Some(end) = rest[start..].find('"') else {
-            break;
-        };
-        let id = &rest[start..start + end];
-        out.push_str(&rest[..start]);
-        let n = seen.entry(id.to_string()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            out.push_str(id);
-        } else {
-            let mut k = *n;
-            while taken.contains(&format!("{id}-{k}")) {
-                k += 1;
+}
+
+/// `value` with every `url(#ID)` (quoted or not) pointing at the renamed id.
+fn rewrite_urls(value: &str, first: &std::collections::HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find("url(") {
+        out.push_str(&rest[..i + 4]);
+        rest = &rest[i + 4..];
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let inner = quote.map_or(rest, |q| &rest[q.len_utf8()..]);
+        if let Some(target) = inner.strip_prefix('#') {
+            let end = target
+                .find(|c: char| Some(c) == quote || c == ')')
+                .unwrap_or(target.len());
+            if let Some(new) = first.get(&target[..end]) {
+                if let Some(q) = quote {
+                    out.push(q);
+                }
+                out.push('#');
+                out.push_str(new);
+                rest = &target[end..];
+                continue;
             }
-            let new = format!("{id}-{k}");
-            out.push_str(&new);
-            taken.insert(new);
         }
-        rest = &rest[start + end..];
     }
     out.push_str(rest);
     out
 }
 
-fn strip_between(text: &str, open: &str, close: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find(open) {
-        out.push_str(&rest[..i]);
-        match rest[i..].find(close) {
-            Some(j) => rest = &rest[i + j + close.len()..],
-            None => {
-                rest = "";
-                break;
-            }
-        }
+fn write_svg_node(
+    node: roxmltree::Node<'_, '_>,
+    is_root: bool,
+    renamed: &std::collections::HashMap<roxmltree::NodeId, String>,
+    first: &std::collections::HashMap<String, String>,
+    out: &mut String,
+) {
+    use std::fmt::Write as _;
+    let tag = node.tag_name();
+    if SVG_DROPPED.contains(&tag.name().to_ascii_lowercase().as_str()) {
+        return;
     }
-    out.push_str(rest);
-    out
-}
-
-fn strip_elements(text: &str, name: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let open = format!("<{name}");
-    let close = format!("</{name}>");
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    while let Some(i) = lower[at..].find(&open) {
-        let start = at + i;
-        out.push_str(&text[at..start]);
-        match lower[start..].find(&close) {
-            Some(j) => at = start + j + close.len(),
-            None => match lower[start..].find("/>") {
-                Some(j) => at = start + j + 2,
+    let name = qualified(node, tag.namespace(), tag.name());
+    let _ = write!(out, "<{name}");
+    if is_root {
+        for ns in node.namespaces() {
+            match ns.name() {
+                Some(p) => {
+                    let _ = write!(out, " xmlns:{p}=\"{}\"", escape_html(ns.uri()));
+                }
                 None => {
-                    at = text.len();
-                    break;
+                    let _ = write!(out, " xmlns=\"{}\"", escape_html(ns.uri()));
                 }
-            },
+            }
         }
     }
-    out.push_str(&text[at..]);
-    out
-}
-
-/// Removes ` onload="..."`-style attributes, quoted or not. Offsets are
-/// bytes and every slice starts at a character boundary (a space followed
-/// by a CJK character or an emoji once panicked; new-user review of
-/// issue 5).
-fn strip_event_handlers(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_ascii_whitespace()
-            && bytes.len() > i + 3
-            && bytes[i + 1..i + 3].eq_ignore_ascii_case(b"on")
+    for attr in node.attributes() {
+        let local = attr.name();
+        if local.len() >= 2 && local[..2].eq_ignore_ascii_case("on")
+            || dangerous_value(attr.value())
         {
-            // The attribute name: ASCII letters, digits and '-'.
-            let name_len = bytes[i + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
-                .count();
-            let mut e = i + 1 + name_len;
-            while e < bytes.len() && bytes[e].is_ascii_whitespace() {
-                e += 1;
-            }
-            if e < bytes.len() && bytes[e] == b'=' {
-                let mut v = e + 1;
-                while v < bytes.len() && bytes[v].is_ascii_whitespace() {
-                    v += 1;
-                }
-                match bytes.get(v) {
-                    Some(&q @ (b'"' | b'\'')) => {
-                        if let Some(close) = bytes[v + 1..].iter().position(|b| *b == q) {
-                            i = v + 1 + close + 1;
-                            continue;
-                        }
-                    }
-                    Some(_) => {
-                        let len = bytes[v..]
-                            .iter()
-                            .take_while(|b| !(b.is_ascii_whitespace() || **b == b'>'))
-                            .count();
-                        i = v + len;
-                        continue;
-                    }
-                    None => {}
-                }
-            }
+            continue;
         }
-        let c = text[i..].chars().next().unwrap_or(' ');
-        out.push(c);
-        i += c.len_utf8();
+        let attr_name = qualified(node, attr.namespace(), local);
+        let value = if local == "id" && attr.namespace().is_none() {
+            renamed
+                .get(&node.id())
+                .cloned()
+                .unwrap_or_else(|| attr.value().to_string())
+        } else if local == "href" {
+            match attr.value().strip_prefix('#').and_then(|id| first.get(id)) {
+                Some(new) => format!("#{new}"),
+                None => attr.value().to_string(),
+            }
+        } else {
+            rewrite_urls(attr.value(), first)
+        };
+        let _ = write!(out, " {attr_name}=\"{}\"", escape_html(&value));
     }
-    out
+    let children: Vec<roxmltree::Node<'_, '_>> = node
+        .children()
+        .filter(|c| c.is_element() || c.is_text())
+        .collect();
+    if children.is_empty() {
+        out.push_str("/>");
+        return;
+    }
+    out.push('>');
+    for child in children {
+        if child.is_text() {
+            let text = child.text().unwrap_or_default();
+            // Style text may name ids in url(#...) too.
+            let text = if tag.name().eq_ignore_ascii_case("style") {
+                rewrite_urls(text, first)
+            } else {
+                text.to_string()
+            };
+            out.push_str(&escape_html(&text));
+        } else {
+            write_svg_node(child, false, renamed, first, out);
+        }
+    }
+    let _ = write!(out, "</{name}>");
 }
 
 /// Rewrites a relative link to a Markdown file (`../README.md#setup`) into
@@ -611,7 +650,7 @@ mod tests {
     #[test]
     fn svg_ids_are_unique_per_figure_and_references_follow() {
         let svg = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><defs><clipPath id=\"c1\"><rect/></clipPath><linearGradient id=\"c10\"/></defs><g clip-path=\"url(#c1)\" fill=\"url(#c10)\"><use href=\"#c1\" xlink:href=\"#c10\"/></g><script>alert(1)</script><rect onload=\"alert(2)\" width=\"1\"/></svg>";
-        let out = unique_svg(svg, "f2");
+        let out = unique_svg(svg, "f2").unwrap();
         assert!(out.starts_with("<svg"));
         assert!(out.contains("id=\"f2-c1\"") && out.contains("id=\"f2-c10\""));
         assert!(out.contains("url(#f2-c1)") && out.contains("url(#f2-c10)"));
@@ -626,25 +665,71 @@ mod tests {
     #[test]
     fn repeated_ids_inside_one_svg_become_distinct() {
         let svg = "<svg><g id=\"形状\"><path id=\"路径\"/><use href=\"#路径\"/></g><g id=\"形状\"><path id=\"路径\"/></g><g id=\"形状-2\"/></svg>";
-        let out = unique_svg(svg, "f1");
+        let out = unique_svg(svg, "f1").unwrap();
         assert_eq!(
             out,
             "<svg><g id=\"f1-形状\"><path id=\"f1-路径\"/><use href=\"#f1-路径\"/></g><g id=\"f1-形状-3\"><path id=\"f1-路径-2\"/></g><g id=\"f1-形状-2\"/></svg>"
         );
     }
 
-    /// Event handlers go, quoted or not; text around them, CJK and emoji
-    /// included, stays whole.
+    /// Nothing that runs survives inlining, however it is spelled, and
+    /// nothing after the root element reaches the page (third new-user
+    /// review of issue 5).
     #[test]
-    fn event_handlers_go_and_any_text_survives() {
+    fn nothing_that_runs_survives_inlining() {
+        let svg = r#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="a()">
+<script >alert(1)</script >
+<rect/><rect x="1" onmouseover="b()" ONCLICK='c()'/>
+<a href="javascript:alert(2)"><text>世界 😀 on</text></a>
+<a xlink:href=" java&#x09;script:alert(3)">x</a>
+<animate attributeName="href" values="javascript:alert(4)"/>
+<foreignObject><iframe src="x.html"/></foreignObject>
+<style>rect { fill: url(#g) } &lt;/style&gt;</style>
+</svg>"#;
+        let out = unique_svg(svg, "p").unwrap();
+        for bad in [
+            "alert",
+            "script",
+            "onload",
+            "onmouseover",
+            "ONCLICK",
+            "iframe",
+            "foreignObject",
+            "meta",
+            "refresh",
+            "body{}",
+        ] {
+            assert!(!out.contains(bad), "{bad} survived: {out}");
+        }
+        assert!(out.contains("<text>世界 😀 on</text>"), "{out}");
+        assert!(out.contains("<rect x=\"1\"/>"), "{out}");
+        assert!(out.ends_with("</svg>"), "{out}");
+        // Not XML (markup after the root, a tag split by a comment): no
+        // inline element at all; the page shows it as an <img>.
+        let trailing = format!("{svg}\n<meta http-equiv=\"refresh\" content=\"0;url=x.html\">");
+        assert_eq!(unique_svg(&trailing, "p"), None);
         assert_eq!(
-            strip_event_handlers(
-                "<svg onload=\"x()\" ONCLICK = 'y' onmouseover=z()><text> 世界 😀 on</text></svg>"
-            ),
-            "<svg><text> 世界 😀 on</text></svg>"
+            unique_svg("<svg><scr<!-- x -->ipt>a()</script></svg>", "p"),
+            None
         );
-        assert_eq!(strip_event_handlers("a 中"), "a 中");
-        assert_eq!(strip_event_handlers(" 😀x"), " 😀x");
+        assert_eq!(unique_svg("<svg><rect></svg>", "p"), None);
+        assert_eq!(unique_svg("<html/>", "p"), None);
+    }
+
+    /// Ids quoted either way and attributes on their own lines (as
+    /// Inkscape writes them) are renamed, and their references follow.
+    #[test]
+    fn ids_however_written_are_made_unique() {
+        let svg = "<svg xmlns='http://www.w3.org/2000/svg' xmlns:xlink='http://www.w3.org/1999/xlink'><linearGradient id='g'/><rect\n   id=\"r\" fill='url(#g)' style=\"fill:url('#g')\"/><use xlink:href='#r'/></svg>";
+        let out = unique_svg(svg, "f9").unwrap();
+        assert!(
+            out.contains("id=\"f9-g\"") && out.contains("id=\"f9-r\""),
+            "{out}"
+        );
+        assert!(out.contains("fill=\"url(#f9-g)\""), "{out}");
+        assert!(out.contains("url(&#39;#f9-g&#39;)"), "{out}");
+        assert!(out.contains("xlink:href=\"#f9-r\""), "{out}");
+        assert!(!out.contains("'g'") && !out.contains("\"r\""), "{out}");
     }
 
     proptest::proptest! {

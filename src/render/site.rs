@@ -294,10 +294,10 @@ pub fn index_page(
                 .iter()
                 .filter_map(|kind| {
                     let svg = figures.get(&super::assets::normalize(&s.figure_path(*kind)))?;
-                    Some(super::assets::unique_svg(
+                    super::assets::unique_svg(
                         &String::from_utf8_lossy(svg),
                         &format!("s{n}-{}", kind.name()),
-                    ))
+                    )
                 })
                 .collect();
             let pages = s
