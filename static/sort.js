@@ -2,6 +2,16 @@
 // (numbers as numbers), a second click reverses. Tables read fine without it.
 // Tables whose row order means something (an answer diff, a timeline) are
 // marked "nosort" and left alone.
+// The number a cell starts with: "−0.08" (a true minus), "+0.19", "72%",
+// "0.56–0.84" (its low end), "2/3" (as a fraction); null when none.
+function numberOf(text) {
+  var t = text.trim().replace(/\u2212/g, "-");
+  var m = t.match(/^([+-]?\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)$/);
+  if (m) return parseFloat(m[2]) ? parseFloat(m[1]) / parseFloat(m[2]) : 0;
+  m = t.match(/^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/);
+  return m ? parseFloat(m[0]) : null;
+}
+
 document.querySelectorAll("table:not(.nosort)").forEach(function (table) {
   var head = table.tHead || (table.rows.length ? { rows: [table.rows[0]] } : null);
   if (!head || !table.tBodies.length) return;
@@ -14,8 +24,14 @@ document.querySelectorAll("table:not(.nosort)").forEach(function (table) {
       rows.sort(function (a, b) {
         var x = (a.cells[index] || {}).textContent || "";
         var y = (b.cells[index] || {}).textContent || "";
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var order = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        var nx = numberOf(x), ny = numberOf(y);
+        // Numbers by value, then text; a cell without a number ("—")
+        // after every number, in either direction.
+        var order;
+        if (nx !== null && ny !== null) order = nx - ny;
+        else if (nx !== null) return -1;
+        else if (ny !== null) return 1;
+        else order = x.localeCompare(y);
         return descending ? -order : order;
       });
       rows.forEach(function (row) { body.appendChild(row); });

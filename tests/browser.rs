@@ -46,7 +46,7 @@ const PRE_BREAKOUT: &str = "</code></pre><script>window.__pwned=3</script><pre><
 
 /// A question id with what a URL must encode (a sub-folder, a space, `#`,
 /// `&`, `%`, non-ASCII): a copy of [`COPIED_QUESTION`] under this id.
-const ODD_QUESTION: &str = "sub dir/q #1 & 100% ü_cross";
+const ODD_QUESTION: &str = "sub dir/q #1 & 100% ü `x`|[y](z)_cross";
 
 /// The recorded question copied to [`ODD_QUESTION`].
 const COPIED_QUESTION: &str = "fiokg-spoke-okn-landfill-counties_cross";
@@ -450,8 +450,21 @@ fn every_internal_link_of_every_page_resolves() {
     // The odd question is linked, encoded, from its root's page.
     let root_page = std::fs::read_to_string(d.join("site/roots/runs-demo/index.html")).unwrap();
     assert!(
-        root_page.contains("href=\"q/sub%20dir/q%20%231%20%26%20100%25%20%C3%BC_cross.html\""),
+        root_page.contains(
+            "href=\"q/sub%20dir/q%20%231%20%26%20100%25%20%C3%BC%20%60x%60%7C%5By%5D(z)_cross.html\""
+        ),
         "no encoded link to the odd question"
+    );
+    // ... and in the study's per-question table it keeps its own cell:
+    // one row, the id whole in a code span, no link made of its brackets.
+    let questions = std::fs::read_to_string(d.join("results-demo/QUESTIONS.html")).unwrap();
+    let row = questions
+        .lines()
+        .find(|l| l.contains("sub dir/q #1"))
+        .expect("the odd question's row");
+    assert!(
+        row.contains("<td><code>sub dir/q #1 &amp; 100% ü `x`|[y](z)_cross</code></td>"),
+        "{row}"
     );
     // The site (index, root, 12 questions, 108 attempts) and the pages
     // beside the Markdown files.

@@ -933,3 +933,27 @@ fn what_build_skips_is_said() {
         "{err}"
     );
 }
+
+/// An orphaned page's folder in the site goes with it (third new-user
+/// review of issue 5).
+#[test]
+fn an_orphaned_page_takes_its_empty_folders_with_it() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let gone = d.join("site/roots/runs-demo/a/old-question/some-condition");
+    std::fs::create_dir_all(&gone).unwrap();
+    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    std::fs::write(
+        gone.join("attempt-1.html"),
+        index.replace(
+            "<meta name=\"okn-file\" content=\"index.html\">",
+            "<meta name=\"okn-file\" content=\"attempt-1.html\">",
+        ),
+    )
+    .unwrap();
+    let out = build(d);
+    assert!(out.contains("1 orphaned removed"), "{out}");
+    assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
+    assert!(d.join("site/roots/runs-demo/a").is_dir());
+}

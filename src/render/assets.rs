@@ -405,8 +405,10 @@ const SVG_DROPPED: [&str; 7] = [
     "listener",
 ];
 
-/// True for an attribute value that could run code when followed.
-fn dangerous_value(value: &str) -> bool {
+/// True for an attribute value or link target that could run code when
+/// followed: `javascript:`, `vbscript:` or `data:text/html` anywhere once
+/// spaces and control characters are dropped.
+pub fn dangerous_value(value: &str) -> bool {
     let squeezed: String = value
         .chars()
         .filter(|c| !c.is_whitespace() && !c.is_control())
@@ -539,10 +541,9 @@ pub fn rewrite_link(target: &str) -> String {
         None => (target, ""),
     };
     let lower = path.to_ascii_lowercase();
-    if let Some(stem) = lower
-        .strip_suffix(".md")
-        .or_else(|| lower.strip_suffix(".markdown"))
-    {
+    // Only `.md`: `build` makes a page for nothing else (a `.markdown`
+    // link would point at a page never written).
+    if let Some(stem) = lower.strip_suffix(".md") {
         let stem_len = stem.len();
         return format!("{}.html{fragment}", &path[..stem_len]);
     }

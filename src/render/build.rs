@@ -819,6 +819,17 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     let orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
+        // Folders of the site (or of figures) the removal left empty go
+        // too, up to the owned folder itself (third new-user review).
+        if let Some(owner) = plan.owned_dirs.iter().find(|d| path.starts_with(d)) {
+            let mut dir = path.parent();
+            while let Some(d) = dir {
+                if d == owner.as_path() || std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
     }
     Ok((written, unchanged, orphaned))
 }

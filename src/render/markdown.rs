@@ -69,9 +69,41 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
     let mut read = Vec::new();
     let mut missing = Vec::new();
     let mut figures = 0usize;
+    // Footnotes get ids of their own (`fn-LABEL`), taken before any
+    // heading's, so `## Note` and `[^note]` no longer share `id="note"`
+    // (third new-user review of issue 5); numbered in order of first
+    // appearance, as pulldown-cmark numbers them.
+    let mut notes: HashMap<String, usize> = HashMap::new();
+    for e in &events {
+        if let Event::FootnoteReference(label) | Event::Start(Tag::FootnoteDefinition(label)) = e {
+            let next = notes.len() + 1;
+            notes.entry(label.to_string()).or_insert(next);
+            taken.insert(format!("fn-{label}"));
+        }
+    }
     let mut i = 0;
     while i < events.len() {
         match &events[i] {
+            Event::FootnoteReference(label) => {
+                out.push(Event::InlineHtml(CowStr::from(format!(
+                    "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\">{n}</a></sup>",
+                    id = escape_html(label),
+                    n = notes.get(label.as_ref()).copied().unwrap_or(0)
+                ))));
+                i += 1;
+            }
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                out.push(Event::Html(CowStr::from(format!(
+                    "<div class=\"footnote-definition\" id=\"fn-{id}\"><sup class=\"footnote-definition-label\">{n}</sup>",
+                    id = escape_html(label),
+                    n = notes.get(label.as_ref()).copied().unwrap_or(0)
+                ))));
+                i += 1;
+            }
+            Event::End(TagEnd::FootnoteDefinition) => {
+                out.push(Event::Html(CowStr::from("</div>\n")));
+                i += 1;
+            }
             Event::Start(Tag::Heading { level, id, .. }) => {
                 // Gather the heading's inline events up to its end.
                 let mut j = i + 1;
@@ -227,7 +259,13 @@ fn rewrite_event<'a>(
             id,
         }) => Event::Start(Tag::Link {
             link_type,
-            dest_url: CowStr::from(rewrite_link(&dest_url)),
+            // A link that would run code goes nowhere (the CSP would block
+            // it anyway; third new-user review of issue 5).
+            dest_url: CowStr::from(if super::assets::dangerous_value(&dest_url) {
+                "#".to_string()
+            } else {
+                rewrite_link(&dest_url)
+            }),
             title,
             id,
         }),
@@ -309,6 +347,35 @@ mod tests {
             "{b}"
         );
         assert!(b.contains("\"quotes\" -- 'apostrophes'"), "{b}");
+    }
+
+    #[test]
+    fn footnotes_and_headings_never_share_an_id() {
+        let b = body(
+            "# T\n\n## Note\n\nSee[^note] and[^2].\n\n## 2\n\n## fn-note\n\n[^note]: Hi.\n\n[^2]: y\n\n[x](javascript:alert(1)) <javascript:alert(2)>\n",
+        );
+        let mut ids: Vec<&str> = b
+            .split("id=\"")
+            .skip(1)
+            .map(|r| &r[..r.find('"').unwrap()])
+            .collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "a repeated id: {b}");
+        assert!(
+            b.contains("<a href=\"#fn-note\">1</a>") && b.contains("id=\"fn-note\""),
+            "{b}"
+        );
+        assert!(
+            b.contains("<a href=\"#fn-2\">2</a>") && b.contains("id=\"fn-2\""),
+            "{b}"
+        );
+        assert!(
+            b.contains("id=\"note\"") && b.contains("id=\"fn-note-1\""),
+            "{b}"
+        );
+        assert!(!b.contains("href=\"javascript:"), "{b}");
     }
 
     #[test]

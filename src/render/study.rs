@@ -1086,7 +1086,7 @@ pub fn questions_table_of(data: &StudyData, text: bool) -> String {
     }
     let _ = writeln!(out, "{header}\n{rule}");
     for q in data.questions() {
-        let _ = write!(out, "| `{q}` |");
+        let _ = write!(out, "| {} |", crate::report::code_cell(&q));
         if text {
             let _ = write!(
                 out,
@@ -1130,7 +1130,12 @@ fn defeats_list(study: &Study) -> String {
         let text = question_text(&study.data, &q)
             .map(|t| format!(" — {}", md_text(&t)))
             .unwrap_or_default();
-        let _ = writeln!(out, "- `{q}` ({}){text}", cells.join(", "));
+        let _ = writeln!(
+            out,
+            "- {} ({}){text}",
+            crate::report::md_code(&q),
+            cells.join(", ")
+        );
     }
     out
 }
@@ -1152,8 +1157,8 @@ fn separating_table(study: &Study) -> String {
     for s in rows {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} |",
-            s.question,
+            "| {} | {} | {} |",
+            crate::report::code_cell(&s.question),
             cell(&s.always.iter().map(label).collect::<Vec<_>>().join("; ")),
             cell(&s.never.iter().map(label).collect::<Vec<_>>().join("; ")),
         );

@@ -326,6 +326,28 @@ pub fn md_text(text: &str) -> String {
     out
 }
 
+/// `text` as a Markdown code span that holds it literally, whatever it
+/// holds: the fence is one backtick longer than the longest run inside,
+/// padded with a space where the text starts or ends with a backtick or a
+/// space (CommonMark 0.31, "Code spans"); line breaks become spaces.
+pub fn md_code(text: &str) -> String {
+    let text = text.replace(['\r', '\n'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// [`md_code`] for a table cell: `|` escaped too (GFM tables split cells at
+/// a bare `|` even inside a code span; third new-user review of issue 5).
+pub fn code_cell(text: &str) -> String {
+    md_code(text).replace('|', "\\|")
+}
+
 /// Escapes a Markdown table cell: [`md_text`], and `|`.
 pub fn cell(text: &str) -> String {
     md_text(text).replace('|', "\\|")
@@ -649,6 +671,20 @@ mod tests {
         assert_eq!(md_text("AT&T & co"), "AT&T & co");
         assert_eq!(md_text("&amp; &#60;"), "&amp;amp; &amp;#60;");
         assert_eq!(md_text("a\r\nb"), "a b");
+        assert_eq!(md_code("q_1"), "`q_1`");
+        assert_eq!(md_code("a`b"), "``a`b``");
+        assert_eq!(md_code("`x``"), "``` `x`` ```");
+        assert_eq!(code_cell("q|p"), "`q\\|p`");
+        // A table row keeps its cells however the id is spelled.
+        let id = "q|p*em*`tick`[c](javascript:alert(6))";
+        let table = format!("| id | n |\n|---|---|\n| {} | 3 |\n", code_cell(id));
+        let html = crate::render::markdown::render(&table, std::path::Path::new("."), "p").body;
+        assert_eq!(
+            html.matches("<td>").count() + html.matches("<td ").count(),
+            2,
+            "{html}"
+        );
+        assert!(!html.contains("<em>") && !html.contains("<a "), "{html}");
         assert_eq!(
             md_text("*star* [x](y) `c` _em_ assays_cross a\\b ~~s~~"),
             "\\*star\\* \\[x\\](y) \\`c\\` \\_em\\_ assays_cross a\\\\b \\~\\~s\\~\\~"
