@@ -567,10 +567,11 @@ pub fn rewrite_raw_html(
     while let Some(i) = lower[at..].find('<') {
         let start = at + i;
         out.push_str(&html[at..start]);
-        let Some(len) = lower[start..].find('>') else {
+        let Some(end) = tag_end(&html[start..]) else {
             out.push_str(&html[start..]);
             return (out, read);
         };
+        let len = end - 1;
         let tag = &html[start..=start + len];
         let tag_lower = &lower[start..=start + len];
         if tag_lower.starts_with("<img") {
@@ -616,32 +617,136 @@ pub fn rewrite_raw_html(
     (out, read)
 }
 
-/// The value of attribute `name` in one tag (quoted or bare), unescaped
-/// of `&amp;` only.
-fn attribute(tag: &str, name: &str) -> Option<String> {
-    let lower = tag.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find(name) {
-        let at = from + i;
-        from = at + name.len();
-        let before_ok = lower[..at].ends_with(|c: char| c.is_ascii_whitespace());
-        let rest = lower[at + name.len()..].trim_start();
-        if !before_ok || !rest.starts_with('=') {
-            continue;
+/// The length in bytes of the HTML tag `text` starts with (up to and
+/// including its `>`), quotes respected: a `>` inside a quoted value does
+/// not end it (third new-user review of issue 5). `None` when unclosed.
+pub fn tag_end(text: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    for (i, c) in text.char_indices().skip(1) {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '>') => return Some(i + 1),
+            _ => {}
         }
-        let offset = tag.len() - rest.len() + 1;
-        let value = tag[offset..].trim_start();
-        let value = match value.chars().next()? {
-            q @ ('"' | '\'') => value[1..].split(q).next()?.to_string(),
-            _ => value
-                .split(|c: char| c.is_ascii_whitespace() || c == '>')
-                .next()?
-                .trim_end_matches('/')
-                .to_string(),
-        };
-        return Some(value.replace("&amp;", "&"));
     }
     None
+}
+
+/// The attributes of one HTML tag (`<img src="a" alt='b' hidden>`), in
+/// order, names lowercased, values with character references decoded.
+/// Read one after another, so `alt="x src=y"` holds no `src`.
+pub fn attributes(tag: &str) -> Vec<(String, String)> {
+    let body = tag
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .trim_end_matches('/');
+    // Past the tag name.
+    let mut rest = body.trim_start_matches('/');
+    rest = &rest[rest
+        .find(|c: char| c.is_whitespace() || c == '/')
+        .unwrap_or(rest.len())..];
+    let mut found = Vec::new();
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '/');
+        if rest.is_empty() {
+            break;
+        }
+        let name_len = rest
+            .find(|c: char| c.is_whitespace() || c == '=' || c == '/')
+            .unwrap_or(rest.len())
+            .max(1);
+        let name = rest[..name_len].to_ascii_lowercase();
+        rest = rest[name_len..].trim_start();
+        let value = if let Some(after) = rest.strip_prefix('=') {
+            let after = after.trim_start();
+            match after.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let end = after[1..].find(q).map_or(after.len(), |e| e + 1);
+                    let value = &after[1..end];
+                    rest = after.get(end + 1..).unwrap_or("");
+                    value
+                }
+                _ => {
+                    let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                    let value = &after[..end];
+                    rest = &after[end..];
+                    value
+                }
+            }
+        } else {
+            ""
+        };
+        found.push((name, decode_entities(value)));
+    }
+    found
+}
+
+/// The value of attribute `name` (lowercase) in one HTML tag, decoded.
+pub fn attribute(tag: &str, name: &str) -> Option<String> {
+    attributes(tag)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+}
+
+/// Decodes the HTML character references a README uses: the five XML ones,
+/// `&nbsp;` and a few typographic names, and numeric `&#N;` / `&#xH;`.
+/// Anything else stays as written.
+pub fn decode_entities(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail[1..].find(';').filter(|&e| e <= 32).map(|e| e + 1);
+        let decoded = end.and_then(|e| {
+            let name = &tail[1..e];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some('\u{a0}'),
+                "copy" => Some('©'),
+                "reg" => Some('®'),
+                "trade" => Some('™'),
+                "mdash" => Some('—'),
+                "ndash" => Some('–'),
+                "hellip" => Some('…'),
+                "middot" => Some('·'),
+                "bull" => Some('•'),
+                "times" => Some('×'),
+                "rarr" => Some('→'),
+                "larr" => Some('←'),
+                "laquo" => Some('«'),
+                "raquo" => Some('»'),
+                _ => {
+                    let num = name.strip_prefix('#')?;
+                    let value = match num.strip_prefix(['x', 'X']) {
+                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                        None => num.parse().ok()?,
+                    };
+                    char::from_u32(value)
+                }
+            }?;
+            Some((c, e + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &tail[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -741,6 +846,28 @@ mod tests {
             let _ = unique_svg(&svg, "p");
             let _ = label_svg(&svg, &body);
         }
+    }
+
+    /// Tags are read as a browser reads them: a `>` inside a quoted value
+    /// does not end the tag, an attribute name inside another's value is
+    /// not an attribute, and references are decoded once (third new-user
+    /// review of issue 5).
+    #[test]
+    fn raw_html_tags_are_read_whole() {
+        let tag = r#"<img alt="a src=evil.png" src="p.png" class='"><script>x()</script>' width="20&quot;" hidden>"#;
+        assert_eq!(tag_end(tag), Some(tag.len()));
+        let attrs = attributes(tag);
+        let names: Vec<&str> = attrs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["alt", "src", "class", "width", "hidden"]);
+        assert_eq!(attribute(tag, "src").as_deref(), Some("p.png"));
+        assert_eq!(attribute(tag, "width").as_deref(), Some("20\""));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.png"), b"\x89PNG").unwrap();
+        let mut n = 0;
+        let (html, _) = rewrite_raw_html(&format!("{tag} after"), dir.path(), "p", &mut n);
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.ends_with(" after"), "{html}");
+        assert!(html.contains("width=\"20&quot;\""), "{html}");
     }
 
     /// The build's own figures carry `role="img"`: inlined, the root element

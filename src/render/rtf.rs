@@ -86,7 +86,7 @@ use pulldown_cmark::{
     Alignment, BlockQuoteKind, Event, HeadingLevel, LinkType, Parser, Tag, TagEnd,
 };
 
-use super::assets::is_external;
+use super::assets::{attribute, decode_entities, is_external, tag_end};
 use super::markdown::options;
 
 /// Paper width, twips (US Letter, 8.5 in).
@@ -1282,91 +1282,6 @@ fn image_size(bytes: &[u8]) -> Option<(&'static str, u32, u32)> {
     None
 }
 
-/// The value of attribute `name` in one HTML tag, quoted or bare.
-fn attribute(tag: &str, name: &str) -> Option<String> {
-    let lower = tag.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find(name) {
-        let at = from + i;
-        from = at + name.len();
-        let before_ok = lower[..at].ends_with(|c: char| c.is_ascii_whitespace());
-        let rest = lower[at + name.len()..].trim_start();
-        if !before_ok || !rest.starts_with('=') {
-            continue;
-        }
-        let offset = tag.len() - rest.len() + 1;
-        let value = tag[offset..].trim_start();
-        let value = match value.chars().next()? {
-            q @ ('"' | '\'') => value[1..].split(q).next()?.to_string(),
-            _ => value
-                .split(|c: char| c.is_ascii_whitespace() || c == '>')
-                .next()?
-                .trim_end_matches('/')
-                .to_string(),
-        };
-        return Some(value);
-    }
-    None
-}
-
-/// Decodes the HTML character references a README uses: the five XML ones,
-/// `&nbsp;` and a few typographic names, and numeric `&#N;` / `&#xH;`.
-/// Anything else stays as written.
-fn decode_entities(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let end = tail[1..].find(';').filter(|&e| e <= 32).map(|e| e + 1);
-        let decoded = end.and_then(|e| {
-            let name = &tail[1..e];
-            let c = match name {
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "nbsp" => Some('\u{a0}'),
-                "copy" => Some('©'),
-                "reg" => Some('®'),
-                "trade" => Some('™'),
-                "mdash" => Some('—'),
-                "ndash" => Some('–'),
-                "hellip" => Some('…'),
-                "middot" => Some('·'),
-                "bull" => Some('•'),
-                "times" => Some('×'),
-                "rarr" => Some('→'),
-                "larr" => Some('←'),
-                "laquo" => Some('«'),
-                "raquo" => Some('»'),
-                _ => {
-                    let num = name.strip_prefix('#')?;
-                    let value = match num.strip_prefix(['x', 'X']) {
-                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                        None => num.parse().ok()?,
-                    };
-                    char::from_u32(value)
-                }
-            }?;
-            Some((c, e + 1))
-        });
-        match decoded {
-            Some((c, len)) => {
-                out.push(c);
-                rest = &tail[len..];
-            }
-            None => {
-                out.push('&');
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Tags that start or end a paragraph of an HTML block's text.
 const BLOCK_TAGS: [&str; 31] = [
     "p",
@@ -1499,22 +1414,6 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
         }
     }
     paragraphs
-}
-
-/// The length of the tag at the start of `text` (through its `>`), quotes
-/// respected; `None` when it never closes.
-fn tag_end(text: &str) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (i, c) in text.char_indices().skip(1) {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(i + 1),
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]
