@@ -37,6 +37,16 @@ fn build(dir: &Path) -> String {
     stdout(&out)
 }
 
+/// A page as `build` writes one under `name` (the site's index with its
+/// generator mark naming `name`): what a page no output makes any more
+/// looks like.
+fn generated_page_named(d: &Path, name: &str) -> String {
+    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    let own = "<meta name=\"okn-file\" content=\"index.html\">";
+    assert!(index.contains(own), "the index does not name itself");
+    index.replace(own, &format!("<meta name=\"okn-file\" content=\"{name}\">"))
+}
+
 fn check(dir: &Path) -> (i32, String) {
     let out = okn_in(dir).args(["build", "--check"]).output().unwrap();
     (out.status.code().unwrap(), stdout(&out))
@@ -246,14 +256,9 @@ fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
     std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
     // (A generated page of that name, as a question no longer recorded
     // leaves behind: it carries the generator mark naming it.)
-    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
-    assert!(index.contains("<meta name=\"okn-file\" content=\"index.html\">"));
     std::fs::write(
         d.join("site/roots/runs-demo/q/gone.html"),
-        index.replace(
-            "<meta name=\"okn-file\" content=\"index.html\">",
-            "<meta name=\"okn-file\" content=\"gone.html\">",
-        ),
+        generated_page_named(d, "gone.html"),
     )
     .unwrap();
     // A file a person put in site/ (GitHub Pages' CNAME) carries no mark.
@@ -943,13 +948,9 @@ fn an_orphaned_page_takes_its_empty_folders_with_it() {
     build(d);
     let gone = d.join("site/roots/runs-demo/a/old-question/some-condition");
     std::fs::create_dir_all(&gone).unwrap();
-    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
     std::fs::write(
         gone.join("attempt-1.html"),
-        index.replace(
-            "<meta name=\"okn-file\" content=\"index.html\">",
-            "<meta name=\"okn-file\" content=\"attempt-1.html\">",
-        ),
+        generated_page_named(d, "attempt-1.html"),
     )
     .unwrap();
     let out = build(d);
