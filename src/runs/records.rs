@@ -425,8 +425,8 @@ pub fn summary_row(
         },
         attempt.queries.to_string(),
         attempt.tools_called.join(" "),
-        fixed(attempt.wall_s, 1),
-        fixed(attempt.server_s, 1),
+        fixed(attempt.wall_s, 3),
+        fixed(attempt.server_s, 3),
         attempt.notes.join("; "),
     ]
 }
