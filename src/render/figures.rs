@@ -84,7 +84,7 @@ impl FigureKind {
     pub fn caption(self) -> &'static str {
         match self {
             FigureKind::ExactRate => {
-                "Exact rate per condition: exact attempts over measured attempts, with 95% Wilson score intervals."
+                "Exact rate per condition: the mean over questions of exact attempts over measured attempts, with 95% bootstrap intervals over questions."
             }
             FigureKind::Heatmap => {
                 "Exact rate of every question under every condition (exact attempts over measured attempts)."
@@ -783,33 +783,28 @@ impl Rows {
 
 fn exact_rate(stats: &[ConditionStats]) -> Drawn<String> {
     let kind = FigureKind::ExactRate;
-    if stats.iter().all(|s| s.attempt_rate.is_none()) {
+    if stats.iter().all(|s| s.exact_rate.is_none()) {
         return no_data(kind, "no condition has a measured attempt");
     }
     let labels: Vec<String> = stats.iter().map(label).collect();
-    let notes = ["Dot: exact attempts ÷ measured attempts, over every question. Bar: 95% Wilson score interval.".to_string()];
+    let notes = ["Dot: exact rate, the mean over questions of exact ÷ measured attempts (as in every table). Bar: 95% bootstrap interval over questions.".to_string()];
     let header = Header::new(kind, WIDTH, &notes, Vec::new());
     let rows = Rows::new(&labels, header.bottom + 6, 130);
     svg(kind, (rows.width, rows.height()), |c| {
         header.draw(c)?;
         let scale = Scale::new(0.0, 1.0, rows.x0, rows.x1);
-        rows.frame(
-            c,
-            &scale,
-            &unit_ticks(),
-            "exact attempts ÷ measured attempts",
-        )?;
+        rows.frame(c, &scale, &unit_ticks(), "exact rate (mean over questions)")?;
         for (i, s) in stats.iter().enumerate() {
             let y = rows.center(i);
-            let Some(rate) = s.attempt_rate.filter(|r| r.is_finite()) else {
+            let Some(rate) = s.exact_rate.filter(|r| r.is_finite()) else {
                 rows.nothing(c, i)?;
                 continue;
             };
             let mut value = vec![format!(
-                "{rate:.2} ({}/{})",
+                "{rate:.2} ({}/{} attempts)",
                 s.exact_attempts, s.measured_attempts
             )];
-            if let Some(iv) = s.attempt_interval {
+            if let Some(iv) = s.interval {
                 let (a, b) = (scale.at(iv.low), scale.at(iv.high));
                 c.line(vec![(a, y), (b, y)], BLUE, 2)?;
                 c.line(vec![(a, y - 7), (a, y + 7)], BLUE, 2)?;
@@ -1496,12 +1491,16 @@ mod tests {
                 joined.contains(&s.label)
                     || s.label.split(' ').all(|w| t.iter().any(|x| x.contains(w)))
             );
-            let rate = s.attempt_rate.unwrap();
-            let i = s.attempt_interval.unwrap();
+            let rate = s.exact_rate.unwrap();
+            let i = s.interval.unwrap();
             assert!(has(
                 &t,
-                &format!("{rate:.2} ({}/{})", s.exact_attempts, s.measured_attempts)
+                &format!(
+                    "{rate:.2} ({}/{} attempts)",
+                    s.exact_attempts, s.measured_attempts
+                )
             ));
+            assert!(i.low <= rate && rate <= i.high, "{i:?} misses {rate}");
             assert!(has(&t, &format!("[{:.2}, {:.2}]", i.low, i.high)));
         }
     }

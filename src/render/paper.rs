@@ -52,7 +52,7 @@ pub fn main_table(study: &Study) -> String {
             s.measured_questions,
             s.attempts,
             rate(s.exact_rate),
-            s.attempt_interval.map_or("—".to_string(), |i| format!(
+            s.interval.map_or("—".to_string(), |i| format!(
                 "{}–{}",
                 fixed(i.low, 2),
                 fixed(i.high, 2)
@@ -74,7 +74,7 @@ pub fn study_tables(study: &Study, first: usize) -> (String, usize) {
     let _ = writeln!(out, "## {}\n", study.title);
     let _ = writeln!(
         out,
-        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% Wilson interval over attempts, strict exact, ordered and mean F1; n is the number of measured questions.\n"
+        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, strict exact, ordered and mean F1; n is the number of measured questions.\n"
     );
     out.push_str(&main_table(study));
     out.push('\n');

@@ -352,7 +352,7 @@ pub fn index_page(
                         questions: st.questions,
                         attempts: st.attempts,
                         exact: rate(st.exact_rate),
-                        interval: st.attempt_interval.map_or("—".into(), |i| {
+                        interval: st.interval.map_or("—".into(), |i| {
                             format!("{}–{}", fixed(i.low, 2), fixed(i.high, 2))
                         }),
                         mean_f1: rate(st.mean_f1),

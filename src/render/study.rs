@@ -952,7 +952,7 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
         "strict-exact-rate" => show(s.strict_exact_rate),
         "ordered-rate" => show(s.ordered_rate),
         "mean-f1" => show(s.mean_f1),
-        "exact-interval" => interval(s.attempt_interval),
+        "exact-interval" => interval(s.interval),
         "questions" => s.questions.to_string(),
         "measured-questions" => s.measured_questions.to_string(),
         "attempts" => s.attempts.to_string(),
@@ -1001,7 +1001,7 @@ fn agent_text(s: &crate::report::study::ConditionStats) -> String {
 }
 
 /// The per-condition rates table (Markdown): one row per condition, with
-/// the exact rate, its Wilson interval over attempts, strict and ordered
+/// the exact rate, its bootstrap interval over questions, strict and ordered
 /// rates, mean F1, question and attempt counts, and blocked attempts.
 pub fn rates_table(data: &StudyData) -> String {
     let mut out = String::new();
@@ -1023,7 +1023,7 @@ pub fn rates_table(data: &StudyData) -> String {
             s.questions,
             s.attempts,
             rate(s.exact_rate),
-            interval(s.attempt_interval),
+            interval(s.interval),
             rate(s.strict_exact_rate),
             rate(s.ordered_rate),
             rate(s.mean_f1),

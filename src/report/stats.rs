@@ -1,16 +1,14 @@
-//! The statistics a published study reports beside its rates: Wilson score
-//! intervals, pass@k and pass^k under repeats, and paired bootstrap
-//! intervals for the difference between two conditions.
+//! The statistics a published study reports beside its rates: percentile
+//! bootstrap intervals over questions for a condition's rate and for the
+//! paired difference between two conditions, and pass@k and pass^k under
+//! repeats.
 //!
 //! Everything is deterministic: the bootstrap draws from a fixed-seed
 //! SplitMix64 generator, so the same episodes give the same interval, byte
 //! for byte, on every machine (DESIGN.md, "Generated output is
 //! deterministic").
 
-/// The z value of a two-sided 95% interval.
-pub const Z95: f64 = 1.959_963_984_540_054;
-
-/// Bootstrap resamples drawn for a paired delta interval.
+/// Bootstrap resamples drawn for every interval.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// The fixed seed of every bootstrap.
@@ -24,28 +22,6 @@ pub struct Interval {
     pub low: f64,
     /// Upper bound.
     pub high: f64,
-}
-
-/// The Wilson score interval for `successes` out of `n` trials at the
-/// given `z` (use [`Z95`]); `None` when `n` is 0. Wilson (1927): unlike the
-/// normal approximation it stays inside `[0, 1]` and is sensible at 0 and n.
-pub fn wilson(successes: u32, n: u32, z: f64) -> Option<Interval> {
-    if n == 0 {
-        return None;
-    }
-    let n = f64::from(n);
-    let p = f64::from(successes.min(n as u32)) / n;
-    let z2 = z * z;
-    let denominator = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denominator;
-    let half = z * ((p * (1.0 - p) / n) + z2 / (4.0 * n * n)).sqrt() / denominator;
-    // At 0 and n the bounds are 0 and 1 exactly; rounding must not move them.
-    let all = p == 1.0;
-    let none = p == 0.0;
-    Some(Interval {
-        low: if none { 0.0 } else { (centre - half).max(0.0) },
-        high: if all { 1.0 } else { (centre + half).min(1.0) },
-    })
 }
 
 /// `C(n, k)` as a float (exact for the small counts of repeats).
@@ -140,14 +116,30 @@ pub struct PairedDelta {
 pub fn paired_delta(pairs: &[(f64, f64)]) -> Option<PairedDelta> {
     let diffs: Vec<f64> = pairs.iter().map(|(b, c)| c - b).collect();
     let estimate = mean(&diffs)?;
-    let interval = (diffs.len() >= 2).then(|| {
+    Some(PairedDelta {
+        questions: diffs.len(),
+        estimate,
+        interval: bootstrap_mean(&diffs),
+    })
+}
+
+/// The 95% percentile bootstrap interval of the mean of `values` (one per
+/// question, in a stable order): [`BOOTSTRAP_RESAMPLES`] resamples of the
+/// values with replacement from [`SplitMix64`] seeded with
+/// [`BOOTSTRAP_SEED`], so the same values give the same interval. `None`
+/// with fewer than 2 values. Questions are the unit that was sampled;
+/// attempts within one are not independent, which is why a condition's
+/// rate (a mean over questions) is given this interval rather than one
+/// over attempts.
+pub fn bootstrap_mean(values: &[f64]) -> Option<Interval> {
+    (values.len() >= 2).then(|| {
         let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
         let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
             .map(|_| {
-                (0..diffs.len())
-                    .map(|_| diffs[rng.below(diffs.len())])
+                (0..values.len())
+                    .map(|_| values[rng.below(values.len())])
                     .sum::<f64>()
-                    / diffs.len() as f64
+                    / values.len() as f64
             })
             .collect();
         means.sort_by(f64::total_cmp);
@@ -156,11 +148,6 @@ pub fn paired_delta(pairs: &[(f64, f64)]) -> Option<PairedDelta> {
             low: at(0.025),
             high: at(0.975),
         }
-    });
-    Some(PairedDelta {
-        questions: diffs.len(),
-        estimate,
-        interval,
     })
 }
 
@@ -173,16 +160,22 @@ mod tests {
     }
 
     #[test]
-    fn wilson_matches_published_values() {
-        // Newcombe (1998), Table I: 81/263 → 0.2553 to 0.3662.
-        let i = wilson(81, 263, Z95).unwrap();
-        assert!(close(i.low, 0.2553) && close(i.high, 0.3662), "{i:?}");
-        // 0 of 10 → [0, 0.2775]; 10 of 10 → [0.7225, 1].
-        let i = wilson(0, 10, Z95).unwrap();
-        assert!(i.low == 0.0 && close(i.high, 0.2775), "{i:?}");
-        let i = wilson(10, 10, Z95).unwrap();
-        assert!(close(i.low, 0.7225) && i.high == 1.0, "{i:?}");
-        assert_eq!(wilson(0, 0, Z95), None);
+    fn bootstrap_mean_brackets_the_mean_and_is_deterministic() {
+        let rates = [1.0, 2.0 / 3.0, 0.0, 1.0, 1.0 / 3.0, 1.0, 2.0 / 3.0, 1.0];
+        let i = bootstrap_mean(&rates).unwrap();
+        let m = mean(&rates).unwrap();
+        assert!(i.low < m && m < i.high, "{i:?} around {m}");
+        assert!(i.low >= 0.0 && i.high <= 1.0, "{i:?}");
+        assert_eq!(bootstrap_mean(&rates), Some(i));
+        assert_eq!(bootstrap_mean(&[0.5]), None);
+        // Every question alike: no spread at all.
+        assert_eq!(
+            bootstrap_mean(&[0.5; 6]),
+            Some(Interval {
+                low: 0.5,
+                high: 0.5
+            })
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::stats::{self, Interval, PairedDelta, Z95};
+use super::stats::{self, Interval, PairedDelta};
 use crate::runs::records::{ConditionFile, QuestionResult};
 
 /// One condition of a study: a recorded condition of a runs root, with the
@@ -94,8 +94,13 @@ pub struct ConditionStats {
     pub mean_f1: Option<f64>,
     /// `exact_attempts ÷ measured_attempts`.
     pub attempt_rate: Option<f64>,
-    /// Wilson 95% interval of [`ConditionStats::attempt_rate`].
-    pub attempt_interval: Option<Interval>,
+    /// 95% percentile bootstrap interval of [`ConditionStats::exact_rate`]
+    /// over the measured questions ([`stats::bootstrap_mean`]): the
+    /// interval of the very number the tables show (a Wilson interval
+    /// over attempts was centred on the pooled rate, which differs from
+    /// the mean over questions when questions have unequal measured
+    /// attempts; fourth new-user review of issue 5).
+    pub interval: Option<Interval>,
     /// Questions always exact.
     pub always_exact: u32,
     /// Questions ever exact.
@@ -216,7 +221,12 @@ impl StudyCondition {
             mean_f1: a.mean_f1,
             attempt_rate: (measured_attempts > 0)
                 .then(|| f64::from(exact_attempts) / f64::from(measured_attempts)),
-            attempt_interval: stats::wilson(exact_attempts, measured_attempts, Z95),
+            interval: stats::bootstrap_mean(
+                &measured
+                    .iter()
+                    .filter_map(|s| s.exact_rate)
+                    .collect::<Vec<f64>>(),
+            ),
             always_exact: a.always_exact,
             ever_exact: a.ever_exact,
             flaky: a.flaky,
@@ -385,7 +395,7 @@ mod tests {
             // pass@3 counts questions ever exact; pass^3 those always exact.
             assert!((s.pass[2].pass_at_k - f64::from(s.ever_exact) / 12.0).abs() < 1e-12);
             assert!((s.pass[2].pass_hat_k - f64::from(s.always_exact) / 12.0).abs() < 1e-12);
-            let i = s.attempt_interval.unwrap();
+            let i = s.interval.unwrap();
             assert!(i.low <= s.attempt_rate.unwrap() && s.attempt_rate.unwrap() <= i.high);
             let exact: u32 = c.results.values().map(|r| r.summary.exact).sum();
             assert_eq!(s.exact_attempts, exact);
