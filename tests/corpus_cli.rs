@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{okn_in, stderr, stdout, work_dir};
+use common::{okn, okn_in, stderr, stdout, work_dir};
 use serde_json::Value;
 
 const Q: &str = "\nSELECT ?s WHERE { ?s ?p ?o }\n";
@@ -404,5 +404,21 @@ fn git_corpora_are_fetched_once_into_the_cache_and_report_their_commit() {
         std::fs::read_dir(cache.join("corpora")).unwrap().count(),
         2,
         "no half-made cache entry"
+    );
+}
+
+/// `--limit 0` would record an empty condition: refused (exit 2) before
+/// anything runs (fourth new-user review of issue 5).
+#[test]
+fn a_limit_of_zero_is_refused() {
+    let o = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single", "--limit", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid value '0' for '--limit <N>'"),
+        "{}",
+        stderr(&o)
     );
 }

@@ -395,6 +395,50 @@ fn resume_reuses_finished_attempts_only() {
     assert!(victim.join("episode.json").is_file());
 }
 
+/// A runs root copied elsewhere (a clone, a colleague's machine) resumes
+/// every finished attempt: its recorded commands differ only by paths
+/// (fourth new-user review of issue 5: all of them ran again).
+#[test]
+fn a_copied_runs_root_resumes_every_finished_attempt() {
+    let (_keep, out) = out_dir();
+    let args = |root: &Path| -> Vec<String> {
+        [
+            "--corpus",
+            "demo/benchmarks-ontology",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--repeat",
+            "2",
+            "--out",
+            root.to_str().unwrap(),
+        ]
+        .iter()
+        .chain(DEMO.iter())
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let first = args(&out);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    assert_eq!(run(&first).status.code(), Some(0));
+    let copy = out.with_file_name(format!(
+        "{}-copy",
+        out.file_name().unwrap().to_string_lossy()
+    ));
+    common::fixture::copy_dir(&out, &copy);
+    let again = args(&copy);
+    let mut again: Vec<&str> = again.iter().map(String::as_str).collect();
+    again.push("--resume");
+    let o = run(&again);
+    let _ = std::fs::remove_dir_all(&copy);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("0 ran, 2 resumed"), "{text}");
+}
+
 #[test]
 fn a_killed_run_leaves_finished_attempts_intact_and_resumable() {
     let (_keep, out) = out_dir();

@@ -115,8 +115,8 @@ pub(crate) struct CorpusArgs {
     /// `*` also matches across `/`). A pattern that matches nothing is an error.
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
-    /// Keep at most N records (after --tier and --exclude).
-    #[arg(long, value_name = "N")]
+    /// Keep at most N records, N ≥ 1 (after --tier and --exclude).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     limit: Option<usize>,
 }
 

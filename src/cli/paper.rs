@@ -12,8 +12,9 @@ use crate::error::Result;
 pub(crate) enum PaperCommand {
     /// Print the paper's tables as Markdown, from the recorded episodes only.
     ///
-    /// For each study: the main results table (condition × agent and model:
-    /// exact, strict exact, ordered, mean F1, n, blocked), the pairwise
+    /// For each study: the main results table (condition × agent, and model
+    /// when one was recorded: n, attempts, exact with its 95% bootstrap
+    /// interval over questions, strict exact, ordered, mean F1, blocked), the pairwise
     /// condition deltas with 95% paired bootstrap intervals, and the
     /// per-question table. Paste them into the manuscript; rerun after any
     /// run or rescore, and a number cannot drift from the study.

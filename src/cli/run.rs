@@ -164,7 +164,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     let ground_truth_dir =
         crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
     let options = RunOptions {
-        corpus_spec: args.corpus.corpus.clone(),
+        corpus_spec: corpus_spec(&args.corpus.corpus),
         corpus,
         selection,
         ground_truth_dir,
@@ -202,4 +202,38 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The corpus as recorded in a condition's settings: a local path without
+/// a leading `./` or trailing `/`, so `./demo/x/` and `demo/x` are the same
+/// corpus to `--resume` (fourth new-user review of issue 5); a git URL as
+/// given.
+fn corpus_spec(given: &str) -> String {
+    if given.contains("://") || given.starts_with("git@") {
+        return given.to_string();
+    }
+    let mut spec = given;
+    while let Some(rest) = spec.strip_prefix("./") {
+        spec = rest;
+    }
+    let spec = spec.trim_end_matches('/');
+    if spec.is_empty() {
+        ".".to_string()
+    } else {
+        spec.to_string()
+    }
+}
+
+#[cfg(test)]
+mod corpus_spec_tests {
+    use super::corpus_spec;
+
+    #[test]
+    fn local_corpus_paths_are_recorded_one_way() {
+        assert_eq!(corpus_spec("./demo/benchmarks-x/"), "demo/benchmarks-x");
+        assert_eq!(corpus_spec("demo/benchmarks-x"), "demo/benchmarks-x");
+        assert_eq!(corpus_spec("/abs/c/"), "/abs/c");
+        assert_eq!(corpus_spec("./"), ".");
+        assert_eq!(corpus_spec("https://h/x.git"), "https://h/x.git");
+    }
 }

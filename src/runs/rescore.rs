@@ -92,11 +92,9 @@ fn differences(
         old.strict_exact.to_string(),
         new.strict_exact.to_string(),
     );
-    push(
-        "ordered",
-        format!("{:?}", old.ordered),
-        format!("{:?}", new.ordered),
-    );
+    // `ordered` is empty for an unordered key (as in summary.csv).
+    let ordered = |o: Option<bool>| o.map_or("—".to_string(), |b| b.to_string());
+    push("ordered", ordered(old.ordered), ordered(new.ordered));
     push("f1", format!("{:.4}", old.f1), format!("{:.4}", new.f1));
     moved
 }

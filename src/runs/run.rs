@@ -439,7 +439,8 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
                 && read_episode(&dir, attempt).is_some_and(|e| {
                     !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
                 })
-                && std::fs::read_to_string(dir.join(COMMAND_FILE)).is_ok_and(|c| c == command_line)
+                && std::fs::read_to_string(dir.join(COMMAND_FILE))
+                    .is_ok_and(|c| without_paths(&c) == without_paths(&command_line))
                 && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
             let clock = Instant::now();
             if reuse {
@@ -717,6 +718,37 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `line` (a recorded `command.txt`) with every absolute path written as
+/// `<path>`: the binary, the corpus and the attempt folder move with a
+/// checkout or a copied runs root, and a resumed attempt must still be
+/// reused (fourth new-user review of issue 5: every attempt of a copied
+/// root ran again). A path starts with `/` at the start, after a space, a
+/// quote or `=`, and runs to the next space, quote, `,`, `]` or `}`; a URL's
+/// `//` follows `:` and is kept. Settings that matter are compared on the
+/// condition as a whole before any attempt is looked at.
+pub fn without_paths(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    let mut previous: Option<char> = None;
+    while let Some(c) = chars.next() {
+        let starts = c == '/' && previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='));
+        if starts {
+            out.push_str("<path>");
+            while let Some(&n) = chars.peek() {
+                if matches!(n, ' ' | '\'' | '"' | ',' | ']' | '}' | '\n' | '\\') {
+                    break;
+                }
+                chars.next();
+            }
+            previous = Some('/');
+            continue;
+        }
+        out.push(c);
+        previous = Some(c);
+    }
+    out
+}
+
 /// Reads a JSON file into `T`, naming the file and line on failure.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = crate::error::read_text(path)?;
@@ -728,4 +760,27 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(|e| Error::Other(e.to_string()))?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copied runs root or a moved checkout changes only paths: the
+    /// recorded command still matches; another setting does not.
+    #[test]
+    fn commands_compare_without_their_paths() {
+        let old = r#"/work/main/target/release/okn-benchmark scripted-agent --strategy mixed:12 --attempt 1 --corpus /work/main/demo/b --mcp-config '{"mcpServers":{"okn":{"command":"/work/main/target/release/okn-benchmark","args":["proxy","--log-dir","/work/main/runs-x/q_results/c/attempt-1","--url","http://127.0.0.1:8814/mcp"]}}}' < prompt.txt"#;
+        let moved = old.replace("/work/main/", "/tmp/clone/");
+        assert_eq!(without_paths(old), without_paths(&moved));
+        assert!(without_paths(old).contains("http://127.0.0.1:8814/mcp"));
+        assert_ne!(
+            without_paths(old),
+            without_paths(&old.replace("mixed:12", "mixed:13"))
+        );
+        assert_ne!(
+            without_paths(old),
+            without_paths(&old.replace("8814", "8815"))
+        );
+    }
 }
