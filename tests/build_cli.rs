@@ -958,3 +958,29 @@ fn an_orphaned_page_takes_its_empty_folders_with_it() {
     assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
     assert!(d.join("site/roots/runs-demo/a").is_dir());
 }
+
+/// A question's `summary.csv` whose question has no recorded result any
+/// more (a `run --force` with a smaller `--limit` left it) is orphaned,
+/// not current (fourth new-user review of issue 5).
+#[test]
+fn a_question_summary_without_its_question_is_orphaned() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let old = d.join("runs-demo/old-question_results");
+    std::fs::create_dir_all(&old).unwrap();
+    let csv = std::fs::read(d.join(format!("runs-demo/{QUESTION}_results/summary.csv"))).unwrap();
+    std::fs::write(old.join("summary.csv"), csv).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  runs-demo/old-question_results/summary.csv"),
+        "{text}"
+    );
+    let out = build(d);
+    assert!(
+        out.contains("removed   runs-demo/old-question_results/summary.csv"),
+        "{out}"
+    );
+    assert_eq!(check(d).0, 0);
+}

@@ -70,6 +70,9 @@ pub struct Plan {
     pub started: std::time::SystemTime,
     /// Frozen runs roots: read, never written, nothing in them removed.
     pub frozen: Vec<PathBuf>,
+    /// Generated files of a runs root that nothing produces any more (a
+    /// question's `summary.csv` after its episodes went): orphans by name.
+    pub stale: Vec<PathBuf>,
 }
 
 impl Default for Plan {
@@ -82,6 +85,7 @@ impl Default for Plan {
             warnings: Vec::new(),
             started: std::time::SystemTime::now(),
             frozen: Vec::new(),
+            stale: Vec::new(),
         }
     }
 }
@@ -266,6 +270,44 @@ fn page_with(
     ))
 }
 
+/// The `ID_results/summary.csv` files of `root` whose question has no
+/// recorded result any more (a `run --force` with a smaller `--limit`
+/// replaced the condition that held it): `report` made them, nothing will
+/// again, and `--check` must not call them current (fourth new-user review
+/// of issue 5).
+fn stale_question_summaries(root: &RunsRoot, data: &crate::report::RootData) -> Vec<PathBuf> {
+    let suffix = crate::runs::layout::QUESTION_SUFFIX;
+    let mut stale = Vec::new();
+    let mut walker = walkdir::WalkDir::new(&root.root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(Ok(entry)) = walker.next() {
+        if !entry.file_type().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if skipped(&name) || name == crate::runs::layout::CONDITIONS_DIR {
+            walker.skip_current_dir();
+            continue;
+        }
+        if !name.ends_with(suffix) {
+            continue;
+        }
+        walker.skip_current_dir();
+        let Ok(relative) = entry.path().strip_prefix(&root.root) else {
+            continue;
+        };
+        let id = relative.to_string_lossy();
+        let id = id.strip_suffix(suffix).unwrap_or(&id);
+        let summary = entry.path().join(crate::runs::layout::SUMMARY_FILE);
+        if !data.results.contains_key(id) && summary.is_file() {
+            stale.push(summary);
+        }
+    }
+    stale
+}
+
 /// Fails when recorded files of `root` (a runs root, or a study reading
 /// runs roots) could not be read: a page or figure that silently left an
 /// episode out would misstate the study.
@@ -347,6 +389,8 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         // root"): its own files are not planned.
         if !frozen {
             crate::report::check_readme(&runs_root)?;
+            plan.stale
+                .extend(stale_question_summaries(&runs_root, &data));
             for (path, bytes) in crate::report::render_outputs_from(&runs_root, &data) {
                 if path.extension().is_some_and(|e| e == "md") {
                     markdown_texts
@@ -625,6 +669,8 @@ pub fn check(plan: &Plan) -> Result<Drift> {
         }
     }
     drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    drift.orphaned.extend(plan.stale.iter().cloned());
+    drift.orphaned.sort();
     drift.outputs = produced.len();
     Ok(drift)
 }
@@ -816,7 +862,9 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     let unchanged = results.len() - written;
     let produced: BTreeSet<PathBuf> = results.into_iter().map(|(p, _)| p).collect();
     let owned = owned_files(plan);
-    let orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    let mut orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    orphaned.extend(plan.stale.iter().cloned());
+    orphaned.sort();
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
         // Folders of the site (or of figures) the removal left empty go
