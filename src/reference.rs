@@ -96,7 +96,9 @@ pub fn normalized_answer_key(record: &Record) -> String {
     record.query.replace("\r\n", "\n").trim_end().to_string()
 }
 
-fn sha256_tag(bytes: &[u8]) -> String {
+/// `sha256:` and the lowercase hex SHA-256 of `bytes`: the digest a
+/// ground-truth JSON records for its CSV.
+pub fn sha256_tag(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&Sha256::digest(bytes)))
 }
 

@@ -751,6 +751,27 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
         0.5
     );
 
+    // A ground truth edited after it was recorded is refused, not used:
+    // exit 2, the file named, the scores left as recorded.
+    let truth = out.join("biobricks-ice-active-chemicals_single_results/ground_truth.csv");
+    let kept = std::fs::read(&truth).unwrap();
+    let mut edited = kept.clone();
+    edited.extend_from_slice(b"an extra row\n");
+    std::fs::write(&truth, &edited).unwrap();
+    let before = std::fs::read(first.join("result.json")).unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("ground_truth.csv: changed since it was recorded"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(first.join("result.json")).unwrap(), before);
+    std::fs::write(&truth, &kept).unwrap();
+
     let o = okn()
         .args(["freeze", out.to_str().unwrap(), "--reason", "Published."])
         .output()

@@ -99,6 +99,9 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     for problem in &outcome.problems {
         println!("unreadable  {problem}");
     }
+    for failure in &outcome.failed {
+        eprintln!("error: {failure}");
+    }
     println!(
         "{} attempt{} re-scored, {} score{} moved",
         outcome.attempts,
@@ -106,6 +109,17 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
         outcome.moved.len(),
         if outcome.moved.len() == 1 { "" } else { "s" }
     );
+    // A question whose ground truth could not be used kept its recorded
+    // scores; the run still fails, so a script notices (exit 2: bad input).
+    if !outcome.failed.is_empty() {
+        eprintln!(
+            "rescore: {} question{} could not be re-scored (above) and keep{} their recorded scores",
+            outcome.failed.len(),
+            if outcome.failed.len() == 1 { "" } else { "s" },
+            if outcome.failed.len() == 1 { "s" } else { "" }
+        );
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -60,6 +60,54 @@ pub async fn connect(
     timeout: Duration,
     stderr_log: Option<&Path>,
 ) -> Result<Connection, String> {
+    connect_inner(profile, timeout, stderr_log)
+        .await
+        .map_err(|reason| without_type_names(&reason))
+}
+
+/// `reason` without the Rust type names rmcp's errors carry in brackets
+/// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: x`
+/// becomes `Transport error: x`): a blocked reason is read by people, on
+/// every progress line and in the report (fourth new-user review of issue 5).
+pub fn without_type_names(reason: &str) -> String {
+    let mut out = String::with_capacity(reason.len());
+    let mut rest = reason;
+    while let Some(open) = rest.find('[') {
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            break;
+        };
+        if rest[open..close].contains("::") {
+            out.push_str(rest[..open].trim_end());
+            rest = &rest[close + 1..];
+        } else {
+            out.push_str(&rest[..=close]);
+            rest = &rest[close + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+async fn connect_inner(
+    profile: &Profile,
+    timeout: Duration,
+    stderr_log: Option<&Path>,
+) -> Result<Connection, String> {
     let mut child = None;
     let attempt = async {
         let service = match &profile.upstream {
@@ -169,4 +217,23 @@ fn which(command: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&paths)
         .map(|dir| dir.join(command))
         .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_lose_rust_type_names() {
+        assert_eq!(
+            without_type_names(
+                "MCP initialization with http://127.0.0.1:1/mcp failed: Transport [rmcp::transport::worker::WorkerTransport<rmcp::a::B<reqwest::Client>>] error: connection refused"
+            ),
+            "MCP initialization with http://127.0.0.1:1/mcp failed: Transport error: connection refused"
+        );
+        assert_eq!(
+            without_type_names("keeps [brackets] and [a::b"),
+            "keeps [brackets] and [a::b"
+        );
+    }
 }

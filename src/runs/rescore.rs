@@ -45,6 +45,10 @@ pub struct RescoreOutcome {
     pub attempts: usize,
     /// Scores that moved.
     pub moved: Vec<Moved>,
+    /// Questions that could not be re-scored (their ground truth missing,
+    /// unreadable or changed since it was recorded), named with why: they
+    /// keep their recorded scores, and `rescore` exits 2.
+    pub failed: Vec<String>,
     /// Files that could not be read (named); the rest was re-scored.
     pub problems: Vec<String>,
 }
@@ -125,25 +129,38 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
         let mut summaries = BTreeMap::new();
         for id in ids {
             let question_dir = root.question_dir(&id);
-            let key = match std::fs::read(question_dir.join(GROUND_TRUTH_CSV))
-                .map_err(|e| Error::io(question_dir.join(GROUND_TRUTH_CSV), "read", e))
+            let csv_path = question_dir.join(GROUND_TRUTH_CSV);
+            let recorded: Option<GroundTruthMeta> =
+                read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
+            let key = match std::fs::read(&csv_path)
+                .map_err(|e| Error::io(&csv_path, "read", e))
                 .and_then(|bytes| {
-                    Table::from_csv(&bytes).map_err(|e| {
-                        Error::file(question_dir.join(GROUND_TRUTH_CSV), e.to_string())
-                    })
+                    // The key the attempts were judged against is the one
+                    // recorded beside them: an edited copy would move every
+                    // score silently (fourth new-user review of issue 5).
+                    match &recorded {
+                        Some(meta) if crate::reference::sha256_tag(&bytes) != meta.csv_sha256 => {
+                            return Err(Error::file(
+                                &csv_path,
+                                "changed since it was recorded (its digest no longer matches \
+                                 ground_truth.json): restore it from version control; scores \
+                                 were left as they were",
+                            ));
+                        }
+                        _ => {}
+                    }
+                    Table::from_csv(&bytes).map_err(|e| Error::file(&csv_path, e.to_string()))
                 }) {
                 Ok(key) => key,
                 Err(e) => {
-                    outcome.problems.push(e.to_string());
+                    outcome.failed.push(e.to_string());
                     if let Some(kept) = condition.questions.get(&id) {
                         summaries.insert(id.clone(), kept.clone());
                     }
                     continue;
                 }
             };
-            let meta: Option<GroundTruthMeta> =
-                read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
-            let ordered = meta.as_ref().is_some_and(|m| m.ordered);
+            let ordered = recorded.as_ref().is_some_and(|m| m.ordered);
             let result_path = root.condition_dir(&id, &name).join(RESULT_FILE);
             let old: Option<QuestionResult> = match read_json(&result_path) {
                 Ok(r) => Some(r),
