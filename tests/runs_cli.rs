@@ -604,6 +604,14 @@ fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothi
         "{}",
         stdout(&o)
     );
+    // The closing line counts the questions the rates average.
+    assert!(
+        stdout(&o).contains(
+            "exact — · mean F1 — over 0 measured questions of 1 (2 blocked attempts left out)"
+        ),
+        "{}",
+        stdout(&o)
+    );
     let condition = json(&out.join("conditions/gone-all-tools__kg-named.json"));
     assert_eq!(condition["aggregate"]["blocked_attempts"], 2);
     assert_eq!(condition["aggregate"]["measured_nothing"], 1);

@@ -189,12 +189,26 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     };
     let outcome = run(&options, |line| println!("{line}"))?;
     let a = &outcome.aggregate;
+    // The rates average the measured questions: say how many those are
+    // when some measured nothing (fourth new-user review of issue 5).
+    let over = if a.measured_questions == a.questions {
+        format!(
+            "{} question{}",
+            a.questions,
+            if a.questions == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "{} measured question{} of {}",
+            a.measured_questions,
+            if a.measured_questions == 1 { "" } else { "s" },
+            a.questions
+        )
+    };
     println!(
-        "exact {} · mean F1 {} over {} question{}{}",
+        "exact {} · mean F1 {} over {over}{}",
         a.exact_rate.map_or("—".into(), |v| format!("{v:.2}")),
         a.mean_f1.map_or("—".into(), |v| format!("{v:.2}")),
-        a.questions,
-        if a.questions == 1 { "" } else { "s" },
         if a.blocked_attempts > 0 {
             format!(" ({} blocked attempts left out)", a.blocked_attempts)
         } else {
