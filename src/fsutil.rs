@@ -41,6 +41,43 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Lexically normalized `path`: `.` dropped, `a/..` folded, the disk not
+/// touched.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// True when `a` and `b` name the same file or folder: the same path once
+/// normalized, or the same place on disk (`../runs-x/`, a link, an
+/// absolute spelling).
+pub fn same_place(a: &Path, b: &Path) -> bool {
+    normalize(a) == normalize(b)
+        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The first 4 KiB of the file at `path`, read as text (invalid UTF-8
+/// replaced), where generated files carry their marks; `None` when it
+/// cannot be read.
+pub fn head(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(4096);
+    file.take(4096).read_to_end(&mut head).ok()?;
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
 /// The name prefix of [`write_atomic`]'s temporary files.
 pub const TEMPORARY_PREFIX: &str = ".okn-tmp-";
 

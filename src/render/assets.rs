@@ -83,21 +83,7 @@ pub fn with_overlay<T>(overlay: &std::sync::Arc<Overlay>, f: impl FnOnce() -> T)
 }
 
 /// `path` with `.` dropped and `a/..` folded, without touching the disk.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use crate::fsutil::normalize;
 
 /// The bytes of an image: from the overlay in force, else from disk.
 fn read_asset(path: &Path) -> Option<Vec<u8>> {

@@ -335,13 +335,7 @@ fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
 ///
 /// Errors: [`Error::File`] naming it, with what to do.
 fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else {
-        return Ok(());
-    };
-    let mut head = Vec::with_capacity(4096);
-    let _ = file.take(4096).read_to_end(&mut head);
-    if String::from_utf8_lossy(&head).contains(mark) {
+    if !path.exists() || crate::fsutil::head(path).is_some_and(|h| h.contains(mark)) {
         return Ok(());
     }
     Err(Error::file(
@@ -419,14 +413,11 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         // its numbers could not be traced to an episode there.
         if with_site {
             for root in &study.roots {
-                let same = |r: &PathBuf| {
-                    assets::normalize(r) == assets::normalize(root)
-                        || matches!(
-                            (std::fs::canonicalize(r), std::fs::canonicalize(root)),
-                            (Ok(a), Ok(b)) if a == b
-                        )
-                };
-                if !inputs.roots.iter().any(same) {
+                if !inputs
+                    .roots
+                    .iter()
+                    .any(|r| crate::fsutil::same_place(r, root))
+                {
                     plan.warnings.push(format!(
                         "{}: study.toml reads the runs root {}, which this build does not \
                          publish: the site will have no page to trace its numbers to",
@@ -760,15 +751,9 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
 /// neither is ever removed. (A mark naming no file, from before names were
 /// recorded, counts as naming this one.)
 fn generated_file(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else {
+    let Some(head) = crate::fsutil::head(path) else {
         return false;
     };
-    let mut head = Vec::with_capacity(4096);
-    if file.take(4096).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    let head = String::from_utf8_lossy(&head);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())

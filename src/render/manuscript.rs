@@ -42,7 +42,7 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
     let html_path = dir.join(format!("{stem}.html"));
     let rtf_path = dir.join(format!("{stem}.rtf"));
     for path in [&html_path, &rtf_path] {
-        if same_file(path, file) {
+        if crate::fsutil::same_place(path, file) {
             return Err(Error::file(
                 file,
                 format!(
@@ -74,7 +74,7 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
     if tables {
         for (i, table) in converted.tables.into_iter().enumerate() {
             let path = table_path(&dir, &stem, i + 1);
-            if same_file(&path, file) {
+            if crate::fsutil::same_place(&path, file) {
                 return Err(Error::file(
                     file,
                     format!(
@@ -157,14 +157,6 @@ fn stale_tables(dir: &Path, stem: &str, count: usize) -> Vec<PathBuf> {
     }
     stale.sort();
     stale
-}
-
-/// True when `a` and `b` name the same existing file (or the same path).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]

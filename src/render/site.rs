@@ -69,22 +69,7 @@ fn slashed(path: &Path) -> String {
         .join("/")
 }
 
-/// Lexically normalized (`.` dropped, `a/..` folded).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+use crate::fsutil::normalize;
 
 /// The link from the page at `from` (a file) to `to`, both relative to the
 /// same base, with `/` separators and each segment percent-encoded where
@@ -320,11 +305,8 @@ pub fn index_page(
                     // reads (an absolute path elsewhere) has none and is
                     // named without a link.
                     let same = |x: &Arc<SiteRoot>| {
-                        normalize(&x.root.root) == normalize(&rel(r))
-                            || matches!(
-                                (x.root.root.canonicalize(), r.canonicalize()),
-                                (Ok(a), Ok(b)) if a == b
-                            )
+                        crate::fsutil::same_place(&x.root.root, &rel(r))
+                            || crate::fsutil::same_place(&x.root.root, r)
                     };
                     Link {
                         name,

@@ -199,10 +199,9 @@ impl Study {
             }
             // The same folder spelled twice (`../runs-x` and `../runs-x/`)
             // would count every condition twice.
-            let same = std::fs::canonicalize(&root).ok();
             if let Some(other) = roots
                 .iter()
-                .find(|r: &&PathBuf| same.is_some() && std::fs::canonicalize(r).ok() == same)
+                .find(|r: &&PathBuf| crate::fsutil::same_place(r, &root))
             {
                 return Err(Error::at_line(
                     &path,
