@@ -950,8 +950,8 @@ fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
         Some(0)
     );
     let dir = out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
-    copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
-    copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+    common::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
+    common::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
     std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
@@ -976,18 +976,6 @@ fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
             .len(),
         1
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Review finding: an exclusion written by hand did not count like --exclude.
@@ -1101,7 +1089,7 @@ fn nothing_writes_into_a_frozen_root_by_any_path() {
 fn changed_ground_truth_under_recorded_conditions_is_refused() {
     let (keep, out) = out_dir();
     let corpus = keep.path().join("corpus");
-    copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+    common::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
     let corpus_arg = corpus.to_str().unwrap();
     assert_eq!(
         scripted(

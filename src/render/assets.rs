@@ -187,7 +187,8 @@ pub fn inline_image(
     )
 }
 
-fn percent_decode(text: &str) -> String {
+/// `text` with `%XX` escapes decoded (invalid UTF-8 replaced).
+pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -588,9 +589,26 @@ pub fn rewrite_raw_html(
             || tag_lower.starts_with("<a\t")
             || tag_lower.starts_with("<a\n")
         {
-            match attribute(tag, "href") {
-                Some(href) if rewrite_link(&href) != href => {
-                    out.push_str(&tag.replacen(&href, &rewrite_link(&href), 1));
+            // The tag is written again from its attributes: the href is
+            // rewritten where it is (not wherever its text first occurs),
+            // and one that would run code goes nowhere, as in Markdown.
+            let attrs = attributes(tag);
+            let href = attrs
+                .iter()
+                .find(|(n, _)| n == "href")
+                .map(|(_, v)| v.as_str());
+            match href {
+                Some(href) if dangerous_value(href) || rewrite_link(href) != href => {
+                    out.push_str("<a");
+                    for (name, value) in &attrs {
+                        let value = match name.as_str() {
+                            "href" if dangerous_value(value) => "#".to_string(),
+                            "href" => rewrite_link(value),
+                            _ => value.clone(),
+                        };
+                        out.push_str(&format!(" {name}=\"{}\"", escape_html(&value)));
+                    }
+                    out.push('>');
                 }
                 _ => out.push_str(tag),
             }
@@ -854,6 +872,26 @@ mod tests {
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.ends_with(" after"), "{html}");
         assert!(html.contains("width=\"20&quot;\""), "{html}");
+    }
+
+    /// A raw link is rewritten in its href, not wherever its text first
+    /// occurs, and a raw `javascript:` link goes nowhere.
+    #[test]
+    fn raw_links_are_rewritten_in_their_href() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut n = 0;
+        let (html, _) = rewrite_raw_html(
+            r#"<a title="a.md" href="a.md?x=1&amp;y=2#s">A</a> <a href="javascript:alert(1)">B</a> <a href="https://x/a.md">C</a>"#,
+            dir.path(),
+            "p",
+            &mut n,
+        );
+        assert!(
+            html.contains(r#"<a title="a.md" href="a.html?x=1&amp;y=2#s">A</a>"#),
+            "{html}"
+        );
+        assert!(html.contains(r##"<a href="#">B</a>"##), "{html}");
+        assert!(html.contains(r#"<a href="https://x/a.md">C</a>"#), "{html}");
     }
 
     /// The build's own figures carry `role="img"`: inlined, the root element

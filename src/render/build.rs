@@ -431,9 +431,12 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
             .figures
             .par_iter()
             .map(|kind| {
+                let path = study.figure_path(*kind);
+                let svg = figures::render(*kind, &study.data)
+                    .map_err(|e| Error::file(&path, e.to_string()))?;
                 Ok(Output {
-                    path: study.figure_path(*kind),
-                    bytes: figures::render(*kind, &study.data)?.into_bytes(),
+                    path,
+                    bytes: svg.into_bytes(),
                 })
             })
             .collect();
@@ -830,9 +833,7 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
             for_each_output(plan, |o| {
                 // A file that differs only by CRLF line ends (a Windows
                 // checkout) is current, as `check` says.
-                if crate::fsutil::same_contents(&o.path, &o.bytes)
-                    || std::fs::read(&o.path).is_ok_and(|old| same_text(&old, &o.bytes))
-                {
+                if std::fs::read(&o.path).is_ok_and(|old| same_text(&old, &o.bytes)) {
                     Ok(false)
                 } else {
                     crate::fsutil::write_atomic(&o.path, &o.bytes)?;

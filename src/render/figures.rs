@@ -376,17 +376,10 @@ fn nice_ticks(max: f64) -> (f64, Vec<(f64, String)>) {
 }
 
 /// Seconds with a precision that suits their size.
+/// A duration as the tables print it ([`crate::runs::records::seconds`]),
+/// with its unit: a figure and a table never show one time two ways.
 fn seconds(v: f64) -> String {
-    let decimals = if v < 1.0 {
-        3
-    } else if v < 10.0 {
-        2
-    } else if v < 100.0 {
-        1
-    } else {
-        0
-    };
-    format!("{v:.decimals$} s")
+    format!("{} s", crate::runs::records::seconds(v))
 }
 
 /// The label readers see for a condition (its key when the label is blank).

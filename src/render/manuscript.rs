@@ -148,10 +148,7 @@ fn stale_tables(dir: &Path, stem: &str, count: usize) -> Vec<PathBuf> {
             continue;
         };
         let path = dir.join(&name);
-        if n > count
-            && std::fs::read(&path)
-                .is_ok_and(|b| String::from_utf8_lossy(&b[..b.len().min(4096)]).contains(&mark))
-        {
+        if n > count && crate::fsutil::head(&path).is_some_and(|h| h.contains(&mark)) {
             stale.push(path);
         }
     }

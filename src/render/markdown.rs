@@ -146,7 +146,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 let rewritten: Vec<Event<'_>> = inner
                     .iter()
                     .cloned()
-                    .map(|e| rewrite_event(e, base, prefix, &mut figures, &mut read, &mut missing))
+                    .map(|e| rewrite_event(e, base, prefix, &mut figures, &mut read))
                     .collect();
                 html::push_html(&mut inner_html, rewritten.into_iter());
                 let tag = heading_tag(*level);
@@ -212,7 +212,6 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                     prefix,
                     &mut figures,
                     &mut read,
-                    &mut missing,
                 ));
                 i += 1;
             }
@@ -249,7 +248,6 @@ fn rewrite_event<'a>(
     prefix: &str,
     figures: &mut usize,
     read: &mut Vec<PathBuf>,
-    _missing: &mut Vec<String>,
 ) -> Event<'a> {
     match event {
         Event::Start(Tag::Link {

@@ -97,8 +97,6 @@ pub struct Theme {
     css: tera::Value,
     script: tera::Value,
     csp: tera::Value,
-    /// The theme files read from disk (inputs of every page).
-    pub files: Vec<std::path::PathBuf>,
 }
 
 impl Theme {
@@ -108,12 +106,9 @@ impl Theme {
     ///
     /// Errors: a template that does not parse (named, with tera's reason).
     pub fn load(root: &Path) -> Result<Theme> {
-        let mut files = Vec::new();
-        let mut read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
+        let read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
             if path.is_file() {
-                let text = crate::error::read_text(&path)?;
-                files.push(path);
-                Ok(text)
+                crate::error::read_text(&path)
             } else {
                 Ok(builtin.to_string())
             }
@@ -151,7 +146,6 @@ impl Theme {
             css: tera::Value::from(css),
             script: tera::Value::from(script),
             csp: tera::Value::from(csp),
-            files,
         })
     }
 

@@ -61,7 +61,7 @@
 //!   `[alt]`, or the file name when the alt text is empty.
 //! - **Tables** ("Table Definitions"): one `\trowd … \row` per row,
 //!   `\trgaph108`, `\trleft` at the current indent, one `\cellx` per column at
-//!   its right boundary (from [`column_widths`]), `\intbl … \cell` per cell
+//!   its right boundary (from [`column_widths_at`]), `\intbl … \cell` per cell
 //!   in [`TABLE_SIZE`], the header row bold and marked `\trhdr`, alignment
 //!   from the Markdown delimiter row (`\ql`, `\qc`, `\qr`), a rule above and
 //!   below the header and below the last row. A short empty paragraph
@@ -86,7 +86,7 @@ use pulldown_cmark::{
     Alignment, BlockQuoteKind, Event, HeadingLevel, LinkType, Parser, Tag, TagEnd,
 };
 
-use super::assets::{attribute, decode_entities, is_external, tag_end};
+use super::assets::{attribute, decode_entities, is_external, percent_decode, tag_end};
 use super::markdown::options;
 
 /// Paper width, twips (US Letter, 8.5 in).
@@ -196,34 +196,11 @@ pub fn push_escaped(out: &mut String, text: &str) {
     }
 }
 
-/// Column widths in twips for a table whose longest cell text per column is
-/// `longest` characters and whose longest word (text that cannot wrap) is
-/// `word` characters (see [`display_width`]; a bold header cell counts 1.2
-/// times, rounded up), within `available` twips. The automatic table
-/// layout of HTML (CSS 2.1 §17.5.2.2), in character cells:
-///
-/// - a column's natural width is `clamp(longest, MIN_COLUMN_CHARS,
-///   MAX_COLUMN_CHARS) × CHAR_TWIPS + 2 × CELL_GAP`, its minimum the same
-///   for its longest word at [`WORD_TWIPS`] (never more than its natural
-///   width);
-/// - when the natural widths fit, they are used (a narrow table stays
-///   narrow);
-/// - otherwise every column gets its minimum, so no word or number breaks
-///   (`0.72` never reads `0. 7 2`), and the room left is shared in
-///   proportion to how much wider each column would like to be;
-/// - only when even the minimums do not fit are they scaled down
-///   together.
-///
-/// The sum never exceeds `available`.
-pub fn column_widths(longest: &[usize], word: &[usize], available: i32) -> Vec<i32> {
-    column_widths_at(longest, word, available, TABLE_SIZE)
-}
-
 /// The smallest table text size a table is set in, half-points (7 pt).
 pub const MIN_TABLE_SIZE: u32 = 14;
 
 /// The text size, in half-points, for a table whose words (see
-/// [`column_widths`]) need more than `available` twips at [`TABLE_SIZE`]:
+/// [`column_widths_at`]) need more than `available` twips at [`TABLE_SIZE`]:
 /// the largest size down to [`MIN_TABLE_SIZE`] at which every column's
 /// longest word fits, so numbers and words are not broken mid-value (a
 /// twelve-column results table once printed `0.7`/`7` on two lines;
@@ -252,7 +229,26 @@ fn cell_gap(size: u32) -> i32 {
     CELL_GAP * size as i32 / TABLE_SIZE as i32
 }
 
-/// [`column_widths`] for table text of `size` half-points.
+/// Column widths in twips for a table whose longest cell text per column is
+/// `longest` characters and whose longest word (text that cannot wrap) is
+/// `word` characters (see [`display_width`]; a bold header cell counts 1.2
+/// times, rounded up), within `available` twips, for table text of `size` half-points
+/// (widths scale with it; see [`table_size`]). The automatic table
+/// layout of HTML (CSS 2.1 §17.5.2.2), in character cells:
+///
+/// - a column's natural width is `clamp(longest, MIN_COLUMN_CHARS,
+///   MAX_COLUMN_CHARS) × CHAR_TWIPS + 2 × CELL_GAP`, its minimum the same
+///   for its longest word at [`WORD_TWIPS`] (never more than its natural
+///   width);
+/// - when the natural widths fit, they are used (a narrow table stays
+///   narrow);
+/// - otherwise every column gets its minimum, so no word or number breaks
+///   (`0.72` never reads `0. 7 2`), and the room left is shared in
+///   proportion to how much wider each column would like to be;
+/// - only when even the minimums do not fit are they scaled down
+///   together.
+///
+/// The sum never exceeds `available`.
 pub fn column_widths_at(longest: &[usize], word: &[usize], available: i32, size: u32) -> Vec<i32> {
     let twips = |n: usize, per: i32| char_twips(n, per, size);
     let natural: Vec<i64> = longest.iter().map(|&n| twips(n, CHAR_TWIPS)).collect();
@@ -304,10 +300,7 @@ fn needs_landscape(table: &TableState) -> bool {
     let (_, word) = measure(table, columns);
     let least: i64 = word
         .iter()
-        .map(|&n| {
-            n.clamp(MIN_COLUMN_CHARS, MAX_COLUMN_CHARS) as i64 * WORD_TWIPS as i64
-                + 2 * CELL_GAP as i64
-        })
+        .map(|&n| char_twips(n, WORD_TWIPS, TABLE_SIZE))
         .sum();
     least > TEXT_WIDTH as i64
 }
@@ -1024,7 +1017,8 @@ impl<'b> Writer<'b> {
         } else if lower.starts_with("<img") {
             let alt = attribute(html, "alt").unwrap_or_default();
             if !alt.is_empty() {
-                self.text(&format!("[{}]", decode_entities(&alt)));
+                // `attribute` has decoded it already.
+                self.text(&format!("[{alt}]"));
             }
         }
     }
@@ -1225,25 +1219,6 @@ fn encode_url(url: &str) -> String {
     out
 }
 
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(v) = u8::from_str_radix(hex, 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The blip kind and pixel size of a PNG or baseline/progressive JPEG.
 fn image_size(bytes: &[u8]) -> Option<(&'static str, u32, u32)> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.get(12..16) == Some(b"IHDR") {
@@ -1327,20 +1302,23 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
     let mut pre = 0usize;
     let lower = html.to_ascii_lowercase();
     let mut i = 0;
-    let flush_line = |line: &mut String, lines: &mut Vec<String>| {
-        let text = decode_entities(line.trim());
+    // Inside <pre> a line keeps its leading spaces.
+    let flush_line = |line: &mut String, lines: &mut Vec<String>, pre: bool| {
+        let text = decode_entities(if pre { line.trim_end() } else { line.trim() });
         if !text.is_empty() {
             lines.push(text);
         }
         line.clear();
     };
-    let flush_para =
-        |line: &mut String, lines: &mut Vec<String>, paragraphs: &mut Vec<Vec<String>>| {
-            flush_line(line, lines);
-            if !lines.is_empty() {
-                paragraphs.push(std::mem::take(lines));
-            }
-        };
+    let flush_para = |line: &mut String,
+                      lines: &mut Vec<String>,
+                      paragraphs: &mut Vec<Vec<String>>,
+                      pre: bool| {
+        flush_line(line, lines, pre);
+        if !lines.is_empty() {
+            paragraphs.push(std::mem::take(lines));
+        }
+    };
     while i < html.len() {
         let rest = &html[i..];
         if rest.starts_with("<!--") {
@@ -1366,15 +1344,23 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
                     let close = format!("</{name}");
                     i += lower[i..].find(&close).unwrap_or(html.len() - i);
                 }
-                "br" => flush_line(&mut line, &mut lines),
+                "br" => flush_line(&mut line, &mut lines, pre > 0),
                 "img" => {
                     if let Some(alt) = attribute(tag, "alt").filter(|a| !a.trim().is_empty()) {
-                        line.push_str(&format!(" [{alt}] "));
+                        // Decoded already: its `&` must survive the line's
+                        // own decoding.
+                        if pre == 0 && !line.is_empty() && !line.ends_with(' ') {
+                            line.push(' ');
+                        }
+                        line.push_str(&format!("[{}]", alt.replace('&', "&amp;")));
+                        if pre == 0 {
+                            line.push(' ');
+                        }
                     }
                 }
                 "td" | "th" if closing => line.push(' '),
                 "pre" => {
-                    flush_para(&mut line, &mut lines, &mut paragraphs);
+                    flush_para(&mut line, &mut lines, &mut paragraphs, pre > 0);
                     pre = if closing {
                         pre.saturating_sub(1)
                     } else {
@@ -1382,7 +1368,7 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
                     };
                 }
                 n if BLOCK_TAGS.contains(&n) => {
-                    flush_para(&mut line, &mut lines, &mut paragraphs);
+                    flush_para(&mut line, &mut lines, &mut paragraphs, false);
                 }
                 _ => {}
             }
@@ -1392,7 +1378,7 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
         i += c.len_utf8();
         if pre > 0 {
             if c == '\n' {
-                flush_line(&mut line, &mut lines);
+                flush_line(&mut line, &mut lines, true);
             } else {
                 line.push(c);
             }
@@ -1404,15 +1390,7 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
             line.push(c);
         }
     }
-    flush_para(&mut line, &mut lines, &mut paragraphs);
-    for paragraph in &mut paragraphs {
-        for line in paragraph.iter_mut() {
-            let collapsed: Vec<&str> = line.split(' ').filter(|w| !w.is_empty()).collect();
-            if pre == 0 && !collapsed.is_empty() {
-                *line = collapsed.join(" ");
-            }
-        }
-    }
+    flush_para(&mut line, &mut lines, &mut paragraphs, false);
     paragraphs
 }
 
@@ -1428,6 +1406,16 @@ mod tests {
     fn body(doc: &str) -> &str {
         let at = doc.find("\\widowctrl\n").expect("header end") + "\\widowctrl\n".len();
         &doc[at..]
+    }
+
+    /// References are decoded once (an alt of `&amp;lt;` is `&lt;`, not
+    /// `<`), and a `<pre>` block keeps its spaces.
+    #[test]
+    fn html_blocks_decode_once_and_keep_preformatted_spaces() {
+        let paragraphs =
+            html_text("<p>x <img alt=\"&amp;lt;\" src=\"a.png\"> y</p>\n<pre>a    b\n  c</pre>");
+        assert_eq!(paragraphs[0], ["x [&lt;] y"]);
+        assert_eq!(paragraphs[1], ["a    b", "  c"]);
     }
 
     /// Inline `<script>` and `<style>` vanish with their content, as block
@@ -1600,23 +1588,23 @@ mod tests {
     fn column_widths_follow_the_longest_cell_and_fit_the_page() {
         // 5, 10 and 2 (clamped to 4) characters, at 140 twips each plus 216.
         assert_eq!(
-            column_widths(&[5, 10, 2], &[5, 10, 2], TEXT_WIDTH),
+            column_widths_at(&[5, 10, 2], &[5, 10, 2], TEXT_WIDTH, TABLE_SIZE),
             vec![916, 1616, 776]
         );
         // Too wide: each column keeps its longest word (10, 6, 10 characters
         // at 120 twips: 1416, 936, 1416 twips), and the rest of the page is
         // shared by how much wider each would like to be.
-        let wide = column_widths(&[80, 50, 10], &[10, 6, 10], TEXT_WIDTH);
+        let wide = column_widths_at(&[80, 50, 10], &[10, 6, 10], TEXT_WIDTH, TABLE_SIZE);
         assert_eq!(wide, vec![4057, 3795, 1507]);
         assert!(wide.iter().sum::<i32>() <= TEXT_WIDTH);
         // A number column is never squeezed below its number.
-        let many = column_widths(&[40; 6], &[9; 6], TEXT_WIDTH);
+        let many = column_widths_at(&[40; 6], &[9; 6], TEXT_WIDTH, TABLE_SIZE);
         assert!(
             many.iter().all(|&w| w >= 9 * WORD_TWIPS + 2 * CELL_GAP),
             "{many:?}"
         );
         // Only when the words alone do not fit are they scaled together.
-        let crowded = column_widths(&[30; 12], &[30; 12], TEXT_WIDTH);
+        let crowded = column_widths_at(&[30; 12], &[30; 12], TEXT_WIDTH, TABLE_SIZE);
         assert!(crowded.iter().sum::<i32>() <= TEXT_WIDTH);
         assert_eq!(longest_word("0.56–0.84 and more"), 9);
         assert_eq!(display_width("中文ab😀é\u{301}"), 2 + 2 + 1 + 1 + 2 + 1);
