@@ -406,6 +406,7 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     }
     // Studies: figures, and the generated regions of their prose.
     let mut studies = Vec::new();
+    let mut study_prose: Vec<PathBuf> = Vec::new();
     for dir in &inputs.studies {
         let study = Study::load(dir)?;
         unreadable(dir, &study.problems)?;
@@ -446,20 +447,27 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
             plan.outputs.push(figure);
         }
         plan.owned_dirs.push(dir.join(study::FIGURES_DIR));
-        for path in study.prose_files() {
-            let text = crate::error::read_text(&path)?;
-            let filled = study::fill(&study, &path, &text)?;
+        let mut prose = study.prose_files();
+        for path in &prose {
+            // Read above with every Markdown file (a study inside a --root
+            // that does not hold it is read here).
+            let text = match markdown_texts.get(path) {
+                Some(text) => text.clone(),
+                None => crate::error::read_text(path)?,
+            };
+            let filled = study::fill(&study, path, &text)?;
             plan.outputs.push(Output {
                 path: path.clone(),
                 bytes: filled.clone().into_bytes(),
             });
-            markdown_texts.insert(path, filled);
+            markdown_texts.insert(path.clone(), filled);
         }
+        study_prose.append(&mut prose);
         studies.push(study);
     }
     // Regions are filled only in a study's prose: elsewhere they would
     // silently stay as they are.
-    let prose: BTreeSet<PathBuf> = studies.iter().flat_map(Study::prose_files).collect();
+    let prose: BTreeSet<PathBuf> = study_prose.into_iter().collect();
     for path in &inputs.markdown {
         if prose.contains(path) {
             continue;

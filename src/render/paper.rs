@@ -14,9 +14,7 @@ use crate::error::{Error, Result};
 use crate::report::cell;
 use crate::runs::records::fixed;
 
-fn rate(value: Option<f64>) -> String {
-    value.map_or("—".to_string(), |v| fixed(v, 2))
-}
+use crate::report::rate;
 
 /// The main results table: one row per condition, with agent and model
 /// (the model column only when some condition had one),

@@ -187,9 +187,7 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
         .join(format!("attempt-{attempt}.html"))
 }
 
-fn rate(value: Option<f64>) -> String {
-    value.map_or("—".to_string(), |v| fixed(v, 2))
-}
+use crate::report::rate;
 
 fn yes_no(value: Option<bool>) -> String {
     match value {

@@ -187,12 +187,15 @@ impl Study {
                 ));
             }
             let root = dir.join(name);
-            if !RunsRoot::is_runs_root(&root) {
+            // What `build` takes for a runs root (a condition recorded),
+            // so a study never names a root the site does not publish.
+            if !RunsRoot::has_conditions(&root) {
                 return Err(Error::at_line(
                     &path,
                     line_of(&text, "roots"),
                     format!(
-                        "runs root '{name}' not found ({} has no conditions/ folder)",
+                        "runs root '{name}' not found ({} has no condition file in conditions/: \
+                         record one with okn-benchmark run)",
                         root.display()
                     ),
                 ));
@@ -805,9 +808,7 @@ fn generate(study: &Study, region: &Region) -> std::result::Result<String, Strin
     })
 }
 
-fn rate(value: Option<f64>) -> String {
-    value.map_or("—".to_string(), |v| fixed(v, 2))
-}
+use crate::report::rate;
 
 fn percent(value: Option<f64>) -> String {
     value.map_or("—".to_string(), |v| format!("{}%", fixed(v * 100.0, 0)))

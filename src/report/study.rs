@@ -26,6 +26,10 @@ pub struct StudyCondition {
     pub condition: ConditionFile,
     /// Question id → its result under this condition.
     pub results: BTreeMap<String, QuestionResult>,
+    /// The bootstrap interval of the exact rate, drawn once: every figure,
+    /// table and region asks for [`StudyCondition::stats`] (it depends on
+    /// the results only, never on key or label).
+    pub interval: std::sync::OnceLock<Option<Interval>>,
 }
 
 /// The study's conditions, in the study's order.
@@ -221,12 +225,14 @@ impl StudyCondition {
             mean_f1: a.mean_f1,
             attempt_rate: (measured_attempts > 0)
                 .then(|| f64::from(exact_attempts) / f64::from(measured_attempts)),
-            interval: stats::bootstrap_mean(
-                &measured
-                    .iter()
-                    .filter_map(|s| s.exact_rate)
-                    .collect::<Vec<f64>>(),
-            ),
+            interval: *self.interval.get_or_init(|| {
+                stats::bootstrap_mean(
+                    &measured
+                        .iter()
+                        .filter_map(|s| s.exact_rate)
+                        .collect::<Vec<f64>>(),
+                )
+            }),
             always_exact: a.always_exact,
             ever_exact: a.ever_exact,
             flaky: a.flaky,
@@ -342,6 +348,7 @@ impl StudyData {
                 root: root.root.clone(),
                 condition: condition.clone(),
                 results,
+                interval: std::sync::OnceLock::new(),
             });
         }
         (study, data.problems)

@@ -120,7 +120,7 @@ pub struct RunOutcome {
 }
 
 /// `path` made absolute against the current folder (no symlinks resolved).
-pub fn absolute(path: &Path) -> PathBuf {
+fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -726,7 +726,7 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
 /// quote or `=`, and runs to the next space, quote, `,`, `]` or `}`; a URL's
 /// `//` follows `:` and is kept. Settings that matter are compared on the
 /// condition as a whole before any attempt is looked at.
-pub fn without_paths(line: &str) -> String {
+fn without_paths(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
     let mut previous: Option<char> = None;
@@ -757,7 +757,8 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
 
 /// Writes `value` as pretty JSON with a final newline, atomically.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| Error::Other(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::file(path, format!("cannot write JSON: {e}")))?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
 }
