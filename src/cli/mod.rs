@@ -48,14 +48,16 @@ pub struct Cli {
 enum Command {
     /// Regenerate everything published (reports, study figures and numbers, HTML pages, site/), or --check it.
     ///
-    /// Reads runs roots (folders with conditions/), studies (folders with a
-    /// study.toml) and every Markdown file under the current folder, and
-    /// nothing else: no model, server or endpoint. Writes each runs root's
-    /// README.md and summary CSVs, each study's figures/ and the generated
-    /// regions of its prose, a self-contained HTML page beside every
-    /// Markdown file, and site/. Only files whose bytes change are written;
-    /// a second build writes nothing. Frozen runs roots are read, never
-    /// written.
+    /// Reads runs roots (folders whose conditions/ holds a condition file),
+    /// studies (folders with a study.toml) and every Markdown file under the
+    /// current folder, and nothing else: no model, server or endpoint.
+    /// Writes each runs root's README.md and summary CSVs, each study's
+    /// figures/ and the generated regions of its prose, a self-contained
+    /// HTML page beside every Markdown file, and site/ (when there is a root
+    /// or study to show). Only files whose bytes change are written; a
+    /// second build writes nothing. Frozen runs roots are read, never
+    /// written. A file build would write that a person wrote (no generator
+    /// mark) is never replaced, and only files carrying the mark are removed.
     ///
     /// With --check nothing is written: every output is computed and
     /// compared with the disk (line ends normalized), every stale, missing
