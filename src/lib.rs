@@ -19,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod corpus;
 pub mod error;
+pub mod format;
 pub mod fsutil;
 pub mod http;
 pub mod mcp;

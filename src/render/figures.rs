@@ -376,10 +376,10 @@ fn nice_ticks(max: f64) -> (f64, Vec<(f64, String)>) {
 }
 
 /// Seconds with a precision that suits their size.
-/// A duration as the tables print it ([`crate::runs::records::seconds`]),
+/// A duration as the tables print it ([`crate::format::seconds`]),
 /// with its unit: a figure and a table never show one time two ways.
 fn seconds(v: f64) -> String {
-    format!("{} s", crate::runs::records::seconds(v))
+    format!("{} s", crate::format::seconds(v))
 }
 
 /// The label readers see for a condition (its key when the label is blank).

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::study::{self, Study};
 use crate::error::{Error, Result};
+use crate::format::{interval, rate};
 use crate::report::cell;
-use crate::runs::records::fixed;
-
-use crate::report::rate;
 
 /// The main results table: one row per condition, with agent and model
 /// (the model column only when some condition had one),
@@ -50,11 +48,7 @@ pub fn main_table(study: &Study) -> String {
             s.measured_questions,
             s.attempts,
             rate(s.exact_rate),
-            s.interval.map_or("—".to_string(), |i| format!(
-                "{}–{}",
-                fixed(i.low, 2),
-                fixed(i.high, 2)
-            )),
+            interval(s.interval),
             rate(s.strict_exact_rate),
             rate(s.ordered_rate),
             rate(s.mean_f1),

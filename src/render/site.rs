@@ -30,13 +30,14 @@ use super::Theme;
 use super::escape_html;
 use super::study::Study;
 use crate::error::{Error, Result};
+use crate::format::{agent_model, check, fixed, interval, rate, seconds};
 use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile, METRICS_FILE};
 use crate::report::{RootData, label};
 use crate::runs::layout::{
     AGENT_FILE, COMMAND_FILE, EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE,
     README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE,
 };
-use crate::runs::records::{AttemptResult, QuestionResult, fixed, seconds};
+use crate::runs::records::{AttemptResult, QuestionResult};
 use crate::table::Table;
 
 /// The site folder, under the build's base folder.
@@ -187,16 +188,6 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
         .join(format!("attempt-{attempt}.html"))
 }
 
-use crate::report::rate;
-
-fn yes_no(value: Option<bool>) -> String {
-    match value {
-        Some(true) => "✓".into(),
-        Some(false) => "✗".into(),
-        None => "—".into(),
-    }
-}
-
 /// Navigation HTML: `site › root › question …`, each a link but the last.
 fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
     trail
@@ -325,16 +316,11 @@ pub fn index_page(
                     let st = c.stats();
                     IndexCondition {
                         label: st.label.clone(),
-                        agent: match &st.model {
-                            Some(m) => format!("{} · {m}", st.agent),
-                            None => st.agent.clone(),
-                        },
+                        agent: agent_model(&st.agent, st.model.as_deref()),
                         questions: st.questions,
                         attempts: st.attempts,
                         exact: rate(st.exact_rate),
-                        interval: st.interval.map_or("—".into(), |i| {
-                            format!("{}–{}", fixed(i.low, 2), fixed(i.high, 2))
-                        }),
+                        interval: interval(st.interval),
                         mean_f1: rate(st.mean_f1),
                         blocked: st.blocked_attempts,
                     }
@@ -555,20 +541,6 @@ struct GroundTruth {
     total: usize,
 }
 
-fn attempt_text(a: &AttemptResult) -> (String, String) {
-    if a.blocked {
-        return ("blocked".into(), "muted".into());
-    }
-    if !a.submitted {
-        return ("✗ no answer".into(), "bad".into());
-    }
-    if a.exact {
-        (format!("✓ exact · F1 {}", fixed(a.f1, 2)), "ok".into())
-    } else {
-        (format!("✗ F1 {}", fixed(a.f1, 2)), "bad".into())
-    }
-}
-
 /// The pages of one question: its page and one page per attempt, as
 /// `(path, bytes)`.
 ///
@@ -620,10 +592,10 @@ pub fn question_pages(
         let mut attempts = Vec::new();
         for a in &result.attempts {
             let target = attempt_page(&root.name, question, name, a.attempt);
-            let (cell_text, class) = attempt_text(a);
+            let verdict = a.verdict();
             attempts.push(AttemptCell {
-                text: cell_text,
-                class,
+                text: verdict.cell(),
+                class: verdict.tone().into(),
                 href: Some(relative_link(&page, &target)),
             });
             out.push((
@@ -1011,25 +983,9 @@ fn attempt_page_bytes(
     );
     context.insert("wall_s", &seconds(a.wall_s));
     context.insert("server_s", &seconds(a.server_s));
-    let (verdict, class) = if a.blocked {
-        (
-            format!(
-                "Blocked: {} (left out of every rate)",
-                a.blocked_reason
-                    .as_deref()
-                    .unwrap_or("never reached the tools")
-            ),
-            "muted",
-        )
-    } else if !a.submitted {
-        ("No answer submitted".to_string(), "bad")
-    } else if a.exact {
-        ("Exact".to_string(), "ok")
-    } else {
-        (format!("Not exact · F1 {}", fixed(a.f1, 2)), "bad")
-    };
-    context.insert("verdict", &verdict);
-    context.insert("verdict_class", class);
+    let verdict = a.verdict();
+    context.insert("verdict", &verdict.headline());
+    context.insert("verdict_class", verdict.tone());
     let mut notes = a.notes.clone();
     if a.timed_out {
         notes.push("The agent host was stopped at its timeout.".into());
@@ -1038,13 +994,13 @@ fn attempt_page_bytes(
     context.insert(
         "score",
         &a.score.as_ref().map(|s| ScoreView {
-            exact: yes_no(Some(s.exact)),
-            ordered: yes_no(s.ordered),
+            exact: check(Some(s.exact)),
+            ordered: check(s.ordered),
             f1: fixed(s.f1, 2),
             precision: fixed(s.row_precision, 2),
             recall: fixed(s.row_recall, 2),
-            strict_exact: yes_no(Some(s.strict_exact)),
-            strict_ordered: yes_no(s.strict_ordered),
+            strict_exact: check(Some(s.strict_exact)),
+            strict_ordered: check(s.strict_ordered),
             strict_f1: fixed(s.strict_f1, 2),
             answer_rows: s.answer_rows,
             key_rows: s.key_rows,

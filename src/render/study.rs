@@ -32,10 +32,10 @@ use serde::Deserialize;
 
 use super::figures::FigureKind;
 use crate::error::{Error, Result};
+use crate::format::{interval, percent, rate, seconds, signed, signed_interval as delta_interval};
 use crate::report::study::{StudyCondition, StudyData};
 use crate::report::{cell, md_text};
 use crate::runs::layout::RunsRoot;
-use crate::runs::records::{fixed, seconds};
 
 /// The study description file.
 pub const STUDY_FILE: &str = "study.toml";
@@ -808,36 +808,6 @@ fn generate(study: &Study, region: &Region) -> std::result::Result<String, Strin
     })
 }
 
-use crate::report::rate;
-
-fn percent(value: Option<f64>) -> String {
-    value.map_or("—".to_string(), |v| format!("{}%", fixed(v * 100.0, 0)))
-}
-
-/// A signed difference: `+0.08`, `−0.06` (U+2212), `0.00`.
-pub fn signed(value: f64) -> String {
-    let text = fixed(value, 2);
-    if text == "0.00" {
-        text
-    } else if let Some(magnitude) = text.strip_prefix('-') {
-        format!("\u{2212}{magnitude}")
-    } else {
-        format!("+{text}")
-    }
-}
-
-fn interval(i: Option<crate::report::stats::Interval>) -> String {
-    i.map_or("—".to_string(), |i| {
-        format!("{}–{}", fixed(i.low, 2), fixed(i.high, 2))
-    })
-}
-
-fn delta_interval(i: Option<crate::report::stats::Interval>) -> String {
-    i.map_or("—".to_string(), |i| {
-        format!("{} to {}", signed(i.low), signed(i.high))
-    })
-}
-
 fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<String, String> {
     let metric = p
         .get("metric")
@@ -994,10 +964,7 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
 
 /// The model column: resolved model, else agent host.
 fn agent_text(s: &crate::report::study::ConditionStats) -> String {
-    match &s.model {
-        Some(model) => format!("{} · {model}", s.agent),
-        None => s.agent.clone(),
-    }
+    crate::format::agent_model(&s.agent, s.model.as_deref())
 }
 
 /// The per-condition rates table (Markdown): one row per condition, with
@@ -1549,12 +1516,5 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
                 .label
                 .ends_with(&format!("({first})"))
         );
-    }
-
-    #[test]
-    fn signed_numbers_use_a_true_minus() {
-        assert_eq!(signed(0.083), "+0.08");
-        assert_eq!(signed(-0.061), "\u{2212}0.06");
-        assert_eq!(signed(-0.001), "0.00");
     }
 }

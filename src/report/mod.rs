@@ -17,10 +17,11 @@ use std::fmt::Write as _;
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::format::{count, rate, seconds};
 use crate::fsutil::write_atomic;
 use crate::runs::layout::{README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE};
 use crate::runs::records::{
-    ConditionFile, QuestionResult, QuestionSummary, SUMMARY_COLUMNS, fixed, seconds, summary_row,
+    ConditionFile, QuestionResult, QuestionSummary, SUMMARY_COLUMNS, summary_row,
 };
 use crate::runs::run::read_json;
 use crate::table::Table;
@@ -243,20 +244,6 @@ pub fn label(condition: &ConditionFile) -> String {
         let _ = write!(text, " ({suffix})");
     }
     text
-}
-
-/// A rate for people: two decimals, `—` when there is none (nothing was
-/// measured). Every table, page and region prints rates through this.
-pub fn rate(value: Option<f64>) -> String {
-    value.map_or("—".to_string(), |v| fixed(v, 2))
-}
-
-fn count(part: u32, whole: u32) -> String {
-    if whole == 0 {
-        "—".to_string()
-    } else {
-        format!("{part}/{whole}")
-    }
 }
 
 fn tools_text(tools: &BTreeMap<String, usize>) -> String {

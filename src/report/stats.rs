@@ -24,6 +24,13 @@ pub struct Interval {
     pub high: f64,
 }
 
+impl From<Interval> for (f64, f64) {
+    /// `(low, high)`, as `crate::format::interval` takes it.
+    fn from(i: Interval) -> (f64, f64) {
+        (i.low, i.high)
+    }
+}
+
 /// `C(n, k)` as a float (exact for the small counts of repeats).
 fn choose(n: u32, k: u32) -> f64 {
     if k > n {

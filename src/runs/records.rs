@@ -91,6 +91,27 @@ pub struct AttemptResult {
     pub notes: Vec<String>,
 }
 
+impl AttemptResult {
+    /// What this attempt came to: blocked first (it measured nothing),
+    /// then no answer, then exact or a miss by the normalized tier.
+    pub fn verdict(&self) -> crate::format::Verdict {
+        use crate::format::Verdict;
+        if self.blocked {
+            Verdict::Blocked {
+                reason: self.blocked_reason.clone(),
+            }
+        } else if !self.submitted {
+            Verdict::NoAnswer {
+                timed_out: self.timed_out,
+            }
+        } else if self.exact {
+            Verdict::Exact { f1: self.f1 }
+        } else {
+            Verdict::Miss { f1: self.f1 }
+        }
+    }
+}
+
 /// Per question under one condition: the figures every report shows. Under
 /// repeats every figure is a per-attempt average over measured attempts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -366,32 +387,6 @@ pub const SUMMARY_COLUMNS: [&str; 17] = [
     "notes",
 ];
 
-/// A fixed-precision rendering for generated files: `digits` decimals, no
-/// `-0`.
-pub fn fixed(value: f64, digits: usize) -> String {
-    let text = format!("{value:.digits$}");
-    if text
-        .trim_start_matches('-')
-        .chars()
-        .all(|c| c == '0' || c == '.')
-    {
-        text.trim_start_matches('-').to_string()
-    } else {
-        text
-    }
-}
-
-/// A duration in seconds for people: one decimal from 1 s up (`12.3`),
-/// three below (`0.042`), so a fast episode does not read as `0.0`.
-/// Zero is `0.0`; negative values (never recorded) print as for [`fixed`].
-pub fn seconds(value: f64) -> String {
-    if value.abs() < 0.95 && value != 0.0 {
-        fixed(value, 3)
-    } else {
-        fixed(value, 1)
-    }
-}
-
 /// One `summary.csv` row for an attempt.
 pub fn summary_row(
     result: &QuestionResult,
@@ -421,12 +416,12 @@ pub fn summary_row(
         if attempt.blocked {
             String::new()
         } else {
-            fixed(attempt.f1, 4)
+            crate::format::fixed(attempt.f1, 4)
         },
         attempt.queries.to_string(),
         attempt.tools_called.join(" "),
-        fixed(attempt.wall_s, 3),
-        fixed(attempt.server_s, 3),
+        crate::format::fixed(attempt.wall_s, 3),
+        crate::format::fixed(attempt.server_s, 3),
         attempt.notes.join("; "),
     ]
 }
@@ -511,16 +506,5 @@ mod tests {
         assert_eq!(a.exact_rate, Some(0.5));
         assert!((a.mean_f1.unwrap() - (1.0 + 0.5 / 3.0) / 2.0).abs() < 1e-12);
         assert_eq!(a.blocked_attempts, 1);
-    }
-
-    #[test]
-    fn fixed_has_no_negative_zero() {
-        assert_eq!(fixed(-0.0001, 2), "0.00");
-        assert_eq!(fixed(12.345, 1), "12.3");
-        assert_eq!(seconds(12.345), "12.3");
-        assert_eq!(seconds(0.0421), "0.042");
-        assert_eq!(seconds(0.96), "1.0");
-        assert_eq!(seconds(0.949), "0.949");
-        assert_eq!(seconds(0.0), "0.0");
     }
 }

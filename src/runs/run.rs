@@ -628,25 +628,7 @@ fn progress_line(
     resumed: bool,
     seconds: f64,
 ) -> String {
-    let verdict = if result.blocked {
-        format!(
-            "blocked ({})",
-            result
-                .blocked_reason
-                .as_deref()
-                .unwrap_or("never reached the tools")
-        )
-    } else if !result.submitted {
-        if result.timed_out {
-            "timed out, no answer".into()
-        } else {
-            "no answer".into()
-        }
-    } else if result.exact {
-        format!("exact (f1 {:.2})", result.f1)
-    } else {
-        format!("miss (f1 {:.2})", result.f1)
-    };
+    let verdict = result.verdict().line();
     format!(
         "[{index}/{total}] {id}  attempt {attempt}/{repeat}  {}  {verdict}{}",
         if resumed {

@@ -1,0 +1,293 @@
+//! How the tool words numbers and verdicts for people: every table, page,
+//! region, figure label and terminal line formats through here, so a rate
+//! reads the same in a README, on the site, in a study's prose and in the
+//! paper's tables.
+//!
+//! A leaf module (std only): the scorer, the CSV reader and the proxy use
+//! [`plural`] too. Conventions (`docs/RENDERING.md`): a value that does not
+//! exist is [`NONE`] (`—`), never `0`; rates and F1 have two decimals;
+//! durations are [`seconds`]; a negative number uses a true minus sign
+//! (U+2212) where it is shown signed; nothing prints `-0`.
+
+/// What a missing value prints as: an em dash.
+pub const NONE: &str = "—";
+
+/// A fixed-precision rendering: `digits` decimals, no `-0` (a value that
+/// rounds to zero prints unsigned).
+pub fn fixed(value: f64, digits: usize) -> String {
+    let text = format!("{value:.digits$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+/// A duration in seconds for people: one decimal from 1 s up (`12.3`),
+/// three below (`0.042`), so a fast episode does not read as `0.0`.
+/// Zero is `0.0`; negative values (never recorded) print as for [`fixed`].
+pub fn seconds(value: f64) -> String {
+    if value.abs() < 0.95 && value != 0.0 {
+        fixed(value, 3)
+    } else {
+        fixed(value, 1)
+    }
+}
+
+/// [`seconds`] of a value that may be missing ([`NONE`]).
+pub fn maybe_seconds(value: Option<f64>) -> String {
+    value.map_or_else(|| NONE.to_string(), seconds)
+}
+
+/// A rate or an F1 (a fraction in [0, 1]): two decimals, [`NONE`] when
+/// there is none (nothing was measured).
+pub fn rate(value: Option<f64>) -> String {
+    value.map_or_else(|| NONE.to_string(), |v| fixed(v, 2))
+}
+
+/// A rate as a whole percentage (`67%`), [`NONE`] when there is none.
+pub fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| NONE.to_string(), |v| format!("{}%", fixed(v * 100.0, 0)))
+}
+
+/// `part/whole` (exact attempts over measured attempts), [`NONE`] when
+/// `whole` is 0: nothing was measured.
+pub fn count(part: u32, whole: u32) -> String {
+    if whole == 0 {
+        NONE.to_string()
+    } else {
+        format!("{part}/{whole}")
+    }
+}
+
+/// A signed difference of rates: `+0.08`, `−0.06` (U+2212), `0.00`.
+pub fn signed(value: f64) -> String {
+    let text = fixed(value, 2);
+    if text == "0.00" {
+        text
+    } else if let Some(magnitude) = text.strip_prefix('-') {
+        format!("\u{2212}{magnitude}")
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// An interval of rates as `low–high` (an en dash), [`NONE`] when there is
+/// none. The bounds are anything that gives `(low, high)`.
+pub fn interval<B: Into<(f64, f64)>>(bounds: Option<B>) -> String {
+    bounds.map(Into::into).map_or_else(
+        || NONE.to_string(),
+        |(low, high)| format!("{}–{}", fixed(low, 2), fixed(high, 2)),
+    )
+}
+
+/// An interval of signed differences: `−0.17 to +0.08`, [`NONE`] when
+/// there is none. The bounds are anything that gives `(low, high)`.
+pub fn signed_interval<B: Into<(f64, f64)>>(bounds: Option<B>) -> String {
+    bounds.map(Into::into).map_or_else(
+        || NONE.to_string(),
+        |(low, high)| format!("{} to {}", signed(low), signed(high)),
+    )
+}
+
+/// `✓`, `✗`, or [`NONE`] when there is no answer to the question asked
+/// (an order-sensitive match of an unordered key).
+pub fn check(value: Option<bool>) -> String {
+    match value {
+        Some(true) => "✓".into(),
+        Some(false) => "✗".into(),
+        None => NONE.into(),
+    }
+}
+
+/// The plural ending of a count: `""` for 1, `"s"` otherwise
+/// (`format!("{n} question{}", plural(n))`).
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The agent host with the model it ran, `agent · model`, or the agent
+/// alone when no model was recorded (a scripted agent).
+pub fn agent_model(agent: &str, model: Option<&str>) -> String {
+    match model {
+        Some(model) => format!("{agent} · {model}"),
+        None => agent.to_string(),
+    }
+}
+
+/// A model as reports show it: the model the agent host resolved, with the
+/// one asked for in brackets where they differ (`claude-opus-5 (opus)`);
+/// `None` when neither was recorded.
+pub fn model(resolved: Option<&str>, asked: Option<&str>) -> Option<String> {
+    match (resolved, asked) {
+        (Some(resolved), Some(asked)) if resolved != asked => Some(format!("{resolved} ({asked})")),
+        (Some(resolved), _) => Some(resolved.to_string()),
+        (None, asked) => asked.map(str::to_string),
+    }
+}
+
+/// What one attempt came to: the verdict every report words in its own
+/// way ([`Verdict::line`], [`Verdict::cell`], [`Verdict::headline`]).
+/// Computed from a recorded attempt by
+/// `runs::records::AttemptResult::verdict`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// An answer matched the ground truth (normalized tier).
+    Exact {
+        /// Its F1 (1 unless the match was by denotation only).
+        f1: f64,
+    },
+    /// An answer was submitted and did not match.
+    Miss {
+        /// Its F1, partial credit.
+        f1: f64,
+    },
+    /// Nothing was submitted.
+    NoAnswer {
+        /// The agent host was stopped at its timeout.
+        timed_out: bool,
+    },
+    /// The episode never reached the tools: left out of every rate.
+    Blocked {
+        /// Why, as recorded.
+        reason: Option<String>,
+    },
+}
+
+/// What a blocked attempt says when no reason was recorded.
+const NEVER_REACHED: &str = "never reached the tools";
+
+impl Verdict {
+    /// The verdict for a progress line (`run`): `exact (f1 1.00)`,
+    /// `miss (f1 0.46)`, `no answer`, `timed out, no answer`,
+    /// `blocked (REASON)`.
+    pub fn line(&self) -> String {
+        match self {
+            Verdict::Exact { f1 } => format!("exact (f1 {f1:.2})"),
+            Verdict::Miss { f1 } => format!("miss (f1 {f1:.2})"),
+            Verdict::NoAnswer { timed_out: true } => "timed out, no answer".into(),
+            Verdict::NoAnswer { timed_out: false } => "no answer".into(),
+            Verdict::Blocked { reason } => {
+                format!("blocked ({})", reason.as_deref().unwrap_or(NEVER_REACHED))
+            }
+        }
+    }
+
+    /// The verdict in a table cell (a question page): `✓ exact · F1 1.00`,
+    /// `✗ F1 0.46`, `✗ no answer`, `blocked`.
+    pub fn cell(&self) -> String {
+        match self {
+            Verdict::Exact { f1 } => format!("✓ exact · F1 {}", fixed(*f1, 2)),
+            Verdict::Miss { f1 } => format!("✗ F1 {}", fixed(*f1, 2)),
+            Verdict::NoAnswer { .. } => "✗ no answer".into(),
+            Verdict::Blocked { .. } => "blocked".into(),
+        }
+    }
+
+    /// The verdict as a page's headline (an attempt page): `Exact`,
+    /// `Not exact · F1 0.46`, `No answer submitted`, `Blocked: REASON (left
+    /// out of every rate)`.
+    pub fn headline(&self) -> String {
+        match self {
+            Verdict::Exact { .. } => "Exact".into(),
+            Verdict::Miss { f1 } => format!("Not exact · F1 {}", fixed(*f1, 2)),
+            Verdict::NoAnswer { .. } => "No answer submitted".into(),
+            Verdict::Blocked { reason } => format!(
+                "Blocked: {} (left out of every rate)",
+                reason.as_deref().unwrap_or(NEVER_REACHED)
+            ),
+        }
+    }
+
+    /// The tone a page colours it with: `ok`, `bad` or `muted` (classes of
+    /// `static/style.css`).
+    pub fn tone(&self) -> &'static str {
+        match self {
+            Verdict::Exact { .. } => "ok",
+            Verdict::Miss { .. } | Verdict::NoAnswer { .. } => "bad",
+            Verdict::Blocked { .. } => "muted",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_has_no_negative_zero() {
+        assert_eq!(fixed(-0.0001, 2), "0.00");
+        assert_eq!(fixed(12.345, 1), "12.3");
+        assert_eq!(seconds(12.345), "12.3");
+        assert_eq!(seconds(0.0421), "0.042");
+        assert_eq!(seconds(0.96), "1.0");
+        assert_eq!(seconds(0.949), "0.949");
+        assert_eq!(seconds(0.0), "0.0");
+        assert_eq!(maybe_seconds(None), "—");
+    }
+
+    #[test]
+    fn rates_counts_and_intervals() {
+        assert_eq!(rate(Some(2.0 / 3.0)), "0.67");
+        assert_eq!(rate(None), "—");
+        assert_eq!(percent(Some(2.0 / 3.0)), "67%");
+        assert_eq!(count(2, 3), "2/3");
+        assert_eq!(count(0, 0), "—");
+        assert_eq!(interval(Some((0.25, 0.5))), "0.25–0.50");
+        assert_eq!(interval(None::<(f64, f64)>), "—");
+        assert_eq!(signed_interval(Some((-0.17, 0.08))), "−0.17 to +0.08");
+        assert_eq!(check(None), "—");
+        assert_eq!(format!("1 question{}", plural(1)), "1 question");
+        assert_eq!(format!("0 question{}", plural(0)), "0 questions");
+    }
+
+    #[test]
+    fn signed_numbers_use_a_true_minus() {
+        assert_eq!(signed(0.083), "+0.08");
+        assert_eq!(signed(-0.0625), "\u{2212}0.06");
+        assert_eq!(signed(-0.001), "0.00");
+    }
+
+    #[test]
+    fn models_and_agents() {
+        assert_eq!(
+            model(Some("claude-opus-5"), Some("opus")).as_deref(),
+            Some("claude-opus-5 (opus)")
+        );
+        assert_eq!(model(Some("m"), Some("m")).as_deref(), Some("m"));
+        assert_eq!(model(None, Some("opus")).as_deref(), Some("opus"));
+        assert_eq!(model(None, None), None);
+        assert_eq!(agent_model("claude", Some("m")), "claude · m");
+        assert_eq!(agent_model("scripted:oracle", None), "scripted:oracle");
+    }
+
+    #[test]
+    fn one_verdict_three_wordings() {
+        let miss = Verdict::Miss { f1: 0.4567 };
+        assert_eq!(
+            (miss.line(), miss.cell(), miss.headline(), miss.tone()),
+            (
+                "miss (f1 0.46)".to_string(),
+                "✗ F1 0.46".to_string(),
+                "Not exact · F1 0.46".to_string(),
+                "bad"
+            )
+        );
+        let blocked = Verdict::Blocked { reason: None };
+        assert_eq!(blocked.line(), "blocked (never reached the tools)");
+        assert_eq!(
+            blocked.headline(),
+            "Blocked: never reached the tools (left out of every rate)"
+        );
+        assert_eq!(
+            Verdict::NoAnswer { timed_out: true }.line(),
+            "timed out, no answer"
+        );
+        assert_eq!(Verdict::Exact { f1: 1.0 }.cell(), "✓ exact · F1 1.00");
+    }
+}
