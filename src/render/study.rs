@@ -1136,6 +1136,7 @@ fn separating_table(study: &Study) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::fixed;
 
     fn demo_root() -> PathBuf {
         crate::report::study::demo_roots()
