@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use okn_benchmark::fsutil::write_json;
 use okn_benchmark::mcp::calllog::{
     ANSWER_FILE, CallLog, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS,
 };
@@ -46,7 +47,6 @@ use okn_benchmark::runs::records::{
     ConditionFile, Episode, Meta, QuestionResult, QuestionSummary, RUNS_FORMAT, Settings,
     aggregate, summarize,
 };
-use okn_benchmark::runs::run::write_json;
 use okn_benchmark::score::{
     DEFAULT_SIGNIFICANT_FIGURES, NUMERIC_REL_TOL, SCORING_VERSION, ScoreOptions,
 };

@@ -105,6 +105,21 @@ pub fn same_contents(path: &Path, contents: &[u8]) -> bool {
     file.read_to_end(&mut existing).is_ok() && existing == contents
 }
 
+/// Reads a JSON file into `T`, naming the file and line on failure.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> crate::error::Result<T> {
+    let text = crate::error::read_text(path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| crate::error::Error::at_line(path, e.line() as u64, e.to_string()))
+}
+
+/// Writes `value` as pretty JSON with a final newline, atomically.
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> crate::error::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| crate::error::Error::file(path, format!("cannot write JSON: {e}")))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

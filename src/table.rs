@@ -21,7 +21,7 @@ use oxigraph::model::Term;
 ///
 /// Invariant (kept by every constructor here): every row has exactly
 /// `columns.len()` cells.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Table {
     /// Column names, in order. A byte-order mark is never part of a name.
     pub columns: Vec<String>,

@@ -4,7 +4,6 @@
 //! scoring gives the verdicts its result.json holds (so a change to the
 //! scoring contract cannot leave them silently stale: `rescore` them).
 
-use okn_benchmark::report::render_outputs;
 use okn_benchmark::runs::judge::judge;
 use okn_benchmark::runs::layout::RunsRoot;
 use okn_benchmark::runs::records::{ConditionFile, QuestionResult};
@@ -40,14 +39,15 @@ fn report_reproduces_every_committed_readme_and_summary() {
     for (name, conditions) in ROOTS {
         let root = RunsRoot::new(repo().join(name));
         assert_eq!(root.condition_names(), *conditions, "{name}");
-        let (files, problems) = render_outputs(&root);
-        assert!(problems.is_empty(), "{name}: {problems:?}");
+        let view = okn_benchmark::report::load::root(&root.root);
+        assert!(view.problems.is_empty(), "{name}: {:?}", view.problems);
+        let files = okn_benchmark::render::readme::outputs(&view);
         assert_eq!(
             files.len(),
             12 + 2,
             "{name}: 12 question summaries, the root summary, README"
         );
-        for (path, bytes) in files {
+        for okn_benchmark::render::export::Output { path, bytes } in files {
             let on_disk = std::fs::read(&path).unwrap_or_default();
             assert!(
                 on_disk == bytes,

@@ -49,8 +49,8 @@ fn open(root: &PathBuf) -> Result<RunsRoot> {
 
 pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
-    let data = crate::report::load(&root);
-    if root.is_frozen() {
+    let view = crate::report::load::root(&root.root);
+    if view.frozen {
         eprintln!(
             "report: {} is frozen: README.md and the summary CSVs are left as they were \
              (delete {}/.frozen to reopen it)",
@@ -58,11 +58,11 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             args.root.display()
         );
     } else {
-        crate::report::write_outputs(&root)?;
+        crate::render::readme::write(&view)?;
     }
     match args.markdown.as_deref() {
         Some(path) if path.as_os_str() == "-" => {
-            print!("{}", crate::report::markdown(&root, &data))
+            print!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
             if let Some(frozen) = crate::runs::run::frozen_ancestor(path) {
@@ -72,17 +72,26 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
                     frozen.display()
                 )));
             }
-            crate::fsutil::write_atomic(path, crate::report::markdown(&root, &data).as_bytes())?;
-            print!("{}", crate::report::terminal(&root, &data));
+            crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
+            print!("{}", crate::render::readme::terminal(&view));
         }
-        None => print!("{}", crate::report::terminal(&root, &data)),
+        None => print!("{}", crate::render::readme::terminal(&view)),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
-    let outcome = crate::runs::rescore::rescore(&root)?;
+    let mut outcome = crate::runs::rescore::rescore(&root)?;
+    // The root's README and summary CSVs, as build writes them; a file
+    // that could not be read is said with the rest.
+    let view = crate::report::load::root(&root.root);
+    crate::render::readme::write(&view)?;
+    for problem in view.problems {
+        if !outcome.problems.contains(&problem) {
+            outcome.problems.push(problem);
+        }
+    }
     for m in &outcome.moved {
         if m.attempt == 0 {
             println!(

@@ -62,43 +62,86 @@ fn raster_type(path: &Path) -> Option<&'static str> {
     }
 }
 
-/// Files a build is about to write (figures), by lexically normalized
-/// path: a page inlines these rather than what is on disk, so one build
-/// (and one `--check`) sees a figure and the page that embeds it agree.
-pub type Overlay = std::collections::BTreeMap<PathBuf, Vec<u8>>;
-
-thread_local! {
-    static OVERLAY: std::cell::RefCell<Option<std::sync::Arc<Overlay>>> =
-        const { std::cell::RefCell::new(None) };
+/// Where a renderer gets the bytes of the files a page embeds (images):
+/// loaded before rendering ([`load`]), so no renderer touches the disk.
+/// Paths are looked up lexically normalized ([`normalize`]).
+pub trait Assets: Send + Sync {
+    /// The bytes of the file at `path`, if there is one.
+    fn get(&self, path: &Path) -> Option<Vec<u8>>;
 }
 
-/// Runs `f` with `overlay` consulted before the disk by every image read
-/// on this thread (a page renders on one thread, so the pages a
-/// build renders in parallel each see it).
-pub fn with_overlay<T>(overlay: &std::sync::Arc<Overlay>, f: impl FnOnce() -> T) -> T {
-    OVERLAY.with(|o| *o.borrow_mut() = Some(std::sync::Arc::clone(overlay)));
-    let out = f();
-    OVERLAY.with(|o| *o.borrow_mut() = None);
-    out
+/// Files by lexically normalized path: what a loader read, or the figures
+/// a build is about to write.
+pub type AssetMap = std::collections::BTreeMap<PathBuf, Vec<u8>>;
+
+impl Assets for AssetMap {
+    fn get(&self, path: &Path) -> Option<Vec<u8>> {
+        std::collections::BTreeMap::get(self, &normalize(path)).cloned()
+    }
+}
+
+/// Records every path asked for and gives nothing: rendering with it
+/// finds which files an output embeds without reading any (what it asks
+/// for depends on the text alone, never on the bytes it is given).
+#[derive(Debug, Default)]
+pub struct Wanted(std::sync::Mutex<std::collections::BTreeSet<PathBuf>>);
+
+impl Wanted {
+    /// The paths asked for, normalized, sorted.
+    pub fn paths(self) -> std::collections::BTreeSet<PathBuf> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Assets for Wanted {
+    fn get(&self, path: &Path) -> Option<Vec<u8>> {
+        let mut paths = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        paths.insert(normalize(path));
+        None
+    }
+}
+
+/// `first`, then `then`: the figures a build makes before what is on disk,
+/// so one build (and one `--check`) sees a figure and the page that embeds
+/// it agree.
+pub struct Layered<'a> {
+    /// Asked first.
+    pub first: &'a dyn Assets,
+    /// Asked where `first` has nothing.
+    pub then: &'a dyn Assets,
+}
+
+impl Assets for Layered<'_> {
+    fn get(&self, path: &Path) -> Option<Vec<u8>> {
+        self.first.get(path).or_else(|| self.then.get(path))
+    }
+}
+
+/// The loader of assets: reads each of `paths` that is a readable file.
+pub fn load(paths: impl IntoIterator<Item = PathBuf>) -> AssetMap {
+    paths
+        .into_iter()
+        .filter_map(|p| Some((normalize(&p), std::fs::read(&p).ok()?)))
+        .collect()
+}
+
+/// The SVG figures among `made` (what exporters produced), by normalized
+/// path.
+pub fn made_figures(made: &[super::export::Output]) -> AssetMap {
+    made.iter()
+        .filter(|o| o.path.extension().is_some_and(|e| e == "svg"))
+        .map(|o| (normalize(&o.path), o.bytes.clone()))
+        .collect()
 }
 
 /// `path` with `.` dropped and `a/..` folded, without touching the disk.
 pub use crate::fsutil::normalize;
 
-/// The bytes of an image: from the overlay in force, else from disk.
-fn read_asset(path: &Path) -> Option<Vec<u8>> {
-    let planned = OVERLAY.with(|o| {
-        o.borrow()
-            .as_ref()
-            .and_then(|overlay| overlay.get(&normalize(path)).cloned())
-    });
-    planned.or_else(|| std::fs::read(path).ok())
-}
-
 /// Resolves `src` (relative to `base`) into HTML for the page. `prefix`
 /// makes an SVG's ids unique on the page; `alt`, `title` and `extra`
 /// (further attributes, already escaped) are kept on an `<img>`.
 pub fn inline_image(
+    assets: &dyn Assets,
     base: &Path,
     src: &str,
     alt: &str,
@@ -135,7 +178,7 @@ pub fn inline_image(
     let path_part = src.split(['#', '?']).next().unwrap_or(src);
     let decoded = percent_decode(path_part);
     let path = base.join(&decoded);
-    let Some(bytes) = read_asset(&path) else {
+    let Some(bytes) = assets.get(&path) else {
         return (
             Inlined::Missing(format!(
                 "<span class=\"missing-image\" title=\"missing image: {}\">{}</span>",
@@ -546,6 +589,7 @@ pub fn rewrite_raw_html(
     base: &Path,
     prefix: &str,
     counter: &mut usize,
+    assets: &dyn Assets,
 ) -> (String, Vec<PathBuf>) {
     let mut out = String::with_capacity(html.len());
     let mut read = Vec::new();
@@ -573,6 +617,7 @@ pub fn rewrite_raw_html(
                     }
                 }
                 let (inlined, path) = inline_image(
+                    assets,
                     base,
                     &src,
                     &alt,
@@ -757,6 +802,17 @@ pub fn decode_entities(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Every file under `dir`, loaded as a page's assets.
+    fn disk(dir: &Path) -> AssetMap {
+        load(
+            walkdir::WalkDir::new(dir)
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.path().to_path_buf()),
+        )
+    }
+
     #[test]
     fn svg_ids_are_unique_per_figure_and_references_follow() {
         let svg = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><defs><clipPath id=\"c1\"><rect/></clipPath><linearGradient id=\"c10\"/></defs><g clip-path=\"url(#c1)\" fill=\"url(#c10)\"><use href=\"#c1\" xlink:href=\"#c10\"/></g><script>alert(1)</script><rect onload=\"alert(2)\" width=\"1\"/></svg>";
@@ -868,7 +924,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("p.png"), b"\x89PNG").unwrap();
         let mut n = 0;
-        let (html, _) = rewrite_raw_html(&format!("{tag} after"), dir.path(), "p", &mut n);
+        let (html, _) = rewrite_raw_html(
+            &format!("{tag} after"),
+            dir.path(),
+            "p",
+            &mut n,
+            &disk(dir.path()),
+        );
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.ends_with(" after"), "{html}");
         assert!(html.contains("width=\"20&quot;\""), "{html}");
@@ -885,6 +947,7 @@ mod tests {
             dir.path(),
             "p",
             &mut n,
+            &disk(dir.path()),
         );
         assert!(
             html.contains(r#"<a title="a.md" href="a.html?x=1&amp;y=2#s">A</a>"#),
@@ -930,6 +993,7 @@ mod tests {
             dir.path(),
             "p",
             &mut n,
+            &disk(dir.path()),
         );
         assert!(
             html.contains("<svg role=\"img\" aria-label=\"Logo\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"600 700 1654.367 500\" width=\"250\"><rect stroke-width=\"2\" width=\"9\"/></svg>"),
@@ -967,6 +1031,7 @@ mod tests {
             dir.path(),
             "r",
             &mut n,
+            &disk(dir.path()),
         );
         assert!(
             html.contains(
@@ -985,6 +1050,7 @@ mod tests {
     fn remote_and_missing_images_do_not_break_the_page() {
         let dir = tempfile::tempdir().unwrap();
         let (remote, _) = inline_image(
+            &disk(dir.path()),
             dir.path(),
             "https://img.shields.io/x.svg",
             "build",
@@ -996,7 +1062,15 @@ mod tests {
             remote.html(),
             "<a class=\"remote-image\" href=\"https://img.shields.io/x.svg\">build</a>"
         );
-        let (missing, path) = inline_image(dir.path(), "nope.png", "a <b>", "", "p2", "");
+        let (missing, path) = inline_image(
+            &disk(dir.path()),
+            dir.path(),
+            "nope.png",
+            "a <b>",
+            "",
+            "p2",
+            "",
+        );
         assert!(matches!(missing, Inlined::Missing(_)));
         assert!(missing.html().contains("a &lt;b&gt;"));
         assert!(path.is_some());

@@ -23,11 +23,14 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::assets::{self, Assets};
+use super::export::{BuildView, EXPORTERS};
 use super::figures;
 use super::site::{self, SiteRoot};
 use super::study::{self, Study};
-use super::{GENERATOR_MARK, Theme, assets, markdown};
+use super::{GENERATOR_MARK, Theme, markdown};
 use crate::error::{Error, Result};
+use crate::report::view::RootView;
 use crate::runs::layout::RunsRoot;
 
 /// Folder names never scanned.
@@ -40,17 +43,7 @@ const SKIPPED: [&str; 6] = [
     "static",
 ];
 
-/// One file `build` produces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Output {
-    /// Where it goes.
-    pub path: PathBuf,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
-}
-
-/// Work that produces outputs when run (the site's pages of one question).
-pub type Job = Box<dyn Fn() -> Result<Vec<Output>> + Send + Sync>;
+pub use super::export::{Job, Output};
 
 /// Everything a build would write.
 pub struct Plan {
@@ -231,31 +224,30 @@ pub fn page_text(path: &Path, text: &str) -> String {
     }
 }
 
-/// Renders one Markdown text (the contents of `path`) into a whole page.
-///
-/// Errors: a template that fails to render.
-pub fn page_for(
-    theme: &Theme,
-    path: &Path,
-    text: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<u8>> {
-    page_with(theme, path, text, warnings, &Arc::default())
+/// The files the page of one Markdown text (the contents of `path`)
+/// embeds, read: the loader of [`page_with`]'s assets.
+pub fn page_assets(path: &Path, text: &str) -> assets::AssetMap {
+    let base = path.parent().unwrap_or(Path::new(""));
+    let wanted = assets::Wanted::default();
+    markdown::render(&page_text(path, text), base, &page_prefix(path), &wanted);
+    assets::load(wanted.paths())
 }
 
-/// [`page_for`], with images read from `overlay` before the disk.
-fn page_with(
+/// Renders one Markdown text (the contents of `path`) into a whole page,
+/// its images taken from `assets` (the build's figures and what
+/// [`page_assets`] read).
+///
+/// Errors: a template that fails to render.
+pub fn page_with(
     theme: &Theme,
     path: &Path,
     text: &str,
     warnings: &mut Vec<String>,
-    overlay: &Arc<assets::Overlay>,
+    assets: &dyn Assets,
 ) -> Result<Vec<u8>> {
     let base = path.parent().unwrap_or(Path::new(""));
     let text = page_text(path, text);
-    let rendered = assets::with_overlay(overlay, || {
-        markdown::render(&text, base, &page_prefix(path))
-    });
+    let rendered = markdown::render(&text, base, &page_prefix(path), assets);
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }
@@ -275,7 +267,7 @@ fn page_with(
 /// replaced the condition that held it): `report` made them, nothing will
 /// again, and `--check` must not call them current (fourth new-user review
 /// of issue 5).
-fn stale_question_summaries(root: &RunsRoot, data: &crate::report::RootData) -> Vec<PathBuf> {
+fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
     let suffix = crate::runs::layout::QUESTION_SUFFIX;
     let mut stale = Vec::new();
     let mut walker = walkdir::WalkDir::new(&root.root)
@@ -301,7 +293,7 @@ fn stale_question_summaries(root: &RunsRoot, data: &crate::report::RootData) -> 
         let id = relative.to_string_lossy();
         let id = id.strip_suffix(suffix).unwrap_or(&id);
         let summary = entry.path().join(crate::runs::layout::SUMMARY_FILE);
-        if !data.results.contains_key(id) && summary.is_file() {
+        if !view.questions.contains_key(id) && summary.is_file() {
             stale.push(summary);
         }
     }
@@ -345,15 +337,15 @@ fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
     ))
 }
 
-/// Computes every output under `scan`, with the theme from `base`; `site`
-/// adds `base/site/` (which needs every root and study, so `--root`
-/// builds leave it alone) when there is a runs root or a study to show,
-/// or a `site/` already.
+/// Loads everything a build reads under `scan` into the [`BuildView`]
+/// the exporters render, with the plan's bookkeeping: what was scanned,
+/// which roots are frozen, which generated files nothing makes any more,
+/// and the warnings met while loading.
 ///
 /// Errors: a theme that does not load; an unreadable Markdown file; a
-/// `study.toml` or generated region that is wrong (file and line); a
-/// figure that cannot be drawn.
-pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
+/// runs root or study with a recorded file that cannot be used; a README a
+/// person wrote in a runs root; a `study.toml` that is wrong (file and line).
+pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView, Plan)> {
     let theme = Arc::new(Theme::load(base)?);
     let inputs = discover(scan);
     let mut plan = Plan {
@@ -367,46 +359,28 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
             link.display()
         ));
     }
-    let mut markdown_texts: BTreeMap<PathBuf, String> = BTreeMap::new();
     // Runs roots: read once, for their generated files and for the site.
     let names = site::site_names(&inputs.roots);
-    let mut site_roots = Vec::new();
+    let mut roots = Vec::new();
     for (root, name) in inputs.roots.iter().zip(names) {
-        let runs_root = RunsRoot::new(root);
-        let data = crate::report::load(&runs_root);
-        unreadable(root, &data.problems)?;
-        let frozen = runs_root.is_frozen();
-        if frozen {
+        let view = crate::report::load::root(root);
+        unreadable(root, &view.problems)?;
+        // A frozen root is read, never written (README.md, "Closing a
+        // runs root"): its own files are not planned.
+        if view.frozen {
             plan.frozen.push(root.clone());
-        }
-        // A frozen root is read, never written (seed 000, "Closing a runs
-        // root"): its own files are not planned.
-        if !frozen {
-            crate::report::check_readme(&runs_root)?;
+        } else {
+            super::readme::check_readme(root)?;
             plan.stale
-                .extend(stale_question_summaries(&runs_root, &data));
-            for (path, bytes) in crate::report::render_outputs_from(&runs_root, &data) {
-                if path.extension().is_some_and(|e| e == "md") {
-                    markdown_texts
-                        .insert(path.clone(), String::from_utf8_lossy(&bytes).into_owned());
-                }
-                plan.outputs.push(Output { path, bytes });
-            }
+                .extend(stale_question_summaries(&RunsRoot::new(root), &view));
         }
-        site_roots.push(Arc::new(SiteRoot {
-            name,
-            root: runs_root,
-            data,
-            frozen,
-        }));
+        roots.push(Arc::new(SiteRoot { name, view }));
     }
+    let mut texts: BTreeMap<PathBuf, String> = BTreeMap::new();
     for path in &inputs.markdown {
-        let text = crate::error::read_text(path)?;
-        markdown_texts.insert(path.clone(), text);
+        texts.insert(path.clone(), crate::error::read_text(path)?);
     }
-    // Studies: figures, and the generated regions of their prose.
     let mut studies = Vec::new();
-    let mut study_prose: Vec<PathBuf> = Vec::new();
     for dir in &inputs.studies {
         let study = Study::load(dir)?;
         unreadable(dir, &study.problems)?;
@@ -428,133 +402,72 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
                 }
             }
         }
-        let figures: Vec<Result<Output>> = study
-            .figures
-            .par_iter()
-            .map(|kind| {
-                let path = study.figure_path(*kind);
-                let svg = figures::render(*kind, &study.data)
-                    .map_err(|e| Error::file(&path, e.to_string()))?;
-                Ok(Output {
-                    path,
-                    bytes: svg.into_bytes(),
-                })
-            })
-            .collect();
-        for figure in figures {
-            let figure = figure?;
-            refuse_hand_written(&figure.path, figures::SVG_MARK)?;
-            plan.outputs.push(figure);
-        }
-        plan.owned_dirs.push(dir.join(study::FIGURES_DIR));
-        let mut prose = study.prose_files();
-        for path in &prose {
-            // Read above with every Markdown file (a study inside a --root
-            // that does not hold it is read here).
-            let text = match markdown_texts.get(path) {
-                Some(text) => text.clone(),
-                None => crate::error::read_text(path)?,
-            };
-            let filled = study::fill(&study, path, &text)?;
-            plan.outputs.push(Output {
-                path: path.clone(),
-                bytes: filled.clone().into_bytes(),
-            });
-            markdown_texts.insert(path.clone(), filled);
-        }
-        study_prose.append(&mut prose);
         studies.push(study);
     }
-    // Regions are filled only in a study's prose: elsewhere they would
-    // silently stay as they are.
-    let prose: BTreeSet<PathBuf> = study_prose.into_iter().collect();
-    for path in &inputs.markdown {
-        if prose.contains(path) {
-            continue;
-        }
-        if let Some(text) = markdown_texts.get(path)
-            && study::regions(path, text).is_ok_and(|r| !r.is_empty())
-        {
-            plan.warnings.push(format!(
-                "{}: generated regions are filled only in a study's Markdown (a folder \
-                 with study.toml); these are left as they are",
-                path.display()
-            ));
-        }
-    }
-    // A page beside every Markdown file, in parallel. Figures a page
-    // embeds are inlined from what this build makes of them, not from
-    // what is on disk.
-    let overlay: Arc<assets::Overlay> = Arc::new(
-        plan.outputs
-            .iter()
-            .filter(|o| o.path.extension().is_some_and(|e| e == "svg"))
-            .map(|o| (assets::normalize(&o.path), o.bytes.clone()))
-            .collect(),
-    );
-    for path in markdown_texts.keys() {
-        refuse_hand_written(&html_path(path), GENERATOR_MARK)?;
-    }
-    let pages: Vec<Result<(Output, Vec<String>)>> = markdown_texts
-        .par_iter()
-        .map(|(path, text)| {
-            let mut warnings = Vec::new();
-            let bytes = page_with(&theme, path, text, &mut warnings, &overlay)?;
-            Ok((
-                Output {
-                    path: html_path(path),
-                    bytes,
-                },
-                warnings,
-            ))
-        })
+    // The images pages embed: every Markdown text's (a study's prose as
+    // read; its regions add only figures, which the build makes).
+    let pages: Vec<(&PathBuf, &String)> = texts
+        .iter()
+        .chain(studies.iter().flat_map(|s| s.prose.iter()))
         .collect();
-    for page in pages {
-        let (output, warnings) = page?;
-        plan.outputs.push(output);
-        plan.warnings.extend(warnings);
-    }
+    let images: assets::AssetMap = pages
+        .par_iter()
+        .map(|(path, text)| page_assets(path, text))
+        .reduce(assets::AssetMap::new, |mut a, b| {
+            a.extend(b);
+            a
+        });
     // A folder with no runs root and no study gets no site/ (one made
     // earlier is kept current, so its pages can go).
-    let with_site = with_site
+    let site = with_site
         && (!inputs.roots.is_empty()
             || !inputs.studies.is_empty()
             || base.join(site::SITE_DIR).is_dir());
-    if with_site {
-        let index = base.join(site::SITE_DIR).join("index.html");
-        plan.outputs.push(Output {
-            bytes: stamp(
-                &index,
-                site::index_page(&theme, base, &studies, &site_roots, &overlay)?,
-            ),
-            path: index,
-        });
-        for root in &site_roots {
-            let page = base.join(site::root_page(&root.name));
-            plan.outputs.push(Output {
-                bytes: stamp(&page, site::root_index(&theme, root)?),
-                path: page,
-            });
-            for question in root.data.results.keys() {
-                let (theme, root, question, base) = (
-                    Arc::clone(&theme),
-                    Arc::clone(root),
-                    question.clone(),
-                    base.to_path_buf(),
-                );
-                plan.jobs.push(Box::new(move || {
-                    Ok(site::question_pages(&theme, &root, &question)?
-                        .into_iter()
-                        .map(|(path, bytes)| Output {
-                            bytes: stamp(&path, bytes),
-                            path: base.join(path),
-                        })
-                        .collect())
-                }));
-            }
-        }
-        plan.owned_dirs.push(base.join(site::SITE_DIR));
+    let view = BuildView {
+        base: base.to_path_buf(),
+        theme,
+        roots,
+        studies,
+        markdown: texts,
+        images: Arc::new(images),
+        site,
+        readme: base.join(crate::runs::layout::README_FILE).is_file(),
+    };
+    Ok((view, plan))
+}
+
+/// Computes every output under `scan`, with the theme from `base`; `site`
+/// adds `base/site/` (which needs every root and study, so `--root`
+/// builds leave it alone) when there is a runs root or a study to show,
+/// or a `site/` already. The outputs are what [`EXPORTERS`] make of what
+/// [`load`] read, in order.
+///
+/// Errors: those of [`load`]; a generated region that is wrong (file and
+/// line); a figure that cannot be drawn; a file a person wrote where the
+/// build would write; two different outputs for one path.
+pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
+    let (view, mut plan) = load(base, scan, with_site)?;
+    let mut made = Vec::new();
+    for exporter in EXPORTERS {
+        let exported = exporter.export(&view, &made)?;
+        made.extend(exported.outputs);
+        plan.jobs.extend(exported.jobs);
+        plan.owned_dirs.extend(exported.owned_dirs);
+        plan.warnings.extend(exported.warnings);
     }
+    // A figure or page a person wrote where this build would write is
+    // never replaced.
+    let site_dir = base.join(site::SITE_DIR);
+    for output in &made {
+        match output.path.extension().and_then(|e| e.to_str()) {
+            Some("svg") => refuse_hand_written(&output.path, figures::SVG_MARK)?,
+            Some("html") if !output.path.starts_with(&site_dir) => {
+                refuse_hand_written(&output.path, GENERATOR_MARK)?
+            }
+            _ => {}
+        }
+    }
+    plan.outputs = made;
     plan.outputs.sort_by(|a, b| a.path.cmp(&b.path));
     // Two outputs for one path would silently lose one of them.
     if let Some(pair) = plan

@@ -1379,7 +1379,6 @@ mod tests {
 
     use super::*;
     use crate::report::study::StudyCondition;
-    use crate::runs::layout::RunsRoot;
     use crate::runs::records::summarize;
 
     /// Every shipped demo root (found, not named: tier names stay out of
@@ -1389,9 +1388,9 @@ mod tests {
         roots
             .iter()
             .map(|p| {
-                let (study, problems) = StudyData::from_root(&RunsRoot::new(p));
-                assert!(problems.is_empty(), "{problems:?}");
-                study
+                let view = crate::report::load::root(p);
+                assert!(view.problems.is_empty(), "{:?}", view.problems);
+                StudyData::from_root(&view)
             })
             .collect()
     }

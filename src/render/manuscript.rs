@@ -57,7 +57,15 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
 
     let theme = Theme::load(Path::new("."))?;
     let mut warnings = Vec::new();
-    let mut html = build::page_for(&theme, &as_build_sees(file), &text, &mut warnings)?;
+    // What the page and the RTF embed is read first; both are then
+    // rendered from it alone.
+    let page = as_build_sees(file);
+    let page_text = build::page_text(file, &text);
+    let wanted = super::assets::Wanted::default();
+    rtf::convert(&page_text, &source_dir, &wanted);
+    let mut assets = super::assets::load(wanted.paths());
+    assets.extend(build::page_assets(&page, &text));
+    let mut html = build::page_with(&theme, &page, &text, &mut warnings, &assets)?;
     if !html_path.with_extension("md").is_file() {
         // A page with no Markdown beside it is not `build`'s: with build's
         // mark, `build` would remove it as orphaned.
@@ -65,7 +73,7 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
             .replacen(GENERATOR_MARK, PAPER_DOC_MARK, 1)
             .into_bytes();
     }
-    let converted = rtf::convert(&build::page_text(file, &text), &source_dir);
+    let converted = rtf::convert(&page_text, &source_dir, &assets);
 
     let mut outputs: Vec<(PathBuf, Vec<u8>)> = vec![
         (html_path, html),

@@ -14,7 +14,7 @@ use pulldown_cmark::{
     BlockQuoteKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html,
 };
 
-use super::assets::{inline_image, rewrite_link, rewrite_raw_html};
+use super::assets::{Assets, inline_image, rewrite_link, rewrite_raw_html};
 use super::escape_html;
 
 /// A rendered Markdown document.
@@ -58,29 +58,27 @@ pub fn slug(text: &str) -> String {
     }
 }
 
-/// Renders `markdown`. Relative images are read from `base` (the
-/// document's folder); `prefix` keeps inline SVG ids unique on the page.
-pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
+/// Renders `markdown`. Relative images are taken from `assets` under
+/// their paths relative to `base` (the document's folder); `prefix` keeps
+/// inline SVG ids unique on the page. Rendering with
+/// [`super::assets::Wanted`] finds which files the page embeds without
+/// reading any.
+pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) -> Rendered {
     let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
+    let mut page = Page {
+        base,
+        prefix,
+        assets,
+        figures: 0,
+        read: Vec::new(),
+        missing: Vec::new(),
+        used: HashMap::new(),
+        taken: std::collections::HashSet::new(),
+        notes: HashMap::new(),
+        title: None,
+    };
+    page.number_footnotes(&events);
     let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
-    let mut used: HashMap<String, usize> = HashMap::new();
-    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut title = None;
-    let mut read = Vec::new();
-    let mut missing = Vec::new();
-    let mut figures = 0usize;
-    // Footnotes get ids of their own (`fn-LABEL`), taken before any
-    // heading's, so `## Note` and `[^note]` no longer share `id="note"`
-    // (third new-user review of issue 5); numbered in order of first
-    // appearance, as pulldown-cmark numbers them.
-    let mut notes: HashMap<String, usize> = HashMap::new();
-    for e in &events {
-        if let Event::FootnoteReference(label) | Event::Start(Tag::FootnoteDefinition(label)) = e {
-            let next = notes.len() + 1;
-            notes.entry(label.to_string()).or_insert(next);
-            taken.insert(format!("fn-{label}"));
-        }
-    }
     let mut i = 0;
     while i < events.len() {
         match &events[i] {
@@ -88,7 +86,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 out.push(Event::InlineHtml(CowStr::from(format!(
                     "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\">{n}</a></sup>",
                     id = escape_html(label),
-                    n = notes.get(label.as_ref()).copied().unwrap_or(0)
+                    n = page.note(label)
                 ))));
                 i += 1;
             }
@@ -96,7 +94,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 out.push(Event::Html(CowStr::from(format!(
                     "<div class=\"footnote-definition\" id=\"fn-{id}\"><sup class=\"footnote-definition-label\">{n}</sup>",
                     id = escape_html(label),
-                    n = notes.get(label.as_ref()).copied().unwrap_or(0)
+                    n = page.note(label)
                 ))));
                 i += 1;
             }
@@ -105,89 +103,19 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 i += 1;
             }
             Event::Start(Tag::Heading { level, id, .. }) => {
-                // Gather the heading's inline events up to its end.
-                let mut j = i + 1;
-                let mut depth = 0;
-                while j < events.len() {
-                    match &events[j] {
-                        Event::Start(_) => depth += 1,
-                        Event::End(TagEnd::Heading(_)) if depth == 0 => break,
-                        Event::End(_) => depth -= 1,
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                let inner = &events[i + 1..j.min(events.len())];
-                let text = plain_text(inner);
-                if *level == HeadingLevel::H1 && title.is_none() {
-                    title = Some(text.clone());
-                }
-                let base_id = id
-                    .as_ref()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| slug(&text));
-                // GitHub numbers repeats (`setup`, `setup-1`); a number
-                // another heading already took as its own slug is skipped,
-                // so "Setup", "Setup", "Setup-1" stay distinct.
-                let n = used.entry(base_id.clone()).or_insert(0);
-                let mut anchor = if *n == 0 {
-                    base_id.clone()
-                } else {
-                    format!("{base_id}-{n}")
-                };
-                *n += 1;
-                while taken.contains(&anchor) {
-                    let n = used.entry(base_id.clone()).or_insert(0);
-                    anchor = format!("{base_id}-{n}");
-                    *n += 1;
-                }
-                taken.insert(anchor.clone());
-                let mut inner_html = String::new();
-                let rewritten: Vec<Event<'_>> = inner
-                    .iter()
-                    .cloned()
-                    .map(|e| rewrite_event(e, base, prefix, &mut figures, &mut read))
-                    .collect();
-                html::push_html(&mut inner_html, rewritten.into_iter());
-                let tag = heading_tag(*level);
-                out.push(Event::Html(CowStr::from(format!(
-                    "<{tag} id=\"{id}\">{inner_html} <a class=\"anchor\" href=\"#{id}\" aria-label=\"link to this section\">#</a></{tag}>\n",
-                    id = escape_html(&anchor)
-                ))));
-                i = j + 1;
+                let end = end_of(&events, i, |e| matches!(e, TagEnd::Heading(_)));
+                out.push(page.heading(*level, id.as_deref(), &events[i + 1..end]));
+                i = end + 1;
             }
             Event::Start(Tag::Image {
                 dest_url,
                 title: image_title,
                 ..
             }) => {
-                let mut j = i + 1;
-                let mut depth = 0;
-                while j < events.len() {
-                    match &events[j] {
-                        Event::Start(_) => depth += 1,
-                        Event::End(TagEnd::Image) if depth == 0 => break,
-                        Event::End(_) => depth -= 1,
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                let alt = plain_text(&events[i + 1..j.min(events.len())]);
-                figures += 1;
-                let (inlined, path) = inline_image(
-                    base,
-                    dest_url,
-                    &alt,
-                    image_title,
-                    &format!("{prefix}{figures}"),
-                    "",
-                );
-                if let super::assets::Inlined::Missing(_) = inlined {
-                    missing.push(dest_url.to_string());
-                }
-                read.extend(path);
-                out.push(Event::InlineHtml(CowStr::from(inlined.html().to_string())));
-                i = j + 1;
+                let end = end_of(&events, i, |e| matches!(e, TagEnd::Image));
+                let alt = plain_text(&events[i + 1..end]);
+                out.push(page.image(dest_url, &alt, image_title));
+                i = end + 1;
             }
             Event::Start(Tag::BlockQuote(Some(kind))) => {
                 // A GitHub alert (`> [!NOTE]`): GitHub shows its label; so
@@ -206,26 +134,183 @@ pub fn render(markdown: &str, base: &Path, prefix: &str) -> Rendered {
                 i += 1;
             }
             other => {
-                out.push(rewrite_event(
-                    other.clone(),
-                    base,
-                    prefix,
-                    &mut figures,
-                    &mut read,
-                ));
+                out.push(page.rewrite_event(other.clone()));
                 i += 1;
             }
         }
     }
     let mut body = String::with_capacity(markdown.len() * 2);
     html::push_html(&mut body, out.into_iter());
-    read.sort();
-    read.dedup();
+    page.read.sort();
+    page.read.dedup();
     Rendered {
-        title,
+        title: page.title,
         body,
-        read,
-        missing,
+        read: page.read,
+        missing: page.missing,
+    }
+}
+
+/// The index of the end of the element that starts at `start` (its
+/// matching `End` event, found by depth), or the last index when it is not
+/// closed.
+fn end_of(events: &[Event<'_>], start: usize, is_end: impl Fn(&TagEnd) -> bool) -> usize {
+    let mut j = start + 1;
+    let mut depth = 0;
+    while j < events.len() {
+        match &events[j] {
+            Event::Start(_) => depth += 1,
+            Event::End(end) if depth == 0 && is_end(end) => break,
+            Event::End(_) => depth -= 1,
+            _ => {}
+        }
+        j += 1;
+    }
+    j.min(events.len())
+}
+
+/// What rendering one page keeps track of.
+struct Page<'p> {
+    base: &'p Path,
+    prefix: &'p str,
+    assets: &'p dyn Assets,
+    /// Images met so far (each inlined SVG gets its own id prefix).
+    figures: usize,
+    read: Vec<PathBuf>,
+    missing: Vec<String>,
+    /// Heading slugs and how often each was used.
+    used: HashMap<String, usize>,
+    /// Every id given out (headings and footnotes).
+    taken: std::collections::HashSet<String>,
+    /// Footnote label → its number.
+    notes: HashMap<String, usize>,
+    title: Option<String>,
+}
+
+impl Page<'_> {
+    /// Footnotes get ids of their own (`fn-LABEL`), taken before any
+    /// heading's, so `## Note` and `[^note]` do not share `id="note"`;
+    /// numbered in order of first appearance, as pulldown-cmark numbers
+    /// them.
+    fn number_footnotes(&mut self, events: &[Event<'_>]) {
+        for e in events {
+            if let Event::FootnoteReference(label) | Event::Start(Tag::FootnoteDefinition(label)) =
+                e
+            {
+                let next = self.notes.len() + 1;
+                self.notes.entry(label.to_string()).or_insert(next);
+                self.taken.insert(format!("fn-{label}"));
+            }
+        }
+    }
+
+    fn note(&self, label: &str) -> usize {
+        self.notes.get(label).copied().unwrap_or(0)
+    }
+
+    /// A heading with a unique id and a `#` link to it; the first level-1
+    /// heading is the page's title.
+    fn heading<'e>(
+        &mut self,
+        level: HeadingLevel,
+        id: Option<&str>,
+        inner: &[Event<'e>],
+    ) -> Event<'e> {
+        let text = plain_text(inner);
+        if level == HeadingLevel::H1 && self.title.is_none() {
+            self.title = Some(text.clone());
+        }
+        let base_id = id.map_or_else(|| slug(&text), str::to_string);
+        // GitHub numbers repeats (`setup`, `setup-1`); a number another
+        // heading already took as its own slug is skipped, so "Setup",
+        // "Setup", "Setup-1" stay distinct.
+        let n = self.used.entry(base_id.clone()).or_insert(0);
+        let mut anchor = if *n == 0 {
+            base_id.clone()
+        } else {
+            format!("{base_id}-{n}")
+        };
+        *n += 1;
+        while self.taken.contains(&anchor) {
+            let n = self.used.entry(base_id.clone()).or_insert(0);
+            anchor = format!("{base_id}-{n}");
+            *n += 1;
+        }
+        self.taken.insert(anchor.clone());
+        let mut inner_html = String::new();
+        let rewritten: Vec<Event<'_>> = inner
+            .iter()
+            .cloned()
+            .map(|e| self.rewrite_event(e))
+            .collect();
+        html::push_html(&mut inner_html, rewritten.into_iter());
+        let tag = heading_tag(level);
+        Event::Html(CowStr::from(format!(
+            "<{tag} id=\"{id}\">{inner_html} <a class=\"anchor\" href=\"#{id}\" aria-label=\"link to this section\">#</a></{tag}>\n",
+            id = escape_html(&anchor)
+        )))
+    }
+
+    /// An image, inlined from the assets.
+    fn image<'e>(&mut self, dest_url: &str, alt: &str, title: &str) -> Event<'e> {
+        self.figures += 1;
+        let (inlined, path) = inline_image(
+            self.assets,
+            self.base,
+            dest_url,
+            alt,
+            title,
+            &format!("{}{}", self.prefix, self.figures),
+            "",
+        );
+        if let super::assets::Inlined::Missing(_) = inlined {
+            self.missing.push(dest_url.to_string());
+        }
+        self.read.extend(path);
+        Event::InlineHtml(CowStr::from(inlined.html().to_string()))
+    }
+
+    /// Links to Markdown become links to HTML; raw HTML gets its images
+    /// inlined and its links rewritten.
+    fn rewrite_event<'a>(&mut self, event: Event<'a>) -> Event<'a> {
+        match event {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => Event::Start(Tag::Link {
+                link_type,
+                // A link that would run code goes nowhere (the CSP would
+                // block it anyway).
+                dest_url: CowStr::from(if super::assets::dangerous_value(&dest_url) {
+                    "#".to_string()
+                } else {
+                    rewrite_link(&dest_url)
+                }),
+                title,
+                id,
+            }),
+            Event::Html(text) if text.contains('<') => {
+                Event::Html(CowStr::from(self.raw_html(&text)))
+            }
+            Event::InlineHtml(text) if text.contains('<') => {
+                Event::InlineHtml(CowStr::from(self.raw_html(&text)))
+            }
+            other => other,
+        }
+    }
+
+    fn raw_html(&mut self, text: &str) -> String {
+        let (html, files) = rewrite_raw_html(
+            text,
+            self.base,
+            &format!("{}h", self.prefix),
+            &mut self.figures,
+            self.assets,
+        );
+        self.read.extend(files);
+        html
     }
 }
 
@@ -237,47 +322,6 @@ fn heading_tag(level: HeadingLevel) -> &'static str {
         HeadingLevel::H4 => "h4",
         HeadingLevel::H5 => "h5",
         HeadingLevel::H6 => "h6",
-    }
-}
-
-/// Links to Markdown become links to HTML; raw HTML gets its images
-/// inlined and its links rewritten.
-fn rewrite_event<'a>(
-    event: Event<'a>,
-    base: &Path,
-    prefix: &str,
-    figures: &mut usize,
-    read: &mut Vec<PathBuf>,
-) -> Event<'a> {
-    match event {
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Link {
-            link_type,
-            // A link that would run code goes nowhere (the CSP would block
-            // it anyway; third new-user review of issue 5).
-            dest_url: CowStr::from(if super::assets::dangerous_value(&dest_url) {
-                "#".to_string()
-            } else {
-                rewrite_link(&dest_url)
-            }),
-            title,
-            id,
-        }),
-        Event::Html(text) if text.contains('<') => {
-            let (html, files) = rewrite_raw_html(&text, base, &format!("{prefix}h"), figures);
-            read.extend(files);
-            Event::Html(CowStr::from(html))
-        }
-        Event::InlineHtml(text) if text.contains('<') => {
-            let (html, files) = rewrite_raw_html(&text, base, &format!("{prefix}h"), figures);
-            read.extend(files);
-            Event::InlineHtml(CowStr::from(html))
-        }
-        other => other,
     }
 }
 
@@ -304,12 +348,18 @@ mod tests {
         /// a multi-byte character once did, in an inlined SVG).
         #[test]
         fn rendering_any_text_never_panics(text in "[ a-z<>=\"'/#!\\[\\]()*_`|\n中😀é-]{0,120}") {
-            let _ = render(&text, Path::new("."), "p");
+            let _ = render(&text, Path::new("."), "p", &crate::render::assets::AssetMap::new());
         }
     }
 
     fn body(md: &str) -> String {
-        render(md, Path::new("."), "p").body
+        render(
+            md,
+            Path::new("."),
+            "p",
+            &crate::render::assets::AssetMap::new(),
+        )
+        .body
     }
 
     #[test]
@@ -318,6 +368,7 @@ mod tests {
             "# Runs: demo\n\n## Setup\n\n## Setup\n\n## `code` & more!\n",
             Path::new("."),
             "p",
+            &crate::render::assets::AssetMap::new(),
         );
         assert_eq!(r.title.as_deref(), Some("Runs: demo"));
         assert!(

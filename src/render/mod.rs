@@ -11,13 +11,16 @@
 
 pub mod assets;
 pub mod build;
+pub mod export;
 pub mod figures;
 pub mod manuscript;
 pub mod markdown;
 pub mod paper;
+pub mod readme;
 pub mod rtf;
 pub mod site;
 pub mod study;
+pub mod syntax;
 
 use std::path::Path;
 

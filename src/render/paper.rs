@@ -11,51 +11,13 @@ use std::path::{Path, PathBuf};
 
 use super::study::{self, Study};
 use crate::error::{Error, Result};
-use crate::format::{interval, rate};
-use crate::report::cell;
 
 /// The main results table: one row per condition, with agent and model
-/// (the model column only when some condition had one),
-/// questions (n), attempts, exact and strict exact rates, ordered rate,
-/// mean F1 and blocked attempts.
+/// (the model column only when some condition had one), questions (n),
+/// attempts, exact and strict exact rates, ordered rate, mean F1 and
+/// blocked attempts.
 pub fn main_table(study: &Study) -> String {
-    let stats: Vec<_> = study.data.conditions.iter().map(|c| c.stats()).collect();
-    // A model column only when some condition had a model (a scripted
-    // agent has none): an all-blank column would only crowd the page.
-    let models = stats.iter().any(|s| s.model.is_some());
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| condition | agent |{} n | attempts | exact | 95% CI | strict exact | ordered | mean F1 | blocked |",
-        if models { " model |" } else { "" }
-    );
-    let _ = writeln!(
-        out,
-        "|---|---|{}---:|---:|---:|---:|---:|---:|---:|---:|",
-        if models { "---|" } else { "" }
-    );
-    for s in &stats {
-        let model = if models {
-            format!(" {} |", cell(s.model.as_deref().unwrap_or("—")))
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} |{model} {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&s.label),
-            cell(&s.agent),
-            s.measured_questions,
-            s.attempts,
-            rate(s.exact_rate),
-            interval(s.interval),
-            rate(s.strict_exact_rate),
-            rate(s.ordered_rate),
-            rate(s.mean_f1),
-            s.blocked_attempts,
-        );
-    }
-    out
+    super::syntax::markdown(&crate::report::tables::main_results(&study.data))
 }
 
 /// The tables of one study, numbered from `first`; returns the text and
@@ -79,7 +41,7 @@ pub fn study_tables(study: &Study, first: usize) -> (String, usize) {
         let _ = writeln!(
             out,
             "Table {n}. Condition deltas against {}: difference in exact rate, paired over the questions both measured, with a 95% percentile bootstrap interval over questions (2000 resamples, fixed seed).\n",
-            crate::report::md_text(&baseline)
+            super::syntax::md_text(&baseline)
         );
         if let Some(b) = study.data.condition(&study.baseline) {
             out.push_str(&study::deltas_table(&study.data, b));

@@ -150,13 +150,15 @@ pub struct Converted {
     pub tables: Vec<String>,
 }
 
-/// Converts Markdown to RTF. Local images are read relative to `base` (the
-/// document's folder). Never fails: what cannot be rendered becomes text.
-/// Deterministic: the same `markdown` and image files give the same bytes.
-pub fn convert(markdown: &str, base: &Path) -> Converted {
+/// Converts Markdown to RTF. Local images are taken from `assets` under
+/// their paths relative to `base` (the document's folder); converting with
+/// [`super::assets::Wanted`] finds which files it embeds. Never fails:
+/// what cannot be rendered becomes text. Deterministic: the same
+/// `markdown` and image bytes give the same bytes.
+pub fn convert(markdown: &str, base: &Path, assets: &dyn super::assets::Assets) -> Converted {
     let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
     let captions = caption_paragraphs(&events);
-    let mut writer = Writer::new(base);
+    let mut writer = Writer::new(base, assets);
     for (i, event) in events.iter().enumerate() {
         writer.event(event, captions.contains(&i));
     }
@@ -473,6 +475,7 @@ struct Saved {
 
 struct Writer<'b> {
     base: &'b Path,
+    assets: &'b dyn super::assets::Assets,
     out: String,
     stack: Vec<Ctx>,
     saved: Vec<Saved>,
@@ -501,9 +504,10 @@ struct Writer<'b> {
 }
 
 impl<'b> Writer<'b> {
-    fn new(base: &'b Path) -> Writer<'b> {
+    fn new(base: &'b Path, assets: &'b dyn super::assets::Assets) -> Writer<'b> {
         Writer {
             base,
+            assets,
             out: String::new(),
             stack: Vec::new(),
             saved: Vec::new(),
@@ -1051,7 +1055,9 @@ impl<'b> Writer<'b> {
             return None;
         }
         let path_part = dest.split(['#', '?']).next().unwrap_or(dest);
-        let bytes = std::fs::read(self.base.join(percent_decode(path_part))).ok()?;
+        let bytes = self
+            .assets
+            .get(&self.base.join(percent_decode(path_part)))?;
         let (kind, width, height) = image_size(&bytes)?;
         let available = (TEXT_WIDTH - self.indent()).max(1440) as i64;
         let mut goal_w = width as i64 * TWIPS_PER_PIXEL as i64;
@@ -1139,6 +1145,36 @@ fn heading_number(level: HeadingLevel) -> usize {
         HeadingLevel::H5 => 5,
         HeadingLevel::H6 => 6,
     }
+}
+
+/// Table rows from cells given as `(RTF, plain text)`, header row first,
+/// laid out at the left margin of a portrait page exactly as a Markdown
+/// table of the same cells is (`render::syntax::rtf`).
+pub fn table_rows(
+    aligns: &[crate::report::grid::Align],
+    rows: Vec<Vec<(String, String)>>,
+) -> String {
+    use crate::report::grid::Align;
+    let table = TableState {
+        aligns: aligns
+            .iter()
+            .map(|a| match a {
+                Align::Left => Alignment::Left,
+                Align::Right => Alignment::Right,
+                Align::Center => Alignment::Center,
+            })
+            .collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|(rtf, text)| Cell { rtf, text })
+                    .collect()
+            })
+            .collect(),
+        ..TableState::default()
+    };
+    table_rtf(&table, 0, TEXT_WIDTH)
 }
 
 /// A collected table as RTF rows, at `indent` twips, within `available`.
@@ -1398,8 +1434,21 @@ fn html_text(html: &str) -> Vec<Vec<String>> {
 mod tests {
     use super::*;
 
+    /// Every file under `dir`, for assets.
+    fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    }
+
     fn rtf(md: &str) -> Converted {
-        convert(md, Path::new("/nonexistent"))
+        convert(
+            md,
+            Path::new("/nonexistent"),
+            &crate::render::assets::AssetMap::new(),
+        )
     }
 
     /// The body of a document: what follows the header.
@@ -1425,6 +1474,7 @@ mod tests {
         let doc = convert(
             "# T\n\nBefore <script>var a=1;</script> after <style>p{color:red}</style> end.\n\nNext <script>never closed\n\nLast paragraph.\n",
             Path::new("."),
+            &crate::render::assets::AssetMap::new(),
         )
         .document;
         assert!(
@@ -1725,7 +1775,12 @@ mod tests {
         std::fs::write(dir.path().join("wide figure.png"), &png).unwrap();
         std::fs::write(dir.path().join("f.svg"), "<svg/>").unwrap();
         let md = "![Wide](wide%20figure.png) ![A chart](f.svg) ![](https://ex.org/b.png) ![gone](no.png)\n";
-        let doc = convert(md, dir.path()).document;
+        let doc = convert(
+            md,
+            dir.path(),
+            &crate::render::assets::load(walk(dir.path())),
+        )
+        .document;
         // 2000 px is 30000 twips, scaled to the text width; height follows.
         assert!(
             doc.contains(
@@ -1776,7 +1831,7 @@ mod tests {
             ),
         ) {
             for input in [text.clone(), bits.concat()] {
-                let out = convert(&input, Path::new("/nonexistent"));
+                let out = convert(&input, Path::new("/nonexistent"), &crate::render::assets::AssetMap::new());
                 for doc in std::iter::once(&out.document).chain(out.tables.iter()) {
                     proptest::prop_assert!(doc.is_ascii());
                     proptest::prop_assert_eq!(depth_after(doc), Some(0), "{}", doc);

@@ -29,15 +29,15 @@ use serde::Serialize;
 use super::Theme;
 use super::escape_html;
 use super::study::Study;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::{agent_model, check, fixed, interval, rate, seconds};
-use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile, METRICS_FILE};
-use crate::report::{RootData, label};
+use crate::mcp::calllog::CALLS_FILE;
+use crate::report::load::ATTEMPT_FILES;
+use crate::report::view::{AttemptView, QuestionDetail, RootView};
 use crate::runs::layout::{
-    AGENT_FILE, COMMAND_FILE, EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE,
-    README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE,
+    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE, RunsRoot, SUMMARY_FILE,
 };
-use crate::runs::records::{AttemptResult, QuestionResult};
+use crate::runs::records::QuestionResult;
 use crate::table::Table;
 
 /// The site folder, under the build's base folder.
@@ -54,12 +54,8 @@ pub const DIFF_ROWS_SHOWN: usize = 500;
 pub struct SiteRoot {
     /// Its folder name in `site/roots/`.
     pub name: String,
-    /// The root.
-    pub root: RunsRoot,
     /// What is recorded in it.
-    pub data: RootData,
-    /// Closed by `freeze`.
-    pub frozen: bool,
+    pub view: RootView,
 }
 
 /// A path written with `/`, whatever the platform.
@@ -255,7 +251,8 @@ pub fn index_page(
     base: &Path,
     studies: &[Study],
     roots: &[Arc<SiteRoot>],
-    figures: &super::assets::Overlay,
+    figures: &super::assets::AssetMap,
+    readme: bool,
 ) -> Result<Vec<u8>> {
     let page = Path::new(SITE_DIR).join("index.html");
     let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
@@ -275,8 +272,8 @@ pub fn index_page(
                 })
                 .collect();
             let pages = s
-                .prose_files()
-                .iter()
+                .prose
+                .keys()
                 .map(|md| Link {
                     name: md
                         .file_stem()
@@ -288,14 +285,15 @@ pub fn index_page(
             let roots = s
                 .roots
                 .iter()
-                .map(|r| {
-                    let name = super::study::root_label(r);
+                .zip(&s.root_names)
+                .map(|(r, name)| {
+                    let name = name.clone();
                     // The root's site page; a root outside what this build
                     // reads (an absolute path elsewhere) has none and is
                     // named without a link.
                     let same = |x: &Arc<SiteRoot>| {
-                        crate::fsutil::same_place(&x.root.root, &rel(r))
-                            || crate::fsutil::same_place(&x.root.root, r)
+                        crate::fsutil::same_place(&x.view.path, &rel(r))
+                            || crate::fsutil::same_place(&x.view.path, r)
                     };
                     Link {
                         name,
@@ -328,7 +326,7 @@ pub fn index_page(
                 .collect();
             IndexStudy {
                 title: s.title.clone(),
-                anchor: super::markdown::slug(&s.name()),
+                anchor: super::markdown::slug(&s.name),
                 pages,
                 roots,
                 questions: s.data.questions().len(),
@@ -342,165 +340,77 @@ pub fn index_page(
         .map(|r| IndexRoot {
             name: r.name.clone(),
             href: relative_link(&page, &root_page(&r.name)),
-            conditions: r.data.conditions.len(),
-            questions: r.data.results.len(),
-            attempts: r
-                .data
-                .conditions
-                .values()
-                .map(|c| c.aggregate.attempts)
-                .sum(),
-            frozen: r.frozen,
+            conditions: r.view.conditions.len(),
+            questions: r.view.questions.len(),
+            attempts: r.view.attempts(),
+            frozen: r.view.frozen,
         })
         .collect();
     let mut context = tera::Context::new();
     context.insert("studies", &studies);
     context.insert("roots", &roots);
-    let readme = base
-        .join(README_FILE)
-        .is_file()
-        .then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
+    let readme =
+        readme.then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
     context.insert("readme", &readme);
     Ok(theme
         .render("site/index.html", "Results", None, context)?
         .into_bytes())
 }
 
-#[derive(Serialize)]
-struct RootCondition {
-    label: String,
-    agent: String,
-    model: String,
-    questions: u32,
-    attempts: u32,
-    exact: String,
-    strict: String,
-    ordered: String,
-    mean_f1: String,
-    always: u32,
-    ever: u32,
-    flaky: u32,
-    blocked: u32,
-}
-
-#[derive(Serialize)]
-struct QuestionCell {
-    text: String,
-    class: String,
-}
-
-#[derive(Serialize)]
-struct RootQuestion {
-    id: String,
-    href: String,
-    text: String,
-    cells: Vec<QuestionCell>,
-}
-
-/// The question text recorded for `id` (first paragraph of a prompt).
-fn question_text(root: &SiteRoot, id: &str) -> String {
-    root.data
-        .results
-        .get(id)
-        .and_then(|by| {
-            by.values()
-                .find_map(|r| crate::report::question_text(&root.root, r))
-        })
-        .unwrap_or_default()
-}
-
-fn cell_of(result: Option<&QuestionResult>) -> QuestionCell {
-    match result {
-        Some(r) if r.summary.measured > 0 => QuestionCell {
-            text: format!("{}/{}", r.summary.exact, r.summary.measured),
-            class: if r.summary.always_exact {
-                "ok".into()
-            } else if r.summary.exact == 0 {
-                "bad".into()
-            } else {
-                "soft".into()
-            },
-        },
-        Some(_) => QuestionCell {
-            text: "blocked".into(),
-            class: "muted".into(),
-        },
-        None => QuestionCell {
-            text: "—".into(),
-            class: "muted".into(),
-        },
-    }
-}
-
 /// `site/roots/NAME/index.html`: the root's conditions and questions.
 ///
 /// Errors: a template that fails to render.
 pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
+    use crate::report::grid::{Align, Cell, Column, Grid};
+    use crate::report::tables;
+    let view = &root.view;
     let page = root_page(&root.name);
-    let conditions: Vec<RootCondition> = root
-        .data
-        .conditions
-        .values()
-        .map(|c| {
-            let a = &c.aggregate;
-            RootCondition {
-                label: label(c),
-                agent: c.identity.agent.clone(),
-                model: c
-                    .settings
-                    .model_resolved
-                    .clone()
-                    .or_else(|| c.identity.model.clone())
-                    .unwrap_or_else(|| "—".into()),
-                questions: a.questions,
-                attempts: a.attempts,
-                exact: rate(a.exact_rate),
-                strict: rate(a.strict_exact_rate),
-                ordered: rate(a.ordered_rate),
-                mean_f1: rate(a.mean_f1),
-                always: a.always_exact,
-                ever: a.ever_exact,
-                flaky: a.flaky,
-                blocked: a.blocked_attempts,
-            }
-        })
-        .collect();
-    let questions: Vec<RootQuestion> = root
-        .data
-        .results
-        .iter()
-        .map(|(id, by)| RootQuestion {
-            id: id.clone(),
-            href: relative_link(&page, &question_page(&root.name, id)),
-            text: question_text(root, id),
-            cells: root
-                .data
-                .conditions
+    let mut questions = Grid::new(vec![
+        Column::new("question", Align::Left),
+        Column::new("text", Align::Left),
+    ]);
+    for c in view.conditions.values() {
+        questions
+            .columns
+            .push(Column::new(c.label.clone(), Align::Left));
+    }
+    for (id, q) in &view.questions {
+        let mut row = vec![
+            Cell::Code(id.clone()).linked(relative_link(&page, &question_page(&root.name, id))),
+            q.text.clone().unwrap_or_default().into(),
+        ];
+        row.extend(
+            view.conditions
                 .keys()
-                .map(|c| cell_of(by.get(c)))
-                .collect(),
-        })
-        .collect();
+                .map(|c| tables::question_cell(q.results.get(c))),
+        );
+        questions.push(row);
+    }
     let mut context = tera::Context::new();
     context.insert("name", &root.name);
-    context.insert("conditions", &conditions);
-    context.insert("questions", &questions);
-    context.insert("frozen", &root.frozen);
-    context.insert("problems", &root.data.problems);
+    context.insert("conditions", &view.conditions.len());
+    context.insert("questions", &view.questions.len());
+    context.insert(
+        "conditions_table",
+        &super::syntax::html(&tables::site_conditions(view)),
+    );
+    context.insert("questions_table", &super::syntax::html(&questions));
+    context.insert("frozen", &view.frozen);
+    context.insert("problems", &view.problems);
     context.insert(
         "raw_summary",
-        &relative_link(&page, &root.root.root.join(SUMMARY_FILE)),
+        &relative_link(&page, &view.path.join(SUMMARY_FILE)),
     );
     // A root this build writes gets its README page; a frozen one keeps
     // what it has, so its page is linked only if it is there (else the
     // Markdown).
-    let readme = root.root.root.join(README_FILE);
+    let readme = view.path.join(README_FILE);
     let readme_page = readme.with_extension("html");
     context.insert(
         "raw_readme",
         &relative_link(
             &page,
-            if !root.frozen || readme_page.is_file() {
+            if !view.frozen || view.readme_page {
                 &readme_page
             } else {
                 &readme
@@ -519,136 +429,127 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
         .into_bytes())
 }
 
-#[derive(Serialize)]
-struct AttemptCell {
-    text: String,
-    class: String,
-    href: Option<String>,
+/// The shared part of every attempt page of one condition of a question.
+struct AttemptContext<'a> {
+    root: &'a SiteRoot,
+    question: &'a str,
+    question_text: &'a str,
+    /// The condition's name and label.
+    condition: (&'a str, &'a str),
+    result: &'a QuestionResult,
+    ground_truth: Option<&'a Table>,
+    /// Links every attempt page of this condition shares (its pages sit
+    /// in one folder, so the links are the same).
+    shared_raw: &'a [Link],
 }
 
-#[derive(Serialize)]
-struct QuestionCondition {
-    label: String,
-    exact: String,
-    mean_f1: String,
-    attempts: Vec<AttemptCell>,
-}
-
-#[derive(Serialize)]
-struct GroundTruth {
-    columns: Vec<String>,
-    rows: Vec<Vec<String>>,
-    total: usize,
-}
-
-/// The pages of one question: its page and one page per attempt, as
-/// `(path, bytes)`.
+/// The pages of one question: one page per attempt, then the question's
+/// page, as `(path, bytes)`.
 ///
 /// Errors: a template that fails to render.
 pub fn question_pages(
     theme: &Theme,
     root: &SiteRoot,
-    question: &str,
+    detail: &QuestionDetail,
 ) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    use crate::report::grid::{Align, Cell, Column, Grid};
     let mut out = Vec::new();
-    let Some(by) = root.data.results.get(question) else {
+    let view = &root.view;
+    let question = detail.id.as_str();
+    let Some(recorded) = view.questions.get(question) else {
         return Ok(out);
     };
     let page = question_page(&root.name, question);
-    let qdir = root.root.question_dir(question);
-    let ground_truth = std::fs::read(qdir.join(GROUND_TRUTH_CSV))
-        .ok()
-        .and_then(|b| Table::from_csv(&b).ok());
-    let text = question_text(root, question);
-    let most = by.values().map(|r| r.attempts.len()).max().unwrap_or(0);
-    let mut conditions = Vec::new();
-    for (name, result) in by {
-        let condition_label = root
-            .data
-            .conditions
-            .get(name)
-            .map(label)
-            .unwrap_or_else(|| name.clone());
-        // Links every attempt page of this condition shares (its pages
-        // sit in one folder, so the links are the same).
-        let shared_page = attempt_page(&root.name, question, &result.condition, 1);
-        let shared_raw: Vec<Link> = [
-            (
-                RESULT_FILE,
-                root.root
-                    .condition_dir(question, &result.condition)
-                    .join(RESULT_FILE),
-            ),
-            (GROUND_TRUTH_CSV, qdir.join(GROUND_TRUTH_CSV)),
-            (GROUND_TRUTH_JSON, qdir.join(GROUND_TRUTH_JSON)),
-        ]
-        .into_iter()
-        .filter(|(_, path)| path.is_file())
-        .map(|(name, path)| Link {
-            name: name.to_string(),
-            href: relative_link(&shared_page, &path),
-        })
-        .collect();
-        let mut attempts = Vec::new();
-        for a in &result.attempts {
-            let target = attempt_page(&root.name, question, name, a.attempt);
-            let verdict = a.verdict();
-            attempts.push(AttemptCell {
-                text: verdict.cell(),
-                class: verdict.tone().into(),
-                href: Some(relative_link(&page, &target)),
-            });
-            out.push((
-                target,
-                attempt_page_bytes(
-                    theme,
-                    root,
-                    question,
-                    &text,
-                    result,
-                    &condition_label,
-                    a,
-                    ground_truth.as_ref(),
-                    &shared_raw,
-                )?,
-            ));
-        }
-        while attempts.len() < most {
-            attempts.push(AttemptCell {
-                text: "—".into(),
-                class: "muted".into(),
-                href: None,
+    let qdir = RunsRoot::new(&view.path).question_dir(question);
+    let text = recorded.text.clone().unwrap_or_default();
+    let most = recorded
+        .results
+        .values()
+        .map(|r| r.attempts.len())
+        .max()
+        .unwrap_or(0);
+    let mut attempts_grid = Grid::new(vec![
+        Column::new("condition", Align::Left),
+        Column::new("exact", Align::Left),
+        Column::new("mean F1", Align::Left),
+    ]);
+    for n in 1..=most {
+        attempts_grid
+            .columns
+            .push(Column::new(format!("attempt {n}"), Align::Left));
+    }
+    for (name, result) in &recorded.results {
+        let label = view.label(name);
+        let shared_page = attempt_page(&root.name, question, name, 1);
+        let recorded_files = detail.conditions.get(name);
+        let mut shared_raw = Vec::new();
+        if recorded_files.is_some_and(|c| c.result_file) {
+            shared_raw.push(Link {
+                name: RESULT_FILE.to_string(),
+                href: relative_link(
+                    &shared_page,
+                    &RunsRoot::new(&view.path)
+                        .condition_dir(question, name)
+                        .join(RESULT_FILE),
+                ),
             });
         }
-        conditions.push(QuestionCondition {
-            label: condition_label,
-            exact: if result.summary.measured > 0 {
-                format!("{}/{}", result.summary.exact, result.summary.measured)
+        for file in [GROUND_TRUTH_CSV, GROUND_TRUTH_JSON] {
+            if detail.files.contains(file) {
+                shared_raw.push(Link {
+                    name: file.to_string(),
+                    href: relative_link(&shared_page, &qdir.join(file)),
+                });
+            }
+        }
+        let context = AttemptContext {
+            root,
+            question,
+            question_text: &text,
+            condition: (name, &label),
+            result,
+            ground_truth: detail.ground_truth.as_ref(),
+            shared_raw: &shared_raw,
+        };
+        let mut row = vec![
+            label.clone().into(),
+            if result.summary.measured > 0 {
+                Cell::Fraction(result.summary.exact, result.summary.measured)
             } else {
-                "—".into()
+                crate::format::NONE.into()
             },
-            mean_f1: rate(result.summary.mean_f1),
-            attempts,
-        });
+            Cell::Rate(result.summary.mean_f1),
+        ];
+        for a in recorded_files.map_or(&[][..], |c| &c.attempts) {
+            let target = attempt_page(&root.name, question, name, a.result.attempt);
+            row.push(Cell::Verdict(a.verdict.clone()).linked(relative_link(&page, &target)));
+            out.push((target, attempt_page_bytes(theme, &context, a)?));
+        }
+        while row.len() < 3 + most {
+            row.push(Cell::from(crate::format::NONE).toned("muted"));
+        }
+        attempts_grid.push(row);
     }
     let mut context = tera::Context::new();
     context.insert("id", question);
     context.insert("text", &text);
-    context.insert("conditions", &conditions);
-    context.insert("attempt_numbers", &(1..=most).collect::<Vec<_>>());
-    context.insert(
-        "ground_truth",
-        &ground_truth.as_ref().map(|t| GroundTruth {
-            columns: t.columns.clone(),
-            rows: t
-                .rows
+    context.insert("attempts_table", &super::syntax::html(&attempts_grid));
+    if let Some(truth) = &detail.ground_truth {
+        let mut grid = Grid::new(
+            truth
+                .columns
                 .iter()
-                .take(GROUND_TRUTH_ROWS_SHOWN)
-                .cloned()
+                .map(|c| Column::new(c.clone(), Align::Left))
                 .collect(),
-            total: t.rows.len(),
-        }),
-    );
+        );
+        for row in truth.rows.iter().take(GROUND_TRUTH_ROWS_SHOWN) {
+            grid.push(row.iter().map(|v| Cell::Text(v.clone())).collect());
+        }
+        context.insert("ground_truth_shown", &grid.rows.len());
+        context.insert("ground_truth_total", &truth.rows.len());
+        context.insert("ground_truth_table", &super::syntax::html(&grid));
+    }
+    context.insert("ground_truth", &detail.ground_truth.is_some());
     context.insert(
         "raw_ground_truth",
         &relative_link(&page, &qdir.join(GROUND_TRUTH_CSV)),
@@ -875,102 +776,21 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
     DiffView { note, rows }
 }
 
-/// What an attempt folder holds, from one listing of it: an attempt page
-/// asks after ten files, and a `stat` of each was a tenth of a site build.
-/// Answers as [`Path::is_file`] and [`std::fs::read`] would.
-struct Listing {
-    dir: PathBuf,
-    /// Entry names, each with whether it is a file (a link followed);
-    /// `None` when the folder could not be listed (each file is then
-    /// asked after on its own).
-    entries: Option<Vec<(std::ffi::OsString, bool)>>,
-}
-
-impl Listing {
-    fn of(dir: &Path) -> Listing {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(read) => Some(
-                read.flatten()
-                    .map(|e| {
-                        let file = match e.file_type() {
-                            Ok(t) if !t.is_symlink() => t.is_file(),
-                            _ => e.path().is_file(),
-                        };
-                        (e.file_name(), file)
-                    })
-                    .collect(),
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
-            Err(_) => None,
-        };
-        Listing {
-            dir: dir.to_path_buf(),
-            entries,
-        }
-    }
-
-    fn entry(&self, name: &str) -> Option<Option<bool>> {
-        self.entries
-            .as_ref()
-            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
-    }
-
-    fn is_file(&self, name: &str) -> bool {
-        match self.entry(name) {
-            Some(found) => found == Some(true),
-            None => self.dir.join(name).is_file(),
-        }
-    }
-
-    /// The file's bytes; nothing is opened for a name the folder lacks.
-    fn read(&self, name: &str) -> Option<Vec<u8>> {
-        match self.entry(name) {
-            Some(None) => None,
-            _ => std::fs::read(self.dir.join(name)).ok(),
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn attempt_page_bytes(
-    theme: &Theme,
-    root: &SiteRoot,
-    question: &str,
-    question_text: &str,
-    result: &QuestionResult,
-    condition_label: &str,
-    a: &AttemptResult,
-    ground_truth: Option<&Table>,
-    shared_raw: &[Link],
-) -> Result<Vec<u8>> {
-    let page = attempt_page(&root.name, question, &result.condition, a.attempt);
-    let dir = root
-        .root
-        .attempt_dir(question, &result.condition, a.attempt);
-    // What result.json records must be there: a page that said "nothing
-    // was submitted" beside "Exact" would contradict itself.
-    if !dir.is_dir() {
-        return Err(Error::file(
-            &dir,
-            "this attempt folder, recorded in result.json, is missing: restore it from \
-             version control, or record the episode again",
-        ));
-    }
-    let listing = Listing::of(&dir);
-    if a.submitted && !listing.is_file(ANSWER_FILE) {
-        return Err(Error::file(
-            dir.join(ANSWER_FILE),
-            "missing, though result.json records a submitted answer: restore it from \
-             version control, or record the episode again",
-        ));
-    }
-    let read = |name: &str| listing.read(name);
+/// The page of one attempt: its prompt and verdict, both scoring tiers,
+/// the answer against the ground truth, the tool-call timeline with the
+/// SPARQL among the calls, the final message and the raw files.
+///
+/// Errors: a template that fails to render.
+fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) -> Result<Vec<u8>> {
+    let a = &v.result;
+    let (name, label) = c.condition;
+    let page = attempt_page(&c.root.name, c.question, name, a.attempt);
     let mut context = tera::Context::new();
-    context.insert("question", question);
-    context.insert("question_text", question_text);
+    context.insert("question", c.question);
+    context.insert("question_text", c.question_text);
     context.insert("attempt", &a.attempt);
-    context.insert("condition", condition_label);
-    let condition = root.data.conditions.get(&result.condition);
+    context.insert("condition", label);
+    let condition = c.root.view.conditions.get(name).map(|c| &c.file);
     context.insert(
         "agent",
         &condition.map_or(String::new(), |c| c.identity.agent.clone()),
@@ -983,183 +803,148 @@ fn attempt_page_bytes(
     );
     context.insert("wall_s", &seconds(a.wall_s));
     context.insert("server_s", &seconds(a.server_s));
-    let verdict = a.verdict();
-    context.insert("verdict", &verdict.headline());
-    context.insert("verdict_class", verdict.tone());
+    context.insert("verdict", &v.verdict.headline());
+    context.insert("verdict_class", v.verdict.tone());
     let mut notes = a.notes.clone();
     if a.timed_out {
         notes.push("The agent host was stopped at its timeout.".into());
     }
     context.insert("notes", &notes);
-    context.insert(
-        "score",
-        &a.score.as_ref().map(|s| ScoreView {
-            exact: check(Some(s.exact)),
-            ordered: check(s.ordered),
-            f1: fixed(s.f1, 2),
-            precision: fixed(s.row_precision, 2),
-            recall: fixed(s.row_recall, 2),
-            strict_exact: check(Some(s.strict_exact)),
-            strict_ordered: check(s.strict_ordered),
-            strict_f1: fixed(s.strict_f1, 2),
-            answer_rows: s.answer_rows,
-            key_rows: s.key_rows,
-            matched_rows: s.matched_rows,
-            version: s.scoring_version.clone(),
-            figures: s.significant_figures,
-            notes: s.notes.clone(),
-        }),
-    );
+    context.insert("score", &a.score.as_ref().map(score_view));
     // The answer against the ground truth.
-    let answer = read(ANSWER_FILE);
-    let diff = match (&answer, ground_truth) {
-        (Some(bytes), Some(truth)) => match Table::from_csv(bytes) {
-            Ok(table) => Some(answer_diff(&table, truth, result.ordered_key)),
-            Err(e) => {
-                context.insert(
-                    "diff_missing",
-                    &format!("answer.csv could not be read: {e}"),
-                );
-                None
-            }
-        },
-        (None, _) => {
-            context.insert("diff_missing", "No answer.csv: nothing was submitted.");
-            None
+    let (diff, missing) = match (&v.answer, c.ground_truth) {
+        (Some(Ok(table)), Some(truth)) => {
+            (Some(answer_diff(table, truth, c.result.ordered_key)), "")
         }
-        (Some(_), None) => {
+        (Some(Err(e)), Some(_)) => {
             context.insert(
                 "diff_missing",
-                "No ground truth recorded beside the attempts.",
+                &format!("answer.csv could not be read: {e}"),
             );
-            None
+            (None, "")
         }
+        (None, _) => (None, "No answer.csv: nothing was submitted."),
+        (Some(_), None) => (None, "No ground truth recorded beside the attempts."),
     };
-    if diff.is_some() {
-        context.insert("diff_missing", "");
+    if diff.is_some() || !missing.is_empty() {
+        context.insert("diff_missing", missing);
     }
     context.insert("diff", &diff);
-    // Tool calls and the SPARQL among them.
-    // A calls.json that does not parse is an error, not an empty list: the
-    // page would otherwise say no tool was called.
-    let calls: Option<CallsFile> = match read(CALLS_FILE) {
-        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
-            Error::at_line(
-                dir.join(CALLS_FILE),
-                e.line() as u64,
-                format!(
-                    "{e}; the attempt's tool calls cannot be shown: restore the file from \
-                     version control or record the episode again"
-                ),
-            )
-        })?),
-        None => None,
-    };
-    let mut call_views = Vec::new();
-    let mut queries = Vec::new();
-    if let Some(calls) = &calls {
-        let span = calls
-            .calls
-            .iter()
-            .map(|c| c.start_s + c.duration_s)
-            .fold(a.wall_s, f64::max)
-            .max(1e-9);
-        for c in &calls.calls {
-            let (status, class) = call_status(c);
-            if let serde_json::Value::Object(map) = &c.arguments {
-                for (k, v) in map {
-                    if let serde_json::Value::String(text) = v
-                        && is_query_argument(k)
-                    {
-                        queries.push(QueryView {
-                            index: c.index,
-                            tool: c.tool.clone(),
-                            graph: map
-                                .get("graph")
-                                .and_then(|g| g.as_str())
-                                .map(str::to_string),
-                            status: status.clone(),
-                            class: class.clone(),
-                            text: clip(text),
-                        });
-                    }
-                }
-            }
-            call_views.push(CallView {
-                index: c.index,
-                offset: format!("{:.1}", (c.start_s / span * 100.0).clamp(0.0, 99.5)),
-                width: format!("{:.1}", (c.duration_s / span * 100.0).clamp(0.5, 100.0)),
-                start: format!("{:.3}", c.start_s),
-                duration: format!("{:.3}", c.duration_s),
-                tool: c.tool.clone(),
-                status,
-                class,
-                summary: arguments_summary(&c.arguments),
-                arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
-            });
-        }
-    }
+    let (calls, queries) = calls_views(v);
     context.insert(
         "calls_missing",
-        if listing.is_file(CALLS_FILE) {
+        if v.files.contains(CALLS_FILE) {
             "No tool was called."
         } else {
             "No calls.json was recorded."
         },
     );
-    context.insert("calls", &call_views);
+    context.insert("calls", &calls);
     context.insert("queries", &queries);
-    // agent.json is the agent host's own output, kept as it came: one
-    // that does not parse is said so, not silently left out.
-    let final_message =
-        read(AGENT_FILE).and_then(|b| match serde_json::from_slice::<serde_json::Value>(&b) {
-            Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
-            Err(e) => Some(format!(
-                "(agent.json is not JSON, so no final message could be read from it: {e})"
-            )),
-        });
-    context.insert("final_message", &final_message);
-    let prompt = read(PROMPT_FILE)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_else(|| "(no prompt.txt recorded)".into());
-    context.insert("prompt", &prompt);
-    let mut raw = Vec::new();
-    for name in [
-        PROMPT_FILE,
-        COMMAND_FILE,
-        ANSWER_FILE,
-        CALLS_FILE,
-        METRICS_FILE,
-        AGENT_FILE,
-        EPISODE_FILE,
-    ] {
-        if listing.is_file(name) {
-            raw.push(Link {
-                name: name.to_string(),
-                href: relative_link(&page, &dir.join(name)),
-            });
-        }
-    }
-    raw.extend_from_slice(shared_raw);
+    context.insert("final_message", &v.final_message);
+    context.insert(
+        "prompt",
+        v.prompt.as_deref().unwrap_or("(no prompt.txt recorded)"),
+    );
+    let mut raw: Vec<Link> = ATTEMPT_FILES
+        .iter()
+        .filter(|name| v.files.contains(**name))
+        .map(|name| Link {
+            name: name.to_string(),
+            href: relative_link(&page, &v.dir.join(name)),
+        })
+        .collect();
+    raw.extend_from_slice(c.shared_raw);
     context.insert("raw", &raw);
     let nav = crumbs(
         &page,
         &[
             ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
-            (&root.name, Some(root_page(&root.name))),
-            (question, Some(question_page(&root.name, question))),
-            (&format!("{condition_label} · attempt {}", a.attempt), None),
+            (&c.root.name, Some(root_page(&c.root.name))),
+            (c.question, Some(question_page(&c.root.name, c.question))),
+            (&format!("{label} · attempt {}", a.attempt), None),
         ],
     );
-    let title = format!("{question} · attempt {}", a.attempt);
+    let title = format!("{} · attempt {}", c.question, a.attempt);
     Ok(theme
         .render("site/attempt.html", &title, Some(&nav), context)?
         .into_bytes())
 }
 
+/// Both scoring tiers of an answer, as the attempt page shows them.
+fn score_view(s: &crate::score::Score) -> ScoreView {
+    ScoreView {
+        exact: check(Some(s.exact)),
+        ordered: check(s.ordered),
+        f1: fixed(s.f1, 2),
+        precision: fixed(s.row_precision, 2),
+        recall: fixed(s.row_recall, 2),
+        strict_exact: check(Some(s.strict_exact)),
+        strict_ordered: check(s.strict_ordered),
+        strict_f1: fixed(s.strict_f1, 2),
+        answer_rows: s.answer_rows,
+        key_rows: s.key_rows,
+        matched_rows: s.matched_rows,
+        version: s.scoring_version.clone(),
+        figures: s.significant_figures,
+        notes: s.notes.clone(),
+    }
+}
+
+/// The tool calls of an attempt on its timeline, and the SPARQL among
+/// their arguments.
+fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
+    let mut call_views = Vec::new();
+    let mut queries = Vec::new();
+    let Some(calls) = &v.calls else {
+        return (call_views, queries);
+    };
+    let span = calls
+        .calls
+        .iter()
+        .map(|c| c.start_s + c.duration_s)
+        .fold(v.result.wall_s, f64::max)
+        .max(1e-9);
+    for c in &calls.calls {
+        let (status, class) = call_status(c);
+        if let serde_json::Value::Object(map) = &c.arguments {
+            for (k, value) in map {
+                if let serde_json::Value::String(text) = value
+                    && is_query_argument(k)
+                {
+                    queries.push(QueryView {
+                        index: c.index,
+                        tool: c.tool.clone(),
+                        graph: map
+                            .get("graph")
+                            .and_then(|g| g.as_str())
+                            .map(str::to_string),
+                        status: status.clone(),
+                        class: class.clone(),
+                        text: clip(text),
+                    });
+                }
+            }
+        }
+        call_views.push(CallView {
+            index: c.index,
+            offset: format!("{:.1}", (c.start_s / span * 100.0).clamp(0.0, 99.5)),
+            width: format!("{:.1}", (c.duration_s / span * 100.0).clamp(0.5, 100.0)),
+            start: format!("{:.3}", c.start_s),
+            duration: format!("{:.3}", c.duration_s),
+            tool: c.tool.clone(),
+            status,
+            class,
+            summary: arguments_summary(&c.arguments),
+            arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
+        });
+    }
+    (call_views, queries)
+}
+
 /// The most of one query or one call's arguments an attempt page shows,
-/// in bytes: fifteen 280 KB queries once made an 18 MB page (new-user
-/// review of issue 5). The whole text is in the linked `calls.json`.
+/// in bytes: fifteen 280 KB queries once made an 18 MB page. The whole
+/// text is in the linked `calls.json`.
 pub const CLIP_BYTES: usize = 16 * 1024;
 
 /// `text`, cut at a character boundary near [`CLIP_BYTES`] with a note of
@@ -1220,6 +1005,42 @@ pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_lines_are_the_rows_written_one_by_one() {
+        let one_by_one = |t: &Table| -> Vec<String> {
+            t.rows
+                .iter()
+                .map(|row| {
+                    let mut one = Table::new(vec![String::new(); row.len()]);
+                    one.rows.push(row.clone());
+                    let csv = one.to_csv();
+                    csv.split_once('\n')
+                        .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
+                })
+                .collect()
+        };
+        for csv in [
+            &b"a,b\n1,x\n\" q\",\"c,d\"\n,\n"[..],
+            b"a\n\"\"\nx\n",
+            b"a,b\n\"two\nlines\",y\n3,z\n",
+            b"a,b\n\"cr\rhere\",y\n",
+            b"a\n",
+        ] {
+            let t = Table::from_csv(csv).unwrap();
+            assert_eq!(
+                csv_lines(&t),
+                one_by_one(&t),
+                "{}",
+                String::from_utf8_lossy(csv)
+            );
+        }
+        let ragged = Table {
+            columns: vec![],
+            rows: vec![vec![], vec![]],
+        };
+        assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
+    }
 
     #[test]
     fn long_texts_are_clipped_at_a_character_boundary() {
@@ -1344,78 +1165,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn listings_answer_as_the_file_system_does() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("attempt-1");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
-        std::fs::create_dir(dir.join("cwd")).unwrap();
-        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::symlink;
-            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
-            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
-            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
-        }
-        let names = [
-            "answer.csv",
-            "cwd",
-            "calls.json",
-            "agent.json",
-            "episode.json",
-            "prompt.txt",
-        ];
-        for folder in [dir.clone(), tmp.path().join("missing")] {
-            let listing = Listing::of(&folder);
-            for name in names {
-                assert_eq!(listing.is_file(name), folder.join(name).is_file(), "{name}");
-                assert_eq!(
-                    listing.read(name),
-                    std::fs::read(folder.join(name)).ok(),
-                    "{name}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn csv_lines_are_the_rows_written_one_by_one() {
-        let one_by_one = |t: &Table| -> Vec<String> {
-            t.rows
-                .iter()
-                .map(|row| {
-                    let mut one = Table::new(vec![String::new(); row.len()]);
-                    one.rows.push(row.clone());
-                    let csv = one.to_csv();
-                    csv.split_once('\n')
-                        .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
-                })
-                .collect()
-        };
-        for csv in [
-            &b"a,b\n1,x\n\" q\",\"c,d\"\n,\n"[..],
-            b"a\n\"\"\nx\n",
-            b"a,b\n\"two\nlines\",y\n3,z\n",
-            b"a,b\n\"cr\rhere\",y\n",
-            b"a\n",
-        ] {
-            let t = Table::from_csv(csv).unwrap();
-            assert_eq!(
-                csv_lines(&t),
-                one_by_one(&t),
-                "{}",
-                String::from_utf8_lossy(csv)
-            );
-        }
-        let ragged = Table {
-            columns: vec![],
-            rows: vec![vec![], vec![]],
-        };
-        assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
     }
 
     #[test]

@@ -31,10 +31,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::figures::FigureKind;
+use super::syntax::{markdown as md_table, md_code, md_text};
 use crate::error::{Error, Result};
 use crate::format::{interval, percent, rate, seconds, signed, signed_interval as delta_interval};
 use crate::report::study::{StudyCondition, StudyData};
-use crate::report::{cell, md_text};
+use crate::report::tables;
 use crate::runs::layout::RunsRoot;
 
 /// The study description file.
@@ -135,6 +136,13 @@ pub struct Study {
     pub data: StudyData,
     /// Files that could not be read (named); the rest is published.
     pub problems: Vec<String>,
+    /// The study's prose: every `*.md` directly in its folder, by path,
+    /// with its text as read.
+    pub prose: BTreeMap<PathBuf, String>,
+    /// The study's name: its folder's own name without `results-`.
+    pub name: String,
+    /// Each of [`Study::roots`] by its folder's own name.
+    pub root_names: Vec<String>,
 }
 
 /// True when `dir` is a study folder (it has a `study.toml`).
@@ -215,10 +223,9 @@ impl Study {
                     ),
                 ));
             }
-            loaded.insert(
-                name.clone(),
-                StudyData::from_root(&RunsRoot::new(root.clone())),
-            );
+            let view = crate::report::load::root(&root);
+            let problems = view.problems.clone();
+            loaded.insert(name.clone(), (StudyData::from_root(&view), problems));
             roots.push(root);
         }
         let mut problems: Vec<String> = loaded.values().flat_map(|(_, p)| p.clone()).collect();
@@ -319,6 +326,13 @@ impl Study {
                 data.conditions.push(c);
             }
         }
+        // A question's text, from the first root (in study.toml order)
+        // that recorded a prompt of it.
+        for name in &file.roots {
+            for (id, text) in &loaded[name].0.texts {
+                data.texts.entry(id.clone()).or_insert_with(|| text.clone());
+            }
+        }
         // Two conditions under one label would be indistinguishable in
         // every table and figure.
         for (i, c) in data.conditions.iter().enumerate() {
@@ -372,38 +386,22 @@ impl Study {
                 .map(|c| c.key.clone())
                 .unwrap_or_default(),
         };
+        let folder = root_label(dir);
         Ok(Study {
             dir: dir.to_path_buf(),
             title: file.title,
+            root_names: roots.iter().map(|r| root_label(r)).collect(),
             roots,
             figures,
             baseline,
             data,
             problems,
+            prose: prose_files(dir)?,
+            name: folder
+                .strip_prefix("results-")
+                .unwrap_or(&folder)
+                .to_string(),
         })
-    }
-
-    /// The study's name: its folder name without `results-`.
-    pub fn name(&self) -> String {
-        let folder = root_label(&self.dir);
-        folder
-            .strip_prefix("results-")
-            .unwrap_or(&folder)
-            .to_string()
-    }
-
-    /// The Markdown files whose regions are filled: every `*.md` directly
-    /// in the study folder, sorted.
-    pub fn prose_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        files
     }
 
     /// The figure's path.
@@ -412,6 +410,24 @@ impl Study {
             .join(FIGURES_DIR)
             .join(format!("{}.svg", kind.name()))
     }
+}
+
+/// The Markdown files whose regions are filled, with their texts: every
+/// `*.md` directly in the study folder, sorted.
+///
+/// Errors: a file that cannot be read (named).
+fn prose_files(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files
+        .into_iter()
+        .map(|p| Ok((p.clone(), crate::error::read_text(&p)?)))
+        .collect()
 }
 
 /// A folder's own name, however it was spelled.
@@ -962,116 +978,25 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
     })
 }
 
-/// The model column: resolved model, else agent host.
-fn agent_text(s: &crate::report::study::ConditionStats) -> String {
-    crate::format::agent_model(&s.agent, s.model.as_deref())
-}
-
 /// The per-condition rates table (Markdown): one row per condition, with
 /// the exact rate, its bootstrap interval over questions, strict and ordered
 /// rates, mean F1, question and attempt counts, and blocked attempts.
 pub fn rates_table(data: &StudyData) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| condition | agent | questions | attempts | exact | 95% CI | strict exact | ordered | mean F1 | always exact | ever exact | flaky | blocked |"
-    );
-    let _ = writeln!(
-        out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    for c in &data.conditions {
-        let s = c.stats();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&s.label),
-            cell(&agent_text(&s)),
-            s.questions,
-            s.attempts,
-            rate(s.exact_rate),
-            interval(s.interval),
-            rate(s.strict_exact_rate),
-            rate(s.ordered_rate),
-            rate(s.mean_f1),
-            s.always_exact,
-            s.ever_exact,
-            s.flaky,
-            s.blocked_attempts,
-        );
-    }
-    out
+    md_table(&tables::rates(data, &tables::STUDY_RATES))
 }
 
 /// The pairwise deltas table (Markdown): every other condition against
 /// `baseline`, paired over questions both measured, with a 95% bootstrap
 /// interval over questions.
 pub fn deltas_table(data: &StudyData, baseline: &StudyCondition) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| condition | against | questions | Δ exact rate | 95% CI (bootstrap over questions) |"
-    );
-    let _ = writeln!(out, "|---|---|---:|---:|---:|");
-    for c in data.conditions.iter().filter(|c| c.key != baseline.key) {
-        let d = data.delta(baseline, c);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            cell(&c.label),
-            cell(&baseline.label),
-            d.map_or(0, |d| d.questions),
-            d.map_or("—".to_string(), |d| signed(d.estimate)),
-            delta_interval(d.and_then(|d| d.interval)),
-        );
-    }
-    out
-}
-
-/// The question text of `id` from whichever condition recorded it.
-pub fn question_text(data: &StudyData, id: &str) -> Option<String> {
-    data.conditions.iter().find_map(|c| {
-        let result = c.results.get(id)?;
-        crate::report::question_text(&RunsRoot::new(c.root.clone()), result)
-    })
+    md_table(&tables::deltas(data, baseline))
 }
 
 /// The per-question table (Markdown): one row per question, the exact
 /// attempts over measured attempts under each condition, and with `text`
 /// the question itself.
 pub fn questions_table_of(data: &StudyData, text: bool) -> String {
-    let mut out = String::new();
-    let mut header = String::from("| question |");
-    let mut rule = String::from("|---|");
-    if text {
-        header.push_str(" text |");
-        rule.push_str("---|");
-    }
-    for c in &data.conditions {
-        let _ = write!(header, " {} |", cell(&c.label));
-        rule.push_str(":---:|");
-    }
-    let _ = writeln!(out, "{header}\n{rule}");
-    for q in data.questions() {
-        let _ = write!(out, "| {} |", crate::report::code_cell(&q));
-        if text {
-            let _ = write!(
-                out,
-                " {} |",
-                cell(&question_text(data, &q).unwrap_or_default())
-            );
-        }
-        for c in &data.conditions {
-            let shown = match c.cell(&q) {
-                Some(cell) if cell.measured > 0 => format!("{}/{}", cell.exact, cell.measured),
-                Some(_) => "blocked".to_string(),
-                None => "—".to_string(),
-            };
-            let _ = write!(out, " {shown} |");
-        }
-        out.push('\n');
-    }
-    out
+    md_table(&tables::study_questions(data, text))
 }
 
 fn questions_table(study: &Study, text: bool) -> String {
@@ -1094,43 +1019,21 @@ fn defeats_list(study: &Study) -> String {
                 Some(format!("0/{}", cell.measured))
             })
             .collect();
-        let text = question_text(&study.data, &q)
+        let text = study
+            .data
+            .text(&q)
             .map(|t| format!(" — {}", md_text(&t)))
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "- {} ({}){text}",
-            crate::report::md_code(&q),
-            cells.join(", ")
-        );
+        let _ = writeln!(out, "- {} ({}){text}", md_code(&q), cells.join(", "));
     }
     out
 }
 
 fn separating_table(study: &Study) -> String {
-    let rows = study.data.separating();
-    if rows.is_empty() {
-        return "No question separates the conditions: none is always exact under one and never under another.".to_string();
+    match tables::separating(&study.data) {
+        Some(grid) => md_table(&grid),
+        None => "No question separates the conditions: none is always exact under one and never under another.".to_string(),
     }
-    let label = |key: &String| {
-        study
-            .data
-            .condition(key)
-            .map_or(key.clone(), |c| c.label.clone())
-    };
-    let mut out = String::new();
-    let _ = writeln!(out, "| question | always exact under | never exact under |");
-    let _ = writeln!(out, "|---|---|---|");
-    for s in rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} |",
-            crate::report::code_cell(&s.question),
-            cell(&s.always.iter().map(label).collect::<Vec<_>>().join("; ")),
-            cell(&s.never.iter().map(label).collect::<Vec<_>>().join("; ")),
-        );
-    }
-    out
 }
 
 #[cfg(test)]
@@ -1437,6 +1340,7 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
             &strip_markers(&path, &filled).unwrap(),
             dir.path(),
             "p",
+            &crate::render::assets::AssetMap::new(),
         )
         .body;
         let table = html.find("<table").unwrap();

@@ -37,6 +37,9 @@ pub struct StudyCondition {
 pub struct StudyData {
     /// Conditions in the order tables and figures show them.
     pub conditions: Vec<StudyCondition>,
+    /// Question id → the question as the agent read it, from the roots'
+    /// views ([`super::view::QuestionView::text`]).
+    pub texts: BTreeMap<String, String>,
 }
 
 /// One question under one condition.
@@ -249,6 +252,11 @@ impl StudyCondition {
 }
 
 impl StudyData {
+    /// The text of question `id`, when a prompt of it was recorded.
+    pub fn text(&self, id: &str) -> Option<String> {
+        self.texts.get(id).cloned()
+    }
+
     /// Every question any condition has a result for, sorted by id.
     pub fn questions(&self) -> Vec<String> {
         let set: BTreeSet<&String> = self
@@ -330,28 +338,31 @@ impl StudyData {
 }
 
 impl StudyData {
-    /// Every condition of one runs root, in name order, each keyed by its
-    /// condition name and labelled as the root's README labels it
-    /// ([`super::label`]).
-    pub fn from_root(root: &crate::runs::layout::RunsRoot) -> (StudyData, Vec<String>) {
-        let data = super::load(root);
+    /// Every condition of one loaded runs root, in name order, each keyed
+    /// by its condition name and labelled as the root's README labels it.
+    pub fn from_root(view: &super::view::RootView) -> StudyData {
         let mut study = StudyData::default();
-        for (name, condition) in &data.conditions {
-            let results = data
-                .results
+        for (name, condition) in &view.conditions {
+            let results = view
+                .questions
                 .iter()
-                .filter_map(|(q, by)| Some((q.clone(), by.get(name)?.clone())))
+                .filter_map(|(q, question)| Some((q.clone(), question.results.get(name)?.clone())))
                 .collect();
             study.conditions.push(StudyCondition {
                 key: name.clone(),
-                label: super::label(condition),
-                root: root.root.clone(),
-                condition: condition.clone(),
+                label: condition.label.clone(),
+                root: view.path.clone(),
+                condition: condition.file.clone(),
                 results,
                 interval: std::sync::OnceLock::new(),
             });
         }
-        (study, data.problems)
+        study.texts = view
+            .questions
+            .iter()
+            .filter_map(|(id, q)| Some((id.clone(), q.text.clone()?)))
+            .collect();
+        study
     }
 }
 
@@ -373,16 +384,20 @@ pub(crate) fn demo_roots() -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::layout::RunsRoot;
 
     fn demo() -> StudyData {
-        let (study, problems) = demo_roots()
+        let views: Vec<_> = demo_roots()
             .iter()
-            .map(|p| StudyData::from_root(&RunsRoot::new(p)))
-            .max_by_key(|(s, _)| s.conditions.len())
-            .unwrap();
-        assert!(problems.is_empty(), "{problems:?}");
-        study
+            .map(|p| super::super::load::root(p))
+            .collect();
+        for v in &views {
+            assert!(v.problems.is_empty(), "{:?}", v.problems);
+        }
+        views
+            .iter()
+            .map(StudyData::from_root)
+            .max_by_key(|s| s.conditions.len())
+            .unwrap()
     }
 
     #[test]

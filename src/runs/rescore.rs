@@ -15,8 +15,9 @@ use super::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
 use super::records::{
     AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
-use super::run::{read_json, refuse_frozen, write_json};
+use super::run::refuse_frozen;
 use crate::error::{Error, Result};
+use crate::fsutil::{read_json, write_json};
 use crate::reference::GroundTruthMeta;
 use crate::score::{SCORING_VERSION, ScoreOptions};
 use crate::table::Table;
@@ -269,11 +270,6 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
         excluded.dedup();
         condition.identity.excluded = excluded;
         write_json(&path, &condition)?;
-    }
-    for problem in crate::report::write_outputs(root)? {
-        if !outcome.problems.contains(&problem) {
-            outcome.problems.push(problem);
-        }
     }
     Ok(outcome)
 }

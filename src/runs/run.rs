@@ -19,7 +19,7 @@ use crate::agent::strategy::Strategy;
 use crate::agent::{AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Selection};
 use crate::error::{Error, Result};
-use crate::fsutil::write_atomic;
+use crate::fsutil::{read_json, write_atomic, write_json};
 use crate::mcp::profile::Profile;
 use crate::mcp::proxy::ToolLevel;
 use crate::mcp::sparql_only::SparqlOnly;
@@ -566,7 +566,6 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
         progress(&format!("blocked: {reason}"));
     }
     write_json(&condition_path, &condition)?;
-    crate::report::write_outputs(&root)?;
     progress(&format!(
         "{name}: {} question{}, {} ran, {} resumed, {:.0} s",
         total,
@@ -729,20 +728,6 @@ fn without_paths(line: &str) -> String {
         previous = Some(c);
     }
     out
-}
-
-/// Reads a JSON file into `T`, naming the file and line on failure.
-pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = crate::error::read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))
-}
-
-/// Writes `value` as pretty JSON with a final newline, atomically.
-pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::file(path, format!("cannot write JSON: {e}")))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]

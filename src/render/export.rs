@@ -1,0 +1,292 @@
+//! Exporters: one per kind of output `build` writes, each a function of
+//! the loaded [`BuildView`] (and of what the exporters before it made)
+//! into [`Output`]s. `build`'s plan is a loop over [`EXPORTERS`]; adding an
+//! output is one more exporter. No exporter reads a file: what they need
+//! is loaded into the view first (the shape of hyperfine's `Exporter`).
+//!
+//! | exporter | writes |
+//! |---|---|
+//! | [`RootFiles`] | each runs root's `README.md` and summary CSVs ([`super::readme`]) |
+//! | [`Figures`] | each study's `figures/*.svg` ([`super::figures`]) |
+//! | [`Regions`] | each study's prose with its generated regions filled ([`super::study`]) |
+//! | [`Pages`] | a self-contained `X.html` beside every `X.md` ([`super::markdown`]) |
+//! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]) |
+//!
+//! The paper's tables and RTF (`paper tables`, `paper doc`) use the same
+//! tables and writers outside `build` ([`super::paper`], [`super::manuscript`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::Theme;
+use super::assets::Assets;
+use super::site::SiteRoot;
+use super::study::Study;
+use crate::error::{Error, Result};
+
+/// One file an exporter produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Where it goes.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Work that produces outputs when run: the site's pages of one question,
+/// loaded and rendered on demand so memory stays flat however many
+/// attempts a root holds.
+pub type Job = Box<dyn Fn() -> Result<Vec<Output>> + Send + Sync>;
+
+/// Everything `build` reads, loaded once: the view every exporter renders.
+pub struct BuildView {
+    /// The build's base folder (the project).
+    pub base: PathBuf,
+    /// The page templates, stylesheet and script.
+    pub theme: Arc<Theme>,
+    /// Runs roots, loaded, with their names on the site.
+    pub roots: Vec<Arc<SiteRoot>>,
+    /// Studies, loaded.
+    pub studies: Vec<Study>,
+    /// Every Markdown file found, with its text as read.
+    pub markdown: BTreeMap<PathBuf, String>,
+    /// The images pages embed, read from disk (figures this build makes
+    /// are taken from the outputs instead).
+    pub images: Arc<dyn Assets + Send + Sync>,
+    /// Whether `site/` is built (a whole-project build with a root or a
+    /// study, or a `site/` already).
+    pub site: bool,
+    /// The base folder holds a `README.md` (the site index links its page).
+    pub readme: bool,
+}
+
+/// What an exporter made.
+#[derive(Default)]
+pub struct Exported {
+    /// Outputs computed now.
+    pub outputs: Vec<Output>,
+    /// Outputs computed on demand.
+    pub jobs: Vec<Job>,
+    /// Folders it owns: a file there that carries a generator mark and
+    /// that no output names is an orphan.
+    pub owned_dirs: Vec<PathBuf>,
+    /// Non-fatal problems, named.
+    pub warnings: Vec<String>,
+}
+
+/// One kind of output.
+pub trait Exporter: Sync {
+    /// Its name, for messages.
+    fn name(&self) -> &'static str;
+
+    /// What it makes of `view`; `made` holds what the exporters before it
+    /// made, in order (a page embeds the figures and prose this build
+    /// writes, not what is on disk).
+    ///
+    /// Errors: an input it cannot render (named by file and line).
+    fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported>;
+}
+
+/// A runs root's README and summary CSVs (frozen roots are read, never
+/// written: none of their files is produced).
+pub struct RootFiles;
+
+impl Exporter for RootFiles {
+    fn name(&self) -> &'static str {
+        "runs-root files"
+    }
+
+    fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
+        let mut exported = Exported::default();
+        for root in view.roots.iter().filter(|r| !r.view.frozen) {
+            exported.outputs.extend(super::readme::outputs(&root.view));
+        }
+        Ok(exported)
+    }
+}
+
+/// Each study's figures.
+pub struct Figures;
+
+impl Exporter for Figures {
+    fn name(&self) -> &'static str {
+        "figures"
+    }
+
+    fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
+        let mut exported = Exported::default();
+        for study in &view.studies {
+            let figures: Vec<Result<Output>> = study
+                .figures
+                .par_iter()
+                .map(|kind| {
+                    let path = study.figure_path(*kind);
+                    let svg = super::figures::render(*kind, &study.data)
+                        .map_err(|e| Error::file(&path, e.to_string()))?;
+                    Ok(Output {
+                        path,
+                        bytes: svg.into_bytes(),
+                    })
+                })
+                .collect();
+            for figure in figures {
+                exported.outputs.push(figure?);
+            }
+            exported
+                .owned_dirs
+                .push(study.dir.join(super::study::FIGURES_DIR));
+        }
+        Ok(exported)
+    }
+}
+
+/// Each study's prose, its generated regions filled.
+pub struct Regions;
+
+impl Exporter for Regions {
+    fn name(&self) -> &'static str {
+        "study regions"
+    }
+
+    fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
+        let mut exported = Exported::default();
+        for study in &view.studies {
+            for (path, text) in &study.prose {
+                let filled = super::study::fill(study, path, text)?;
+                exported.outputs.push(Output {
+                    path: path.clone(),
+                    bytes: filled.into_bytes(),
+                });
+            }
+        }
+        // Regions are filled only in a study's prose: elsewhere they would
+        // silently stay as they are.
+        for (path, text) in &view.markdown {
+            let in_study = view.studies.iter().any(|s| s.prose.contains_key(path));
+            if !in_study && super::study::regions(path, text).is_ok_and(|r| !r.is_empty()) {
+                exported.warnings.push(format!(
+                    "{}: generated regions are filled only in a study's Markdown (a folder \
+                     with study.toml); these are left as they are",
+                    path.display()
+                ));
+            }
+        }
+        Ok(exported)
+    }
+}
+
+/// A page beside every Markdown file: the text this build makes of it (a
+/// root's README, a study's filled prose), else the file's own.
+pub struct Pages;
+
+impl Exporter for Pages {
+    fn name(&self) -> &'static str {
+        "pages"
+    }
+
+    fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
+        let mut texts: BTreeMap<PathBuf, String> = view.markdown.clone();
+        for output in made {
+            if output.path.extension().is_some_and(|e| e == "md") {
+                texts.insert(
+                    output.path.clone(),
+                    String::from_utf8_lossy(&output.bytes).into_owned(),
+                );
+            }
+        }
+        let figures = super::assets::made_figures(made);
+        let assets = super::assets::Layered {
+            first: &figures,
+            then: view.images.as_ref(),
+        };
+        let pages: Vec<Result<(Output, Vec<String>)>> = texts
+            .par_iter()
+            .map(|(path, text)| {
+                let mut warnings = Vec::new();
+                let bytes =
+                    super::build::page_with(&view.theme, path, text, &mut warnings, &assets)?;
+                Ok((
+                    Output {
+                        path: super::build::html_path(path),
+                        bytes,
+                    },
+                    warnings,
+                ))
+            })
+            .collect();
+        let mut exported = Exported::default();
+        for page in pages {
+            let (output, warnings) = page?;
+            exported.outputs.push(output);
+            exported.warnings.extend(warnings);
+        }
+        Ok(exported)
+    }
+}
+
+/// The static site.
+pub struct Site;
+
+impl Exporter for Site {
+    fn name(&self) -> &'static str {
+        "site"
+    }
+
+    fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
+        let mut exported = Exported::default();
+        if !view.site {
+            return Ok(exported);
+        }
+        let figures = super::assets::made_figures(made);
+        let base = &view.base;
+        let index = base.join(super::site::SITE_DIR).join("index.html");
+        exported.outputs.push(Output {
+            bytes: super::build::stamp(
+                &index,
+                super::site::index_page(
+                    &view.theme,
+                    base,
+                    &view.studies,
+                    &view.roots,
+                    &figures,
+                    view.readme,
+                )?,
+            ),
+            path: index,
+        });
+        for root in &view.roots {
+            let page = base.join(super::site::root_page(&root.name));
+            exported.outputs.push(Output {
+                bytes: super::build::stamp(&page, super::site::root_index(&view.theme, root)?),
+                path: page,
+            });
+            for question in root.view.questions.keys() {
+                let (theme, root, question, base) = (
+                    Arc::clone(&view.theme),
+                    Arc::clone(root),
+                    question.clone(),
+                    base.clone(),
+                );
+                exported.jobs.push(Box::new(move || {
+                    let detail = crate::report::load::question(&root.view, &question)?;
+                    Ok(super::site::question_pages(&theme, &root, &detail)?
+                        .into_iter()
+                        .map(|(path, bytes)| Output {
+                            bytes: super::build::stamp(&path, bytes),
+                            path: base.join(path),
+                        })
+                        .collect())
+                }));
+            }
+        }
+        exported.owned_dirs.push(base.join(super::site::SITE_DIR));
+        Ok(exported)
+    }
+}
+
+/// Every exporter, in the order `build` runs them: each sees what the
+/// ones before it made.
+pub const EXPORTERS: [&dyn Exporter; 5] = [&RootFiles, &Figures, &Regions, &Pages, &Site];

@@ -1,0 +1,494 @@
+//! Loaders: the only code of the reporting side that reads a runs root.
+//! Each reads recorded files (`docs/FORMAT.md`) into the view model
+//! ([`super::view`]); everything downstream is a function of the view.
+//!
+//! A recorded file that cannot be used is never silently left out: a
+//! root's unreadable files are collected in [`RootView::problems`] (build
+//! refuses a root with any), and what a page must show but cannot
+//! ([`question`]) is an error naming the file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::view::{
+    AttemptView, ConditionAttempts, ConditionView, QuestionDetail, QuestionView, RootView,
+    VIEW_VERSION,
+};
+use crate::error::{Error, Result};
+use crate::fsutil::read_json;
+use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile};
+use crate::runs::layout::{
+    AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
+};
+use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
+use crate::table::Table;
+
+/// Reads every condition and result of the runs root at `path`, with the
+/// question texts and what the pages link to. An unreadable or
+/// inconsistent file is named in [`RootView::problems`] and left out.
+pub fn root(path: &Path) -> RootView {
+    let runs_root = RunsRoot::new(path);
+    let mut problems = Vec::new();
+    let mut conditions = BTreeMap::new();
+    for name in runs_root.condition_names() {
+        let file = runs_root.condition_file(&name);
+        match read_json::<ConditionFile>(&file) {
+            Ok(condition) if condition.format != RUNS_FORMAT => {
+                problems.push(format!(
+                    "{}: format {} is not one this version reads ({RUNS_FORMAT}): use the \
+                     okn-benchmark that recorded it",
+                    file.display(),
+                    condition.format,
+                ));
+            }
+            Ok(condition) => {
+                conditions.insert(
+                    name,
+                    ConditionView {
+                        label: super::label(&condition),
+                        file: condition,
+                    },
+                );
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    let results = results(&runs_root, &conditions, &mut problems);
+    check_conditions(&runs_root, &conditions, &results, &mut problems);
+    // Each question's text is read from a prompt file: in parallel.
+    let texts: Vec<Option<String>> = results
+        .par_iter()
+        .map(|(_, by_condition)| {
+            by_condition
+                .values()
+                .find_map(|r| question_text(&runs_root, r))
+        })
+        .collect();
+    let questions = results
+        .into_iter()
+        .zip(texts)
+        .map(|((id, results), text)| (id, QuestionView { text, results }))
+        .collect();
+    RootView {
+        version: VIEW_VERSION,
+        title: std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "runs".into()),
+        frozen: runs_root.is_frozen(),
+        readme_page: path
+            .join(crate::runs::layout::README_FILE)
+            .with_extension("html")
+            .is_file(),
+        path: path.to_path_buf(),
+        conditions,
+        questions,
+        problems,
+    }
+}
+
+/// Question id → condition name → result, for every question each
+/// condition file lists. Result files are read in parallel (a large root
+/// holds tens of thousands), then gathered in the order a sequential read
+/// would meet them, so the problems keep their order.
+fn results(
+    root: &RunsRoot,
+    conditions: &BTreeMap<String, ConditionView>,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, BTreeMap<String, QuestionResult>> {
+    let wanted: Vec<(&String, &String)> = conditions
+        .iter()
+        .flat_map(|(name, c)| c.file.questions.keys().map(move |id| (name, id)))
+        .collect();
+    let read: Vec<Result<QuestionResult>> = wanted
+        .par_iter()
+        .map(|(name, id)| {
+            let path = root.condition_dir(id, name).join(RESULT_FILE);
+            let result = read_json::<QuestionResult>(&path)?;
+            check_result(&result, id, name).map_err(|m| Error::file(&path, m))?;
+            Ok(result)
+        })
+        .collect();
+    let mut results: BTreeMap<String, BTreeMap<String, QuestionResult>> = BTreeMap::new();
+    for ((name, id), result) in wanted.into_iter().zip(read) {
+        match result {
+            Ok(result) => {
+                results
+                    .entry(id.clone())
+                    .or_default()
+                    .insert(name.clone(), result);
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    results
+}
+
+/// The condition file repeats each question's summary and their
+/// aggregate: both must agree with the result files, or a table built
+/// from one would contradict a page built from the other.
+fn check_conditions(
+    root: &RunsRoot,
+    conditions: &BTreeMap<String, ConditionView>,
+    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    problems: &mut Vec<String>,
+) {
+    for (name, condition) in conditions {
+        let condition = &condition.file;
+        let path = root.condition_file(name);
+        for (id, summary) in &condition.questions {
+            if let Some(result) = results.get(id).and_then(|r| r.get(name))
+                && counts(summary) != counts(&result.summary)
+            {
+                problems.push(format!(
+                    "{}: question '{id}' ({}) disagrees with its result.json ({}): run \
+                     `okn-benchmark rescore` on the runs root to recompute it",
+                    path.display(),
+                    counts_text(summary),
+                    counts_text(&result.summary)
+                ));
+            }
+        }
+        let fresh = crate::runs::records::aggregate(&condition.questions);
+        let a = &condition.aggregate;
+        if (a.questions, a.attempts, a.blocked_attempts)
+            != (fresh.questions, fresh.attempts, fresh.blocked_attempts)
+        {
+            problems.push(format!(
+                "{}: its aggregate ({} questions, {} attempts, {} blocked) disagrees with its \
+                 questions ({}, {}, {}): run `okn-benchmark rescore` on the runs root",
+                path.display(),
+                a.questions,
+                a.attempts,
+                a.blocked_attempts,
+                fresh.questions,
+                fresh.attempts,
+                fresh.blocked_attempts
+            ));
+        }
+    }
+}
+
+/// What a recorded `result.json` must hold to be reported: the format
+/// this version writes, the question and condition of the folder it sits
+/// in, attempts numbered once each, fractions in [0, 1] and durations that
+/// are durations: each, taken as it came, was misreported.
+///
+/// Errors: what is wrong, worded for the user.
+fn check_result(
+    result: &QuestionResult,
+    question: &str,
+    condition: &str,
+) -> std::result::Result<(), String> {
+    if result.format != RUNS_FORMAT {
+        return Err(format!(
+            "format {} is not one this version reads ({RUNS_FORMAT}): use the okn-benchmark \
+             that recorded it",
+            result.format
+        ));
+    }
+    if result.question != question || result.condition != condition {
+        return Err(format!(
+            "records question '{}' under condition '{}', but sits in the folder of '{question}' \
+             under '{condition}': was it copied from another folder?",
+            result.question, result.condition
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for a in &result.attempts {
+        if !seen.insert(a.attempt) {
+            return Err(format!("attempt {} is recorded twice", a.attempt));
+        }
+        let fractions = [("f1", Some(a.f1))]
+            .into_iter()
+            .chain(a.score.iter().flat_map(|s| {
+                [
+                    ("f1", Some(s.f1)),
+                    ("strict_f1", Some(s.strict_f1)),
+                    ("row_precision", Some(s.row_precision)),
+                    ("row_recall", Some(s.row_recall)),
+                ]
+            }));
+        for (name, value) in fractions {
+            if let Some(v) = value
+                && !(0.0..=1.0).contains(&v)
+            {
+                return Err(format!(
+                    "attempt {}: {name} is {v}, not a fraction between 0 and 1",
+                    a.attempt
+                ));
+            }
+        }
+        for (name, v) in [("wall_s", a.wall_s), ("server_s", a.server_s)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "attempt {}: {name} is {v}, not a duration in seconds",
+                    a.attempt
+                ));
+            }
+        }
+    }
+    let fresh = crate::runs::records::summarize(&result.attempts, result.ordered_key);
+    if counts(&fresh) != counts(&result.summary) {
+        return Err(format!(
+            "its summary ({}) disagrees with its attempts ({}): run `okn-benchmark rescore` \
+             on the runs root to recompute it from the attempts",
+            counts_text(&result.summary),
+            counts_text(&fresh)
+        ));
+    }
+    Ok(())
+}
+
+/// The counts of a question's summary every published number rests on:
+/// attempts, measured, blocked, exact, strict exact, ordered.
+fn counts(q: &QuestionSummary) -> [Option<u32>; 6] {
+    [
+        Some(q.attempts),
+        Some(q.measured),
+        Some(q.blocked),
+        Some(q.exact),
+        Some(q.strict_exact),
+        q.ordered,
+    ]
+}
+
+fn counts_text(q: &QuestionSummary) -> String {
+    format!(
+        "{} attempts, {} measured, {} blocked, {} exact",
+        q.attempts, q.measured, q.blocked, q.exact
+    )
+}
+
+/// The question text of a result: the first paragraph of its first
+/// attempt's `prompt.txt` (the prompt opens with the record's summary,
+/// `README.md`, "What the agent is asked").
+pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
+    let dir = root.attempt_dir(&result.question, &result.condition, 1);
+    let prompt = std::fs::read_to_string(dir.join(PROMPT_FILE)).ok()?;
+    prompt.split("\n\n").next().map(|s| s.trim().to_string())
+}
+
+/// What one folder holds, from one listing of it: an attempt page asks
+/// after ten files, and a `stat` of each was a tenth of a site build.
+/// Answers as [`Path::is_file`] and [`std::fs::read`] would.
+struct Listing {
+    dir: std::path::PathBuf,
+    /// Entry names, each with whether it is a file (a link followed);
+    /// `None` when the folder could not be listed (each file is then
+    /// asked after on its own).
+    entries: Option<Vec<(std::ffi::OsString, bool)>>,
+}
+
+impl Listing {
+    fn of(dir: &Path) -> Listing {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(read) => Some(
+                read.flatten()
+                    .map(|e| {
+                        let file = match e.file_type() {
+                            Ok(t) if !t.is_symlink() => t.is_file(),
+                            _ => e.path().is_file(),
+                        };
+                        (e.file_name(), file)
+                    })
+                    .collect(),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+            Err(_) => None,
+        };
+        Listing {
+            dir: dir.to_path_buf(),
+            entries,
+        }
+    }
+
+    fn entry(&self, name: &str) -> Option<Option<bool>> {
+        self.entries
+            .as_ref()
+            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
+    }
+
+    fn is_file(&self, name: &str) -> bool {
+        match self.entry(name) {
+            Some(found) => found == Some(true),
+            None => self.dir.join(name).is_file(),
+        }
+    }
+
+    /// The names of the files it holds among `names`.
+    fn files(&self, names: &[&str]) -> BTreeSet<String> {
+        names
+            .iter()
+            .filter(|n| self.is_file(n))
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    /// The file's bytes; nothing is opened for a name the folder lacks.
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        match self.entry(name) {
+            Some(None) => None,
+            _ => std::fs::read(self.dir.join(name)).ok(),
+        }
+    }
+}
+
+/// The files of an attempt folder its page links, in the order it lists
+/// them.
+pub const ATTEMPT_FILES: [&str; 7] = [
+    PROMPT_FILE,
+    crate::runs::layout::COMMAND_FILE,
+    ANSWER_FILE,
+    CALLS_FILE,
+    crate::mcp::calllog::METRICS_FILE,
+    AGENT_FILE,
+    crate::runs::layout::EPISODE_FILE,
+];
+
+/// Reads what the site shows of question `id` of `view` (a root loaded by
+/// [`root`]): its ground truth and every attempt folder its results name.
+///
+/// Errors: an attempt folder `result.json` names that is missing; a
+/// submitted answer whose `answer.csv` is missing; a `calls.json` that does
+/// not parse (a page would otherwise say no tool was called). Each names
+/// the file and says what to do.
+pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
+    let root = RunsRoot::new(&view.path);
+    let qdir = root.question_dir(id);
+    let listing = Listing::of(&qdir);
+    let ground_truth = listing
+        .read(GROUND_TRUTH_CSV)
+        .and_then(|b| Table::from_csv(&b).ok());
+    let mut conditions = BTreeMap::new();
+    if let Some(question) = view.questions.get(id) {
+        for (name, result) in &question.results {
+            let attempts = result
+                .attempts
+                .iter()
+                .map(|a| attempt(&root, result, a))
+                .collect::<Result<Vec<_>>>()?;
+            conditions.insert(
+                name.clone(),
+                ConditionAttempts {
+                    result_file: root.condition_dir(id, name).join(RESULT_FILE).is_file(),
+                    attempts,
+                },
+            );
+        }
+    }
+    Ok(QuestionDetail {
+        id: id.to_string(),
+        ground_truth,
+        files: listing.files(&[GROUND_TRUTH_CSV, GROUND_TRUTH_JSON]),
+        conditions,
+    })
+}
+
+/// Reads one attempt folder.
+fn attempt(
+    root: &RunsRoot,
+    result: &QuestionResult,
+    a: &crate::runs::records::AttemptResult,
+) -> Result<AttemptView> {
+    let dir = root.attempt_dir(&result.question, &result.condition, a.attempt);
+    // What result.json records must be there: a page that said "nothing
+    // was submitted" beside "Exact" would contradict itself.
+    if !dir.is_dir() {
+        return Err(Error::file(
+            &dir,
+            "this attempt folder, recorded in result.json, is missing: restore it from \
+             version control, or record the episode again",
+        ));
+    }
+    let listing = Listing::of(&dir);
+    if a.submitted && !listing.is_file(ANSWER_FILE) {
+        return Err(Error::file(
+            dir.join(ANSWER_FILE),
+            "missing, though result.json records a submitted answer: restore it from \
+             version control, or record the episode again",
+        ));
+    }
+    let answer = listing
+        .read(ANSWER_FILE)
+        .map(|bytes| Table::from_csv(&bytes).map_err(|e| e.to_string()));
+    let calls: Option<CallsFile> = match listing.read(CALLS_FILE) {
+        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+            Error::at_line(
+                dir.join(CALLS_FILE),
+                e.line() as u64,
+                format!(
+                    "{e}; the attempt's tool calls cannot be shown: restore the file from \
+                     version control or record the episode again"
+                ),
+            )
+        })?),
+        None => None,
+    };
+    // agent.json is the agent host's own output, kept as it came: one
+    // that does not parse is said so, not silently left out.
+    let final_message = listing.read(AGENT_FILE).and_then(|b| {
+        match serde_json::from_slice::<serde_json::Value>(&b) {
+            Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
+            Err(e) => Some(format!(
+                "(agent.json is not JSON, so no final message could be read from it: {e})"
+            )),
+        }
+    });
+    let prompt = listing
+        .read(PROMPT_FILE)
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    Ok(AttemptView {
+        verdict: a.verdict(),
+        result: a.clone(),
+        files: listing.files(&ATTEMPT_FILES),
+        dir,
+        answer,
+        calls,
+        final_message,
+        prompt,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_answer_as_the_file_system_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("attempt-1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
+        std::fs::create_dir(dir.join("cwd")).unwrap();
+        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
+            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
+            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
+        }
+        let names = [
+            "answer.csv",
+            "cwd",
+            "calls.json",
+            "agent.json",
+            "episode.json",
+            "prompt.txt",
+        ];
+        for folder in [dir.clone(), tmp.path().join("missing")] {
+            let listing = Listing::of(&folder);
+            for name in names {
+                assert_eq!(listing.is_file(name), folder.join(name).is_file(), "{name}");
+                assert_eq!(
+                    listing.read(name),
+                    std::fs::read(folder.join(name)).ok(),
+                    "{name}"
+                );
+            }
+        }
+    }
+}

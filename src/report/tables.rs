@@ -1,0 +1,561 @@
+//! Every table the reports show, each described once as a [`Grid`] from
+//! the view model: a runs root's conditions and questions (its README, the
+//! terminal report, the site's root page), its summary CSV rows, and a
+//! study's rates, deltas, questions and separating questions (its regions,
+//! the paper's tables). The syntax a table is written in is the render
+//! layer's (`render::syntax`).
+//!
+//! Rates, counts and durations are as `docs/FORMAT.md` defines them; a
+//! condition's rate and mean F1 average its questions, each weighing the
+//! same.
+
+use std::collections::BTreeMap;
+
+use super::grid::{Align, Cell, Column, Grid};
+use super::study::{ConditionStats, StudyCondition, StudyData};
+use super::view::{ConditionView, QuestionView, RootView};
+use crate::runs::identity::Identity;
+use crate::runs::records::{AttemptResult, QuestionResult, QuestionSummary};
+
+use Align::{Center, Left, Right};
+
+/// Tools called, with how many times: `run_sparql ×2, submit_csv ×1`, or
+/// `—`.
+fn tools_text(tools: &BTreeMap<String, usize>) -> String {
+    if tools.is_empty() {
+        return crate::format::NONE.to_string();
+    }
+    tools
+        .iter()
+        .map(|(t, n)| format!("{t} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A question's blocked attempts in words: `—`, `measured nothing`, or
+/// `1 of 3 never reached the tools`, with the recorded reasons.
+pub fn blocked_text(q: &QuestionSummary) -> String {
+    if q.blocked == 0 {
+        return crate::format::NONE.to_string();
+    }
+    let what = if q.measured_nothing {
+        "measured nothing".to_string()
+    } else {
+        format!("{} of {} never reached the tools", q.blocked, q.attempts)
+    };
+    if q.blocked_reasons.is_empty() {
+        what
+    } else {
+        format!("{what} ({})", q.blocked_reasons.join("; "))
+    }
+}
+
+/// A runs root's conditions as its README shows them: label, agent,
+/// model, effort, counts, the rates of both tiers, always/ever exact,
+/// flaky, blocked, and mean queries and seconds.
+pub fn root_conditions(view: &RootView) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("agent", Left),
+        Column::new("model", Left),
+        Column::new("effort", Left),
+        Column::new("questions", Right),
+        Column::new("attempts", Right),
+        Column::new("exact", Right),
+        Column::new("strict exact", Right),
+        Column::new("ordered", Right),
+        Column::new("mean F1", Right),
+        Column::new("always exact", Right),
+        Column::new("ever exact", Right),
+        Column::new("flaky", Right),
+        Column::new("blocked", Right),
+        Column::new("queries", Right),
+        Column::new("wall s", Right),
+        Column::new("server s", Right),
+    ]);
+    for c in view.conditions.values() {
+        let a = &c.file.aggregate;
+        grid.push(vec![
+            c.label.clone().into(),
+            c.file.identity.agent.clone().into(),
+            c.model()
+                .unwrap_or_else(|| crate::format::NONE.into())
+                .into(),
+            c.file
+                .identity
+                .effort
+                .clone()
+                .unwrap_or_else(|| "default".into())
+                .into(),
+            a.questions.into(),
+            a.attempts.into(),
+            Cell::Rate(a.exact_rate),
+            Cell::Rate(a.strict_exact_rate),
+            Cell::Rate(a.ordered_rate),
+            Cell::Rate(a.mean_f1),
+            a.always_exact.into(),
+            a.ever_exact.into(),
+            a.flaky.into(),
+            if a.blocked_attempts == 0 {
+                crate::format::NONE.into()
+            } else {
+                format!(
+                    "{} attempts, {} questions measured nothing",
+                    a.blocked_attempts, a.measured_nothing
+                )
+                .into()
+            },
+            Cell::Rate(a.mean_queries),
+            Cell::Seconds(a.mean_wall_s),
+            Cell::Seconds(a.mean_server_s),
+        ]);
+    }
+    grid
+}
+
+/// One question of a runs root under every condition that recorded it,
+/// as its README shows it.
+pub fn root_question(view: &RootView, question: &QuestionView) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("exact", Right),
+        Column::new("strict exact", Right),
+        Column::new("ordered", Right),
+        Column::new("always exact", Center),
+        Column::new("mean F1", Right),
+        Column::new("queries", Right),
+        Column::new("tools called", Left),
+        Column::new("wall s", Right),
+        Column::new("server s", Right),
+        Column::new("blocked", Left),
+    ]);
+    for (name, result) in &question.results {
+        let q = &result.summary;
+        grid.push(vec![
+            view.label(name).into(),
+            Cell::Fraction(q.exact, q.measured),
+            Cell::Fraction(q.strict_exact, q.measured),
+            q.ordered.map_or_else(
+                || crate::format::NONE.into(),
+                |o| Cell::Fraction(o, q.measured),
+            ),
+            Cell::Check((q.measured > 0).then_some(q.always_exact)),
+            Cell::Rate(q.mean_f1),
+            Cell::Rate(q.mean_queries),
+            tools_text(&q.tools_called).into(),
+            Cell::Seconds(q.mean_wall_s),
+            Cell::Seconds(q.mean_server_s),
+            blocked_text(q).into(),
+        ]);
+    }
+    grid
+}
+
+/// A runs root's conditions as the terminal report shows them: the
+/// README's condition table, narrowed to what fits a terminal.
+pub fn root_summary(view: &RootView) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("questions", Right),
+        Column::new("exact", Right),
+        Column::new("strict", Right),
+        Column::new("ordered", Right),
+        Column::new("mean F1", Right),
+        Column::new("always", Right),
+        Column::new("ever", Right),
+        Column::new("flaky", Right),
+        Column::new("blocked", Right),
+    ]);
+    for c in view.conditions.values() {
+        let a = &c.file.aggregate;
+        grid.push(vec![
+            c.label.clone().into(),
+            a.questions.into(),
+            Cell::Rate(a.exact_rate),
+            Cell::Rate(a.strict_exact_rate),
+            Cell::Rate(a.ordered_rate),
+            Cell::Rate(a.mean_f1),
+            a.always_exact.into(),
+            a.ever_exact.into(),
+            a.flaky.into(),
+            a.blocked_attempts.into(),
+        ]);
+    }
+    grid
+}
+
+/// A runs root's conditions as its site page shows them.
+pub fn site_conditions(view: &RootView) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("agent", Left),
+        Column::new("model", Left),
+        Column::new("questions", Right),
+        Column::new("attempts", Right),
+        Column::new("exact", Right),
+        Column::new("strict exact", Right),
+        Column::new("ordered", Right),
+        Column::new("mean F1", Right),
+        Column::new("always", Right),
+        Column::new("ever", Right),
+        Column::new("flaky", Right),
+        Column::new("blocked", Right),
+    ]);
+    for c in view.conditions.values() {
+        let a = &c.file.aggregate;
+        grid.push(vec![
+            c.label.clone().into(),
+            c.file.identity.agent.clone().into(),
+            c.file
+                .settings
+                .model_resolved
+                .clone()
+                .or_else(|| c.file.identity.model.clone())
+                .unwrap_or_else(|| crate::format::NONE.into())
+                .into(),
+            a.questions.into(),
+            a.attempts.into(),
+            Cell::Rate(a.exact_rate),
+            Cell::Rate(a.strict_exact_rate),
+            Cell::Rate(a.ordered_rate),
+            Cell::Rate(a.mean_f1),
+            a.always_exact.into(),
+            a.ever_exact.into(),
+            a.flaky.into(),
+            a.blocked_attempts.into(),
+        ]);
+    }
+    grid
+}
+
+/// A question's exact attempts over its measured attempts, toned as the
+/// site colours it: `ok` always exact, `bad` never, `soft` sometimes,
+/// `muted` blocked throughout or not recorded.
+pub fn question_cell(result: Option<&QuestionResult>) -> Cell {
+    match result {
+        Some(r) if r.summary.measured > 0 => {
+            let s = &r.summary;
+            let tone = if s.always_exact {
+                "ok"
+            } else if s.exact == 0 {
+                "bad"
+            } else {
+                "soft"
+            };
+            Cell::Fraction(s.exact, s.measured).toned(tone)
+        }
+        Some(_) => Cell::from("blocked").toned("muted"),
+        None => Cell::from(crate::format::NONE).toned("muted"),
+    }
+}
+
+/// The columns of `summary.csv`, in order (`docs/FORMAT.md`).
+pub const SUMMARY_COLUMNS: [&str; 17] = [
+    "question",
+    "tier",
+    "condition",
+    "server",
+    "tools",
+    "kg_hint",
+    "attempt",
+    "attempts_total",
+    "blocked",
+    "exact",
+    "ordered",
+    "f1",
+    "queries",
+    "tools_called",
+    "wall_s",
+    "server_s",
+    "notes",
+];
+
+/// One `summary.csv` row for an attempt: values as recorded, F1 to four
+/// decimals and seconds to the millisecond; a blocked attempt has no
+/// verdict (empty `exact`, `ordered`, `f1`).
+pub fn summary_row(
+    result: &QuestionResult,
+    identity: &Identity,
+    attempt: &AttemptResult,
+) -> Vec<Cell> {
+    use crate::format::fixed;
+    let blank = |blocked: bool, text: String| if blocked { String::new() } else { text };
+    vec![
+        result.question.clone(),
+        result.tier.clone().unwrap_or_default(),
+        result.condition.clone(),
+        identity.server.clone().unwrap_or_default(),
+        identity.level.clone(),
+        identity.kg_hint.clone(),
+        attempt.attempt.to_string(),
+        result.attempts.len().to_string(),
+        attempt.blocked.to_string(),
+        blank(attempt.blocked, attempt.exact.to_string()),
+        match (attempt.blocked, attempt.ordered) {
+            (false, Some(o)) => o.to_string(),
+            _ => String::new(),
+        },
+        blank(attempt.blocked, fixed(attempt.f1, 4)),
+        attempt.queries.to_string(),
+        attempt.tools_called.join(" "),
+        fixed(attempt.wall_s, 3),
+        fixed(attempt.server_s, 3),
+        attempt.notes.join("; "),
+    ]
+    .into_iter()
+    .map(Cell::Text)
+    .collect()
+}
+
+/// `summary.csv` for these results: one row per attempt, in the order
+/// given (results of conditions that are not recorded are left out).
+pub fn summary<'a>(
+    conditions: &BTreeMap<String, ConditionView>,
+    results: impl Iterator<Item = &'a QuestionResult>,
+) -> Grid {
+    let mut grid = Grid::new(
+        SUMMARY_COLUMNS
+            .iter()
+            .map(|c| Column::new(*c, Left))
+            .collect(),
+    );
+    for result in results {
+        let Some(condition) = conditions.get(&result.condition) else {
+            continue;
+        };
+        for attempt in &result.attempts {
+            grid.push(summary_row(result, &condition.file.identity, attempt));
+        }
+    }
+    grid
+}
+
+/// A column of a study's rates table: which figure of a condition it
+/// shows, under which header ([`rates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateColumn {
+    /// The condition's label.
+    Condition,
+    /// The agent host with the model (`agent · model`).
+    AgentModel,
+    /// The agent host alone.
+    Agent,
+    /// The model alone (`—` when none).
+    Model,
+    /// Questions with a result.
+    Questions,
+    /// Questions with a measured attempt, headed `n`.
+    MeasuredQuestions,
+    /// Attempts recorded.
+    Attempts,
+    /// The exact rate.
+    Exact,
+    /// Its 95% bootstrap interval over questions.
+    Interval,
+    /// The strict-tier exact rate.
+    StrictExact,
+    /// The order-sensitive rate.
+    Ordered,
+    /// Mean F1.
+    MeanF1,
+    /// Questions always exact.
+    AlwaysExact,
+    /// Questions ever exact.
+    EverExact,
+    /// Questions exact sometimes.
+    Flaky,
+    /// Blocked attempts.
+    Blocked,
+}
+
+impl RateColumn {
+    /// The column's header and alignment.
+    fn column(self) -> Column {
+        let (header, align) = match self {
+            RateColumn::Condition => ("condition", Left),
+            RateColumn::AgentModel | RateColumn::Agent => ("agent", Left),
+            RateColumn::Model => ("model", Left),
+            RateColumn::Questions => ("questions", Right),
+            RateColumn::MeasuredQuestions => ("n", Right),
+            RateColumn::Attempts => ("attempts", Right),
+            RateColumn::Exact => ("exact", Right),
+            RateColumn::Interval => ("95% CI", Right),
+            RateColumn::StrictExact => ("strict exact", Right),
+            RateColumn::Ordered => ("ordered", Right),
+            RateColumn::MeanF1 => ("mean F1", Right),
+            RateColumn::AlwaysExact => ("always exact", Right),
+            RateColumn::EverExact => ("ever exact", Right),
+            RateColumn::Flaky => ("flaky", Right),
+            RateColumn::Blocked => ("blocked", Right),
+        };
+        Column::new(header, align)
+    }
+
+    /// The column's cell for one condition.
+    fn cell(self, s: &ConditionStats) -> Cell {
+        match self {
+            RateColumn::Condition => s.label.clone().into(),
+            RateColumn::AgentModel => {
+                crate::format::agent_model(&s.agent, s.model.as_deref()).into()
+            }
+            RateColumn::Agent => s.agent.clone().into(),
+            RateColumn::Model => s
+                .model
+                .clone()
+                .unwrap_or_else(|| crate::format::NONE.into())
+                .into(),
+            RateColumn::Questions => s.questions.into(),
+            RateColumn::MeasuredQuestions => s.measured_questions.into(),
+            RateColumn::Attempts => s.attempts.into(),
+            RateColumn::Exact => Cell::Rate(s.exact_rate),
+            RateColumn::Interval => Cell::Interval(s.interval.map(Into::into)),
+            RateColumn::StrictExact => Cell::Rate(s.strict_exact_rate),
+            RateColumn::Ordered => Cell::Rate(s.ordered_rate),
+            RateColumn::MeanF1 => Cell::Rate(s.mean_f1),
+            RateColumn::AlwaysExact => s.always_exact.into(),
+            RateColumn::EverExact => s.ever_exact.into(),
+            RateColumn::Flaky => s.flaky.into(),
+            RateColumn::Blocked => s.blocked_attempts.into(),
+        }
+    }
+}
+
+/// The columns of a study's `rates` region.
+pub const STUDY_RATES: [RateColumn; 13] = [
+    RateColumn::Condition,
+    RateColumn::AgentModel,
+    RateColumn::Questions,
+    RateColumn::Attempts,
+    RateColumn::Exact,
+    RateColumn::Interval,
+    RateColumn::StrictExact,
+    RateColumn::Ordered,
+    RateColumn::MeanF1,
+    RateColumn::AlwaysExact,
+    RateColumn::EverExact,
+    RateColumn::Flaky,
+    RateColumn::Blocked,
+];
+
+/// The per-condition rates of a study, one row per condition, in these
+/// columns.
+pub fn rates(data: &StudyData, columns: &[RateColumn]) -> Grid {
+    let mut grid = Grid::new(columns.iter().map(|c| c.column()).collect());
+    for c in &data.conditions {
+        let s = c.stats();
+        grid.push(columns.iter().map(|column| column.cell(&s)).collect());
+    }
+    grid
+}
+
+/// The paper's main results table: the rates with agent, the model only
+/// when some condition recorded one (a scripted agent has none: an
+/// all-blank column would only crowd the page), and `n` measured
+/// questions.
+pub fn main_results(data: &StudyData) -> Grid {
+    let models = data.conditions.iter().any(|c| c.stats().model.is_some());
+    let mut columns = vec![RateColumn::Condition, RateColumn::Agent];
+    if models {
+        columns.push(RateColumn::Model);
+    }
+    columns.extend([
+        RateColumn::MeasuredQuestions,
+        RateColumn::Attempts,
+        RateColumn::Exact,
+        RateColumn::Interval,
+        RateColumn::StrictExact,
+        RateColumn::Ordered,
+        RateColumn::MeanF1,
+        RateColumn::Blocked,
+    ]);
+    rates(data, &columns)
+}
+
+/// Every other condition against `baseline`: the difference of exact
+/// rates paired over questions both measured, with its 95% bootstrap
+/// interval over questions.
+pub fn deltas(data: &StudyData, baseline: &StudyCondition) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("against", Left),
+        Column::new("questions", Right),
+        Column::new("Δ exact rate", Right),
+        Column::new("95% CI (bootstrap over questions)", Right),
+    ]);
+    for c in data.conditions.iter().filter(|c| c.key != baseline.key) {
+        let d = data.delta(baseline, c);
+        grid.push(vec![
+            c.label.clone().into(),
+            baseline.label.clone().into(),
+            d.map_or(0, |d| d.questions).into(),
+            Cell::Signed(d.map(|d| d.estimate)),
+            Cell::SignedInterval(d.and_then(|d| d.interval).map(Into::into)),
+        ]);
+    }
+    grid
+}
+
+/// One row per question of a study: the exact attempts over measured
+/// attempts under each condition (`blocked` where every attempt was), and
+/// with `text` the question itself.
+pub fn study_questions(data: &StudyData, text: bool) -> Grid {
+    let mut columns = vec![Column::new("question", Left)];
+    if text {
+        columns.push(Column::new("text", Left));
+    }
+    for c in &data.conditions {
+        columns.push(Column {
+            header: c.label.clone().into(),
+            align: Center,
+        });
+    }
+    let mut grid = Grid::new(columns);
+    for q in data.questions() {
+        let mut row = vec![Cell::Code(q.clone())];
+        if text {
+            row.push(data.text(&q).unwrap_or_default().into());
+        }
+        for c in &data.conditions {
+            row.push(match c.cell(&q) {
+                Some(cell) if cell.measured > 0 => Cell::Fraction(cell.exact, cell.measured),
+                Some(_) => "blocked".into(),
+                None => crate::format::NONE.into(),
+            });
+        }
+        grid.push(row);
+    }
+    grid
+}
+
+/// The questions that separate a study's conditions, with the labels of
+/// those always and never exact on it; `None` when no question does.
+pub fn separating(data: &StudyData) -> Option<Grid> {
+    let rows = data.separating();
+    if rows.is_empty() {
+        return None;
+    }
+    let label = |key: &String| data.condition(key).map_or(key.clone(), |c| c.label.clone());
+    let mut grid = Grid::new(vec![
+        Column::new("question", Left),
+        Column::new("always exact under", Left),
+        Column::new("never exact under", Left),
+    ]);
+    for s in rows {
+        grid.push(vec![
+            Cell::Code(s.question.clone()),
+            s.always
+                .iter()
+                .map(label)
+                .collect::<Vec<_>>()
+                .join("; ")
+                .into(),
+            s.never
+                .iter()
+                .map(label)
+                .collect::<Vec<_>>()
+                .join("; ")
+                .into(),
+        ]);
+    }
+    Some(grid)
+}

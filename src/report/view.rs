@@ -1,0 +1,148 @@
+//! The view model: everything a report, page, table or figure shows,
+//! loaded once from disk ([`super::load`]) into plain serializable values.
+//! Renderers and exporters are functions of these values and nothing else
+//! (they never touch the disk), so a view can be snapshot-tested and an
+//! output is reproducible from its view alone (the shape of mdBook's
+//! versioned `RenderContext`).
+//!
+//! - [`RootView`]: one runs root: its conditions, questions and results.
+//! - [`QuestionDetail`] and [`AttemptView`]: what the site's question and
+//!   attempt pages show of one question, loaded question by question so a
+//!   root of any size is rendered in flat memory.
+//! - [`StudyView`](super::study::StudyView) (in `report::study`): a study.
+//!
+//! Runs-root files and their fields are `docs/FORMAT.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::format::Verdict;
+use crate::mcp::calllog::CallsFile;
+use crate::runs::records::{AttemptResult, ConditionFile, QuestionResult};
+use crate::table::Table;
+
+/// The version of the view model's shape: raised when a field changes
+/// meaning, so a snapshot of a view says which shape it holds.
+pub const VIEW_VERSION: u32 = 1;
+
+/// One runs root, as every report of it shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RootView {
+    /// [`VIEW_VERSION`].
+    pub version: u32,
+    /// The root folder, as given (relative to where the tool runs).
+    pub path: PathBuf,
+    /// The folder's own name, however it was spelled (`.`, `../x`): the
+    /// title of its README.
+    pub title: String,
+    /// Closed by `freeze`: read, never written.
+    pub frozen: bool,
+    /// Its `README.html` exists (a frozen root's site page links it only
+    /// then, else its `README.md`).
+    pub readme_page: bool,
+    /// Conditions by name.
+    pub conditions: BTreeMap<String, ConditionView>,
+    /// Questions by record id: every question some condition recorded.
+    pub questions: BTreeMap<String, QuestionView>,
+    /// Recorded files that could not be read, each named with why and what
+    /// to do. `build` refuses a root with any; `report --lenient` shows
+    /// what it can.
+    pub problems: Vec<String>,
+}
+
+/// One recorded condition.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConditionView {
+    /// Its name for people: `demo-kg, all tools · KG named`
+    /// ([`super::label`]).
+    pub label: String,
+    /// `conditions/NAME.json` as recorded.
+    pub file: ConditionFile,
+}
+
+impl ConditionView {
+    /// The model as the README shows it: resolved, with the one asked for
+    /// beside it where they differ ([`crate::format::model`]).
+    pub fn model(&self) -> Option<String> {
+        crate::format::model(
+            self.file.settings.model_resolved.as_deref(),
+            self.file.identity.model.as_deref(),
+        )
+    }
+}
+
+/// One question of a runs root.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QuestionView {
+    /// The question as the agent read it: the first paragraph of a
+    /// recorded `prompt.txt` (`None` when no prompt was recorded).
+    pub text: Option<String>,
+    /// Its result under each condition that recorded it, by condition name.
+    pub results: BTreeMap<String, QuestionResult>,
+}
+
+impl RootView {
+    /// The label of condition `name` (its name when it is not recorded).
+    pub fn label(&self, name: &str) -> String {
+        self.conditions
+            .get(name)
+            .map_or_else(|| name.to_string(), |c| c.label.clone())
+    }
+
+    /// Attempts recorded over every condition.
+    pub fn attempts(&self) -> u32 {
+        self.conditions
+            .values()
+            .map(|c| c.file.aggregate.attempts)
+            .sum()
+    }
+}
+
+/// What the site shows of one question: its ground truth and every
+/// attempt of every condition.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionDetail {
+    /// The record id.
+    pub id: String,
+    /// `ground_truth.csv` beside the attempts, when recorded and readable.
+    pub ground_truth: Option<Table>,
+    /// Which of the question folder's own files exist
+    /// (`ground_truth.csv`, `ground_truth.json`).
+    pub files: BTreeSet<String>,
+    /// Per condition name, in name order.
+    pub conditions: BTreeMap<String, ConditionAttempts>,
+}
+
+/// One condition's attempts of one question.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConditionAttempts {
+    /// Its `result.json` exists.
+    pub result_file: bool,
+    /// Every attempt, in order.
+    pub attempts: Vec<AttemptView>,
+}
+
+/// One attempt, with what its folder holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttemptView {
+    /// What it came to.
+    pub verdict: Verdict,
+    /// As judged in `result.json`.
+    pub result: AttemptResult,
+    /// The attempt folder.
+    pub dir: PathBuf,
+    /// The names of the files in it.
+    pub files: BTreeSet<String>,
+    /// `answer.csv`: the table, or why it could not be read; `None` when
+    /// nothing was submitted.
+    pub answer: Option<Result<Table, String>>,
+    /// `calls.json`, when recorded.
+    pub calls: Option<CallsFile>,
+    /// The agent host's final message (`result` of `agent.json`), or a
+    /// sentence saying why none could be read.
+    pub final_message: Option<String>,
+    /// `prompt.txt` as recorded.
+    pub prompt: Option<String>,
+}
