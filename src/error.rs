@@ -88,3 +88,13 @@ pub fn read_text(path: &Path) -> Result<String> {
         Error::at_line(path, line, "not valid UTF-8")
     })
 }
+
+/// The 1-based line of byte `offset` in `text` (an offset past the end
+/// counts as the end; one inside a character, as that character's line).
+pub fn line_at(text: &str, offset: usize) -> u64 {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64
+        + 1
+}

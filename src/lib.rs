@@ -33,3 +33,8 @@ pub mod sparql;
 pub mod table;
 
 pub use error::{Error, Result};
+
+#[cfg(test)]
+mod architecture;
+#[cfg(test)]
+mod testing;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Tables for the manuscript, and the manuscript as HTML and RTF.
 #[derive(Debug, clap::Subcommand)]
@@ -53,7 +53,7 @@ pub(crate) struct DocArgs {
 pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
     match command {
         PaperCommand::Tables(args) => {
-            let text = crate::render::paper::tables_command(&args.study)?;
+            let text = tables_command(&args.study)?;
             print!("{text}");
             Ok(ExitCode::SUCCESS)
         }
@@ -66,4 +66,37 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The tables of every study in `studies` (or of every study folder under
+/// the current folder when empty), as Markdown.
+///
+/// Errors: no study found; a study that cannot be read (file and line).
+fn tables_command(studies: &[PathBuf]) -> Result<String> {
+    let dirs: Vec<PathBuf> = if studies.is_empty() {
+        crate::render::build::discover(&[PathBuf::from(".")]).studies
+    } else {
+        studies.to_vec()
+    };
+    if dirs.is_empty() {
+        return Err(Error::Usage(
+            "no study found: a study is a folder (results-NAME/) with a study.toml; pass --study DIR"
+                .into(),
+        ));
+    }
+    let mut out = String::new();
+    let mut n = 1;
+    for dir in &dirs {
+        if !crate::report::study_file::is_study(dir) {
+            return Err(Error::file(
+                dir.join(crate::report::study_file::STUDY_FILE),
+                "not found: --study takes a folder that holds a study.toml",
+            ));
+        }
+        let study = crate::report::study_file::load(dir)?;
+        let (text, next) = crate::render::paper::study_tables(&study, n);
+        out.push_str(&text);
+        n = next;
+    }
+    Ok(out)
 }

@@ -58,7 +58,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             args.root.display()
         );
     } else {
-        crate::render::readme::write(&view)?;
+        crate::render::build::write_root_files(&view)?;
     }
     match args.markdown.as_deref() {
         Some(path) if path.as_os_str() == "-" => {
@@ -86,7 +86,7 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     // The root's README and summary CSVs, as build writes them; a file
     // that could not be read is said with the rest.
     let view = crate::report::load::root(&root.root);
-    crate::render::readme::write(&view)?;
+    crate::render::build::write_root_files(&view)?;
     for problem in view.problems {
         if !outcome.problems.contains(&problem) {
             outcome.problems.push(problem);

@@ -190,7 +190,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     let out = options.out.clone();
     let outcome = run(&options, |line| println!("{line}"))?;
     // The root's README and summary CSVs, as build writes them.
-    crate::render::readme::write(&crate::report::load::root(&out))?;
+    crate::render::build::write_root_files(&crate::report::load::root(&out))?;
     let a = &outcome.aggregate;
     // The rates average the measured questions: say how many those are
     // when some measured nothing (fourth new-user review of issue 5).

@@ -117,23 +117,6 @@ impl Assets for Layered<'_> {
     }
 }
 
-/// The loader of assets: reads each of `paths` that is a readable file.
-pub fn load(paths: impl IntoIterator<Item = PathBuf>) -> AssetMap {
-    paths
-        .into_iter()
-        .filter_map(|p| Some((normalize(&p), std::fs::read(&p).ok()?)))
-        .collect()
-}
-
-/// The SVG figures among `made` (what exporters produced), by normalized
-/// path.
-pub fn made_figures(made: &[super::export::Output]) -> AssetMap {
-    made.iter()
-        .filter(|o| o.path.extension().is_some_and(|e| e == "svg"))
-        .map(|o| (normalize(&o.path), o.bytes.clone()))
-        .collect()
-}
-
 /// `path` with `.` dropped and `a/..` folded, without touching the disk.
 pub use crate::fsutil::normalize;
 
@@ -804,7 +787,7 @@ mod tests {
 
     /// Every file under `dir`, loaded as a page's assets.
     fn disk(dir: &Path) -> AssetMap {
-        load(
+        super::super::build::load_assets(
             walkdir::WalkDir::new(dir)
                 .into_iter()
                 .flatten()

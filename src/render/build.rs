@@ -23,11 +23,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::assets::{self, Assets};
+use super::assets;
 use super::export::{BuildView, EXPORTERS};
 use super::figures;
 use super::site::{self, SiteRoot};
-use super::study::{self, Study};
+use super::study;
 use super::{GENERATOR_MARK, Theme, markdown};
 use crate::error::{Error, Result};
 use crate::report::view::RootView;
@@ -43,7 +43,10 @@ const SKIPPED: [&str; 6] = [
     "static",
 ];
 
-pub use super::export::{Job, Output};
+pub use super::Output;
+pub use super::export::Job;
+use super::page::{FILE_META, page_prefix};
+pub use super::page::{html_path, page_text, page_with, stamp};
 
 /// Everything a build would write.
 pub struct Plan {
@@ -98,7 +101,7 @@ impl std::fmt::Debug for Plan {
 pub struct Inputs {
     /// Runs roots.
     pub roots: Vec<PathBuf>,
-    /// Study folders.
+    /// StudyView folders.
     pub studies: Vec<PathBuf>,
     /// Markdown files outside runs roots.
     pub markdown: Vec<PathBuf>,
@@ -155,73 +158,13 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
     inputs
 }
 
-/// The `.html` path beside a Markdown file.
-pub fn html_path(markdown: &Path) -> PathBuf {
-    markdown.with_extension("html")
-}
-
-/// A page id prefix for inline SVG ids: stable, from the page's file name
-/// alone, so the page is the same bytes whatever folder `build` (or
-/// `paper doc`) runs from (new-user review of issue 5: a build from the
-/// parent folder changed every inlined id). Ids need only be unique
-/// within the page.
-fn page_prefix(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let digest = sha2::Digest::finalize(sha2::Sha256::new_with_prefix(name.as_bytes()));
-    format!("f{:02x}{:02x}", digest[0], digest[1])
-}
-
-/// The meta element that names the file a generated page was written as:
-/// `build` removes a marked page as orphaned only under that name, so a
-/// person's copy (`archive/SUMMARY-2026-11-01.html`) is never removed.
-const FILE_META: &str = "<meta name=\"okn-file\" content=\"";
-
-/// `bytes` (a page carrying [`GENERATOR_MARK`]) with the name it is
-/// written as recorded after the mark.
-pub fn stamp(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    match text.find(GENERATOR_MARK) {
-        Some(at) => {
-            let end = at + GENERATOR_MARK.len();
-            format!(
-                "{}\n{FILE_META}{}\">{}",
-                &text[..end],
-                super::escape_html(&name),
-                &text[end..]
-            )
-            .into_bytes()
-        }
-        None => bytes,
-    }
-}
-
-use sha2::Digest as _;
-
-/// The text a page (or `paper doc`'s RTF) is made from: a leading UTF-8
-/// byte-order mark dropped, CRLF line ends read as LF, so a Windows checkout makes the same page, and generated
-/// region markers removed with their content kept (a marker is a comment,
-/// but one opening a line would split a paragraph). Markers that do not
-/// parse are left as they are: outside a study they are plain comments.
-pub fn page_text(path: &Path, text: &str) -> String {
-    // A byte-order mark is not text: kept, it turned the first heading
-    // into a paragraph (new-user review of issue 5).
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let text = if text.contains('\r') {
-        text.replace("\r\n", "\n")
-    } else {
-        text.to_string()
-    };
-    match study::strip_markers(path, &text) {
-        Ok(stripped) => stripped,
-        Err(_) => text,
-    }
+/// The loader of assets: reads each of `paths` that is a readable file,
+/// by normalized path.
+pub fn load_assets(paths: impl IntoIterator<Item = PathBuf>) -> assets::AssetMap {
+    paths
+        .into_iter()
+        .filter_map(|p| Some((assets::normalize(&p), std::fs::read(&p).ok()?)))
+        .collect()
 }
 
 /// The files the page of one Markdown text (the contents of `path`)
@@ -230,36 +173,7 @@ pub fn page_assets(path: &Path, text: &str) -> assets::AssetMap {
     let base = path.parent().unwrap_or(Path::new(""));
     let wanted = assets::Wanted::default();
     markdown::render(&page_text(path, text), base, &page_prefix(path), &wanted);
-    assets::load(wanted.paths())
-}
-
-/// Renders one Markdown text (the contents of `path`) into a whole page,
-/// its images taken from `assets` (the build's figures and what
-/// [`page_assets`] read).
-///
-/// Errors: a template that fails to render.
-pub fn page_with(
-    theme: &Theme,
-    path: &Path,
-    text: &str,
-    warnings: &mut Vec<String>,
-    assets: &dyn Assets,
-) -> Result<Vec<u8>> {
-    let base = path.parent().unwrap_or(Path::new(""));
-    let text = page_text(path, text);
-    let rendered = markdown::render(&text, base, &page_prefix(path), assets);
-    for image in &rendered.missing {
-        warnings.push(format!("{}: image '{image}' not found", path.display()));
-    }
-    let title = rendered.title.clone().unwrap_or_else(|| {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    });
-    Ok(stamp(
-        &html_path(path),
-        theme.page(&title, &rendered.body, None)?.into_bytes(),
-    ))
+    load_assets(wanted.paths())
 }
 
 /// The `ID_results/summary.csv` files of `root` whose question has no
@@ -370,7 +284,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         if view.frozen {
             plan.frozen.push(root.clone());
         } else {
-            super::readme::check_readme(root)?;
+            check_readme(root)?;
             plan.stale
                 .extend(stale_question_summaries(&RunsRoot::new(root), &view));
         }
@@ -382,7 +296,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     }
     let mut studies = Vec::new();
     for dir in &inputs.studies {
-        let study = Study::load(dir)?;
+        let study = crate::report::study_file::load(dir)?;
         unreadable(dir, &study.problems)?;
         // A root outside what this build reads has no pages on the site:
         // its numbers could not be traced to an episode there.
@@ -787,4 +701,51 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
         }
     }
     Ok((written, unchanged, orphaned))
+}
+
+/// Fails when `root` holds a README.md that was not generated (it lacks
+/// [`super::readme::README_MARK`] near its top): regenerating would lose what a person
+/// wrote there.
+///
+/// Errors: [`crate::error::Error::File`] naming the README, with what to do.
+pub fn check_readme(root: &Path) -> Result<()> {
+    let path = root.join(crate::runs::layout::README_FILE);
+    match crate::fsutil::head(&path) {
+        // The mark opens a line near the top, as `report` writes it: a
+        // hand-written README that merely quotes it is still refused.
+        Some(head)
+            if !head
+                .lines()
+                .take(5)
+                .any(|l| l.starts_with(super::readme::README_MARK)) =>
+        {
+            Err(crate::error::Error::file(
+                &path,
+                format!(
+                    "this runs root's README.md was not generated (it lacks \"{}\") \
+                     and would be replaced: move what it says to another file, then run again",
+                    super::readme::README_MARK
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes the generated files of the root `view` shows (a file whose
+/// bytes are already right is not touched), as `run`, `rescore` and
+/// `report` leave a root. Returns the files written.
+///
+/// Errors: a README.md a person wrote ([`check_readme`]); a file that
+/// cannot be written.
+pub fn write_root_files(view: &RootView) -> Result<Vec<PathBuf>> {
+    check_readme(&view.path)?;
+    let mut written = Vec::new();
+    for output in super::readme::outputs(view) {
+        if !crate::fsutil::same_contents(&output.path, &output.bytes) {
+            crate::fsutil::write_atomic(&output.path, &output.bytes)?;
+            written.push(output.path);
+        }
+    }
+    Ok(written)
 }

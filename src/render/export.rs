@@ -13,7 +13,7 @@
 //! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]) |
 //!
 //! The paper's tables and RTF (`paper tables`, `paper doc`) use the same
-//! tables and writers outside `build` ([`super::paper`], [`super::manuscript`]).
+//! tables and writers outside `build` (`render::paper`, `render::manuscript`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,17 +24,10 @@ use rayon::prelude::*;
 use super::Theme;
 use super::assets::Assets;
 use super::site::SiteRoot;
-use super::study::Study;
+use super::study::StudyView;
 use crate::error::{Error, Result};
 
-/// One file an exporter produces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Output {
-    /// Where it goes.
-    pub path: PathBuf,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
-}
+pub use super::Output;
 
 /// Work that produces outputs when run: the site's pages of one question,
 /// loaded and rendered on demand so memory stays flat however many
@@ -50,7 +43,7 @@ pub struct BuildView {
     /// Runs roots, loaded, with their names on the site.
     pub roots: Vec<Arc<SiteRoot>>,
     /// Studies, loaded.
-    pub studies: Vec<Study>,
+    pub studies: Vec<StudyView>,
     /// Every Markdown file found, with its text as read.
     pub markdown: BTreeMap<PathBuf, String>,
     /// The images pages embed, read from disk (figures this build makes
@@ -197,7 +190,7 @@ impl Exporter for Pages {
                 );
             }
         }
-        let figures = super::assets::made_figures(made);
+        let figures = made_figures(made);
         let assets = super::assets::Layered {
             first: &figures,
             then: view.images.as_ref(),
@@ -207,10 +200,10 @@ impl Exporter for Pages {
             .map(|(path, text)| {
                 let mut warnings = Vec::new();
                 let bytes =
-                    super::build::page_with(&view.theme, path, text, &mut warnings, &assets)?;
+                    super::page::page_with(&view.theme, path, text, &mut warnings, &assets)?;
                 Ok((
                     Output {
-                        path: super::build::html_path(path),
+                        path: super::page::html_path(path),
                         bytes,
                     },
                     warnings,
@@ -240,11 +233,11 @@ impl Exporter for Site {
         if !view.site {
             return Ok(exported);
         }
-        let figures = super::assets::made_figures(made);
+        let figures = made_figures(made);
         let base = &view.base;
         let index = base.join(super::site::SITE_DIR).join("index.html");
         exported.outputs.push(Output {
-            bytes: super::build::stamp(
+            bytes: super::page::stamp(
                 &index,
                 super::site::index_page(
                     &view.theme,
@@ -260,7 +253,7 @@ impl Exporter for Site {
         for root in &view.roots {
             let page = base.join(super::site::root_page(&root.name));
             exported.outputs.push(Output {
-                bytes: super::build::stamp(&page, super::site::root_index(&view.theme, root)?),
+                bytes: super::page::stamp(&page, super::site::root_index(&view.theme, root)?),
                 path: page,
             });
             for question in root.view.questions.keys() {
@@ -275,7 +268,7 @@ impl Exporter for Site {
                     Ok(super::site::question_pages(&theme, &root, &detail)?
                         .into_iter()
                         .map(|(path, bytes)| Output {
-                            bytes: super::build::stamp(&path, bytes),
+                            bytes: super::page::stamp(&path, bytes),
                             path: base.join(path),
                         })
                         .collect())
@@ -285,6 +278,15 @@ impl Exporter for Site {
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
     }
+}
+
+/// The SVG figures among `made` (what exporters produced), by normalized
+/// path.
+pub fn made_figures(made: &[Output]) -> super::assets::AssetMap {
+    made.iter()
+        .filter(|o| o.path.extension().is_some_and(|e| e == "svg"))
+        .map(|o| (super::assets::normalize(&o.path), o.bytes.clone()))
+        .collect()
 }
 
 /// Every exporter, in the order `build` runs them: each sees what the

@@ -60,12 +60,12 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
     // What the page and the RTF embed is read first; both are then
     // rendered from it alone.
     let page = as_build_sees(file);
-    let page_text = build::page_text(file, &text);
+    let page_text = super::page::page_text(file, &text);
     let wanted = super::assets::Wanted::default();
     rtf::convert(&page_text, &source_dir, &wanted);
-    let mut assets = super::assets::load(wanted.paths());
+    let mut assets = super::build::load_assets(wanted.paths());
     assets.extend(build::page_assets(&page, &text));
-    let mut html = build::page_with(&theme, &page, &text, &mut warnings, &assets)?;
+    let mut html = super::page::page_with(&theme, &page, &text, &mut warnings, &assets)?;
     if !html_path.with_extension("md").is_file() {
         // A page with no Markdown beside it is not `build`'s: with build's
         // mark, `build` would remove it as orphaned.

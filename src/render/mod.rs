@@ -1,13 +1,24 @@
 //! The render layer: everything `build` publishes, from files on disk only
-//! (no model, server or endpoint). It asks `report` for the numbers.
+//! (no model, server or endpoint). Loaders read what it needs into views
+//! first (`report::load`, `report::study_file`, [`build::load`],
+//! [`theme`]); every renderer and exporter is then a function of those
+//! views, and [`build`] alone writes.
 //!
-//! - [`theme`] (this file): the page template, stylesheet and script, from
-//!   `templates/` and `static/` (the repository's copies win; the built-in
-//!   ones serve anywhere else), and the page wrapper with its
-//!   Content-Security-Policy.
-//! - [`markdown`]: Markdown to an HTML body.
-//! - [`assets`]: self-contained pages (images inlined, SVG ids unique).
-//! - [`build`]: discovery, the output plan, writing and `--check`.
+//! - [`export`]: one exporter per kind of output; `build`'s plan loops
+//!   over them.
+//! - [`build`]: discovery, loading the build's view, the output plan,
+//!   `--check` and writing (the IO side).
+//! - [`readme`]: a runs root's README, summary CSVs and terminal report.
+//! - [`study`]: a study's generated regions; [`figures`]: its SVG figures.
+//! - [`site`]: the static site's pages.
+//! - [`paper`]: the paper's tables; [`manuscript`]: `paper doc`, a
+//!   Markdown manuscript as HTML and RTF ([`rtf`], the RTF writer).
+//! - [`syntax`]: one table in Markdown, HTML, terminal, CSV or RTF.
+//! - [`page`]: one Markdown file as a whole self-contained page;
+//!   [`markdown`]: Markdown to an HTML body; [`assets`]: self-contained
+//!   pages (images inlined from loaded assets, SVG ids unique).
+//! - [`theme`]: the page template, stylesheet and script, and the page
+//!   wrapper with its Content-Security-Policy.
 
 pub mod assets;
 pub mod build;
@@ -15,18 +26,25 @@ pub mod export;
 pub mod figures;
 pub mod manuscript;
 pub mod markdown;
+pub mod page;
 pub mod paper;
 pub mod readme;
 pub mod rtf;
 pub mod site;
 pub mod study;
 pub mod syntax;
+pub mod theme;
 
-use std::path::Path;
+pub use theme::Theme;
 
-use sha2::{Digest, Sha256};
-
-use crate::error::{Error, Result};
+/// One file an exporter produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Where it goes.
+    pub path: std::path::PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
 
 /// Escapes text for HTML content and attribute values: `& < > " '`.
 pub fn escape_html(text: &str) -> String {
@@ -41,7 +59,7 @@ pub fn escape_html(text: &str) -> String {
 /// written whole. The pages' templates escape through this too (tera's
 /// own escaper writes byte by byte, which was a tenth of a site build);
 /// the five replacements are tera's.
-fn escape_into(text: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn escape_into(text: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let bytes = text.as_bytes();
     let mut start = 0;
     for (i, b) in bytes.iter().enumerate() {
@@ -60,148 +78,6 @@ fn escape_into(text: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> 
     out.write_all(&bytes[start..])
 }
 
-/// The built-in copies of the templates, by name (`templates/NAME`).
-const TEMPLATES: [(&str, &str); 5] = [
-    ("page.html", include_str!("../../templates/page.html")),
-    (
-        "site/index.html",
-        include_str!("../../templates/site/index.html"),
-    ),
-    (
-        "site/root.html",
-        include_str!("../../templates/site/root.html"),
-    ),
-    (
-        "site/question.html",
-        include_str!("../../templates/site/question.html"),
-    ),
-    (
-        "site/attempt.html",
-        include_str!("../../templates/site/attempt.html"),
-    ),
-];
-
-/// The built-in copies of the stylesheet and the script (`static/NAME`).
-const STATIC: [(&str, &str); 2] = [
-    ("style.css", include_str!("../../static/style.css")),
-    ("sort.js", include_str!("../../static/sort.js")),
-];
-
-/// The initial size of a page's buffer, bytes.
-const PAGE_CAPACITY: usize = 32 * 1024;
-
-/// The page templates, stylesheet and script.
-///
-/// The stylesheet, script and policy are kept as template values, made
-/// once: every page's context shares them instead of copying them.
-#[derive(Debug, Clone)]
-pub struct Theme {
-    tera: tera::Tera,
-    css: tera::Value,
-    script: tera::Value,
-    csp: tera::Value,
-}
-
-impl Theme {
-    /// Loads the theme from `root`'s `templates/` and `static/` where those
-    /// files exist, else the built-in copies (so `build` works in any
-    /// folder, and a repository can restyle its pages).
-    ///
-    /// Errors: a template that does not parse (named, with tera's reason).
-    pub fn load(root: &Path) -> Result<Theme> {
-        let read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
-            if path.is_file() {
-                crate::error::read_text(&path)
-            } else {
-                Ok(builtin.to_string())
-            }
-        };
-        let mut tera = tera::Tera::default();
-        tera.autoescape_on(vec![".html"]);
-        tera.set_escape_fn(escape_into);
-        let mut templates = Vec::new();
-        for (name, builtin) in TEMPLATES {
-            let path = root.join("templates").join(name);
-            templates.push((name, read(path, builtin)?));
-        }
-        let css = read(root.join("static").join(STATIC[0].0), STATIC[0].1)?;
-        let script = read(root.join("static").join(STATIC[1].0), STATIC[1].1)?;
-        tera.add_raw_templates(templates.iter().map(|(n, t)| (*n, t.as_str())))
-            .map_err(|e| {
-                Error::file(
-                    root.join("templates"),
-                    format!("template error: {e} {}", error_chain(&e))
-                        .replace("error: error: ", "error: ")
-                        .replace("  ", " "),
-                )
-            })?;
-        let hash = base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            Sha256::digest(script.as_bytes()),
-        );
-        // Nothing on a page may load or run anything but the page's own
-        // script: untrusted text (answers, SPARQL, prompts) cannot act.
-        let csp = format!(
-            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; base-uri 'none'; form-action 'none'"
-        );
-        Ok(Theme {
-            tera,
-            css: tera::Value::from(css),
-            script: tera::Value::from(script),
-            csp: tera::Value::from(csp),
-        })
-    }
-
-    /// A whole page: `body` (HTML) under `title` (text), with optional
-    /// navigation HTML above it.
-    ///
-    /// Errors: a template that fails to render (named).
-    pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
-        let mut context = tera::Context::new();
-        context.insert("body", body);
-        self.render("page.html", title, nav, context)
-    }
-
-    /// Renders the template `name` with `context`, adding what every page
-    /// needs (title, navigation HTML, stylesheet, script, policy).
-    ///
-    /// Errors: a template that fails to render (named, with tera's reason).
-    pub fn render(
-        &self,
-        name: &str,
-        title: &str,
-        nav: Option<&str>,
-        mut context: tera::Context,
-    ) -> Result<String> {
-        context.insert("title", title);
-        context.insert("nav", &nav.unwrap_or(""));
-        context.insert_value("css", self.css.clone());
-        context.insert_value("script", self.script.clone());
-        context.insert_value("csp", self.csp.clone());
-        if !context.contains_key("body") {
-            context.insert("body", "");
-        }
-        // Room for the stylesheet, the script and a typical page, so the
-        // buffer is rarely grown.
-        let mut out = Vec::with_capacity(PAGE_CAPACITY);
-        self.tera
-            .render_to(name, &context, &mut out)
-            .map_err(|e| Error::Other(format!("template {name}: {e} {}", error_chain(&e))))?;
-        String::from_utf8(out).map_err(|e| Error::Other(format!("template {name}: not UTF-8: {e}")))
-    }
-}
-
-/// The causes under a tera error, joined (tera puts the useful part there).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = Vec::new();
-    let mut source = e.source();
-    while let Some(s) = source {
-        parts.push(s.to_string());
-        source = s.source();
-    }
-    parts.join(": ")
-}
-
 /// The marker every generated HTML page carries (how `--check` tells a
 /// generated page from a hand-written one).
 pub const GENERATOR_MARK: &str = "<meta name=\"generator\" content=\"okn-benchmark build\">";
@@ -216,19 +92,5 @@ mod tests {
             escape_html("<a href=\"x\" title='y'>&</a>"),
             "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
         );
-    }
-
-    #[test]
-    fn pages_carry_the_csp_and_the_marker_and_escape_the_title() {
-        let theme = Theme::load(Path::new("/nonexistent")).unwrap();
-        let page = theme.page("a <b> & \"c\"", "<p>body</p>", None).unwrap();
-        assert!(page.contains(GENERATOR_MARK));
-        assert!(
-            page.contains("<title>a &lt;b&gt; &amp; &quot;c&quot;</title>"),
-            "{page}"
-        );
-        assert!(page.contains("script-src &#39;sha256-"), "{page}");
-        assert!(page.contains("<p>body</p>"));
-        assert!(!page.contains("\r"));
     }
 }

@@ -7,22 +7,20 @@
 //! file per table. Tables are numbered across all studies printed.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use super::study::{self, Study};
-use crate::error::{Error, Result};
+use super::study::{self, StudyView};
 
 /// The main results table: one row per condition, with agent and model
 /// (the model column only when some condition had one), questions (n),
 /// attempts, exact and strict exact rates, ordered rate, mean F1 and
 /// blocked attempts.
-pub fn main_table(study: &Study) -> String {
+pub fn main_table(study: &StudyView) -> String {
     super::syntax::markdown(&crate::report::tables::main_results(&study.data))
 }
 
 /// The tables of one study, numbered from `first`; returns the text and
 /// the next free number.
-pub fn study_tables(study: &Study, first: usize) -> (String, usize) {
+pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     let mut out = String::new();
     let mut n = first;
     let _ = writeln!(out, "## {}\n", study.title);
@@ -57,37 +55,4 @@ pub fn study_tables(study: &Study, first: usize) -> (String, usize) {
     out.push('\n');
     n += 1;
     (out, n)
-}
-
-/// The tables of every study in `studies` (or of every study folder under
-/// the current folder when empty), as Markdown.
-///
-/// Errors: no study found; a study that cannot be read (file and line).
-pub fn tables_command(studies: &[PathBuf]) -> Result<String> {
-    let dirs: Vec<PathBuf> = if studies.is_empty() {
-        super::build::discover(&[PathBuf::from(".")]).studies
-    } else {
-        studies.to_vec()
-    };
-    if dirs.is_empty() {
-        return Err(Error::Usage(
-            "no study found: a study is a folder (results-NAME/) with a study.toml; pass --study DIR"
-                .into(),
-        ));
-    }
-    let mut out = String::new();
-    let mut n = 1;
-    for dir in &dirs {
-        if !study::is_study(dir) {
-            return Err(Error::file(
-                dir.join(study::STUDY_FILE),
-                "not found: --study takes a folder that holds a study.toml",
-            ));
-        }
-        let study = Study::load(Path::new(dir))?;
-        let (text, next) = study_tables(&study, n);
-        out.push_str(&text);
-        n = next;
-    }
-    Ok(out)
 }

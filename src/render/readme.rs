@@ -10,13 +10,11 @@
 //! about the results (`README.md`, "Repeating and comparing").
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::export::Output;
+use super::Output;
 use super::syntax::{csv, markdown as md_table, md_text, terminal as term_table};
-use crate::error::Result;
 use crate::report::tables;
 use crate::report::view::RootView;
 use crate::runs::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
@@ -110,45 +108,4 @@ pub fn outputs(view: &RootView) -> Vec<Output> {
         bytes: markdown(view).into_bytes(),
     });
     files
-}
-
-/// Fails when `root` holds a README.md that was not generated (it lacks
-/// [`README_MARK`] near its top): regenerating would lose what a person
-/// wrote there.
-///
-/// Errors: [`crate::error::Error::File`] naming the README, with what to do.
-pub fn check_readme(root: &Path) -> Result<()> {
-    let path = root.join(README_FILE);
-    match crate::fsutil::head(&path) {
-        // The mark opens a line near the top, as `report` writes it: a
-        // hand-written README that merely quotes it is still refused.
-        Some(head) if !head.lines().take(5).any(|l| l.starts_with(README_MARK)) => {
-            Err(crate::error::Error::file(
-                &path,
-                format!(
-                    "this runs root's README.md was not generated (it lacks \"{README_MARK}\") \
-                     and would be replaced: move what it says to another file, then run again"
-                ),
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Writes the generated files of the root `view` shows (a file whose
-/// bytes are already right is not touched), as `run`, `rescore` and
-/// `report` leave a root. Returns the files written.
-///
-/// Errors: a README.md a person wrote ([`check_readme`]); a file that
-/// cannot be written.
-pub fn write(view: &RootView) -> Result<Vec<PathBuf>> {
-    check_readme(&view.path)?;
-    let mut written = Vec::new();
-    for output in outputs(view) {
-        if !crate::fsutil::same_contents(&output.path, &output.bytes) {
-            crate::fsutil::write_atomic(&output.path, &output.bytes)?;
-            written.push(output.path);
-        }
-    }
-    Ok(written)
 }

@@ -1778,7 +1778,7 @@ mod tests {
         let doc = convert(
             md,
             dir.path(),
-            &crate::render::assets::load(walk(dir.path())),
+            &crate::render::build::load_assets(walk(dir.path())),
         )
         .document;
         // 2000 px is 30000 twips, scaled to the text width; height follows.

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use super::Theme;
 use super::escape_html;
-use super::study::Study;
+use super::study::StudyView;
 use crate::error::Result;
 use crate::format::{agent_model, check, fixed, interval, rate, seconds};
 use crate::mcp::calllog::CALLS_FILE;
@@ -249,7 +249,7 @@ struct IndexRoot {
 pub fn index_page(
     theme: &Theme,
     base: &Path,
-    studies: &[Study],
+    studies: &[StudyView],
     roots: &[Arc<SiteRoot>],
     figures: &super::assets::AssetMap,
     readme: bool,
@@ -286,14 +286,17 @@ pub fn index_page(
                 .roots
                 .iter()
                 .zip(&s.root_names)
-                .map(|(r, name)| {
+                .zip(&s.root_reals)
+                .map(|((r, name), real)| {
                     let name = name.clone();
                     // The root's site page; a root outside what this build
                     // reads (an absolute path elsewhere) has none and is
                     // named without a link.
                     let same = |x: &Arc<SiteRoot>| {
-                        crate::fsutil::same_place(&x.view.path, &rel(r))
-                            || crate::fsutil::same_place(&x.view.path, r)
+                        let path = normalize(&x.view.path);
+                        path == normalize(&rel(r))
+                            || path == normalize(r)
+                            || (real.is_some() && x.view.real == *real)
                     };
                     Link {
                         name,

@@ -1,22 +1,8 @@
-//! Studies: a folder `results-NAME/` with a `study.toml` and hand-written
-//! prose (`SUMMARY.md`, `QUESTIONS.md`, any `*.md` at its top level) whose
-//! generated regions `build` fills from the recorded episodes, so that no
-//! number in the prose can drift from them (seed 000, "Results so far").
-//!
-//! `study.toml`:
-//!
-//! ```toml
-//! title = "Tool ablation on the demo KG"
-//! roots = ["../runs-demo"]                 # runs roots, relative to the study
-//! figures = ["exact-rate", "heatmap"]      # written to figures/NAME.svg
-//! baseline = "named"                       # deltas are against it (default: first)
-//!
-//! [[conditions]]                           # optional: default is every condition
-//! key = "named"                            # how prose names it
-//! root = "../runs-demo"                    # optional with one root
-//! name = "demo-kg-all-tools__kg-named"     # as recorded in conditions/
-//! label = "Full toolkit, KG named"         # optional: default is the report's label
-//! ```
+//! Studies' prose: a folder `results-NAME/` with a `study.toml` (loaded by
+//! `report::study_file`) and hand-written prose (`SUMMARY.md`,
+//! `QUESTIONS.md`, any `*.md` at its top level) whose generated regions
+//! `build` fills from the recorded episodes, so that no number in the
+//! prose can drift from them (`docs/PUBLISHING.md`, "Studies").
 //!
 //! A region is `<!-- okn:KIND key=value key="two words" -->` … `<!-- /okn:KIND -->`;
 //! everything between the markers is replaced on every build. Kinds and
@@ -26,23 +12,17 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
+use std::path::Path;
 
 use super::figures::FigureKind;
 use super::syntax::{markdown as md_table, md_code, md_text};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, line_at};
 use crate::format::{interval, percent, rate, seconds, signed, signed_interval as delta_interval};
 use crate::report::study::{StudyCondition, StudyData};
 use crate::report::tables;
-use crate::runs::layout::RunsRoot;
 
-/// The study description file.
-pub const STUDY_FILE: &str = "study.toml";
-
-/// Where a study's figures go, inside the study folder.
-pub const FIGURES_DIR: &str = "figures";
+pub use crate::report::study::{FIGURES_DIR, StudyView};
+pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 
 /// Every region kind with the keys it takes (seed 000, "Results so far":
 /// tables, a number inside a sentence, figure embeds, and the
@@ -63,7 +43,7 @@ pub const KINDS: [(&str, &[&str]); 7] = [
 /// Metrics a `number` region can show. Per condition (`condition=KEY`):
 /// rates, counts, seconds, `pass-at-k`/`pass-hat-k` (with `k=N`), `delta`
 /// and `delta-interval` (with optional `baseline=KEY`), and with
-/// `question=ID` the question's `exact` count (`2/3`). Study-wide (no
+/// `question=ID` the question's `exact` count (`2/3`). StudyView-wide (no
 /// condition): `conditions`, `questions`, `attempts`,
 /// `defeats-every-condition`, `separating`.
 pub const METRICS: [&str; 26] = [
@@ -95,358 +75,6 @@ pub const METRICS: [&str; 26] = [
     "f1",
 ];
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StudyFile {
-    title: String,
-    roots: Vec<String>,
-    #[serde(default)]
-    figures: Vec<String>,
-    #[serde(default)]
-    baseline: Option<String>,
-    #[serde(default)]
-    conditions: Option<Vec<ConditionEntry>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConditionEntry {
-    key: toml::Spanned<String>,
-    #[serde(default)]
-    root: Option<String>,
-    name: toml::Spanned<String>,
-    #[serde(default)]
-    label: Option<String>,
-}
-
-/// A loaded study.
-#[derive(Debug, Clone)]
-pub struct Study {
-    /// The study folder.
-    pub dir: PathBuf,
-    /// Its title (`title` in `study.toml`).
-    pub title: String,
-    /// The runs roots it reads, resolved against the folder.
-    pub roots: Vec<PathBuf>,
-    /// The figures it publishes, in `study.toml` order.
-    pub figures: Vec<FigureKind>,
-    /// The condition deltas are computed against.
-    pub baseline: String,
-    /// The numbers.
-    pub data: StudyData,
-    /// Files that could not be read (named); the rest is published.
-    pub problems: Vec<String>,
-    /// The study's prose: every `*.md` directly in its folder, by path,
-    /// with its text as read.
-    pub prose: BTreeMap<PathBuf, String>,
-    /// The study's name: its folder's own name without `results-`.
-    pub name: String,
-    /// Each of [`Study::roots`] by its folder's own name.
-    pub root_names: Vec<String>,
-}
-
-/// True when `dir` is a study folder (it has a `study.toml`).
-pub fn is_study(dir: &Path) -> bool {
-    dir.join(STUDY_FILE).is_file()
-}
-
-/// The 1-based line of the first `key =` assignment in `text`.
-fn line_of(text: &str, key: &str) -> u64 {
-    text.lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map_or(1, |i| i as u64 + 1)
-}
-
-impl Study {
-    /// Reads `dir/study.toml` and every runs root it names.
-    ///
-    /// Errors (each naming `study.toml` and the line): TOML syntax,
-    /// unknown or missing keys, a runs root that does not exist, a
-    /// condition not recorded in its root (listing the recorded ones), a
-    /// duplicated condition key, an unknown figure or baseline.
-    pub fn load(dir: &Path) -> Result<Study> {
-        let path = dir.join(STUDY_FILE);
-        let text = crate::error::read_text(&path)?;
-        let file: StudyFile = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map_or(1, |s| line_at(&text, s.start.min(text.len())));
-            Error::at_line(&path, line, e.message().to_string())
-        })?;
-        if file.roots.is_empty() {
-            return Err(Error::at_line(
-                &path,
-                line_of(&text, "roots"),
-                "roots is empty: name at least one runs root (a folder with conditions/)",
-            ));
-        }
-        let mut roots = Vec::new();
-        let mut loaded: BTreeMap<String, (StudyData, Vec<String>)> = BTreeMap::new();
-        for name in &file.roots {
-            if loaded.contains_key(name) {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "roots"),
-                    format!("runs root '{name}' is named twice"),
-                ));
-            }
-            let root = dir.join(name);
-            // What `build` takes for a runs root (a condition recorded),
-            // so a study never names a root the site does not publish.
-            if !RunsRoot::has_conditions(&root) {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "roots"),
-                    format!(
-                        "runs root '{name}' not found ({} has no condition file in conditions/: \
-                         record one with okn-benchmark run)",
-                        root.display()
-                    ),
-                ));
-            }
-            // The same folder spelled twice (`../runs-x` and `../runs-x/`)
-            // would count every condition twice.
-            if let Some(other) = roots
-                .iter()
-                .find(|r: &&PathBuf| crate::fsutil::same_place(r, &root))
-            {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "roots"),
-                    format!(
-                        "runs root '{name}' is {} again, named twice",
-                        other.display()
-                    ),
-                ));
-            }
-            let view = crate::report::load::root(&root);
-            let problems = view.problems.clone();
-            loaded.insert(name.clone(), (StudyData::from_root(&view), problems));
-            roots.push(root);
-        }
-        let mut problems: Vec<String> = loaded.values().flat_map(|(_, p)| p.clone()).collect();
-        problems.sort();
-        problems.dedup();
-        let mut data = StudyData::default();
-        let entries = match file.conditions {
-            None => Vec::new(),
-            Some(entries) if entries.is_empty() => {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "conditions"),
-                    "conditions is empty: remove it to take every condition of every root, or list them",
-                ));
-            }
-            Some(entries) => entries,
-        };
-        if entries.is_empty() {
-            let several = file.roots.len() > 1;
-            for name in &file.roots {
-                let (root_data, _) = &loaded[name];
-                for c in &root_data.conditions {
-                    let mut c = c.clone();
-                    if several {
-                        let root = root_label(&c.root);
-                        c.key = format!("{root}/{}", c.key);
-                        c.label = format!("{} ({root})", c.label);
-                    }
-                    data.conditions.push(c);
-                }
-            }
-        } else {
-            for entry in &entries {
-                let at = line_at(&text, entry.key.span().start.min(text.len()));
-                let name_line = line_at(&text, entry.name.span().start.min(text.len()));
-                let root_name = match &entry.root {
-                    Some(r) => r.clone(),
-                    None if file.roots.len() == 1 => file.roots[0].clone(),
-                    None => {
-                        return Err(Error::at_line(
-                            &path,
-                            at,
-                            format!(
-                                "condition '{}' needs root = one of {}",
-                                entry.key,
-                                file.roots.join(", ")
-                            ),
-                        ));
-                    }
-                };
-                let Some((root_data, _)) = loaded.get(&root_name) else {
-                    return Err(Error::at_line(
-                        &path,
-                        at,
-                        format!(
-                            "condition '{}': root '{root_name}' is not in roots ({})",
-                            entry.key.get_ref(),
-                            file.roots.join(", ")
-                        ),
-                    ));
-                };
-                let Some(found) = root_data
-                    .conditions
-                    .iter()
-                    .find(|c| c.key == *entry.name.get_ref())
-                else {
-                    let recorded: Vec<&str> = root_data
-                        .conditions
-                        .iter()
-                        .map(|c| c.key.as_str())
-                        .collect();
-                    return Err(Error::at_line(
-                        &path,
-                        name_line,
-                        format!(
-                            "condition '{}' is not recorded in {root_name}; recorded: {}",
-                            entry.name.get_ref(),
-                            recorded.join(", ")
-                        ),
-                    ));
-                };
-                if data
-                    .conditions
-                    .iter()
-                    .any(|c| c.key == *entry.key.get_ref())
-                {
-                    return Err(Error::at_line(
-                        &path,
-                        at,
-                        format!("condition key '{}' is used twice", entry.key.get_ref()),
-                    ));
-                }
-                let mut c: StudyCondition = found.clone();
-                c.key = entry.key.get_ref().clone();
-                if let Some(label) = &entry.label {
-                    c.label = label.clone();
-                }
-                data.conditions.push(c);
-            }
-        }
-        // A question's text, from the first root (in study.toml order)
-        // that recorded a prompt of it.
-        for name in &file.roots {
-            for (id, text) in &loaded[name].0.texts {
-                data.texts.entry(id.clone()).or_insert_with(|| text.clone());
-            }
-        }
-        // Two conditions under one label would be indistinguishable in
-        // every table and figure.
-        for (i, c) in data.conditions.iter().enumerate() {
-            if let Some(first) = data.conditions[..i].iter().find(|o| o.label == c.label) {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "label"),
-                    format!(
-                        "conditions '{}' and '{}' have the same label '{}': give each its own",
-                        first.key, c.key, c.label
-                    ),
-                ));
-            }
-        }
-        let mut figures = Vec::new();
-        for name in &file.figures {
-            let Some(kind) = FigureKind::parse(name) else {
-                let known: Vec<&str> = FigureKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "figures"),
-                    format!("unknown figure '{name}'; known: {}", known.join(", ")),
-                ));
-            };
-            if figures.contains(&kind) {
-                return Err(Error::at_line(
-                    &path,
-                    line_of(&text, "figures"),
-                    format!("figure '{name}' is listed twice"),
-                ));
-            }
-            figures.push(kind);
-        }
-        let baseline = match file.baseline {
-            Some(key) => {
-                if data.condition(&key).is_none() {
-                    return Err(Error::at_line(
-                        &path,
-                        line_of(&text, "baseline"),
-                        format!(
-                            "baseline '{key}' is not a condition of this study; keys: {}",
-                            keys(&data)
-                        ),
-                    ));
-                }
-                key
-            }
-            None => data
-                .conditions
-                .first()
-                .map(|c| c.key.clone())
-                .unwrap_or_default(),
-        };
-        let folder = root_label(dir);
-        Ok(Study {
-            dir: dir.to_path_buf(),
-            title: file.title,
-            root_names: roots.iter().map(|r| root_label(r)).collect(),
-            roots,
-            figures,
-            baseline,
-            data,
-            problems,
-            prose: prose_files(dir)?,
-            name: folder
-                .strip_prefix("results-")
-                .unwrap_or(&folder)
-                .to_string(),
-        })
-    }
-
-    /// The figure's path.
-    pub fn figure_path(&self, kind: FigureKind) -> PathBuf {
-        self.dir
-            .join(FIGURES_DIR)
-            .join(format!("{}.svg", kind.name()))
-    }
-}
-
-/// The Markdown files whose regions are filled, with their texts: every
-/// `*.md` directly in the study folder, sorted.
-///
-/// Errors: a file that cannot be read (named).
-fn prose_files(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    files
-        .into_iter()
-        .map(|p| Ok((p.clone(), crate::error::read_text(&p)?)))
-        .collect()
-}
-
-/// A folder's own name, however it was spelled.
-pub fn root_label(path: &Path) -> String {
-    std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| path.display().to_string())
-}
-
-fn keys(data: &StudyData) -> String {
-    data.conditions
-        .iter()
-        .map(|c| c.key.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// One generated region found in a Markdown file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
@@ -473,10 +101,6 @@ fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
         }
     }
     ranges
-}
-
-fn line_at(text: &str, offset: usize) -> u64 {
-    text[..offset].matches('\n').count() as u64 + 1
 }
 
 /// Splits `key=value key="two words" key='it said "no"'` parameters;
@@ -719,7 +343,7 @@ fn quote_prefix(text: &str, at: usize) -> Option<&str> {
 ///
 /// Errors: see [`regions`]; also a region naming a condition, question,
 /// metric or figure the study does not have.
-pub fn fill(study: &Study, path: &Path, text: &str) -> Result<String> {
+pub fn fill(study: &StudyView, path: &Path, text: &str) -> Result<String> {
     let crlf = text.contains("\r\n");
     let mut out = String::with_capacity(text.len() + 1024);
     let mut at = 0;
@@ -763,7 +387,7 @@ fn block(text: String) -> String {
 }
 
 fn condition<'a>(
-    study: &'a Study,
+    study: &'a StudyView,
     params: &BTreeMap<String, String>,
     key: &str,
 ) -> std::result::Result<Option<&'a StudyCondition>, String> {
@@ -772,14 +396,14 @@ fn condition<'a>(
         Some(k) => study.data.condition(k).map(Some).ok_or_else(|| {
             format!(
                 "{key}={k} is not a condition of this study; keys: {}",
-                keys(&study.data)
+                study.data.keys()
             )
         }),
     }
 }
 
 fn baseline<'a>(
-    study: &'a Study,
+    study: &'a StudyView,
     params: &BTreeMap<String, String>,
 ) -> std::result::Result<&'a StudyCondition, String> {
     condition(study, params, "baseline")?
@@ -787,7 +411,7 @@ fn baseline<'a>(
         .ok_or_else(|| "this study has no conditions".to_string())
 }
 
-fn generate(study: &Study, region: &Region) -> std::result::Result<String, String> {
+fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, String> {
     let p = &region.params;
     Ok(match region.kind.as_str() {
         "rates" => block(rates_table(&study.data)),
@@ -824,7 +448,7 @@ fn generate(study: &Study, region: &Region) -> std::result::Result<String, Strin
     })
 }
 
-fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<String, String> {
+fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Result<String, String> {
     let metric = p
         .get("metric")
         .ok_or("okn:number needs metric=NAME")?
@@ -880,7 +504,7 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
             takes.join(", ")
         ));
     }
-    // Study-wide metrics.
+    // StudyView-wide metrics.
     match metric {
         "conditions" => return Ok(study.data.conditions.len().to_string()),
         "defeats-every-condition" => {
@@ -905,7 +529,7 @@ fn number(study: &Study, p: &BTreeMap<String, String>) -> std::result::Result<St
     let c = condition(study, p, "condition")?.ok_or_else(|| {
         format!(
             "metric {metric} needs condition=KEY (keys: {})",
-            keys(&study.data)
+            study.data.keys()
         )
     })?;
     if let Some(question) = p.get("question") {
@@ -999,11 +623,11 @@ pub fn questions_table_of(data: &StudyData, text: bool) -> String {
     md_table(&tables::study_questions(data, text))
 }
 
-fn questions_table(study: &Study, text: bool) -> String {
+fn questions_table(study: &StudyView, text: bool) -> String {
     questions_table_of(&study.data, text)
 }
 
-fn defeats_list(study: &Study) -> String {
+fn defeats_list(study: &StudyView) -> String {
     let questions = study.data.defeats_every_condition();
     if questions.is_empty() {
         return "No question defeats every condition.".to_string();
@@ -1029,7 +653,7 @@ fn defeats_list(study: &Study) -> String {
     out
 }
 
-fn separating_table(study: &Study) -> String {
+fn separating_table(study: &StudyView) -> String {
     match tables::separating(&study.data) {
         Some(grid) => md_table(&grid),
         None => "No question separates the conditions: none is always exact under one and never under another.".to_string(),
@@ -1040,22 +664,24 @@ fn separating_table(study: &Study) -> String {
 mod tests {
     use super::*;
     use crate::format::fixed;
+    use crate::runs::layout::RunsRoot;
+    use std::path::PathBuf;
 
     fn demo_root() -> PathBuf {
-        crate::report::study::demo_roots()
+        crate::testing::demo_roots()
             .into_iter()
             .max_by_key(|p| RunsRoot::new(p).condition_names().len())
             .unwrap()
     }
 
-    fn study_with(toml: &str) -> (tempfile::TempDir, Result<Study>) {
+    fn study_with(toml: &str) -> (tempfile::TempDir, Result<StudyView>) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(STUDY_FILE), toml).unwrap();
-        let study = Study::load(dir.path());
+        let study = crate::report::study_file::load(dir.path());
         (dir, study)
     }
 
-    fn demo_study() -> (tempfile::TempDir, Study) {
+    fn demo_study() -> (tempfile::TempDir, StudyView) {
         let root = demo_root();
         let names = RunsRoot::new(&root).condition_names();
         let toml = format!(
@@ -1406,7 +1032,7 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
 
     #[test]
     fn conditions_of_several_roots_are_keyed_by_folder_name() {
-        let roots = crate::report::study::demo_roots();
+        let roots = crate::testing::demo_roots();
         let list: Vec<String> = roots.iter().map(|r| format!("{r:?}")).collect();
         let (_dir, study) = study_with(&format!("title = \"T\"\nroots = [{}]\n", list.join(", ")));
         let study = study.unwrap();

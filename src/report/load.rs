@@ -83,6 +83,7 @@ pub fn root(path: &Path) -> RootView {
             .with_extension("html")
             .is_file(),
         path: path.to_path_buf(),
+        real: std::fs::canonicalize(path).ok(),
         conditions,
         questions,
         problems,

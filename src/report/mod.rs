@@ -16,6 +16,7 @@ pub mod grid;
 pub mod load;
 pub mod stats;
 pub mod study;
+pub mod study_file;
 pub mod tables;
 pub mod view;
 

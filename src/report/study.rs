@@ -9,6 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use super::stats::{self, Interval, PairedDelta};
 use crate::runs::records::{ConditionFile, QuestionResult};
 
@@ -267,6 +269,15 @@ impl StudyData {
         set.into_iter().cloned().collect()
     }
 
+    /// The condition keys, comma-separated (for errors that list them).
+    pub fn keys(&self) -> String {
+        self.conditions
+            .iter()
+            .map(|c| c.key.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The condition with `key`.
     pub fn condition(&self, key: &str) -> Option<&StudyCondition> {
         self.conditions.iter().find(|c| c.key == key)
@@ -366,19 +377,114 @@ impl StudyData {
     }
 }
 
-/// The recorded demo runs roots shipped in the repository, sorted (found,
-/// not named: tier names stay out of src/). For tests.
-#[cfg(test)]
-pub(crate) fn demo_roots() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = std::fs::read_dir(env!("CARGO_MANIFEST_DIR"))
-        .expect("the repository folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| crate::runs::layout::RunsRoot::is_runs_root(p))
-        .collect();
-    roots.sort();
-    assert!(!roots.is_empty(), "no recorded demo runs root");
-    roots
+/// Where a study's figures go, inside the study folder.
+pub const FIGURES_DIR: &str = "figures";
+
+/// A study: `study.toml` and the runs roots it names, loaded
+/// ([`super::study_file::load`]).
+#[derive(Debug, Clone)]
+pub struct StudyView {
+    /// The study folder.
+    pub dir: PathBuf,
+    /// Its title (`title` in `study.toml`).
+    pub title: String,
+    /// The runs roots it reads, resolved against the folder.
+    pub roots: Vec<PathBuf>,
+    /// The figures it publishes, in `study.toml` order.
+    pub figures: Vec<FigureKind>,
+    /// The condition deltas are computed against.
+    pub baseline: String,
+    /// The numbers.
+    pub data: StudyData,
+    /// Files that could not be read (named); the rest is published.
+    pub problems: Vec<String>,
+    /// The study's prose: every `*.md` directly in its folder, by path,
+    /// with its text as read.
+    pub prose: BTreeMap<PathBuf, String>,
+    /// The study's name: its folder's own name without `results-`.
+    pub name: String,
+    /// Each of [`StudyView::roots`] by its folder's own name.
+    pub root_names: Vec<String>,
+    /// Each of [`StudyView::roots`] with every link resolved, when it
+    /// could be.
+    pub root_reals: Vec<Option<PathBuf>>,
+}
+
+impl StudyView {
+    /// The figure's path: `figures/NAME.svg` in the study folder.
+    pub fn figure_path(&self, kind: FigureKind) -> PathBuf {
+        self.dir
+            .join(FIGURES_DIR)
+            .join(format!("{}.svg", kind.name()))
+    }
+}
+
+/// The figures a study can ask for (`figures = [...]` in `study.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureKind {
+    /// Exact rate per condition with a 95% interval.
+    ExactRate,
+    /// Question × condition heatmap of exact rates.
+    Heatmap,
+    /// F1 distribution per condition.
+    F1,
+    /// Wall time split into server and agent time.
+    WallTime,
+    /// Tool-call counts per tool per condition.
+    ToolCalls,
+    /// pass@k and pass^k per condition.
+    PassK,
+}
+
+impl FigureKind {
+    /// Every kind, in the order a study shows them.
+    pub const ALL: [FigureKind; 6] = [
+        FigureKind::ExactRate,
+        FigureKind::Heatmap,
+        FigureKind::F1,
+        FigureKind::WallTime,
+        FigureKind::ToolCalls,
+        FigureKind::PassK,
+    ];
+
+    /// The name in `study.toml` and the file stem (`figures/NAME.svg`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureKind::ExactRate => "exact-rate",
+            FigureKind::Heatmap => "heatmap",
+            FigureKind::F1 => "f1",
+            FigureKind::WallTime => "wall-time",
+            FigureKind::ToolCalls => "tool-calls",
+            FigureKind::PassK => "pass-k",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<FigureKind> {
+        FigureKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// A one-sentence caption, and what the reader must know to read it
+    /// (which interval, what is averaged).
+    pub fn caption(self) -> &'static str {
+        match self {
+            FigureKind::ExactRate => {
+                "Exact rate per condition: the mean over questions of exact attempts over measured attempts, with 95% bootstrap intervals over questions."
+            }
+            FigureKind::Heatmap => {
+                "Exact rate of every question under every condition (exact attempts over measured attempts)."
+            }
+            FigureKind::F1 => "Distribution of F1 over measured attempts, per condition.",
+            FigureKind::WallTime => {
+                "Mean wall time per measured attempt, split into time waiting on the server and the agent's own time."
+            }
+            FigureKind::ToolCalls => "Tool calls per tool and condition, over every attempt.",
+            FigureKind::PassK => {
+                "pass@k (at least one of k attempts exact) and pass^k (all k exact), mean over questions."
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -386,7 +492,7 @@ mod tests {
     use super::*;
 
     fn demo() -> StudyData {
-        let views: Vec<_> = demo_roots()
+        let views: Vec<_> = crate::testing::demo_roots()
             .iter()
             .map(|p| super::super::load::root(p))
             .collect();

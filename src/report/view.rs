@@ -9,7 +9,7 @@
 //! - [`QuestionDetail`] and [`AttemptView`]: what the site's question and
 //!   attempt pages show of one question, loaded question by question so a
 //!   root of any size is rendered in flat memory.
-//! - [`StudyView`](super::study::StudyView) (in `report::study`): a study.
+//! - `report::study::StudyView`: a study, loaded by `report::study_file`.
 //!
 //! Runs-root files and their fields are `docs/FORMAT.md`.
 
@@ -34,6 +34,11 @@ pub struct RootView {
     pub version: u32,
     /// The root folder, as given (relative to where the tool runs).
     pub path: PathBuf,
+    /// The folder with every link resolved, when it could be (how two
+    /// spellings of one folder are told to be the same); never written
+    /// into anything generated.
+    #[serde(skip)]
+    pub real: Option<PathBuf>,
     /// The folder's own name, however it was spelled (`.`, `../x`): the
     /// title of its README.
     pub title: String,

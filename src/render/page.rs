@@ -1,0 +1,106 @@
+//! One Markdown file as a whole, self-contained page: its text as a page
+//! reads it ([`page_text`]), rendered with its images from loaded assets
+//! ([`page_with`]), and stamped with the name it is written under
+//! ([`stamp`]). `build` and `paper doc` make the same bytes for a file.
+
+use std::path::{Path, PathBuf};
+
+use sha2::Digest as _;
+
+use super::assets::Assets;
+use super::{GENERATOR_MARK, Theme, markdown, study};
+use crate::error::Result;
+
+/// The `.html` path beside a Markdown file.
+pub fn html_path(markdown: &Path) -> PathBuf {
+    markdown.with_extension("html")
+}
+
+/// A page id prefix for inline SVG ids: stable, from the page's file name
+/// alone, so the page is the same bytes whatever folder `build` (or
+/// `paper doc`) runs from. Ids need only be unique within the page.
+pub(crate) fn page_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let digest = sha2::Digest::finalize(sha2::Sha256::new_with_prefix(name.as_bytes()));
+    format!("f{:02x}{:02x}", digest[0], digest[1])
+}
+
+/// The meta element that names the file a generated page was written as:
+/// `build` removes a marked page as orphaned only under that name, so a
+/// person's copy (`archive/SUMMARY-2026-11-01.html`) is never removed.
+pub(crate) const FILE_META: &str = "<meta name=\"okn-file\" content=\"";
+
+/// `bytes` (a page carrying [`GENERATOR_MARK`]) with the name it is
+/// written as recorded after the mark.
+pub fn stamp(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    match text.find(GENERATOR_MARK) {
+        Some(at) => {
+            let end = at + GENERATOR_MARK.len();
+            format!(
+                "{}\n{FILE_META}{}\">{}",
+                &text[..end],
+                super::escape_html(&name),
+                &text[end..]
+            )
+            .into_bytes()
+        }
+        None => bytes,
+    }
+}
+
+/// The text a page (or `paper doc`'s RTF) is made from: a leading UTF-8
+/// byte-order mark dropped, CRLF line ends read as LF, so a Windows checkout makes the same page, and generated
+/// region markers removed with their content kept (a marker is a comment,
+/// but one opening a line would split a paragraph). Markers that do not
+/// parse are left as they are: outside a study they are plain comments.
+pub fn page_text(path: &Path, text: &str) -> String {
+    // A byte-order mark is not text: kept, it turned the first heading
+    // into a paragraph.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n")
+    } else {
+        text.to_string()
+    };
+    match study::strip_markers(path, &text) {
+        Ok(stripped) => stripped,
+        Err(_) => text,
+    }
+}
+
+/// Renders one Markdown text (the contents of `path`) into a whole page,
+/// its images taken from `assets` (the build's figures and what
+/// [`page_assets`] read).
+///
+/// Errors: a template that fails to render.
+pub fn page_with(
+    theme: &Theme,
+    path: &Path,
+    text: &str,
+    warnings: &mut Vec<String>,
+    assets: &dyn Assets,
+) -> Result<Vec<u8>> {
+    let base = path.parent().unwrap_or(Path::new(""));
+    let text = page_text(path, text);
+    let rendered = markdown::render(&text, base, &page_prefix(path), assets);
+    for image in &rendered.missing {
+        warnings.push(format!("{}: image '{image}' not found", path.display()));
+    }
+    let title = rendered.title.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    Ok(stamp(
+        &html_path(path),
+        theme.page(&title, &rendered.body, None)?.into_bytes(),
+    ))
+}

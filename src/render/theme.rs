@@ -1,0 +1,174 @@
+//! The page theme: templates (`templates/`), stylesheet and script
+//! (`static/`), loaded once; the repository's copies win, the built-in ones
+//! serve anywhere else. Every page is wrapped by [`Theme::page`] or
+//! [`Theme::render`] with its Content-Security-Policy: nothing on a page
+//! may load or run anything but the page's own script.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::escape_into;
+use crate::error::{Error, Result};
+
+/// The built-in copies of the templates, by name (`templates/NAME`).
+const TEMPLATES: [(&str, &str); 5] = [
+    ("page.html", include_str!("../../templates/page.html")),
+    (
+        "site/index.html",
+        include_str!("../../templates/site/index.html"),
+    ),
+    (
+        "site/root.html",
+        include_str!("../../templates/site/root.html"),
+    ),
+    (
+        "site/question.html",
+        include_str!("../../templates/site/question.html"),
+    ),
+    (
+        "site/attempt.html",
+        include_str!("../../templates/site/attempt.html"),
+    ),
+];
+
+/// The built-in copies of the stylesheet and the script (`static/NAME`).
+const STATIC: [(&str, &str); 2] = [
+    ("style.css", include_str!("../../static/style.css")),
+    ("sort.js", include_str!("../../static/sort.js")),
+];
+
+/// The initial size of a page's buffer, bytes.
+const PAGE_CAPACITY: usize = 32 * 1024;
+
+/// The page templates, stylesheet and script.
+///
+/// The stylesheet, script and policy are kept as template values, made
+/// once: every page's context shares them instead of copying them.
+#[derive(Debug, Clone)]
+pub struct Theme {
+    tera: tera::Tera,
+    css: tera::Value,
+    script: tera::Value,
+    csp: tera::Value,
+}
+
+impl Theme {
+    /// Loads the theme from `root`'s `templates/` and `static/` where those
+    /// files exist, else the built-in copies (so `build` works in any
+    /// folder, and a repository can restyle its pages).
+    ///
+    /// Errors: a template that does not parse (named, with tera's reason).
+    pub fn load(root: &Path) -> Result<Theme> {
+        let read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
+            if path.is_file() {
+                crate::error::read_text(&path)
+            } else {
+                Ok(builtin.to_string())
+            }
+        };
+        let mut tera = tera::Tera::default();
+        tera.autoescape_on(vec![".html"]);
+        tera.set_escape_fn(escape_into);
+        let mut templates = Vec::new();
+        for (name, builtin) in TEMPLATES {
+            let path = root.join("templates").join(name);
+            templates.push((name, read(path, builtin)?));
+        }
+        let css = read(root.join("static").join(STATIC[0].0), STATIC[0].1)?;
+        let script = read(root.join("static").join(STATIC[1].0), STATIC[1].1)?;
+        tera.add_raw_templates(templates.iter().map(|(n, t)| (*n, t.as_str())))
+            .map_err(|e| {
+                Error::file(
+                    root.join("templates"),
+                    format!("template error: {e} {}", error_chain(&e))
+                        .replace("error: error: ", "error: ")
+                        .replace("  ", " "),
+                )
+            })?;
+        let hash = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            Sha256::digest(script.as_bytes()),
+        );
+        // Nothing on a page may load or run anything but the page's own
+        // script: untrusted text (answers, SPARQL, prompts) cannot act.
+        let csp = format!(
+            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; base-uri 'none'; form-action 'none'"
+        );
+        Ok(Theme {
+            tera,
+            css: tera::Value::from(css),
+            script: tera::Value::from(script),
+            csp: tera::Value::from(csp),
+        })
+    }
+
+    /// A whole page: `body` (HTML) under `title` (text), with optional
+    /// navigation HTML above it.
+    ///
+    /// Errors: a template that fails to render (named).
+    pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
+        let mut context = tera::Context::new();
+        context.insert("body", body);
+        self.render("page.html", title, nav, context)
+    }
+
+    /// Renders the template `name` with `context`, adding what every page
+    /// needs (title, navigation HTML, stylesheet, script, policy).
+    ///
+    /// Errors: a template that fails to render (named, with tera's reason).
+    pub fn render(
+        &self,
+        name: &str,
+        title: &str,
+        nav: Option<&str>,
+        mut context: tera::Context,
+    ) -> Result<String> {
+        context.insert("title", title);
+        context.insert("nav", &nav.unwrap_or(""));
+        context.insert_value("css", self.css.clone());
+        context.insert_value("script", self.script.clone());
+        context.insert_value("csp", self.csp.clone());
+        if !context.contains_key("body") {
+            context.insert("body", "");
+        }
+        // Room for the stylesheet, the script and a typical page, so the
+        // buffer is rarely grown.
+        let mut out = Vec::with_capacity(PAGE_CAPACITY);
+        self.tera
+            .render_to(name, &context, &mut out)
+            .map_err(|e| Error::Other(format!("template {name}: {e} {}", error_chain(&e))))?;
+        String::from_utf8(out).map_err(|e| Error::Other(format!("template {name}: not UTF-8: {e}")))
+    }
+}
+
+/// The causes under a tera error, joined (tera puts the useful part there).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::GENERATOR_MARK;
+
+    #[test]
+    fn pages_carry_the_csp_and_the_marker_and_escape_the_title() {
+        let theme = Theme::load(Path::new("/nonexistent")).unwrap();
+        let page = theme.page("a <b> & \"c\"", "<p>body</p>", None).unwrap();
+        assert!(page.contains(GENERATOR_MARK));
+        assert!(
+            page.contains("<title>a &lt;b&gt; &amp; &quot;c&quot;</title>"),
+            "{page}"
+        );
+        assert!(page.contains("script-src &#39;sha256-"), "{page}");
+        assert!(page.contains("<p>body</p>"));
+        assert!(!page.contains("\r"));
+    }
+}

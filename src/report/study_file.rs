@@ -1,0 +1,397 @@
+//! Loading a study: `study.toml` and the runs roots it names, into a
+//! [`StudyView`] (`docs/PUBLISHING.md`, "Studies").
+//!
+//! ```toml
+//! title = "Tool ablation on the demo KG"
+//! roots = ["../runs-demo"]                 # runs roots, relative to the study
+//! figures = ["exact-rate", "heatmap"]      # written to figures/NAME.svg
+//! baseline = "named"                       # deltas are against it (default: first)
+//!
+//! [[conditions]]                           # optional: default is every condition
+//! key = "named"                            # how prose names it
+//! root = "../runs-demo"                    # optional with one root
+//! name = "demo-kg-all-tools__kg-named"     # as recorded in conditions/
+//! label = "Full toolkit, KG named"         # optional: default is the report's label
+//! ```
+//!
+//! Every mistake is an error naming `study.toml` and the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::study::{FigureKind, StudyCondition, StudyData, StudyView};
+use crate::error::{Error, Result, line_at};
+use crate::runs::layout::RunsRoot;
+
+/// The study description file.
+pub const STUDY_FILE: &str = "study.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StudyFile {
+    title: String,
+    roots: Vec<String>,
+    #[serde(default)]
+    figures: Vec<String>,
+    #[serde(default)]
+    baseline: Option<String>,
+    #[serde(default)]
+    conditions: Option<Vec<ConditionEntry>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConditionEntry {
+    key: toml::Spanned<String>,
+    #[serde(default)]
+    root: Option<String>,
+    name: toml::Spanned<String>,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// True when `dir` is a study folder (it has a `study.toml`).
+pub fn is_study(dir: &Path) -> bool {
+    dir.join(STUDY_FILE).is_file()
+}
+
+/// A `study.toml` being read: its path and text, for errors at a line.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// The 1-based line of the first `key =` assignment.
+    fn line_of(&self, key: &str) -> u64 {
+        self.text
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map_or(1, |i| i as u64 + 1)
+    }
+
+    /// The line of a spanned value.
+    fn line_at<T>(&self, spanned: &toml::Spanned<T>) -> u64 {
+        line_at(self.text, spanned.span().start.min(self.text.len()))
+    }
+
+    /// An error at the line of `key`.
+    fn at(&self, key: &str, message: impl Into<String>) -> Error {
+        Error::at_line(self.path, self.line_of(key), message.into())
+    }
+}
+
+/// Every runs root of a study, loaded, by the name `study.toml` gives it.
+struct Roots {
+    /// The roots, resolved against the study folder, in `study.toml` order.
+    paths: Vec<PathBuf>,
+    /// Name → its conditions and the files of it that could not be read.
+    loaded: BTreeMap<String, (StudyData, Vec<String>)>,
+}
+
+/// Reads `dir/study.toml` and every runs root it names.
+///
+/// Errors (each naming `study.toml` and the line): TOML syntax, unknown or
+/// missing keys, a runs root that does not exist or is named twice, a
+/// condition not recorded in its root (listing the recorded ones), a
+/// duplicated condition key or label, an unknown or repeated figure, an
+/// unknown baseline; a prose file that cannot be read.
+pub fn load(dir: &Path) -> Result<StudyView> {
+    let path = dir.join(STUDY_FILE);
+    let text = crate::error::read_text(&path)?;
+    let source = Source {
+        path: &path,
+        text: &text,
+    };
+    let file: StudyFile = toml::from_str(&text).map_err(|e| {
+        let line = e
+            .span()
+            .map_or(1, |s| line_at(&text, s.start.min(text.len())));
+        Error::at_line(&path, line, e.message().to_string())
+    })?;
+    let roots = load_roots(&source, dir, &file.roots)?;
+    let mut problems: Vec<String> = roots.loaded.values().flat_map(|(_, p)| p.clone()).collect();
+    problems.sort();
+    problems.dedup();
+    let mut data = match &file.conditions {
+        None => every_condition(&file.roots, &roots),
+        Some(entries) if entries.is_empty() => {
+            return Err(source.at(
+                "conditions",
+                "conditions is empty: remove it to take every condition of every root, or list them",
+            ));
+        }
+        Some(entries) => listed_conditions(&source, &file.roots, entries, &roots)?,
+    };
+    // A question's text, from the first root (in study.toml order) that
+    // recorded a prompt of it.
+    for name in &file.roots {
+        for (id, text) in &roots.loaded[name].0.texts {
+            data.texts.entry(id.clone()).or_insert_with(|| text.clone());
+        }
+    }
+    check_labels(&source, &data)?;
+    let figures = figures(&source, &file.figures)?;
+    let baseline = baseline(&source, file.baseline, &data)?;
+    let folder = root_label(dir);
+    let paths = roots.paths;
+    Ok(StudyView {
+        dir: dir.to_path_buf(),
+        title: file.title,
+        root_names: paths.iter().map(|r| root_label(r)).collect(),
+        root_reals: paths
+            .iter()
+            .map(|r| std::fs::canonicalize(r).ok())
+            .collect(),
+        roots: paths,
+        figures,
+        baseline,
+        data,
+        problems,
+        prose: prose_files(dir)?,
+        name: folder
+            .strip_prefix("results-")
+            .unwrap_or(&folder)
+            .to_string(),
+    })
+}
+
+/// Loads every root `names` lists, each once.
+fn load_roots(source: &Source<'_>, dir: &Path, names: &[String]) -> Result<Roots> {
+    if names.is_empty() {
+        return Err(source.at(
+            "roots",
+            "roots is empty: name at least one runs root (a folder with conditions/)",
+        ));
+    }
+    let mut roots = Roots {
+        paths: Vec::new(),
+        loaded: BTreeMap::new(),
+    };
+    for name in names {
+        if roots.loaded.contains_key(name) {
+            return Err(source.at("roots", format!("runs root '{name}' is named twice")));
+        }
+        let root = dir.join(name);
+        // What `build` takes for a runs root (a condition recorded), so a
+        // study never names a root the site does not publish.
+        if !RunsRoot::has_conditions(&root) {
+            return Err(source.at(
+                "roots",
+                format!(
+                    "runs root '{name}' not found ({} has no condition file in conditions/: \
+                     record one with okn-benchmark run)",
+                    root.display()
+                ),
+            ));
+        }
+        // The same folder spelled twice (`../runs-x` and `../runs-x/`)
+        // would count every condition twice.
+        if let Some(other) = roots
+            .paths
+            .iter()
+            .find(|r| crate::fsutil::same_place(r, &root))
+        {
+            return Err(source.at(
+                "roots",
+                format!(
+                    "runs root '{name}' is {} again, named twice",
+                    other.display()
+                ),
+            ));
+        }
+        let view = super::load::root(&root);
+        let problems = view.problems.clone();
+        roots
+            .loaded
+            .insert(name.clone(), (StudyData::from_root(&view), problems));
+        roots.paths.push(root);
+    }
+    Ok(roots)
+}
+
+/// Every condition of every root; with several roots, keys and labels
+/// say which root (`runs-x/NAME`, `LABEL (runs-x)`).
+fn every_condition(names: &[String], roots: &Roots) -> StudyData {
+    let mut data = StudyData::default();
+    let several = names.len() > 1;
+    for name in names {
+        let (root_data, _) = &roots.loaded[name];
+        for c in &root_data.conditions {
+            let mut c = c.clone();
+            if several {
+                let root = root_label(&c.root);
+                c.key = format!("{root}/{}", c.key);
+                c.label = format!("{} ({root})", c.label);
+            }
+            data.conditions.push(c);
+        }
+    }
+    data
+}
+
+/// The conditions `[[conditions]]` lists, in its order.
+fn listed_conditions(
+    source: &Source<'_>,
+    names: &[String],
+    entries: &[ConditionEntry],
+    roots: &Roots,
+) -> Result<StudyData> {
+    let mut data = StudyData::default();
+    for entry in entries {
+        let at = source.line_at(&entry.key);
+        let name_line = source.line_at(&entry.name);
+        let root_name = match &entry.root {
+            Some(r) => r.clone(),
+            None if names.len() == 1 => names[0].clone(),
+            None => {
+                return Err(Error::at_line(
+                    source.path,
+                    at,
+                    format!(
+                        "condition '{}' needs root = one of {}",
+                        entry.key,
+                        names.join(", ")
+                    ),
+                ));
+            }
+        };
+        let Some((root_data, _)) = roots.loaded.get(&root_name) else {
+            return Err(Error::at_line(
+                source.path,
+                at,
+                format!(
+                    "condition '{}': root '{root_name}' is not in roots ({})",
+                    entry.key.get_ref(),
+                    names.join(", ")
+                ),
+            ));
+        };
+        let Some(found) = root_data
+            .conditions
+            .iter()
+            .find(|c| c.key == *entry.name.get_ref())
+        else {
+            let recorded: Vec<&str> = root_data
+                .conditions
+                .iter()
+                .map(|c| c.key.as_str())
+                .collect();
+            return Err(Error::at_line(
+                source.path,
+                name_line,
+                format!(
+                    "condition '{}' is not recorded in {root_name}; recorded: {}",
+                    entry.name.get_ref(),
+                    recorded.join(", ")
+                ),
+            ));
+        };
+        if data
+            .conditions
+            .iter()
+            .any(|c| c.key == *entry.key.get_ref())
+        {
+            return Err(Error::at_line(
+                source.path,
+                at,
+                format!("condition key '{}' is used twice", entry.key.get_ref()),
+            ));
+        }
+        let mut c: StudyCondition = found.clone();
+        c.key = entry.key.get_ref().clone();
+        if let Some(label) = &entry.label {
+            c.label = label.clone();
+        }
+        data.conditions.push(c);
+    }
+    Ok(data)
+}
+
+/// Two conditions under one label would be indistinguishable in every
+/// table and figure.
+fn check_labels(source: &Source<'_>, data: &StudyData) -> Result<()> {
+    for (i, c) in data.conditions.iter().enumerate() {
+        if let Some(first) = data.conditions[..i].iter().find(|o| o.label == c.label) {
+            return Err(source.at(
+                "label",
+                format!(
+                    "conditions '{}' and '{}' have the same label '{}': give each its own",
+                    first.key, c.key, c.label
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The figures `figures = [...]` names, each known and listed once.
+fn figures(source: &Source<'_>, names: &[String]) -> Result<Vec<FigureKind>> {
+    let mut figures = Vec::new();
+    for name in names {
+        let Some(kind) = FigureKind::parse(name) else {
+            let known: Vec<&str> = FigureKind::ALL.iter().map(|k| k.name()).collect();
+            return Err(source.at(
+                "figures",
+                format!("unknown figure '{name}'; known: {}", known.join(", ")),
+            ));
+        };
+        if figures.contains(&kind) {
+            return Err(source.at("figures", format!("figure '{name}' is listed twice")));
+        }
+        figures.push(kind);
+    }
+    Ok(figures)
+}
+
+/// The baseline `baseline = KEY` names, else the first condition.
+fn baseline(source: &Source<'_>, key: Option<String>, data: &StudyData) -> Result<String> {
+    match key {
+        Some(key) if data.condition(&key).is_none() => Err(source.at(
+            "baseline",
+            format!(
+                "baseline '{key}' is not a condition of this study; keys: {}",
+                data.keys()
+            ),
+        )),
+        Some(key) => Ok(key),
+        None => Ok(data
+            .conditions
+            .first()
+            .map(|c| c.key.clone())
+            .unwrap_or_default()),
+    }
+}
+
+/// The Markdown files whose regions are filled, with their texts: every
+/// `*.md` directly in the study folder, sorted.
+///
+/// Errors: a file that cannot be read (named).
+fn prose_files(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files
+        .into_iter()
+        .map(|p| Ok((p.clone(), crate::error::read_text(&p)?)))
+        .collect()
+}
+
+/// A folder's own name, however it was spelled.
+pub fn root_label(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| path.display().to_string())
+}
