@@ -36,7 +36,7 @@ use okn_benchmark::mcp::calllog::{
 };
 use okn_benchmark::mcp::profile::ProfileRecord;
 use okn_benchmark::reference::{GROUND_TRUTH_FORMAT, GroundTruthMeta};
-use okn_benchmark::runs::identity::{Identity, condition_name};
+use okn_benchmark::runs::identity::{Identity, KgHint, ToolLevel, condition_name};
 use okn_benchmark::runs::judge::judge;
 use okn_benchmark::runs::layout::{
     AGENT_FILE, COMMAND_FILE, CWD_DIR, EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON,
@@ -354,16 +354,16 @@ fn conditions(n: usize) -> Vec<Condition> {
             };
             let label = (i >= 4).then(|| format!("v{}", i / 4 + 1));
             let level = if all_tools {
-                "all-tools"
+                ToolLevel::AllTools
             } else {
-                "sparql-only"
+                ToolLevel::SparqlOnly
             };
             let name = condition_name(
                 level,
                 all_tools.then_some("synth-kg"),
                 &withheld,
                 false,
-                if named { "tags" } else { "none" },
+                if named { KgHint::Tags } else { KgHint::None },
                 label.as_deref(),
             );
             Condition {
@@ -819,12 +819,11 @@ fn main() -> ExitCode {
             name: c.name.clone(),
             identity: Identity {
                 level: if c.all_tools {
-                    "all-tools"
+                    ToolLevel::AllTools
                 } else {
-                    "sparql-only"
-                }
-                .into(),
-                kg_hint: if c.named { "tags" } else { "none" }.into(),
+                    ToolLevel::SparqlOnly
+                },
+                kg_hint: if c.named { KgHint::Tags } else { KgHint::None },
                 server: c.all_tools.then(|| "synth-kg".into()),
                 agent: "claude".into(),
                 model: Some("claude-opus-5".into()),

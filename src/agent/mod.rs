@@ -29,6 +29,49 @@ use crate::error::{Error, Result};
 /// to a claude agent as `mcp__okn__TOOL`.
 pub const MCP_SERVER_NAME: &str = "okn";
 
+/// Which agent host plays a condition's episodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Agent {
+    /// `claude -p`, with its model, effort and turn limit.
+    Claude(claude::ClaudeSettings),
+    /// The built-in scripted agent (no model).
+    Scripted(strategy::Strategy),
+}
+
+impl Agent {
+    /// `claude` or `scripted:STRATEGY`, as a condition records it.
+    pub fn name(&self) -> String {
+        match self {
+            Agent::Claude(_) => "claude".into(),
+            Agent::Scripted(s) => format!("scripted:{s}"),
+        }
+    }
+
+    /// The model asked for (a scripted agent has none).
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Agent::Claude(settings) => settings.model.as_deref(),
+            Agent::Scripted(_) => None,
+        }
+    }
+
+    /// The effort asked for (`None`: the CLI's own default).
+    pub fn effort(&self) -> Option<&str> {
+        match self {
+            Agent::Claude(settings) => settings.effort.as_deref(),
+            Agent::Scripted(_) => None,
+        }
+    }
+
+    /// `--max-turns`, when given.
+    pub fn max_turns(&self) -> Option<u32> {
+        match self {
+            Agent::Claude(settings) => settings.max_turns,
+            Agent::Scripted(_) => None,
+        }
+    }
+}
+
 /// A command line to start an agent host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCommand {

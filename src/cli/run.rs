@@ -7,11 +7,14 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use super::CorpusArgs;
+use crate::agent::Agent;
+use crate::agent::claude::ClaudeSettings;
 use crate::agent::strategy::Strategy;
 use crate::error::{Error, Result};
 use crate::mcp::profile::Profile;
-use crate::mcp::proxy::{DEFAULT_TIMEOUT_SECS, ToolLevel};
-use crate::runs::run::{AgentChoice, ControlEndpoint, RunOptions, run};
+use crate::mcp::proxy::DEFAULT_TIMEOUT_SECS;
+use crate::runs::identity::KgHint;
+use crate::runs::run::{ControlEndpoint, RunOptions, Tools, run};
 
 /// Run one condition (a tool level crossed with a KG-hint mode) over a
 /// corpus, one episode at a time, into a runs root.
@@ -34,7 +37,7 @@ pub(crate) struct RunArgs {
     tools: Level,
     /// Name the target knowledge graph(s) in the prompt (tags) or not (none).
     #[arg(long, value_enum)]
-    kg_hint: KgHint,
+    kg_hint: Hint,
     /// The server under test (required for all-tools, ignored for sparql-only).
     #[arg(long, value_name = "PROFILE.toml")]
     profile: Option<PathBuf>,
@@ -100,30 +103,87 @@ enum Level {
     SparqlOnly,
 }
 
+/// `--kg-hint` (its help lists the values without a sentence each).
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum KgHint {
+enum Hint {
     None,
     Tags,
 }
 
-pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
-    let level = match args.tools {
-        Level::AllTools => ToolLevel::AllTools,
-        Level::SparqlOnly => ToolLevel::SparqlOnly,
-    };
-    let agent = match args.agent.as_str() {
-        "claude" => AgentChoice::Claude(args.claude.clone()),
+/// The agent host `--agent` names, with the flags that go with it.
+///
+/// Errors: an unknown host or strategy; `--model`, `--effort` or
+/// `--max-turns` for a scripted agent (it has no model).
+fn agent(args: &RunArgs) -> Result<Agent> {
+    match args.agent.as_str() {
+        "claude" => Ok(Agent::Claude(ClaudeSettings {
+            program: args.claude.clone(),
+            model: args.model.clone(),
+            effort: args.effort.clone(),
+            max_turns: args.max_turns,
+        })),
         other => match other.strip_prefix("scripted:") {
             Some(strategy) => {
-                AgentChoice::Scripted(strategy.parse::<Strategy>().map_err(Error::Usage)?)
+                let strategy = strategy.parse::<Strategy>().map_err(Error::Usage)?;
+                if args.model.is_some() || args.effort.is_some() {
+                    return Err(Error::Usage(
+                        "--model and --effort are for --agent claude; a scripted agent has no model"
+                            .into(),
+                    ));
+                }
+                if args.max_turns.is_some() {
+                    return Err(Error::Usage(
+                        "--max-turns is for --agent claude; a scripted agent plays its strategy to the end"
+                            .into(),
+                    ));
+                }
+                Ok(Agent::Scripted(strategy))
             }
-            None => {
-                return Err(Error::Usage(format!(
-                    "--agent {other}: expected claude or scripted:STRATEGY"
-                )));
-            }
+            None => Err(Error::Usage(format!(
+                "--agent {other}: expected claude or scripted:STRATEGY"
+            ))),
         },
-    };
+    }
+}
+
+/// The tools `--tools` names, with what each needs.
+///
+/// Errors: all-tools without `--profile`, or a profile that does not
+/// load; `--without-tool` for sparql-only; sparql-only without an endpoint.
+fn tools(args: &RunArgs) -> Result<Tools> {
+    match args.tools {
+        Level::AllTools => Ok(Tools::AllTools {
+            profile: Profile::load(args.profile.as_ref().ok_or_else(|| {
+                Error::Usage(
+                    "--tools all-tools needs --profile PROFILE.toml (the server under test)".into(),
+                )
+            })?)?,
+            withheld: args.without_tool.clone(),
+        }),
+        Level::SparqlOnly => {
+            if !args.without_tool.is_empty() {
+                return Err(Error::Usage(
+                    "--without-tool applies to all-tools only: sparql-only has no server tools"
+                        .into(),
+                ));
+            }
+            let (spec, template, shortnames) = crate::config::sparql_only_settings(
+                args.endpoint.as_deref(),
+                args.graph_template.as_deref(),
+                &args.shortname,
+            )?;
+            Ok(Tools::SparqlOnly {
+                control: ControlEndpoint {
+                    spec,
+                    template,
+                    shortnames,
+                },
+            })
+        }
+    }
+}
+
+pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     if let Some(label) = &args.label
         && !crate::runs::identity::valid_label(label)
     {
@@ -131,35 +191,8 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
             "--label '{label}': use letters, digits, '-', '_' and '.' (it names a folder)"
         )));
     }
-    if matches!(agent, AgentChoice::Scripted(_)) && (args.model.is_some() || args.effort.is_some())
-    {
-        return Err(Error::Usage(
-            "--model and --effort are for --agent claude; a scripted agent has no model".into(),
-        ));
-    }
-    let profile = match level {
-        ToolLevel::AllTools => Some(Profile::load(args.profile.as_ref().ok_or_else(|| {
-            Error::Usage(
-                "--tools all-tools needs --profile PROFILE.toml (the server under test)".into(),
-            )
-        })?)?),
-        ToolLevel::SparqlOnly => None,
-    };
-    let control = match level {
-        ToolLevel::SparqlOnly => {
-            let (spec, template, shortnames) = crate::config::sparql_only_settings(
-                args.endpoint.as_deref(),
-                args.graph_template.as_deref(),
-                &args.shortname,
-            )?;
-            Some(ControlEndpoint {
-                spec,
-                template,
-                shortnames,
-            })
-        }
-        ToolLevel::AllTools => None,
-    };
+    let agent = agent(&args)?;
+    let tools = tools(&args)?;
     let (corpus, selection) = args.corpus.open()?;
     let ground_truth_dir =
         crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
@@ -169,22 +202,19 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         selection,
         ground_truth_dir,
         out: args.out,
-        level,
-        kg_hint: matches!(args.kg_hint, KgHint::Tags),
-        profile,
-        without: args.without_tool,
+        tools,
+        kg_hint: match args.kg_hint {
+            Hint::None => KgHint::None,
+            Hint::Tags => KgHint::Tags,
+        },
         agent,
-        model: args.model,
-        effort: args.effort,
         repeat: args.repeat,
         label: args.label,
         force: args.force,
         resume: args.resume,
         agent_timeout: Duration::from_secs(args.agent_timeout),
-        max_turns: args.max_turns,
         timeout: Duration::from_secs(args.timeout),
         strict: args.strict_upstream_errors,
-        control,
         agent_env: Vec::new(),
     };
     let out = options.out.clone();
@@ -193,7 +223,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     crate::render::build::write_root_files(&crate::report::load::root(&out))?;
     let a = &outcome.aggregate;
     // The rates average the measured questions: say how many those are
-    // when some measured nothing (fourth new-user review of issue 5).
+    // when some measured nothing.
     let over = if a.measured_questions == a.questions {
         format!(
             "{} question{}",
@@ -223,8 +253,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
 
 /// The corpus as recorded in a condition's settings: a local path without
 /// a leading `./` or trailing `/`, so `./demo/x/` and `demo/x` are the same
-/// corpus to `--resume` (fourth new-user review of issue 5); a git URL as
-/// given.
+/// corpus to `--resume`; a git URL as given.
 fn corpus_spec(given: &str) -> String {
     if given.contains("://") || given.starts_with("git@") {
         return given.to_string();

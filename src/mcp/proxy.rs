@@ -60,8 +60,10 @@ pub const LOGGED_CSV_BYTES: usize = 64 * 1024;
 /// Default read timeout for one forwarded call, seconds (seed 000).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
-/// The tool level of a condition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The tool level of a condition, recorded as `all-tools` or
+/// `sparql-only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ToolLevel {
     /// The server's tools and instructions (minus any withheld), plus submit_csv.
     AllTools,

@@ -40,40 +40,184 @@ pub const KINDS: [(&str, &[&str]); 7] = [
     ("separating", &[]),
 ];
 
-/// Metrics a `number` region can show. Per condition (`condition=KEY`):
+/// What a `number` region can show. Per condition (`condition=KEY`):
 /// rates, counts, seconds, `pass-at-k`/`pass-hat-k` (with `k=N`), `delta`
 /// and `delta-interval` (with optional `baseline=KEY`), and with
-/// `question=ID` the question's `exact` count (`2/3`). StudyView-wide (no
-/// condition): `conditions`, `questions`, `attempts`,
+/// `question=ID` the question's `exact` count (`2/3`), rate or F1.
+/// Study-wide (no condition): `conditions`, `questions`, `attempts`,
 /// `defeats-every-condition`, `separating`.
-pub const METRICS: [&str; 26] = [
-    "exact-rate",
-    "strict-exact-rate",
-    "ordered-rate",
-    "mean-f1",
-    "exact-interval",
-    "questions",
-    "measured-questions",
-    "attempts",
-    "measured-attempts",
-    "blocked-attempts",
-    "exact-attempts",
-    "always-exact",
-    "ever-exact",
-    "never-exact",
-    "flaky",
-    "mean-wall-s",
-    "mean-server-s",
-    "pass-at-k",
-    "pass-hat-k",
-    "delta",
-    "delta-interval",
-    "exact",
-    "conditions",
-    "defeats-every-condition",
-    "separating",
-    "f1",
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// `exact-rate`.
+    ExactRate,
+    /// `strict-exact-rate`.
+    StrictExactRate,
+    /// `ordered-rate`.
+    OrderedRate,
+    /// `mean-f1`.
+    MeanF1,
+    /// `exact-interval`: the exact rate's 95% bootstrap interval.
+    ExactInterval,
+    /// `questions`: per condition, or the study's with no condition.
+    Questions,
+    /// `measured-questions`.
+    MeasuredQuestions,
+    /// `attempts`: per condition, or the study's with no condition.
+    Attempts,
+    /// `measured-attempts`.
+    MeasuredAttempts,
+    /// `blocked-attempts`.
+    BlockedAttempts,
+    /// `exact-attempts`.
+    ExactAttempts,
+    /// `always-exact`.
+    AlwaysExact,
+    /// `ever-exact`.
+    EverExact,
+    /// `never-exact`.
+    NeverExact,
+    /// `flaky`.
+    Flaky,
+    /// `mean-wall-s`.
+    MeanWallS,
+    /// `mean-server-s`.
+    MeanServerS,
+    /// `pass-at-k`, with `k=N`.
+    PassAtK,
+    /// `pass-hat-k`, with `k=N`.
+    PassHatK,
+    /// `delta`: the exact rate against a baseline.
+    Delta,
+    /// `delta-interval`: its 95% paired bootstrap interval.
+    DeltaInterval,
+    /// `exact`: a question's exact attempts over measured (`question=ID`).
+    Exact,
+    /// `conditions` (study-wide).
+    Conditions,
+    /// `defeats-every-condition` (study-wide).
+    DefeatsEveryCondition,
+    /// `separating` (study-wide).
+    Separating,
+    /// `f1`: a question's mean F1 (`question=ID`), or the condition's.
+    F1,
+}
+
+impl Metric {
+    /// Every metric, in the order errors list them.
+    pub const ALL: [Metric; 26] = [
+        Metric::ExactRate,
+        Metric::StrictExactRate,
+        Metric::OrderedRate,
+        Metric::MeanF1,
+        Metric::ExactInterval,
+        Metric::Questions,
+        Metric::MeasuredQuestions,
+        Metric::Attempts,
+        Metric::MeasuredAttempts,
+        Metric::BlockedAttempts,
+        Metric::ExactAttempts,
+        Metric::AlwaysExact,
+        Metric::EverExact,
+        Metric::NeverExact,
+        Metric::Flaky,
+        Metric::MeanWallS,
+        Metric::MeanServerS,
+        Metric::PassAtK,
+        Metric::PassHatK,
+        Metric::Delta,
+        Metric::DeltaInterval,
+        Metric::Exact,
+        Metric::Conditions,
+        Metric::DefeatsEveryCondition,
+        Metric::Separating,
+        Metric::F1,
+    ];
+
+    /// Its name in a region (`metric=NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ExactRate => "exact-rate",
+            Metric::StrictExactRate => "strict-exact-rate",
+            Metric::OrderedRate => "ordered-rate",
+            Metric::MeanF1 => "mean-f1",
+            Metric::ExactInterval => "exact-interval",
+            Metric::Questions => "questions",
+            Metric::MeasuredQuestions => "measured-questions",
+            Metric::Attempts => "attempts",
+            Metric::MeasuredAttempts => "measured-attempts",
+            Metric::BlockedAttempts => "blocked-attempts",
+            Metric::ExactAttempts => "exact-attempts",
+            Metric::AlwaysExact => "always-exact",
+            Metric::EverExact => "ever-exact",
+            Metric::NeverExact => "never-exact",
+            Metric::Flaky => "flaky",
+            Metric::MeanWallS => "mean-wall-s",
+            Metric::MeanServerS => "mean-server-s",
+            Metric::PassAtK => "pass-at-k",
+            Metric::PassHatK => "pass-hat-k",
+            Metric::Delta => "delta",
+            Metric::DeltaInterval => "delta-interval",
+            Metric::Exact => "exact",
+            Metric::Conditions => "conditions",
+            Metric::DefeatsEveryCondition => "defeats-every-condition",
+            Metric::Separating => "separating",
+            Metric::F1 => "f1",
+        }
+    }
+
+    /// The metric named `name`.
+    pub fn parse(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// A rate (or F1), which `format=percent` may show as a percentage.
+    fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Metric::ExactRate
+                | Metric::StrictExactRate
+                | Metric::OrderedRate
+                | Metric::MeanF1
+                | Metric::F1
+                | Metric::PassAtK
+                | Metric::PassHatK
+        )
+    }
+
+    /// Shown for the whole study: always for some, and for `questions`
+    /// and `attempts` when no condition is named.
+    fn study_wide(self, with_condition: bool) -> bool {
+        matches!(
+            self,
+            Metric::Conditions | Metric::DefeatsEveryCondition | Metric::Separating
+        ) || (matches!(self, Metric::Questions | Metric::Attempts) && !with_condition)
+    }
+
+    /// The keys a region with this metric takes: any other is an error,
+    /// so a key that would be ignored cannot look as if it mattered.
+    fn takes(self, with_condition: bool) -> Vec<&'static str> {
+        let mut takes = vec!["metric"];
+        if !self.study_wide(with_condition) {
+            takes.push("condition");
+        }
+        if self.is_rate() {
+            takes.push("format");
+        }
+        if matches!(self, Metric::PassAtK | Metric::PassHatK) {
+            takes.push("k");
+        }
+        if matches!(self, Metric::Delta | Metric::DeltaInterval) {
+            takes.push("baseline");
+        }
+        if matches!(
+            self,
+            Metric::Exact | Metric::ExactRate | Metric::MeanF1 | Metric::F1
+        ) {
+            takes.push("question");
+        }
+        takes
+    }
+}
 
 /// One generated region found in a Markdown file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -448,87 +592,38 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
     })
 }
 
+/// The text of a `number` region with parameters `p`.
+///
+/// Errors: an unknown metric or format; a key the metric does not take;
+/// a condition, question, baseline or `k` the study does not have.
 fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Result<String, String> {
-    let metric = p
+    let name = p
         .get("metric")
         .ok_or("okn:number needs metric=NAME")?
         .as_str();
-    if !METRICS.contains(&metric) {
-        return Err(format!(
-            "unknown metric '{metric}'; known: {}",
-            METRICS.join(", ")
-        ));
-    }
+    let metric = Metric::parse(name).ok_or_else(|| {
+        let known: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        format!("unknown metric '{name}'; known: {}", known.join(", "))
+    })?;
     let as_percent = match p.get("format").map(String::as_str) {
         None | Some("decimal") => false,
         Some("percent") => true,
         Some(other) => return Err(format!("format={other}: expected decimal or percent")),
     };
     let show = |v: Option<f64>| if as_percent { percent(v) } else { rate(v) };
-    // Which keys this metric reads: any other is an error, so a key that
-    // would be ignored cannot look as if it mattered.
-    let study_wide = matches!(
-        metric,
-        "conditions" | "defeats-every-condition" | "separating"
-    ) || (matches!(metric, "questions" | "attempts")
-        && !p.contains_key("condition"));
-    let is_rate = matches!(
-        metric,
-        "exact-rate"
-            | "strict-exact-rate"
-            | "ordered-rate"
-            | "mean-f1"
-            | "f1"
-            | "pass-at-k"
-            | "pass-hat-k"
-    );
-    let mut takes: Vec<&str> = vec!["metric"];
-    if !study_wide {
-        takes.push("condition");
-    }
-    if is_rate {
-        takes.push("format");
-    }
-    if matches!(metric, "pass-at-k" | "pass-hat-k") {
-        takes.push("k");
-    }
-    if matches!(metric, "delta" | "delta-interval") {
-        takes.push("baseline");
-    }
-    if matches!(metric, "exact" | "exact-rate" | "mean-f1" | "f1") {
-        takes.push("question");
-    }
+    let takes = metric.takes(p.contains_key("condition"));
     if let Some(extra) = p.keys().find(|k| !takes.contains(&k.as_str())) {
         return Err(format!(
-            "metric={metric} does not take {extra}= (it takes {})",
+            "metric={name} does not take {extra}= (it takes {})",
             takes.join(", ")
         ));
     }
-    // StudyView-wide metrics.
-    match metric {
-        "conditions" => return Ok(study.data.conditions.len().to_string()),
-        "defeats-every-condition" => {
-            return Ok(study.data.defeats_every_condition().len().to_string());
-        }
-        "separating" => return Ok(study.data.separating().len().to_string()),
-        "questions" | "attempts" if !p.contains_key("condition") => {
-            return Ok(if metric == "questions" {
-                study.data.questions().len().to_string()
-            } else {
-                study
-                    .data
-                    .conditions
-                    .iter()
-                    .map(|c| c.condition.aggregate.attempts)
-                    .sum::<u32>()
-                    .to_string()
-            });
-        }
-        _ => {}
+    if metric.study_wide(p.contains_key("condition")) {
+        return Ok(study_number(study, metric));
     }
     let c = condition(study, p, "condition")?.ok_or_else(|| {
         format!(
-            "metric {metric} needs condition=KEY (keys: {})",
+            "metric {name} needs condition=KEY (keys: {})",
             study.data.keys()
         )
     })?;
@@ -537,19 +632,48 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
             .cell(question)
             .ok_or_else(|| format!("question '{question}' has no result under {}", c.key))?;
         return match metric {
-            "exact" => Ok(format!("{}/{}", cell.exact, cell.measured)),
-            "exact-rate" => Ok(show(cell.rate)),
-            "f1" | "mean-f1" => Ok(show(cell.mean_f1)),
+            Metric::Exact => Ok(format!("{}/{}", cell.exact, cell.measured)),
+            Metric::ExactRate => Ok(show(cell.rate)),
+            Metric::F1 | Metric::MeanF1 => Ok(show(cell.mean_f1)),
             _ => Err(format!(
-                "with question= the metric is exact, exact-rate or mean-f1, not {metric}"
+                "with question= the metric is exact, exact-rate or mean-f1, not {name}"
             )),
         };
     }
+    condition_number(study, c, metric, p, &show)
+}
+
+/// A study-wide number.
+fn study_number(study: &StudyView, metric: Metric) -> String {
+    let data = &study.data;
+    match metric {
+        Metric::Conditions => data.conditions.len(),
+        Metric::DefeatsEveryCondition => data.defeats_every_condition().len(),
+        Metric::Separating => data.separating().len(),
+        Metric::Questions => data.questions().len(),
+        _ => data
+            .conditions
+            .iter()
+            .map(|c| c.condition.aggregate.attempts as usize)
+            .sum::<usize>(),
+    }
+    .to_string()
+}
+
+/// A number of one condition `c`.
+fn condition_number(
+    study: &StudyView,
+    c: &StudyCondition,
+    metric: Metric,
+    p: &BTreeMap<String, String>,
+    show: &dyn Fn(Option<f64>) -> String,
+) -> std::result::Result<String, String> {
     let s = c.stats();
+    let name = metric.name();
     let k = || -> std::result::Result<usize, String> {
         let k: u32 = p
             .get("k")
-            .ok_or(format!("{metric} needs k=N"))?
+            .ok_or(format!("{name} needs k=N"))?
             .parse()
             .map_err(|_| "k must be a whole number".to_string())?;
         s.pass
@@ -558,32 +682,32 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
             .ok_or_else(|| format!("k={k}: {} has {} attempts per question", c.key, s.repeat))
     };
     Ok(match metric {
-        "exact-rate" => show(s.exact_rate),
-        "strict-exact-rate" => show(s.strict_exact_rate),
-        "ordered-rate" => show(s.ordered_rate),
-        "mean-f1" => show(s.mean_f1),
-        "exact-interval" => interval(s.interval),
-        "questions" => s.questions.to_string(),
-        "measured-questions" => s.measured_questions.to_string(),
-        "attempts" => s.attempts.to_string(),
-        "measured-attempts" => s.measured_attempts.to_string(),
-        "blocked-attempts" => s.blocked_attempts.to_string(),
-        "exact-attempts" => s.exact_attempts.to_string(),
-        "always-exact" => s.always_exact.to_string(),
-        "ever-exact" => s.ever_exact.to_string(),
-        "never-exact" => {
+        Metric::ExactRate => show(s.exact_rate),
+        Metric::StrictExactRate => show(s.strict_exact_rate),
+        Metric::OrderedRate => show(s.ordered_rate),
+        Metric::MeanF1 => show(s.mean_f1),
+        Metric::ExactInterval => interval(s.interval),
+        Metric::Questions => s.questions.to_string(),
+        Metric::MeasuredQuestions => s.measured_questions.to_string(),
+        Metric::Attempts => s.attempts.to_string(),
+        Metric::MeasuredAttempts => s.measured_attempts.to_string(),
+        Metric::BlockedAttempts => s.blocked_attempts.to_string(),
+        Metric::ExactAttempts => s.exact_attempts.to_string(),
+        Metric::AlwaysExact => s.always_exact.to_string(),
+        Metric::EverExact => s.ever_exact.to_string(),
+        Metric::NeverExact => {
             (s.measured_questions - s.ever_exact.min(s.measured_questions)).to_string()
         }
-        "flaky" => s.flaky.to_string(),
-        "mean-wall-s" => s.mean_wall_s.map_or("—".into(), seconds),
-        "mean-server-s" => s.mean_server_s.map_or("—".into(), seconds),
-        "pass-at-k" => show(Some(s.pass[k()?].pass_at_k)),
-        "pass-hat-k" => show(Some(s.pass[k()?].pass_hat_k)),
-        "delta" | "delta-interval" => {
+        Metric::Flaky => s.flaky.to_string(),
+        Metric::MeanWallS => s.mean_wall_s.map_or("—".into(), seconds),
+        Metric::MeanServerS => s.mean_server_s.map_or("—".into(), seconds),
+        Metric::PassAtK => show(Some(s.pass[k()?].pass_at_k)),
+        Metric::PassHatK => show(Some(s.pass[k()?].pass_hat_k)),
+        Metric::Delta | Metric::DeltaInterval => {
             let b = baseline(study, p)?;
             if b.key == c.key {
                 return Err(format!(
-                    "metric={metric} compares condition={} with itself: name another condition \
+                    "metric={name} compares condition={} with itself: name another condition \
                      as baseline= (the study's baseline is {})",
                     c.key, study.baseline
                 ));
@@ -592,13 +716,13 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
                 .data
                 .delta(b, c)
                 .ok_or_else(|| format!("{} and {} share no measured question", b.key, c.key))?;
-            if metric == "delta" {
+            if metric == Metric::Delta {
                 signed(d.estimate)
             } else {
                 delta_interval(d.interval)
             }
         }
-        other => return Err(format!("metric {other} needs question=ID")),
+        other => return Err(format!("metric {} needs question=ID", other.name())),
     })
 }
 

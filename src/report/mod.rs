@@ -28,8 +28,10 @@ use crate::runs::records::ConditionFile;
 /// `sparql-only · KG named`, with withheld tools and the label after.
 pub fn label(condition: &ConditionFile) -> String {
     let id = &condition.identity;
-    let mut text = match (&id.server, id.level.as_str()) {
-        (Some(server), "all-tools") => format!("{server}, all tools"),
+    let mut text = match (&id.server, id.level) {
+        (Some(server), crate::runs::identity::ToolLevel::AllTools) => {
+            format!("{server}, all tools")
+        }
         _ => "sparql-only".to_string(),
     };
     if !id.withheld.is_empty() {
@@ -38,12 +40,12 @@ pub fn label(condition: &ConditionFile) -> String {
     if id.strict_upstream_errors {
         text.push_str(", strict errors");
     }
-    text.push_str(if id.kg_hint == "tags" {
+    text.push_str(if id.kg_hint.names_graph() {
         " · KG named"
     } else {
         " · KG not named"
     });
-    if let Some(suffix) = condition.name.split("__").nth(2) {
+    if let Some(suffix) = crate::runs::identity::label_of(&condition.name) {
         let _ = write!(text, " ({suffix})");
     }
     text

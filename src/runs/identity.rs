@@ -11,14 +11,45 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::mcp::proxy::ToolLevel;
+
+/// Whether the prompt names the target knowledge graph(s): `tags` adds the
+/// line naming them (from the record's tags), `none` leaves it out
+/// (`README.md`, "What the agent is asked").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KgHint {
+    /// The graph is not named: choosing it is part of the task.
+    None,
+    /// The graph is named.
+    Tags,
+}
+
+impl KgHint {
+    /// `none` or `tags`, as recorded.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KgHint::None => "none",
+            KgHint::Tags => "tags",
+        }
+    }
+
+    /// True when the prompt names the graph.
+    pub fn names_graph(self) -> bool {
+        self == KgHint::Tags
+    }
+}
+
 /// Everything that makes two runs of one condition comparable. Field order
 /// is the order differences are reported in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Identity {
     /// `all-tools` or `sparql-only`.
-    pub level: String,
+    #[schemars(with = "String")]
+    pub level: ToolLevel,
     /// `none` or `tags`.
-    pub kg_hint: String,
+    #[schemars(with = "String")]
+    pub kg_hint: KgHint,
     /// The profile's server name (`None` for sparql-only).
     pub server: Option<String>,
     /// `claude` or `scripted:STRATEGY`.
@@ -85,16 +116,16 @@ impl Identity {
 
 /// The condition folder name for these settings.
 pub fn condition_name(
-    level: &str,
+    level: ToolLevel,
     server: Option<&str>,
     withheld: &[String],
     strict: bool,
-    kg_hint: &str,
+    kg_hint: KgHint,
     label: Option<&str>,
 ) -> String {
     let mut name = match server {
-        Some(server) if level != "sparql-only" => format!("{server}-{level}"),
-        _ => level.to_string(),
+        Some(server) if level == ToolLevel::AllTools => format!("{server}-{}", level.as_str()),
+        _ => level.as_str().to_string(),
     };
     if !withheld.is_empty() {
         let mut sorted = withheld.to_vec();
@@ -105,7 +136,7 @@ pub fn condition_name(
     if strict {
         name.push_str("-strict");
     }
-    name.push_str(if kg_hint == "tags" {
+    name.push_str(if kg_hint.names_graph() {
         "__kg-named"
     } else {
         "__kg-not-named"
@@ -115,6 +146,13 @@ pub fn condition_name(
         name.push_str(label);
     }
     name
+}
+
+/// The `--label` of condition `name` (what follows its second `__`), if
+/// it has one: the inverse of [`condition_name`], since a label holds no
+/// `__` ([`valid_label`]).
+pub fn label_of(name: &str) -> Option<&str> {
+    name.splitn(3, "__").nth(2)
 }
 
 /// Checks a `--label`: letters, digits, `-`, `_`, `.` (it names a folder).
@@ -133,8 +171,8 @@ mod tests {
 
     fn identity() -> Identity {
         Identity {
-            level: "all-tools".into(),
-            kg_hint: "tags".into(),
+            level: ToolLevel::AllTools,
+            kg_hint: KgHint::Tags,
             server: Some("mcp-proto-okn".into()),
             agent: "claude".into(),
             model: Some("claude-opus-5".into()),
@@ -149,30 +187,56 @@ mod tests {
     }
 
     #[test]
-    fn names_follow_the_seed() {
+    fn names_follow_the_documented_scheme() {
         assert_eq!(
-            condition_name("all-tools", Some("mcp-proto-okn"), &[], false, "tags", None),
+            condition_name(
+                ToolLevel::AllTools,
+                Some("mcp-proto-okn"),
+                &[],
+                false,
+                KgHint::Tags,
+                None
+            ),
             "mcp-proto-okn-all-tools__kg-named"
         );
         assert_eq!(
-            condition_name("all-tools", Some("mcp-proto-okn"), &[], false, "none", None),
+            condition_name(
+                ToolLevel::AllTools,
+                Some("mcp-proto-okn"),
+                &[],
+                false,
+                KgHint::None,
+                None
+            ),
             "mcp-proto-okn-all-tools__kg-not-named"
         );
         assert_eq!(
-            condition_name("sparql-only", Some("ignored"), &[], false, "tags", None),
+            condition_name(
+                ToolLevel::SparqlOnly,
+                Some("ignored"),
+                &[],
+                false,
+                KgHint::Tags,
+                None
+            ),
             "sparql-only__kg-named"
         );
         assert_eq!(
             condition_name(
-                "all-tools",
+                ToolLevel::AllTools,
                 Some("demo-kg"),
                 &["lookup_uri".into(), "get_schema".into()],
                 true,
-                "tags",
+                KgHint::Tags,
                 Some("low-effort")
             ),
             "demo-kg-all-tools-without-get_schema-lookup_uri-strict__kg-named__low-effort"
         );
+        assert_eq!(
+            label_of("demo-kg-all-tools-strict__kg-named__low-effort"),
+            Some("low-effort")
+        );
+        assert_eq!(label_of("sparql-only__kg-named"), None);
     }
 
     #[test]

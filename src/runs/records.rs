@@ -366,66 +366,6 @@ pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
     }
 }
 
-/// The columns of `summary.csv`, in the seed's order.
-pub const SUMMARY_COLUMNS: [&str; 17] = [
-    "question",
-    "tier",
-    "condition",
-    "server",
-    "tools",
-    "kg_hint",
-    "attempt",
-    "attempts_total",
-    "blocked",
-    "exact",
-    "ordered",
-    "f1",
-    "queries",
-    "tools_called",
-    "wall_s",
-    "server_s",
-    "notes",
-];
-
-/// One `summary.csv` row for an attempt.
-pub fn summary_row(
-    result: &QuestionResult,
-    identity: &Identity,
-    attempt: &AttemptResult,
-) -> Vec<String> {
-    vec![
-        result.question.clone(),
-        result.tier.clone().unwrap_or_default(),
-        result.condition.clone(),
-        identity.server.clone().unwrap_or_default(),
-        identity.level.clone(),
-        identity.kg_hint.clone(),
-        attempt.attempt.to_string(),
-        result.attempts.len().to_string(),
-        attempt.blocked.to_string(),
-        // A blocked attempt measured nothing: no verdict to show.
-        if attempt.blocked {
-            String::new()
-        } else {
-            attempt.exact.to_string()
-        },
-        match (attempt.blocked, attempt.ordered) {
-            (false, Some(o)) => o.to_string(),
-            _ => String::new(),
-        },
-        if attempt.blocked {
-            String::new()
-        } else {
-            crate::format::fixed(attempt.f1, 4)
-        },
-        attempt.queries.to_string(),
-        attempt.tools_called.join(" "),
-        crate::format::fixed(attempt.wall_s, 3),
-        crate::format::fixed(attempt.server_s, 3),
-        attempt.notes.join("; "),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

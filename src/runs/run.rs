@@ -1,50 +1,31 @@
 //! `run`: one condition over a corpus, episode by episode, into a runs root
-//! (seed 000, "Run the conditions", "Resuming an interrupted run",
-//! "Repeating and comparing").
+//! (`README.md`, "Recording episodes"; the files are `docs/FORMAT.md`).
 //!
-//! Questions and attempts run strictly one at a time. Each attempt gets its
-//! folder with `prompt.txt` and `command.txt` first and `episode.json` last,
-//! so a run killed at any moment leaves every finished attempt intact and
-//! resumable. The condition file is written when the run ends.
+//! Questions and attempts run strictly one at a time: timings mean nothing
+//! under contention. Each attempt gets its folder with `prompt.txt` and
+//! `command.txt` first and `episode.json` last, so a run killed at any
+//! moment leaves every finished attempt intact and resumable. The
+//! condition file is written when the run ends. A run is three steps:
+//! [`prepare`] (every check that can refuse, before anything runs),
+//! [`play`] (the episodes) and [`finish`] (the condition file).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::identity::{Identity, condition_name};
+use super::identity::{Identity, KgHint, ToolLevel, condition_name};
 use super::judge::{judge, model_from_report, read_episode};
 use super::layout::*;
 use super::records::*;
-use crate::agent::strategy::Strategy;
-use crate::agent::{AgentCommand, claude, launch, mcp_config};
-use crate::corpus::{Corpus, Selection};
+use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
+use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_atomic, write_json};
 use crate::mcp::profile::Profile;
-use crate::mcp::proxy::ToolLevel;
 use crate::mcp::sparql_only::SparqlOnly;
 use crate::reference::{GroundTruth, load as load_ground_truth};
 use crate::score::{NUMERIC_REL_TOL, SCORING_VERSION, ScoreOptions};
 use crate::sparql::EndpointSpec;
-
-/// Which agent host plays the episodes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentChoice {
-    /// `claude -p`, this program.
-    Claude(PathBuf),
-    /// The built-in scripted agent.
-    Scripted(Strategy),
-}
-
-impl AgentChoice {
-    /// `claude` or `scripted:STRATEGY`.
-    pub fn name(&self) -> String {
-        match self {
-            AgentChoice::Claude(_) => "claude".into(),
-            AgentChoice::Scripted(s) => format!("scripted:{s}"),
-        }
-    }
-}
 
 /// The sparql-only control's endpoint, as resolved for this run.
 #[derive(Debug, Clone)]
@@ -55,6 +36,49 @@ pub struct ControlEndpoint {
     pub template: String,
     /// Shortnames (empty: from the data).
     pub shortnames: Vec<String>,
+}
+
+/// The tools a condition's agent has (`README.md`, "What gets measured").
+#[derive(Debug, Clone)]
+pub enum Tools {
+    /// The server's tools and instructions, minus the withheld ones.
+    AllTools {
+        /// The server under test.
+        profile: Profile,
+        /// `--without-tool`, as given.
+        withheld: Vec<String>,
+    },
+    /// The server-independent control: one neutral SPARQL tool.
+    SparqlOnly {
+        /// Its endpoint.
+        control: ControlEndpoint,
+    },
+}
+
+impl Tools {
+    /// The tool level.
+    pub fn level(&self) -> ToolLevel {
+        match self {
+            Tools::AllTools { .. } => ToolLevel::AllTools,
+            Tools::SparqlOnly { .. } => ToolLevel::SparqlOnly,
+        }
+    }
+
+    /// The server under test (all-tools).
+    pub fn profile(&self) -> Option<&Profile> {
+        match self {
+            Tools::AllTools { profile, .. } => Some(profile),
+            Tools::SparqlOnly { .. } => None,
+        }
+    }
+
+    /// The tools withheld, as given (empty for sparql-only).
+    pub fn withheld(&self) -> &[String] {
+        match self {
+            Tools::AllTools { withheld, .. } => withheld,
+            Tools::SparqlOnly { .. } => &[],
+        }
+    }
 }
 
 /// Everything `run` is started with (the CLI's flags, resolved).
@@ -70,20 +94,12 @@ pub struct RunOptions {
     pub ground_truth_dir: PathBuf,
     /// `--out`.
     pub out: PathBuf,
-    /// Tool level.
-    pub level: ToolLevel,
-    /// `--kg-hint tags`.
-    pub kg_hint: bool,
-    /// `--profile`, loaded (all-tools).
-    pub profile: Option<Profile>,
-    /// `--without-tool`.
-    pub without: Vec<String>,
+    /// `--tools` with what it needs.
+    pub tools: Tools,
+    /// `--kg-hint`.
+    pub kg_hint: KgHint,
     /// The agent host.
-    pub agent: AgentChoice,
-    /// `--model`.
-    pub model: Option<String>,
-    /// `--effort`.
-    pub effort: Option<String>,
+    pub agent: Agent,
     /// `--repeat`.
     pub repeat: u32,
     /// `--label`.
@@ -94,14 +110,10 @@ pub struct RunOptions {
     pub resume: bool,
     /// `--agent-timeout`.
     pub agent_timeout: Duration,
-    /// `--max-turns`.
-    pub max_turns: Option<u32>,
     /// `--timeout` (the proxy's read timeout).
     pub timeout: Duration,
     /// `--strict-upstream-errors`.
     pub strict: bool,
-    /// The control's endpoint (sparql-only).
-    pub control: Option<ControlEndpoint>,
     /// Extra environment for the agent host (e.g. `ANTHROPIC_BASE_URL`).
     pub agent_env: Vec<(String, String)>,
 }
@@ -140,7 +152,7 @@ pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The refusal for a frozen root (seed 000, "Closing a runs root"): the
+/// The refusal for a frozen root (`README.md`, "Closing a runs root"): the
 /// root itself, or any root it sits inside.
 pub fn refuse_frozen(root: &RunsRoot, command: &str) -> Result<()> {
     let frozen = frozen_ancestor(&root.root).map(RunsRoot::new);
@@ -164,31 +176,131 @@ pub fn refuse_frozen(root: &RunsRoot, command: &str) -> Result<()> {
     Ok(())
 }
 
+/// A condition checked and ready to play: everything [`prepare`] found.
+pub struct Prepared {
+    /// The runs root.
+    pub root: RunsRoot,
+    /// The condition's name.
+    pub name: String,
+    /// Its identity.
+    pub identity: Identity,
+    /// The records to play, in order.
+    pub selected: Vec<Record>,
+    /// Their ground truth, by record id.
+    pub truths: BTreeMap<String, GroundTruth>,
+    /// Records of the tier kept out by `--exclude`.
+    pub excluded: Vec<Exclusion>,
+    /// The condition as recorded before, when this run adds to it.
+    pub recorded: Option<ConditionFile>,
+    /// The server's name and version, as it reported them.
+    pub server_build: Option<String>,
+    /// The sparql-only control, opened.
+    pub control: Option<SparqlOnly>,
+    /// The agent host's version.
+    pub agent_version: Option<String>,
+    /// This program (the proxy and the scripted agent are it).
+    pub program: PathBuf,
+}
+
+/// What [`play`] recorded.
+pub struct Played {
+    /// Question id → its summary under the condition.
+    pub summaries: BTreeMap<String, QuestionSummary>,
+    /// Attempts reused by `--resume`.
+    pub resumed: usize,
+    /// Attempts run now.
+    pub ran: usize,
+    /// The model the first episode reported.
+    pub model_resolved: Option<String>,
+}
+
 /// Runs one condition. Progress lines go to `progress` as they happen.
 ///
-/// Errors (before anything runs): refused flag combinations, a frozen
-/// root, missing ground truth, withheld names the server does not have, an
-/// identity that differs from the recorded condition (naming the first
-/// field, with the `--label` / `--force` advice), recorded attempts without
-/// `--resume` or `--force`, an agent host that cannot be started.
+/// Errors: those of [`prepare`] (before anything runs); an agent host that
+/// cannot be started; a file that cannot be written.
 pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOutcome> {
+    let started = Instant::now();
+    let prepared = prepare(options, &mut progress)?;
+    let played = play(options, &prepared, &mut progress)?;
+    finish(options, prepared, played, started, &mut progress)
+}
+
+/// Every check that can refuse the run, in order, before anything runs;
+/// `--force` removes the condition's old folders last.
+///
+/// Errors: a frozen root; the control with the graph unnamed; missing
+/// ground truth; withheld names the server does not have; an identity
+/// that differs from the recorded condition (naming the first field, with
+/// the `--label` / `--force` advice); recorded attempts without `--resume`
+/// or `--force`; ground truth that changed under other conditions; an
+/// agent host that does not run.
+pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<Prepared> {
     let root = RunsRoot::new(&options.out);
     refuse_frozen(&root, "run")?;
-    if options.level == ToolLevel::SparqlOnly && !options.kg_hint {
+    if options.tools.level() == ToolLevel::SparqlOnly && !options.kg_hint.names_graph() {
         return Err(Error::Usage(
-            "--tools sparql-only with --kg-hint none is refused: the control is handed the list of shortnames to address the endpoint, so withholding the graph's name measures name recognition, not graph selection (seed 000, \"What gets measured\")".into(),
-        ));
-    }
-    if options.level == ToolLevel::SparqlOnly && !options.without.is_empty() {
-        return Err(Error::Usage(
-            "--without-tool applies to all-tools only: sparql-only has no server tools".into(),
+            "--tools sparql-only with --kg-hint none is refused: the control is handed the list of shortnames to address the endpoint, so withholding the graph's name measures name recognition, not graph selection (README.md, \"What gets measured\")".into(),
         ));
     }
     if options.repeat == 0 {
         return Err(Error::Usage("--repeat must be at least 1".into()));
     }
+    let (selected, excluded) = select(options)?;
+    let truths = ground_truths(options, &selected)?;
+    let server_build = check_server(options, progress)?;
+    // The control, opened once for its preamble.
+    let control = match &options.tools {
+        Tools::SparqlOnly { control: c } => {
+            Some(SparqlOnly::new(&c.spec, &c.template, &c.shortnames)?)
+        }
+        Tools::AllTools { .. } => None,
+    };
+    let (name, identity) = identity(options, &excluded);
+    let recorded = check_recorded(options, &root, &name, &identity, &selected, &truths)?;
+    if options.force {
+        // Every folder of the condition, not only the selected questions':
+        // --force replaces the condition, and nothing of it may come back.
+        for dir in condition_folders(&root, &name) {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
+        }
+        let condition_path = root.condition_file(&name);
+        if condition_path.exists() {
+            std::fs::remove_file(&condition_path)
+                .map_err(|e| Error::io(&condition_path, "remove", e))?;
+        }
+    }
+    let program = std::env::current_exe()
+        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+    let agent_version = match &options.agent {
+        Agent::Claude(settings) => Some(claude::version(&settings.program).ok_or_else(|| {
+            Error::Other(format!(
+                "cannot run '{} --version': install the claude CLI (npm package @anthropic-ai/claude-code) or pass --claude PATH",
+                settings.program.display()
+            ))
+        })?),
+        Agent::Scripted(_) => Some(format!(
+            "okn-benchmark {} (scripted agent)",
+            env!("CARGO_PKG_VERSION")
+        )),
+    };
+    Ok(Prepared {
+        root,
+        name,
+        identity,
+        selected,
+        truths,
+        excluded,
+        recorded,
+        server_build,
+        control,
+        agent_version,
+        program,
+    })
+}
 
-    // Records and exclusions.
+/// The records the selection keeps, and those of its tier `--exclude`
+/// kept out (each with the pattern that did).
+fn select(options: &RunOptions) -> Result<(Vec<Record>, Vec<Exclusion>)> {
     let corpus = &options.corpus;
     let mut tier_selection = options.selection.clone();
     tier_selection.exclude.clear();
@@ -209,11 +321,19 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             });
         }
     }
+    Ok((selected.into_iter().cloned().collect(), excluded))
+}
 
-    // Ground truth must exist.
-    let mut truths: BTreeMap<String, GroundTruth> = BTreeMap::new();
+/// The cached ground truth of every selected record.
+///
+/// Errors: records without one, named (run `reference` first).
+fn ground_truths(
+    options: &RunOptions,
+    selected: &[Record],
+) -> Result<BTreeMap<String, GroundTruth>> {
+    let mut truths = BTreeMap::new();
     let mut missing = Vec::new();
-    for record in &selected {
+    for record in selected {
         match load_ground_truth(&options.ground_truth_dir, &record.id)? {
             Some(truth) => {
                 truths.insert(record.id.clone(), truth);
@@ -236,95 +356,94 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             options.corpus_spec
         )));
     }
+    Ok(truths)
+}
 
-    // The server under test: withheld names are checked before anything runs.
-    let mut server_build = None;
-    if let (ToolLevel::AllTools, Some(profile)) = (options.level, &options.profile) {
-        let runtime = tokio::runtime::Runtime::new()
-            .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
-        match runtime.block_on(crate::mcp::upstream::connect(
-            profile,
-            options.timeout,
-            None,
-        )) {
-            Ok(connection) => {
-                crate::mcp::probe::check_withheld(
-                    &profile.name,
-                    &connection.tools,
-                    &options.without,
-                )?;
-                server_build = connection
-                    .server_info
-                    .as_ref()
-                    .map(|i| format!("{} {}", i.name, i.version));
-            }
-            Err(reason) if !options.without.is_empty() => {
-                return Err(Error::Other(format!(
-                    "cannot check --without-tool against {}: {reason}",
-                    profile.name
-                )));
-            }
-            Err(reason) => progress(&format!(
+/// The server under test, asked once for its tools: withheld names are
+/// checked before anything runs. Returns the build it reported.
+///
+/// Errors: a withheld name it does not have (with "did you mean"); an
+/// unreachable server when there are names to check.
+fn check_server(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<Option<String>> {
+    let Tools::AllTools { profile, withheld } = &options.tools else {
+        return Ok(None);
+    };
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    match runtime.block_on(crate::mcp::upstream::connect(
+        profile,
+        options.timeout,
+        None,
+    )) {
+        Ok(connection) => {
+            crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
+            Ok(connection
+                .server_info
+                .as_ref()
+                .map(|i| format!("{} {}", i.name, i.version)))
+        }
+        Err(reason) if !withheld.is_empty() => Err(Error::Other(format!(
+            "cannot check --without-tool against {}: {reason}",
+            profile.name
+        ))),
+        Err(reason) => {
+            progress(&format!(
                 "warning: {} is unreachable now ({reason}); episodes will record it",
                 profile.name
-            )),
-        }
-    } else if options.level == ToolLevel::AllTools {
-        return Err(Error::Usage(
-            "--tools all-tools needs --profile PROFILE.toml".into(),
-        ));
-    }
-
-    // The control, opened once for its preamble.
-    let control = match (options.level, &options.control) {
-        (ToolLevel::SparqlOnly, Some(c)) => {
-            Some(SparqlOnly::new(&c.spec, &c.template, &c.shortnames)?)
-        }
-        (ToolLevel::SparqlOnly, None) => {
-            return Err(Error::Usage(
-                "--tools sparql-only needs an endpoint (--endpoint, or okn-benchmark.toml)".into(),
             ));
+            Ok(None)
         }
-        _ => None,
-    };
+    }
+}
 
-    // Identity and name.
-    let server = match options.level {
-        ToolLevel::AllTools => options.profile.as_ref().map(|p| p.name.clone()),
-        ToolLevel::SparqlOnly => None,
-    };
-    let mut withheld = options.without.clone();
+/// The condition's name and identity from the options.
+fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) {
+    let level = options.tools.level();
+    let server = options.tools.profile().map(|p| p.name.clone());
+    let mut withheld = options.tools.withheld().to_vec();
     withheld.sort();
     withheld.dedup();
     let name = condition_name(
-        options.level.as_str(),
+        level,
         server.as_deref(),
         &withheld,
         options.strict,
-        if options.kg_hint { "tags" } else { "none" },
+        options.kg_hint,
         options.label.as_deref(),
     );
     let identity = Identity {
-        level: options.level.as_str().into(),
-        kg_hint: if options.kg_hint { "tags" } else { "none" }.into(),
-        server: server.clone(),
+        level,
+        kg_hint: options.kg_hint,
+        server,
         agent: options.agent.name(),
-        model: match options.agent {
-            AgentChoice::Claude(_) => options.model.clone(),
-            AgentChoice::Scripted(_) => None,
-        },
-        effort: match options.agent {
-            AgentChoice::Claude(_) => options.effort.clone(),
-            AgentChoice::Scripted(_) => None,
-        },
+        model: options.agent.model().map(str::to_string),
+        effort: options.agent.effort().map(str::to_string),
         tier: options.selection.tier.clone(),
         corpus: options.corpus_spec.clone(),
         repeat: options.repeat,
-        withheld: withheld.clone(),
+        withheld,
         strict_upstream_errors: options.strict,
         excluded: excluded.iter().map(|e| e.id.clone()).collect(),
     };
-    let condition_path = root.condition_file(&name);
+    (name, identity)
+}
+
+/// What the root already holds of this condition, checked against this
+/// run: the same identity, attempts only with `--resume` or `--force`, and
+/// the ground truth other conditions there were judged by. Returns the
+/// recorded condition a run adds to.
+///
+/// Errors: the first field of the identity that differs; recorded
+/// attempts without `--resume` or `--force`; changed ground truth.
+fn check_recorded(
+    options: &RunOptions,
+    root: &RunsRoot,
+    name: &str,
+    identity: &Identity,
+    selected: &[Record],
+    truths: &BTreeMap<String, GroundTruth>,
+) -> Result<Option<ConditionFile>> {
+    let condition_path = root.condition_file(name);
     let mut recorded = None;
     if condition_path.is_file() && !options.force {
         let file: ConditionFile = read_json(&condition_path)?;
@@ -337,7 +456,7 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
     }
     let recorded_attempts = selected
         .iter()
-        .any(|r| root.condition_dir(&r.id, &name).is_dir());
+        .any(|r| root.condition_dir(&r.id, name).is_dir());
     if recorded_attempts && !options.resume && !options.force {
         return Err(Error::Usage(format!(
             "{} already holds attempts of '{name}': --resume reuses the finished ones, --force replaces them",
@@ -346,12 +465,12 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
     }
     // Ground truth that changed since this root recorded a question would
     // judge this condition by another key than the ones beside it.
-    for record in &selected {
+    for record in selected {
         let recorded_truth = root.question_dir(&record.id).join(GROUND_TRUTH_JSON);
         let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
             continue;
         };
-        let others = condition_dirs_of_question(&root, &record.id)
+        let others = condition_dirs_of_question(root, &record.id)
             .into_iter()
             .any(|c| c != name);
         if others && old.fingerprint != truths[&record.id].meta.fingerprint {
@@ -362,141 +481,56 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             )));
         }
     }
-    if options.force {
-        // Every folder of the condition, not only the selected questions':
-        // --force replaces the condition, and nothing of it may come back.
-        for dir in condition_folders(&root, &name) {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
-        }
-        if condition_path.exists() {
-            std::fs::remove_file(&condition_path)
-                .map_err(|e| Error::io(&condition_path, "remove", e))?;
-        }
-    }
+    Ok(recorded)
+}
 
-    // The agent host.
-    let program = std::env::current_exe()
-        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
-    let agent_version = match &options.agent {
-        AgentChoice::Claude(claude_program) => Some(claude::version(claude_program).ok_or_else(|| {
-            Error::Other(format!(
-                "cannot run '{} --version': install the claude CLI (npm package @anthropic-ai/claude-code) or pass --claude PATH",
-                claude_program.display()
-            ))
-        })?),
-        AgentChoice::Scripted(_) => Some(format!("okn-benchmark {} (scripted agent)", env!("CARGO_PKG_VERSION"))),
+/// Plays every attempt of every selected question, in order, writing each
+/// question's `result.json` as it completes.
+///
+/// Errors: an agent host that cannot be started; a file that cannot be
+/// written.
+pub fn play(
+    options: &RunOptions,
+    prepared: &Prepared,
+    progress: &mut impl FnMut(&str),
+) -> Result<Played> {
+    let root = &prepared.root;
+    let name = &prepared.name;
+    let total = prepared.selected.len();
+    let mut played = Played {
+        summaries: BTreeMap::new(),
+        resumed: 0,
+        ran: 0,
+        model_resolved: None,
     };
-
-    let options_score = |ordered: bool| ScoreOptions {
-        ordered,
-        ..ScoreOptions::default()
-    };
-    let total = selected.len();
-    let mut resumed = 0;
-    let mut ran = 0;
-    let mut model_resolved = None;
-    let mut summaries = BTreeMap::new();
-    let started_all = Instant::now();
-    for (index, record) in selected.iter().enumerate() {
-        let truth = &truths[&record.id];
-        copy_ground_truth(&root, &record.id, &options.ground_truth_dir)?;
-        let prompt = super::prompt::prompt(record, options.kg_hint);
+    for (index, record) in prepared.selected.iter().enumerate() {
+        let truth = &prepared.truths[&record.id];
+        copy_ground_truth(root, &record.id, &options.ground_truth_dir)?;
+        let prompt = super::prompt::prompt(record, options.kg_hint.names_graph());
+        let score_options = ScoreOptions {
+            ordered: truth.meta.ordered,
+            ..ScoreOptions::default()
+        };
         let mut attempts = Vec::new();
         for attempt in 1..=options.repeat {
-            let dir = root.attempt_dir(&record.id, &name, attempt);
-            let dir_abs = absolute(&dir);
-            let proxy_args = proxy_args(options, &dir_abs, control.is_some());
-            let config = mcp_config(&program, &proxy_args);
-            let command = match &options.agent {
-                AgentChoice::Claude(claude_program) => claude::command(
-                    &claude::ClaudeSettings {
-                        program: claude_program.clone(),
-                        model: options.model.clone(),
-                        effort: options.effort.clone(),
-                        max_turns: options.max_turns,
-                    },
-                    &config,
-                ),
-                AgentChoice::Scripted(strategy) => AgentCommand {
-                    program: program.clone(),
-                    args: vec![
-                        "scripted-agent".into(),
-                        "--strategy".into(),
-                        strategy.to_string(),
-                        "--attempt".into(),
-                        attempt.to_string(),
-                        "--corpus".into(),
-                        absolute(&corpus.root).to_string_lossy().into_owned(),
-                        "--mcp-config".into(),
-                        config.clone(),
-                    ],
-                },
-            };
-            let command_line = command.shell_line();
-            // A timeout is a recorded outcome, but only for the timeout it
-            // had: under another --agent-timeout it is run again.
-            let reuse = options.resume
-                && read_episode(&dir, attempt).is_some_and(|e| {
-                    !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
-                })
-                && std::fs::read_to_string(dir.join(COMMAND_FILE))
-                    .is_ok_and(|c| without_paths(&c) == without_paths(&command_line))
-                && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
             let clock = Instant::now();
-            if reuse {
-                resumed += 1;
+            let dir = root.attempt_dir(&record.id, name, attempt);
+            let reused = play_attempt(options, prepared, &dir, attempt, &prompt)?;
+            if reused {
+                played.resumed += 1;
             } else {
-                clear_dir(&dir)?;
-                std::fs::create_dir_all(dir.join(CWD_DIR))
-                    .map_err(|e| Error::io(&dir, "create", e))?;
-                write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
-                write_atomic(&dir.join(COMMAND_FILE), command_line.as_bytes())?;
-                let outcome = launch(
-                    &command,
-                    &prompt,
-                    &dir_abs.join(CWD_DIR),
-                    &options.agent_env,
-                    options.agent_timeout,
-                )?;
-                write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
-                if !outcome.stderr.is_empty() {
-                    write_atomic(&dir.join("agent.stderr.log"), &outcome.stderr)?;
-                }
-                let report: Option<serde_json::Value> =
-                    serde_json::from_slice(&outcome.stdout).ok();
-                let episode = Episode {
-                    format: RUNS_FORMAT,
-                    attempt,
-                    agent: options.agent.name(),
-                    model_requested: identity.model.clone(),
-                    model_resolved: report.as_ref().and_then(model_from_report),
-                    wall_s: crate::mcp::calllog::seconds(outcome.wall_s),
-                    exit_code: outcome.exit_code,
-                    timed_out: outcome.timed_out,
-                    agent_timeout_s: Some(options.agent_timeout.as_secs()),
-                    source: "runner".into(),
-                };
-                let mut text = serde_json::to_string_pretty(&episode)
-                    .map_err(|e| Error::Other(e.to_string()))?;
-                text.push('\n');
-                write_atomic(&dir.join(EPISODE_FILE), text.as_bytes())?;
-                ran += 1;
+                played.ran += 1;
             }
-            let result = judge(
-                &dir,
-                attempt,
-                &truth.table,
-                &options_score(truth.meta.ordered),
-            );
-            if model_resolved.is_none() {
-                model_resolved = result.model_resolved.clone();
+            let result = judge(&dir, attempt, &truth.table, &score_options);
+            if played.model_resolved.is_none() {
+                played.model_resolved = result.model_resolved.clone();
             }
             progress(&progress_line(
                 (index + 1, total),
                 &record.id,
                 (attempt, options.repeat),
                 &result,
-                reuse,
+                reused,
                 clock.elapsed().as_secs_f64(),
             ));
             attempts.push(result);
@@ -513,21 +547,141 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
             summary: summary.clone(),
         };
         write_json(
-            &root.condition_dir(&record.id, &name).join(RESULT_FILE),
+            &root.condition_dir(&record.id, name).join(RESULT_FILE),
             &question,
         )?;
-        summaries.insert(record.id.clone(), summary);
+        played.summaries.insert(record.id.clone(), summary);
     }
+    Ok(played)
+}
 
+/// The agent host command of one attempt.
+fn agent_command(
+    options: &RunOptions,
+    prepared: &Prepared,
+    dir_abs: &Path,
+    attempt: u32,
+) -> AgentCommand {
+    let proxy_args = proxy_args(options, dir_abs, prepared.control.is_some());
+    let config = mcp_config(&prepared.program, &proxy_args);
+    match &options.agent {
+        Agent::Claude(settings) => claude::command(settings, &config),
+        Agent::Scripted(strategy) => AgentCommand {
+            program: prepared.program.clone(),
+            args: vec![
+                "scripted-agent".into(),
+                "--strategy".into(),
+                strategy.to_string(),
+                "--attempt".into(),
+                attempt.to_string(),
+                "--corpus".into(),
+                absolute(&options.corpus.root)
+                    .to_string_lossy()
+                    .into_owned(),
+                "--mcp-config".into(),
+                config,
+            ],
+        },
+    }
+}
+
+/// Plays one attempt into `dir`, or with `--resume` reuses the one there
+/// when it finished with this very command and prompt (and, if it timed
+/// out, under this timeout). Returns whether it was reused.
+///
+/// Errors: an agent host that cannot be started; a file that cannot be
+/// written.
+fn play_attempt(
+    options: &RunOptions,
+    prepared: &Prepared,
+    dir: &Path,
+    attempt: u32,
+    prompt: &str,
+) -> Result<bool> {
+    let dir_abs = absolute(dir);
+    let command = agent_command(options, prepared, &dir_abs, attempt);
+    let command_line = command.shell_line();
+    // A timeout is a recorded outcome, but only for the timeout it had:
+    // under another --agent-timeout it is run again.
+    let reuse = options.resume
+        && read_episode(dir, attempt).is_some_and(|e| {
+            !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
+        })
+        && std::fs::read_to_string(dir.join(COMMAND_FILE))
+            .is_ok_and(|c| without_paths(&c) == without_paths(&command_line))
+        && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
+    if reuse {
+        return Ok(true);
+    }
+    clear_dir(dir)?;
+    std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
+    write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
+    write_atomic(&dir.join(COMMAND_FILE), command_line.as_bytes())?;
+    let outcome = launch(
+        &command,
+        prompt,
+        &dir_abs.join(CWD_DIR),
+        &options.agent_env,
+        options.agent_timeout,
+    )?;
+    write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+    if !outcome.stderr.is_empty() {
+        write_atomic(&dir.join("agent.stderr.log"), &outcome.stderr)?;
+    }
+    let report: Option<serde_json::Value> = serde_json::from_slice(&outcome.stdout).ok();
+    let episode = Episode {
+        format: RUNS_FORMAT,
+        attempt,
+        agent: options.agent.name(),
+        model_requested: options.agent.model().map(str::to_string),
+        model_resolved: report.as_ref().and_then(model_from_report),
+        wall_s: crate::mcp::calllog::seconds(outcome.wall_s),
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+        agent_timeout_s: Some(options.agent_timeout.as_secs()),
+        source: "runner".into(),
+    };
+    // episode.json is written last: its presence marks a finished attempt.
+    write_json(&dir.join(EPISODE_FILE), &episode)?;
+    Ok(false)
+}
+
+/// Writes the condition file: settings, exclusions, and the aggregate
+/// over its questions (those recorded earlier and not selected now stay:
+/// a run adds to a condition).
+///
+/// Errors: the condition file cannot be written.
+pub fn finish(
+    options: &RunOptions,
+    prepared: Prepared,
+    played: Played,
+    started: Instant,
+    progress: &mut impl FnMut(&str),
+) -> Result<RunOutcome> {
+    let Prepared {
+        root,
+        name,
+        identity,
+        selected,
+        truths,
+        excluded,
+        recorded,
+        server_build,
+        control,
+        agent_version,
+        ..
+    } = prepared;
+    let Played {
+        mut summaries,
+        resumed,
+        ran,
+        model_resolved,
+    } = played;
     let first_truth = truths.values().next();
     let settings = Settings {
         corpus: options.corpus_spec.clone(),
-        corpus_commit: corpus.source.as_ref().map(|s| s.commit.clone()),
-        profile: options
-            .profile
-            .as_ref()
-            .filter(|_| options.level == ToolLevel::AllTools)
-            .map(Profile::record),
+        corpus_commit: options.corpus.source.as_ref().map(|s| s.commit.clone()),
+        profile: options.tools.profile().map(Profile::record),
         server_build,
         agent_version,
         model_resolved,
@@ -539,11 +693,9 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
         numeric_rel_tol: NUMERIC_REL_TOL,
         timeout_s: options.timeout.as_secs(),
         agent_timeout_s: options.agent_timeout.as_secs(),
-        max_turns: options.max_turns,
+        max_turns: options.agent.max_turns(),
         prompt_suffix: super::prompt::SUFFIX.into(),
     };
-    // Questions recorded earlier under this condition and not selected now
-    // (a smaller --limit) stay in it: a run adds to a condition.
     if let Some(recorded) = recorded {
         for (id, summary) in recorded.questions {
             summaries.entry(id).or_insert(summary);
@@ -565,14 +717,12 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
     for reason in &blocked_reasons {
         progress(&format!("blocked: {reason}"));
     }
-    write_json(&condition_path, &condition)?;
+    write_json(&root.condition_file(&name), &condition)?;
+    let total = selected.len();
     progress(&format!(
-        "{name}: {} question{}, {} ran, {} resumed, {:.0} s",
-        total,
-        if total == 1 { "" } else { "s" },
-        ran,
-        resumed,
-        started_all.elapsed().as_secs_f64()
+        "{name}: {total} question{}, {ran} ran, {resumed} resumed, {:.0} s",
+        crate::format::plural(total),
+        started.elapsed().as_secs_f64()
     ));
     Ok(RunOutcome {
         condition: name,
@@ -582,20 +732,21 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
     })
 }
 
+/// The proxy's command line for one attempt logging into `log_dir`.
 fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String> {
     let mut args = vec![
         "proxy".to_string(),
         "--tools".into(),
-        options.level.as_str().into(),
+        options.tools.level().as_str().into(),
         "--log-dir".into(),
         log_dir.to_string_lossy().into_owned(),
         "--timeout".into(),
         options.timeout.as_secs().to_string(),
     ];
-    if let (ToolLevel::AllTools, Some(profile)) = (options.level, &options.profile) {
+    if let Tools::AllTools { profile, withheld } = &options.tools {
         args.push("--profile".into());
         args.push(absolute(&profile.path).to_string_lossy().into_owned());
-        for tool in &options.without {
+        for tool in withheld {
             args.push("--without-tool".into());
             args.push(tool.clone());
         }
@@ -603,7 +754,7 @@ fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String
     if options.strict {
         args.push("--strict-upstream-errors".into());
     }
-    if control && let Some(c) = &options.control {
+    if control && let Tools::SparqlOnly { control: c } = &options.tools {
         args.push("--endpoint".into());
         args.push(match &c.spec {
             EndpointSpec::Embedded { path, .. } => absolute(path).to_string_lossy().into_owned(),
@@ -702,8 +853,7 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
 /// `line` (a recorded `command.txt`) with every absolute path written as
 /// `<path>`: the binary, the corpus and the attempt folder move with a
 /// checkout or a copied runs root, and a resumed attempt must still be
-/// reused (fourth new-user review of issue 5: every attempt of a copied
-/// root ran again). A path starts with `/` at the start, after a space, a
+/// reused (else every attempt of a copied root ran again). A path starts with `/` at the start, after a space, a
 /// quote or `=`, and runs to the next space, quote, `,`, `]` or `}`; a URL's
 /// `//` follows `:` and is kept. Settings that matter are compared on the
 /// condition as a whole before any attempt is looked at.
