@@ -13,6 +13,7 @@
 //! - [`selfcheck`]: the scorer against transformed copies of ground truth.
 //! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
 //!   server, probe.
+//! - [`suggest`]: "did you mean" for misspelt names.
 
 pub mod agent;
 pub mod cli;
@@ -30,6 +31,7 @@ pub mod runs;
 pub mod score;
 pub mod selfcheck;
 pub mod sparql;
+pub mod suggest;
 pub mod table;
 
 pub use error::{Error, Result};
