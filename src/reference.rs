@@ -235,7 +235,7 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
         answer_key,
         form: record.form.as_str().to_string(),
         // Only a SELECT result has an order that is part of the answer.
-        ordered: record.form == crate::corpus::QueryForm::Select
+        ordered: record.form == crate::sparql::QueryForm::Select
             && crate::sparql::has_top_level_order_by(&record.query),
         columns: table.columns.clone(),
         row_count: table.rows.len(),

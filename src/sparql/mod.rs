@@ -30,12 +30,10 @@ use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use sha2::{Digest, Sha256};
 
-use crate::corpus::{QueryForm, query_form};
-
 pub mod lex;
 use crate::error::{Error, Result};
 use crate::table::{Table, term_to_cell};
-pub use lex::has_top_level_order_by;
+pub use lex::{QueryForm, has_top_level_order_by, query_form};
 
 /// The version of the embedded SPARQL engine (the `oxigraph` crate), read
 /// from `Cargo.lock` at build time.
