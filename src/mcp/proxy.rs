@@ -41,14 +41,15 @@ use rmcp::service::{Peer, RequestContext, RoleClient, RunningService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use super::calllog::{
-    ANSWER_FILE, CallLog, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS, UPSTREAM_STDERR_FILE,
-    soft_error,
-};
+use super::calllog::{CallLog, soft_error};
 use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
+use crate::runs::layout::{
+    ANSWER_FILE, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS, SUBMISSIONS_DIR,
+    UPSTREAM_STDERR_FILE,
+};
 use crate::table::Table;
 
 /// Consecutive failed forwarded calls that declare the session dead.
@@ -700,7 +701,7 @@ impl Proxy {
             return arguments;
         }
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        let file = format!("submissions/{}.csv", state.log.calls.len() + 1);
+        let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls.len() + 1);
         match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
             Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
             Err(_) => arguments,

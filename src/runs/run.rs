@@ -470,7 +470,7 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
                     agent: options.agent.name(),
                     model_requested: identity.model.clone(),
                     model_resolved: report.as_ref().and_then(model_from_report),
-                    wall_s: crate::mcp::calllog::seconds(outcome.wall_s),
+                    wall_s: crate::runs::layout::round_seconds(outcome.wall_s),
                     exit_code: outcome.exit_code,
                     timed_out: outcome.timed_out,
                     agent_timeout_s: Some(options.agent_timeout.as_secs()),
