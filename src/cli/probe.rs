@@ -35,8 +35,7 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         )
     })?;
     let timeout = Duration::from_secs(common.timeout);
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     let connection = runtime
         .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
         .map_err(|reason| Error::Other(format!("{}: {reason}", profile.path.display())))?;

@@ -240,8 +240,7 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
     // The server under test: withheld names are checked before anything runs.
     let mut server_build = None;
     if let (ToolLevel::AllTools, Some(profile)) = (options.level, &options.profile) {
-        let runtime = tokio::runtime::Runtime::new()
-            .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+        let runtime = crate::mcp::runtime()?;
         match runtime.block_on(crate::mcp::upstream::connect(
             profile,
             options.timeout,
