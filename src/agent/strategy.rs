@@ -212,6 +212,19 @@ pub struct QueryTool {
     pub graph_param: Option<String>,
 }
 
+impl QueryTool {
+    /// The arguments that run `query` with this tool: the query, and
+    /// `federation` for the graph parameter when there is one.
+    pub fn arguments(&self, query: &str) -> serde_json::Map<String, Value> {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(self.query_param.clone(), Value::String(query.to_string()));
+        if let Some(graph) = &self.graph_param {
+            arguments.insert(graph.clone(), Value::String("federation".into()));
+        }
+        arguments
+    }
+}
+
 /// Picks the SPARQL tool among `(name, input schema)` pairs: a tool with a
 /// string parameter named `query`, `query_string` or `sparql`, preferring
 /// tool names that say `sparql` or `query`.
