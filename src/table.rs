@@ -157,7 +157,7 @@ fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
                 message: format!(
                     "expected {} field{} (as in the header), found {}",
                     table.columns.len(),
-                    if table.columns.len() == 1 { "" } else { "s" },
+                    crate::format::plural(table.columns.len()),
                     cells.len()
                 ),
             });

@@ -497,7 +497,7 @@ impl Proxy {
                 format!(
                     "Answer saved: {} row{} with columns {}.{} Calling {SUBMIT_CSV} again replaces it.",
                     table.rows.len(),
-                    if table.rows.len() == 1 { "" } else { "s" },
+                    crate::format::plural(table.rows.len()),
                     table.columns.join(", "),
                     if replaced {
                         " It replaces your earlier answer."

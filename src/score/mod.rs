@@ -33,6 +33,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::plural;
 use crate::table::Table;
 use number::Decimal;
 
@@ -215,10 +216,6 @@ pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Sc
         numeric_rel_tol: options.numeric_rel_tol,
         notes,
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// A column name as compared: trimmed, without a leading `?` or `$`.
