@@ -14,6 +14,7 @@
 //! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
 //!   server, probe.
 //! - [`suggest`]: "did you mean" for misspelt names.
+//! - [`toml_file`]: reading TOML with errors at file and line.
 
 pub mod agent;
 pub mod cli;
@@ -33,6 +34,7 @@ pub mod selfcheck;
 pub mod sparql;
 pub mod suggest;
 pub mod table;
+pub mod toml_file;
 
 pub use error::{Error, Result};
 

@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Spanned, SpannedTable, TomlFile};
 use crate::error::{Error, Result};
+use crate::toml_file::{Spanned, SpannedTable, TomlFile};
 
 /// A parsed profile.
 #[derive(Clone, PartialEq, Eq)]
