@@ -2,8 +2,8 @@
 //! MCP server over SPARQL knowledge graphs, and publish the study.
 //!
 //! The library is the whole product; the binary (`src/main.rs`) is the
-//! command-line definition plus glue ([`cli`]). Module map and data flow:
-//! `../shared/DESIGN.md`; scoring contract: `docs/SCORING.md`.
+//! command-line definition plus glue ([`cli`]). Scoring contract:
+//! `docs/SCORING.md`; file formats: `docs/FORMAT.md`.
 //!
 //! - [`corpus`]: `.rq` records, tiers from file names, selection, git corpora.
 //! - [`table`]: the one `Table { columns, rows }` type and CSV.

@@ -13,9 +13,10 @@
 //! The **fingerprint** is SHA-256 over the format version, the endpoint's
 //! identity ([`crate::sparql::EndpointInfo::identity`]) and the answer key
 //! text (line ends normalized, trailing whitespace trimmed). It changes when
-//! that record's answer key or the endpoint changes, and only then (seed
-//! 000, "Reproducibility"): editing one key rebuilds that record alone, and
-//! a subset run never calls the others stale.
+//! that record's answer key or the endpoint changes, and only then
+//! (`docs/FORMAT.md`, "Ground truth (inside a corpus)"): editing one key
+//! rebuilds that record alone, and a subset run never calls the others
+//! stale.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

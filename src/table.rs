@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(Table::from_csv(table.to_csv().as_bytes()).unwrap(), table);
     }
 
-    /// Review finding: W3C SPARQL CSV writes an unbound value in a
+    /// W3C SPARQL CSV writes an unbound value in a
     /// one-column result as an empty line; it is a row, not a blank line.
     #[test]
     fn blank_lines_in_a_one_column_table_are_unbound_rows() {

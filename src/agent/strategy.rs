@@ -1,5 +1,6 @@
 //! Deterministic strategies for agents with no model: what the scripted
-//! agent and the Messages-API stand-in play (issue 4, "Agent hosts").
+//! agent and the Messages-API stand-in play (README.md, "Episodes: run,
+//! report, rescore, freeze").
 //!
 //! `oracle` runs the record's answer key through the server's query tool
 //! and submits the rows. The perturbations change that answer the way real

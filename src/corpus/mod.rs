@@ -1,5 +1,5 @@
 //! The corpus: a folder of `.rq` records, each a prose question (the `#+`
-//! header's `summary`) paired with a SPARQL answer key (seed 000, "The
+//! header's `summary`) paired with a SPARQL answer key (README.md, "The
 //! corpus").
 //!
 //! - A record's **id** is its path below the corpus root without `.rq`, with

@@ -89,8 +89,8 @@ impl CallLog {
     }
 }
 
-/// A failure hidden in the text of a successful reply, or `None` (seed
-/// 000, "When the server under test fails quietly"): an HTTP 429 or "too
+/// A failure hidden in the text of a successful reply, or `None` (README.md,
+/// "Servers under test"; `soft_error` in `docs/FORMAT.md`): an HTTP 429 or "too
 /// many requests", a rate limit, an HTTP status of 400 or more reported by
 /// the server, a Python traceback, or the server failing to reach its own
 /// backend ("connection refused", "urlopen error", a timeout, ...).
@@ -98,8 +98,7 @@ impl CallLog {
 /// A JSON reply is judged by the text under its error-like keys only
 /// (`error`, `message`, `detail`, `status`, `warning`, `exception`,
 /// `reason`, `fault`), so data that merely mentions a rate-limiting enzyme
-/// or an IRI ending in `/500` is not a failure (review finding). Other text
-/// is judged whole.
+/// or an IRI ending in `/500` is not a failure. Other text is judged whole.
 pub fn soft_error(text: &str) -> Option<String> {
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(value) if value.is_object() || value.is_array() => soft_error_in_value(&value),
@@ -312,7 +311,7 @@ mod tests {
                 "{\"error\": \"Query execution failed: <urlopen error [Errno 111] Connection refused>\"}",
                 "backend unreachable (connection refused)",
             ),
-            // Review findings: mcp-proto-okn's real failure messages.
+            // mcp-proto-okn's real failure messages.
             (
                 "{\"error\": \"Query execution failed: EndPointInternalError: The endpoint returned the HTTP status code 500.\"}",
                 "HTTP 500",
@@ -347,7 +346,7 @@ mod tests {
             "population 5023, area 429.5 km2",
             "status: ok, 503 rows",
             "",
-            // Review findings: data that mentions failure words.
+            // Data that mentions failure words.
             "{\"label\": \"rate-limiting enzyme\", \"results\": [{\"uri\": \"http://x/1\", \"label\": \"rate-limiting enzyme\"}]}",
             "{\"rows\": [[{\"type\": \"uri\", \"value\": \"http://example.org/status/500\"}], [{\"value\": \"HTTP 500 internal server error\"}]]}",
             "s\nhttp://example.org/status/500\n",

@@ -1,7 +1,7 @@
 //! The proxy: an MCP server over stdio that an agent host starts through
 //! its MCP config, standing between the agent and the server under test
-//! (seed 000, "How it works", "Withholding individual tools", "When the
-//! server under test fails quietly").
+//! (README.md, "Servers under test: profiles, the proxy, probe"; the files
+//! it writes are in `docs/FORMAT.md`, "calls.json" and "metrics.json").
 //!
 //! It is the ablation surface and the measuring instrument:
 //!
@@ -58,7 +58,8 @@ pub const BREAKER_THRESHOLD: u32 = 3;
 /// Submissions longer than this (bytes) are logged as a file, not inline.
 pub const LOGGED_CSV_BYTES: usize = 64 * 1024;
 
-/// Default read timeout for one forwarded call, seconds (seed 000).
+/// Default read timeout for one forwarded call, seconds (README.md,
+/// "Servers under test": 120 s).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// The tool level of a condition.

@@ -975,7 +975,7 @@ pub fn canonical_blank_nodes(table: &mut Table) {
 mod tests {
     use super::*;
 
-    /// Review finding: one runaway query hung the control for good.
+    /// One runaway query must not hang the control for good.
     #[test]
     fn a_runaway_query_is_cancelled_at_the_time_limit_and_big_results_refused() {
         let mut nquads = String::new();
