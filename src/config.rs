@@ -8,12 +8,14 @@
 //!
 //! Unknown keys are errors naming the file and key, so a typo never silently
 //! falls back to a default.
+//! It is read through [`TomlFile`], as every TOML file of the crate is.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::toml_file::TomlFile;
 
 /// The config file's name.
 pub const CONFIG_FILE: &str = "okn-benchmark.toml";
@@ -83,17 +85,7 @@ pub fn find(start: &Path) -> Result<Option<LoadedConfig>> {
     for dir in start.ancestors() {
         let path = dir.join(CONFIG_FILE);
         if path.is_file() {
-            let text = crate::error::read_text(&path)?;
-            let config: Config = toml::from_str(&text).map_err(|e| {
-                let line = e
-                    .span()
-                    .map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count() as u64);
-                let message = e.message().to_string();
-                match line {
-                    Some(line) => Error::at_line(&path, line, message),
-                    None => Error::file(&path, message),
-                }
-            })?;
+            let config: Config = TomlFile::read(&path)?.parse()?;
             return Ok(Some(LoadedConfig {
                 dir: dir.to_path_buf(),
                 path,

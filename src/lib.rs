@@ -2,8 +2,8 @@
 //! MCP server over SPARQL knowledge graphs, and publish the study.
 //!
 //! The library is the whole product; the binary (`src/main.rs`) is the
-//! command-line definition plus glue ([`cli`]). Module map and data flow:
-//! `../shared/DESIGN.md`; scoring contract: `docs/SCORING.md`.
+//! command-line definition plus glue ([`cli`]). Scoring contract:
+//! `docs/SCORING.md`; file formats: `docs/FORMAT.md`.
 //!
 //! - [`corpus`]: `.rq` records, tiers from file names, selection, git corpora.
 //! - [`table`]: the one `Table { columns, rows }` type and CSV.
@@ -13,6 +13,8 @@
 //! - [`selfcheck`]: the scorer against transformed copies of ground truth.
 //! - [`mcp`]: profiles, the proxy, the sparql-only control, the demo KG
 //!   server, probe.
+//! - [`suggest`]: "did you mean" for misspelt names.
+//! - [`toml_file`]: reading TOML with errors at file and line.
 
 pub mod agent;
 pub mod cli;
@@ -30,7 +32,9 @@ pub mod runs;
 pub mod score;
 pub mod selfcheck;
 pub mod sparql;
+pub mod suggest;
 pub mod table;
+pub mod toml_file;
 
 pub use error::{Error, Result};
 

@@ -13,9 +13,10 @@
 //! The **fingerprint** is SHA-256 over the format version, the endpoint's
 //! identity ([`crate::sparql::EndpointInfo::identity`]) and the answer key
 //! text (line ends normalized, trailing whitespace trimmed). It changes when
-//! that record's answer key or the endpoint changes, and only then (seed
-//! 000, "Reproducibility"): editing one key rebuilds that record alone, and
-//! a subset run never calls the others stale.
+//! that record's answer key or the endpoint changes, and only then
+//! (`docs/FORMAT.md`, "Ground truth (inside a corpus)"): editing one key
+//! rebuilds that record alone, and a subset run never calls the others
+//! stale.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -235,7 +236,7 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
         answer_key,
         form: record.form.as_str().to_string(),
         // Only a SELECT result has an order that is part of the answer.
-        ordered: record.form == crate::corpus::QueryForm::Select
+        ordered: record.form == crate::sparql::QueryForm::Select
             && crate::sparql::has_top_level_order_by(&record.query),
         columns: table.columns.clone(),
         row_count: table.rows.len(),

@@ -37,75 +37,92 @@ pub struct Finding {
     pub notes: Vec<String>,
 }
 
-/// Builds the checks for one ground truth.
+/// Builds the checks for one ground truth: the key itself, its columns
+/// renamed or reordered, its rows shuffled, its IRIs shortened, its decimals
+/// reprinted, and one broken copy; a copy that would equal the key (one
+/// column, one row, no IRI, no decimal) is left out.
 pub fn checks(key: &Table, ordered: bool) -> Vec<Check> {
-    let mut out = Vec::new();
     let ord = |same_order: bool| ordered.then_some(same_order);
+    [
+        Some(identical(key, ord(true))),
+        Some(columns_renamed_and_reordered(key, ord(true))),
+        columns_reordered(key, ord(true)),
+        rows_shuffled(key, ordered),
+        iris_shortened(key, ordered),
+        decimals_reprinted(key, ordered),
+        row_dropped(key, ord(false)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
 
-    out.push(Check {
-        name: "identical",
+/// A copy every tier must accept as exact.
+fn accepted(name: &'static str, expect_ordered: Option<bool>, answer: Table) -> Check {
+    Check {
+        name,
         expect_exact: true,
         expect_strict: Some(true),
-        expect_ordered: ord(true),
-        answer: key.clone(),
-    });
+        expect_ordered,
+        answer,
+    }
+}
 
-    // Columns renamed (so matching falls back to sorted tuples) and reversed.
+/// The key itself.
+fn identical(key: &Table, ordered: Option<bool>) -> Check {
+    accepted("identical", ordered, key.clone())
+}
+
+/// Each row's cells reversed.
+fn reversed_rows(key: &Table) -> Vec<Vec<String>> {
+    key.rows
+        .iter()
+        .map(|r| r.iter().rev().cloned().collect())
+        .collect()
+}
+
+/// Columns renamed (so matching falls back to sorted tuples) and reversed.
+fn columns_renamed_and_reordered(key: &Table, ordered: Option<bool>) -> Check {
     let renamed = Table {
         columns: (0..key.columns.len())
             .rev()
             .map(|i| format!("col{i}"))
             .collect(),
-        rows: key
-            .rows
-            .iter()
-            .map(|r| r.iter().rev().cloned().collect())
-            .collect(),
+        rows: reversed_rows(key),
     };
-    out.push(Check {
-        name: "columns renamed and reordered",
-        expect_exact: true,
-        expect_strict: Some(true),
-        expect_ordered: ord(true),
-        answer: renamed,
-    });
+    accepted("columns renamed and reordered", ordered, renamed)
+}
 
-    // Same names, columns reordered.
-    if key.columns.len() > 1 {
-        out.push(Check {
-            name: "columns reordered",
-            expect_exact: true,
-            expect_strict: Some(true),
-            expect_ordered: ord(true),
-            answer: Table {
-                columns: key.columns.iter().rev().cloned().collect(),
-                rows: key
-                    .rows
-                    .iter()
-                    .map(|r| r.iter().rev().cloned().collect())
-                    .collect(),
-            },
-        });
+/// Same names, columns reversed (when there are two or more).
+fn columns_reordered(key: &Table, ordered: Option<bool>) -> Option<Check> {
+    (key.columns.len() > 1).then(|| {
+        let answer = Table {
+            columns: key.columns.iter().rev().cloned().collect(),
+            rows: reversed_rows(key),
+        };
+        accepted("columns reordered", ordered, answer)
+    })
+}
+
+/// Rows shuffled deterministically (reversed, then rotated by one), when
+/// there are two or more; still in order only if that left them as they were.
+fn rows_shuffled(key: &Table, ordered: bool) -> Option<Check> {
+    if key.rows.len() < 2 {
+        return None;
     }
+    let mut rows: Vec<Vec<String>> = key.rows.iter().rev().cloned().collect();
+    rows.rotate_left(1);
+    let same = rows == key.rows;
+    let answer = Table {
+        columns: key.columns.clone(),
+        rows,
+    };
+    Some(accepted("rows shuffled", ordered.then_some(same), answer))
+}
 
-    // Rows shuffled deterministically (reversed, then rotated by one).
-    if key.rows.len() > 1 {
-        let mut rows: Vec<Vec<String>> = key.rows.iter().rev().cloned().collect();
-        rows.rotate_left(1);
-        let same = rows == key.rows;
-        out.push(Check {
-            name: "rows shuffled",
-            expect_exact: true,
-            expect_strict: Some(true),
-            expect_ordered: ord(same),
-            answer: Table {
-                columns: key.columns.clone(),
-                rows,
-            },
-        });
-    }
-
-    // IRIs shortened to local names.
+/// IRIs shortened to local names (when the key has any): exact only while
+/// the key's local names are unambiguous, never strict.
+fn iris_shortened(key: &Table, ordered: bool) -> Option<Check> {
     let mut changed = false;
     let shortened = Table {
         columns: key.columns.clone(),
@@ -128,18 +145,23 @@ pub fn checks(key: &Table, ordered: bool) -> Vec<Check> {
             })
             .collect(),
     };
-    if changed {
-        let injective = score::score(key, key, &ScoreOptions::default()).iri_normalization;
-        out.push(Check {
-            name: "IRIs shortened to local names",
-            expect_exact: injective,
-            expect_strict: Some(false),
-            expect_ordered: ord(injective),
-            answer: shortened,
-        });
+    if !changed {
+        return None;
     }
+    let injective = score::score(key, key, &ScoreOptions::default()).iri_normalization;
+    Some(Check {
+        name: "IRIs shortened to local names",
+        expect_exact: injective,
+        expect_strict: Some(false),
+        expect_ordered: ordered.then_some(injective),
+        answer: shortened,
+    })
+}
 
-    // Decimals reprinted at 5 significant figures (within 5e-4 of the key).
+/// Decimals reprinted at 5 significant figures, within 5e-4 of the key
+/// (when that changes any): they pass while snapping is in force, and
+/// otherwise only if they round alike at the scorer's figures.
+fn decimals_reprinted(key: &Table, ordered: bool) -> Option<Check> {
     let mut reprinted_any = false;
     let reprinted = Table {
         columns: key.columns.clone(),
@@ -162,46 +184,44 @@ pub fn checks(key: &Table, ordered: bool) -> Vec<Check> {
             })
             .collect(),
     };
-    if reprinted_any {
-        let snapping = score::score(key, key, &ScoreOptions::default()).snapping;
-        // Without snapping, a reprint only passes if it rounds alike.
-        let passes = snapping || {
-            let figures = crate::score::DEFAULT_SIGNIFICANT_FIGURES;
-            key.rows
-                .iter()
-                .flatten()
-                .all(|c| match Decimal::parse(c.trim()) {
-                    Some(d) if !d.is_integral() => {
-                        d.canonical_at(figures) == d.round_to(5).canonical_at(figures)
-                    }
-                    _ => true,
-                })
-        };
-        out.push(Check {
-            name: "decimals reprinted within tolerance",
-            expect_exact: passes,
-            expect_strict: Some(passes),
-            expect_ordered: ord(passes),
-            answer: reprinted,
-        });
+    if !reprinted_any {
+        return None;
     }
+    let snapping = score::score(key, key, &ScoreOptions::default()).snapping;
+    let passes = snapping || {
+        let figures = crate::score::DEFAULT_SIGNIFICANT_FIGURES;
+        key.rows
+            .iter()
+            .flatten()
+            .all(|c| match Decimal::parse(c.trim()) {
+                Some(d) if !d.is_integral() => {
+                    d.canonical_at(figures) == d.round_to(5).canonical_at(figures)
+                }
+                _ => true,
+            })
+    };
+    Some(Check {
+        name: "decimals reprinted within tolerance",
+        expect_exact: passes,
+        expect_strict: Some(passes),
+        expect_ordered: ordered.then_some(passes),
+        answer: reprinted,
+    })
+}
 
-    // Broken: the last row dropped.
-    if !key.rows.is_empty() {
-        let mut rows = key.rows.clone();
-        rows.pop();
-        out.push(Check {
-            name: "a row dropped",
-            expect_exact: false,
-            expect_strict: Some(false),
-            expect_ordered: ord(false),
-            answer: Table {
-                columns: key.columns.clone(),
-                rows,
-            },
-        });
-    }
-    out
+/// Broken: the last row dropped (when there is one).
+fn row_dropped(key: &Table, ordered: Option<bool>) -> Option<Check> {
+    let (_, kept) = key.rows.split_last()?;
+    Some(Check {
+        name: "a row dropped",
+        expect_exact: false,
+        expect_strict: Some(false),
+        expect_ordered: ordered,
+        answer: Table {
+            columns: key.columns.clone(),
+            rows: kept.to_vec(),
+        },
+    })
 }
 
 /// A decimal in plain positional notation (`0.45356`, `-12.5`), as an agent

@@ -157,7 +157,7 @@ fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
                 message: format!(
                     "expected {} field{} (as in the header), found {}",
                     table.columns.len(),
-                    if table.columns.len() == 1 { "" } else { "s" },
+                    crate::format::plural(table.columns.len()),
                     cells.len()
                 ),
             });
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(Table::from_csv(table.to_csv().as_bytes()).unwrap(), table);
     }
 
-    /// Review finding: W3C SPARQL CSV writes an unbound value in a
+    /// W3C SPARQL CSV writes an unbound value in a
     /// one-column result as an empty line; it is a row, not a blank line.
     #[test]
     fn blank_lines_in_a_one_column_table_are_unbound_rows() {

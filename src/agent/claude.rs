@@ -1,5 +1,5 @@
-//! The `claude -p` agent host (seed 000, "Choosing the model and effort",
-//! "Inside an attempt directory").
+//! The `claude -p` agent host (README.md, "Episodes: run, report, rescore,
+//! freeze"; the files of an attempt are in `docs/FORMAT.md`, "A runs root").
 //!
 //! The flags keep an episode to what is being measured:
 //! `--strict-mcp-config` (our proxy is the only MCP server),

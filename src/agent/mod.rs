@@ -1,5 +1,6 @@
 //! Agent hosts: the programs that receive the prompt and reach the server
-//! under test only through our proxy (seed 000, "How it works").
+//! under test only through our proxy (README.md, "Episodes: run, report,
+//! rescore, freeze").
 //!
 //! - [`claude`]: `claude -p` with the flags that keep an episode honest.
 //! - [`scripted`]: a built-in deterministic agent (an MCP client playing a
@@ -265,7 +266,7 @@ mod tests {
         );
     }
 
-    /// Review finding: a host that floods stdout filled memory and disk.
+    /// A host that floods stdout must not fill memory and disk.
     #[test]
     fn a_host_flooding_stdout_is_capped() {
         let dir = tempfile::tempdir().unwrap();

@@ -11,13 +11,18 @@ use std::time::Instant;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use super::MCP_SERVER_NAME;
 use super::strategy::{Strategy, find_record, query_tool, reply_table};
-use crate::corpus::Corpus;
+use crate::corpus::{Corpus, Record};
 use crate::error::{Error, Result};
+use crate::mcp::probe::SUBMIT_CSV;
+
+/// The proxy session the scripted agent plays through.
+type Session = RunningService<RoleClient, ClientConfig>;
 
 /// Plays `strategy` for `prompt` through the proxy named in `mcp_config`,
 /// and returns the JSON report the agent host prints.
@@ -33,7 +38,52 @@ pub async fn play(
     strategy: &Strategy,
     attempt: u32,
 ) -> Result<Value> {
-    let started = Instant::now();
+    let report = Report {
+        strategy,
+        started: Instant::now(),
+    };
+    let client = connect(mcp_config).await?;
+    let (result, played, turns) = match find_record(corpus, prompt) {
+        None => ("no record of the corpus matches the prompt".into(), None, 0),
+        Some(record) => {
+            let played = strategy.resolve(&record.id, attempt);
+            let (result, turns) = answer(&client, record, &played).await;
+            (result, Some(played), turns)
+        }
+    };
+    let _ = client.cancel().await;
+    Ok(report.json(result, played.as_ref(), turns))
+}
+
+/// The JSON report, shaped like `claude -p --output-format json`'s.
+struct Report<'a> {
+    strategy: &'a Strategy,
+    started: Instant,
+}
+
+impl Report<'_> {
+    /// The report of a turn that ended with `result` after `turns` MCP
+    /// requests, having played `played` (none when no record matched).
+    fn json(&self, result: String, played: Option<&Strategy>, turns: u32) -> Value {
+        json!({
+            "type": "result",
+            "subtype": "success",
+            "is_error": false,
+            "agent": format!("scripted:{}", self.strategy),
+            "played": played.map(|s| s.to_string()),
+            "num_turns": turns,
+            "duration_ms": (self.started.elapsed().as_secs_f64() * 1000.0).round(),
+            "result": result,
+        })
+    }
+}
+
+/// Starts the proxy the MCP config names and opens a session with it.
+///
+/// Errors: [`Error::Usage`] for a config that is not JSON or names no
+/// proxy command; [`Error::Other`] when the proxy cannot be started or the
+/// MCP handshake fails.
+async fn connect(mcp_config: &str) -> Result<Session> {
     let config: Value = serde_json::from_str(mcp_config)
         .map_err(|e| Error::Usage(format!("--mcp-config is not JSON: {e}")))?;
     let server = &config["mcpServers"][MCP_SERVER_NAME];
@@ -55,59 +105,32 @@ pub async fn play(
     cmd.args(&args);
     let transport = TokioChildProcess::new(cmd)
         .map_err(|e| Error::Other(format!("cannot start the MCP server '{program}': {e}")))?;
-    let client = ClientConfig::default()
+    ClientConfig::default()
         .serve(transport)
         .await
-        .map_err(|e| Error::Other(format!("MCP initialization with the proxy failed: {e}")))?;
+        .map_err(|e| Error::Other(format!("MCP initialization with the proxy failed: {e}")))
+}
 
-    let mut turns = 0u32;
-    let report = |result: String, played: Option<&Strategy>, turns: u32| {
-        json!({
-            "type": "result",
-            "subtype": "success",
-            "is_error": false,
-            "agent": format!("scripted:{strategy}"),
-            "played": played.map(|s| s.to_string()),
-            "num_turns": turns,
-            "duration_ms": (started.elapsed().as_secs_f64() * 1000.0).round(),
-            "result": result,
-        })
-    };
-
-    let Some(record) = find_record(corpus, prompt) else {
-        let _ = client.cancel().await;
-        return Ok(report(
-            "no record of the corpus matches the prompt".into(),
-            None,
-            0,
-        ));
-    };
-    let played = strategy.resolve(&record.id, attempt);
+/// The episode proper: list the tools, run the record's answer key with
+/// the SPARQL tool, and submit what `played` makes of the rows. Returns
+/// the closing words and the MCP requests made. A `hang` strategy never
+/// returns once the query has run.
+async fn answer(client: &Session, record: &Record, played: &Strategy) -> (String, u32) {
     let tools = client.peer().list_all_tools().await.unwrap_or_default();
-    turns += 1;
+    let mut turns = 1;
     let schemas: Vec<(String, Value)> = tools
         .iter()
         .map(|t| (t.name.to_string(), Value::Object((*t.input_schema).clone())))
         .collect();
     let Some(tool) = query_tool(schemas.iter().map(|(n, s)| (n.as_str(), s))) else {
-        let _ = client.cancel().await;
-        return Ok(report(
-            "the server has no SPARQL query tool".into(),
-            Some(&played),
-            turns,
-        ));
+        return ("the server has no SPARQL query tool".into(), turns);
     };
-    let mut arguments = serde_json::Map::new();
-    arguments.insert(
-        tool.query_param.clone(),
-        Value::String(record.query.clone()),
-    );
-    if let Some(graph) = &tool.graph_param {
-        arguments.insert(graph.clone(), Value::String("federation".into()));
-    }
     let reply = client
         .peer()
-        .call_tool(CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments))
+        .call_tool(
+            CallToolRequestParams::new(tool.name.clone())
+                .with_arguments(tool.arguments(&record.query)),
+        )
         .await;
     turns += 1;
     let text = match &reply {
@@ -121,17 +144,12 @@ pub async fn play(
     };
     let failed = reply.as_ref().map_or(true, |r| r.is_error == Some(true));
     let rows = if failed { None } else { reply_table(&text) };
-    if played == Strategy::Hang {
+    if *played == Strategy::Hang {
         std::future::pending::<()>().await;
     }
     let Some(rows) = rows else {
-        let _ = client.cancel().await;
         let first: String = text.chars().take(200).collect();
-        return Ok(report(
-            format!("the answer key could not be run: {first}"),
-            Some(&played),
-            turns,
-        ));
+        return (format!("the answer key could not be run: {first}"), turns);
     };
     let outcome = match played.answer(&rows) {
         Some(answer) => {
@@ -139,13 +157,12 @@ pub async fn play(
             submit.insert("csv".into(), Value::String(answer.to_csv()));
             let _ = client
                 .peer()
-                .call_tool(CallToolRequestParams::new("submit_csv").with_arguments(submit))
+                .call_tool(CallToolRequestParams::new(SUBMIT_CSV).with_arguments(submit))
                 .await;
             turns += 1;
             format!("submitted {} rows ({played})", answer.rows.len())
         }
         None => format!("ran the query and submitted nothing ({played})"),
     };
-    let _ = client.cancel().await;
-    Ok(report(outcome, Some(&played), turns))
+    (outcome, turns)
 }

@@ -1,6 +1,7 @@
 //! A stand-in for the Anthropic Messages API, so the real `claude` CLI can
 //! run whole episodes with no model: this is the only place a model is
-//! imitated (issue 4, "The real claude CLI end to end, with no model").
+//! imitated (README.md, "Episodes: run, report, rescore, freeze";
+//! `tests/claude_cli.rs` runs the real CLI against it).
 //!
 //! It serves `POST /v1/messages` as streaming server-sent events
 //! (`message_start`, `content_block_start`, `content_block_delta` with
@@ -26,6 +27,7 @@ use serde_json::{Value, json};
 use super::strategy::{Strategy, find_record, query_tool, reply_table};
 use crate::corpus::Corpus;
 use crate::error::Result;
+use crate::mcp::probe::SUBMIT_CSV;
 
 /// The stand-in's state: the corpus, the strategy, and per record how many
 /// conversations have started (the attempt number `mixed` varies by).
@@ -138,8 +140,70 @@ fn texts(content: &Value) -> Vec<String> {
     }
 }
 
+/// A tool result the CLI sent back: the tool it answers, its text, and
+/// whether it was an error.
+struct ToolResult {
+    tool: String,
+    text: String,
+    is_error: bool,
+}
+
+/// The tool results in a conversation, in order, each matched to the name
+/// of the tool use it answers.
+fn tool_results(messages: &[Value]) -> Vec<ToolResult> {
+    let mut names = BTreeMap::new();
+    let mut results = Vec::new();
+    for m in messages {
+        let Some(blocks) = m["content"].as_array() else {
+            continue;
+        };
+        for b in blocks {
+            if b["type"] == "tool_use" {
+                names.insert(
+                    b["id"].as_str().unwrap_or("").to_string(),
+                    b["name"].as_str().unwrap_or("").to_string(),
+                );
+            }
+            if b["type"] == "tool_result" {
+                let tool = names
+                    .get(b["tool_use_id"].as_str().unwrap_or(""))
+                    .cloned()
+                    .unwrap_or_default();
+                let text = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => texts(other).join("\n"),
+                };
+                results.push(ToolResult {
+                    tool,
+                    text,
+                    is_error: b["is_error"] == json!(true),
+                });
+            }
+        }
+    }
+    results
+}
+
+/// The tools a request offers, as `(name, input schema)`.
+fn offered_tools(request: &Value) -> Vec<(String, Value)> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["input_schema"].clone())))
+        .collect()
+}
+
+/// The CLI names an MCP tool `mcp__SERVER__TOOL`: the answer tool is the
+/// one whose name ends in `submit_csv`.
+fn is_submit(name: &str) -> bool {
+    name.ends_with(SUBMIT_CSV)
+}
+
 impl Standin {
-    /// Decides the next assistant turn for this request body.
+    /// Decides the next assistant turn for this request body: run the
+    /// record's answer key, then submit what the strategy makes of the
+    /// rows, then end the turn.
     fn next_turn(&self, request: &Value) -> Turn {
         let messages = request["messages"].as_array().cloned().unwrap_or_default();
         let Some(record) = messages
@@ -150,86 +214,40 @@ impl Standin {
         else {
             return Turn::Text("I have no question to answer here.".into());
         };
-        // Tool uses so far (id → name) and the results that came back.
-        let mut names = BTreeMap::new();
-        let mut results: Vec<(String, String, bool)> = Vec::new();
-        for m in &messages {
-            let Some(blocks) = m["content"].as_array() else {
-                continue;
-            };
-            for b in blocks {
-                if b["type"] == "tool_use" {
-                    names.insert(
-                        b["id"].as_str().unwrap_or("").to_string(),
-                        b["name"].as_str().unwrap_or("").to_string(),
-                    );
-                }
-                if b["type"] == "tool_result" {
-                    let name = names
-                        .get(b["tool_use_id"].as_str().unwrap_or(""))
-                        .cloned()
-                        .unwrap_or_default();
-                    let content = match &b["content"] {
-                        Value::String(s) => s.clone(),
-                        other => texts(other).join("\n"),
-                    };
-                    results.push((name, content, b["is_error"] == json!(true)));
-                }
-            }
-        }
-        let attempt = {
-            let mut conversations = self.conversations.lock().unwrap_or_else(|e| e.into_inner());
-            let n = conversations.entry(record.id.clone()).or_insert(0);
-            if results.is_empty() {
-                *n += 1;
-            }
-            (*n).max(1)
-        };
-        let played = self.strategy.resolve(&record.id, attempt);
-        if results
-            .iter()
-            .any(|(name, _, _)| name.ends_with("submit_csv"))
-        {
+        let results = tool_results(&messages);
+        let played = self
+            .strategy
+            .resolve(&record.id, self.attempt(&record.id, results.is_empty()));
+        if results.iter().any(|r| is_submit(&r.tool)) {
             return Turn::Text("Submitted.".into());
         }
-        let tools: Vec<(String, Value)> = request["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["input_schema"].clone())))
-            .collect();
+        let tools = offered_tools(request);
         let Some(tool) = query_tool(tools.iter().map(|(n, s)| (n.as_str(), s))) else {
             return Turn::Text("There is no SPARQL tool among my tools.".into());
         };
         let submit = tools
             .iter()
             .map(|(n, _)| n.clone())
-            .find(|n| n.ends_with("submit_csv"))
-            .unwrap_or_else(|| "submit_csv".into());
-        match results.iter().rev().find(|(name, _, _)| *name == tool.name) {
-            None => {
-                let mut input = serde_json::Map::new();
-                input.insert(
-                    tool.query_param.clone(),
-                    Value::String(record.query.clone()),
-                );
-                if let Some(graph) = &tool.graph_param {
-                    input.insert(graph.clone(), Value::String("federation".into()));
-                }
-                Turn::ToolUse {
-                    name: tool.name,
-                    input: Value::Object(input),
-                }
-            }
-            Some((_, reply, true)) => {
-                let first: String = reply.chars().take(200).collect();
+            .find(|n| is_submit(n))
+            .unwrap_or_else(|| SUBMIT_CSV.into());
+        match results.iter().rev().find(|r| r.tool == tool.name) {
+            None => Turn::ToolUse {
+                input: Value::Object(tool.arguments(&record.query)),
+                name: tool.name,
+            },
+            Some(ToolResult {
+                is_error: true,
+                text,
+                ..
+            }) => {
+                let first: String = text.chars().take(200).collect();
                 Turn::Text(format!("The query failed, so I have no answer: {first}"))
             }
-            Some((_, reply, false)) => {
+            Some(ToolResult { text, .. }) => {
                 if played == Strategy::Hang {
                     return Turn::Hang;
                 }
-                match reply_table(reply).and_then(|rows| played.answer(&rows)) {
+                match reply_table(text).and_then(|rows| played.answer(&rows)) {
                     Some(answer) => Turn::ToolUse {
                         name: submit,
                         input: json!({"csv": answer.to_csv()}),
@@ -240,6 +258,17 @@ impl Standin {
                 }
             }
         }
+    }
+
+    /// The attempt number of a conversation about `record`: a conversation
+    /// with no tool results yet is a new one, so it counts one more.
+    fn attempt(&self, record: &str, new_conversation: bool) -> u32 {
+        let mut conversations = self.conversations.lock().unwrap_or_else(|e| e.into_inner());
+        let n = conversations.entry(record.to_string()).or_insert(0);
+        if new_conversation {
+            *n += 1;
+        }
+        (*n).max(1)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Deterministic strategies for agents with no model: what the scripted
-//! agent and the Messages-API stand-in play (issue 4, "Agent hosts").
+//! agent and the Messages-API stand-in play (README.md, "Episodes: run,
+//! report, rescore, freeze").
 //!
 //! `oracle` runs the record's answer key through the server's query tool
 //! and submits the rows. The perturbations change that answer the way real
@@ -210,6 +211,19 @@ pub struct QueryTool {
     pub query_param: String,
     /// A `graph` parameter, if the tool has one (given `federation`).
     pub graph_param: Option<String>,
+}
+
+impl QueryTool {
+    /// The arguments that run `query` with this tool: the query, and
+    /// `federation` for the graph parameter when there is one.
+    pub fn arguments(&self, query: &str) -> serde_json::Map<String, Value> {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(self.query_param.clone(), Value::String(query.to_string()));
+        if let Some(graph) = &self.graph_param {
+            arguments.insert(graph.clone(), Value::String("federation".into()));
+        }
+        arguments
+    }
 }
 
 /// Picks the SPARQL tool among `(name, input schema)` pairs: a tool with a

@@ -88,7 +88,7 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
                 "{} of {} record{}",
                 selected.len(),
                 corpus.records.len(),
-                if corpus.records.len() == 1 { "" } else { "s" }
+                crate::format::plural(corpus.records.len())
             );
         }
     }

@@ -62,8 +62,7 @@ pub(crate) fn run(args: KgServerArgs) -> Result<ExitCode> {
     };
     let store = crate::sparql::EmbeddedStore::load(display, files, identity)?;
     let server = KgServer::new(store, faults);
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     runtime.block_on(async move {
         match args.transport {
             Transport::Stdio => {

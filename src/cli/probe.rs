@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use super::proxy::{Level, ProxyCommon};
 use crate::error::{Error, Result};
-use crate::mcp::probe::check_withheld;
-use crate::mcp::proxy::SUBMIT_CSV;
+use crate::mcp::probe::{SUBMIT_CSV, check_withheld, offered_tools};
 use crate::mcp::sparql_only::TOOL as SPARQL_TOOL;
 
 /// Connect to the server under test and show what an agent would see at each
@@ -36,8 +35,7 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         )
     })?;
     let timeout = Duration::from_secs(common.timeout);
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     let connection = runtime
         .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
         .map_err(|reason| Error::Other(format!("{}: {reason}", profile.path.display())))?;
@@ -62,11 +60,10 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     println!("instructions: {} characters", instructions.chars().count());
     println!();
 
-    let offered: Vec<&str> = names
+    let withheld = common.without_tool.iter().cloned().collect();
+    let offered: Vec<String> = offered_tools(&connection.tools, &withheld)
         .iter()
-        .copied()
-        .filter(|n| !common.without_tool.iter().any(|w| w == n) && *n != SUBMIT_CSV)
-        .chain(std::iter::once(SUBMIT_CSV))
+        .map(|t| t.name.to_string())
         .collect();
     println!(
         "all-tools: {} tools: {}; {}",

@@ -124,8 +124,7 @@ pub(crate) fn run(args: ProxyArgs) -> Result<ExitCode> {
         strict_upstream_errors: common.strict_upstream_errors,
         sparql_only,
     };
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     runtime.block_on(async move {
         let proxy = Proxy::start(settings).await?;
         proxy.serve_stdio().await

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use super::CorpusArgs;
 use crate::error::{Error, Result};
+use crate::format::plural;
 use crate::reference::{Outcome, build, ground_truth_dir, orphans};
 
 /// Run every selected answer key against the SPARQL endpoint and cache the
@@ -97,8 +98,4 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
         )));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

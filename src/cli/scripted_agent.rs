@@ -36,8 +36,7 @@ pub(crate) fn run(args: ScriptedAgentArgs) -> Result<ExitCode> {
     std::io::stdin()
         .read_to_string(&mut prompt)
         .map_err(|e| Error::Other(format!("cannot read the prompt from stdin: {e}")))?;
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     let report = runtime.block_on(crate::agent::scripted::play(
         &args.mcp_config,
         &prompt,

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use super::CorpusArgs;
 use crate::error::{Error, Result};
+use crate::format::plural;
 use crate::reference::{ground_truth_dir, load};
 use crate::selfcheck::{checks, run as run_checks};
 
@@ -80,8 +81,4 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

@@ -33,8 +33,7 @@ pub(crate) struct StandinArgs {
 pub(crate) fn run(args: StandinArgs) -> Result<ExitCode> {
     let strategy: Strategy = args.strategy.parse().map_err(Error::Usage)?;
     let corpus = Corpus::load(&args.corpus)?;
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     runtime.block_on(crate::agent::standin::serve(
         corpus,
         strategy,

@@ -1,6 +1,6 @@
 //! Corpora in git repositories: `git+https://HOST/OWNER/REPO[@REF][#SUBDIR]`
 //! (and `git+file://` for local repositories), shallow-fetched once into a
-//! cache folder and reused (seed 000, "The corpus").
+//! cache folder and reused (README.md, "The corpus").
 //!
 //! The cache is `$OKN_BENCHMARK_CACHE_DIR/corpora/` when that is set, else
 //! `$XDG_CACHE_HOME/okn-benchmark/corpora/`, else

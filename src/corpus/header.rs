@@ -1,5 +1,5 @@
 //! The `#+` header of a `.rq` record, read line by line as a YAML reader
-//! would see it (seed 000, "The corpus").
+//! would see it (README.md, "The corpus").
 //!
 //! The subset understood: `key: value` scalars (plain, `"double"` or
 //! `'apostrophe'` quoted, continued on more-indented lines and folded with one

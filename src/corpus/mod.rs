@@ -1,5 +1,5 @@
 //! The corpus: a folder of `.rq` records, each a prose question (the `#+`
-//! header's `summary`) paired with a SPARQL answer key (seed 000, "The
+//! header's `summary`) paired with a SPARQL answer key (README.md, "The
 //! corpus").
 //!
 //! - A record's **id** is its path below the corpus root without `.rq`, with
@@ -21,33 +21,8 @@ use globset::{Glob, GlobMatcher};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::sparql::{QueryForm, query_form};
 use header::HeaderValue;
-
-/// The SPARQL query form of an answer key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum QueryForm {
-    /// `SELECT`: a table of solutions.
-    Select,
-    /// `ASK`: a boolean.
-    Ask,
-    /// `CONSTRUCT`: a graph.
-    Construct,
-    /// `DESCRIBE`: a graph.
-    Describe,
-}
-
-impl QueryForm {
-    /// The keyword as written in SPARQL (`SELECT`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryForm::Select => "SELECT",
-            QueryForm::Ask => "ASK",
-            QueryForm::Construct => "CONSTRUCT",
-            QueryForm::Describe => "DESCRIBE",
-        }
-    }
-}
 
 /// One record of a corpus: a question and its answer key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -334,17 +309,6 @@ pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
     })
 }
 
-/// The form of the first query keyword in `sparql`, skipping comments, IRIs
-/// and strings of the prologue.
-pub fn query_form(sparql: &str) -> Option<QueryForm> {
-    match crate::sparql::lex::form_keyword(sparql)? {
-        "SELECT" => Some(QueryForm::Select),
-        "ASK" => Some(QueryForm::Ask),
-        "CONSTRUCT" => Some(QueryForm::Construct),
-        _ => Some(QueryForm::Describe),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,18 +328,5 @@ mod tests {
     fn ids_are_relative_slash_paths_without_rq() {
         let root = Path::new("/c");
         assert_eq!(record_id(root, Path::new("/c/a/b_x.rq")), "a/b_x");
-    }
-
-    #[test]
-    fn query_forms_skip_prologue() {
-        let q = "# SELECT in a comment\nPREFIX ask: <http://ex.org/select#>\nBASE <x>\n construct { ?s ?p ?o } WHERE {}";
-        assert_eq!(query_form(q), Some(QueryForm::Construct));
-        assert_eq!(
-            query_form("PREFIX : <a>\nSelect * {}"),
-            Some(QueryForm::Select)
-        );
-        assert_eq!(query_form("ASK{}"), Some(QueryForm::Ask));
-        assert_eq!(query_form("PREFIX selected: <x>\n"), None);
-        assert_eq!(query_form(""), None);
     }
 }

@@ -4,122 +4,16 @@
 //!
 //! Times are seconds (`f64`, millisecond resolution) from the proxy's start.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::fsutil::write_atomic;
-
-/// File names inside the log folder.
-pub const CALLS_FILE: &str = "calls.json";
-/// See [`CALLS_FILE`].
-pub const METRICS_FILE: &str = "metrics.json";
-/// The submitted answer.
-pub const ANSWER_FILE: &str = "answer.csv";
-/// A stdio upstream's stderr.
-pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
-
-/// Version of `calls.json` and `metrics.json` (`docs/FORMAT.md`).
-pub const LOG_FORMAT: u32 = 1;
-
-/// `calls.json`: every tool call of an episode, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CallsFile {
-    /// [`LOG_FORMAT`].
-    pub format: u32,
-    /// The calls.
-    pub calls: Vec<CallRecord>,
-}
-
-/// Characters of a reply kept in [`CallRecord::result_preview`].
-pub const PREVIEW_CHARS: usize = 2000;
-
-/// One tool call as the proxy saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CallRecord {
-    /// 1-based position in the episode.
-    pub index: usize,
-    /// The tool name the agent called.
-    pub tool: String,
-    /// Its arguments, as sent (a submitted CSV included).
-    pub arguments: Value,
-    /// When the call arrived, seconds after the proxy started.
-    pub start_s: f64,
-    /// How long it took to answer, seconds.
-    pub duration_s: f64,
-    /// The reply was not an error, as the protocol said (before any
-    /// `--strict-upstream-errors` relabelling).
-    pub ok: bool,
-    /// A failure hidden in a successful reply (HTTP 429 or 5xx, "rate
-    /// limit", a traceback), with what gave it away.
-    pub soft_error: Option<String>,
-    /// The call named a withheld tool and was refused at the proxy.
-    pub refused: bool,
-    /// Whether the call went to the server under test.
-    pub forwarded: bool,
-    /// Error text: the tool's error reply, a timeout, a lost connection.
-    pub error: Option<String>,
-    /// Characters of reply text.
-    pub result_chars: usize,
-    /// The reply text's first [`PREVIEW_CHARS`] characters.
-    pub result_preview: String,
-}
-
-/// The episode's metrics record (`metrics.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Metrics {
-    /// [`LOG_FORMAT`].
-    pub format: u32,
-    /// `all-tools` or `sparql-only`.
-    pub level: String,
-    /// The profile's server name (absent for sparql-only).
-    pub server: Option<String>,
-    /// Tool names offered to the agent, in order (submit_csv last).
-    pub tools_offered: Vec<String>,
-    /// Tool names withheld by `--without-tool`.
-    pub withheld: Vec<String>,
-    /// Whether the server's instructions reached the agent.
-    pub instructions_forwarded: bool,
-    /// Length of the instructions the agent received, characters.
-    pub instructions_chars: usize,
-    /// SHA-256 of the sparql-only preamble (`sha256:` + hex), when that level.
-    pub preamble_sha256: Option<String>,
-    /// Every tool called, in order (refused ones included).
-    pub tools_called: Vec<String>,
-    /// Calls in all.
-    pub calls: usize,
-    /// Calls carrying a SPARQL query that succeeded.
-    pub queries_ok: usize,
-    /// Calls carrying a SPARQL query that failed (error reply, soft error,
-    /// timeout, lost connection).
-    pub queries_errored: usize,
-    /// Seconds spent waiting on the server under test (forwarded calls and
-    /// local SPARQL).
-    pub server_s: f64,
-    /// Soft errors per tool (see [`CallRecord::soft_error`]).
-    pub upstream_soft_errors: BTreeMap<String, usize>,
-    /// Calls refused because they named a withheld tool.
-    pub refused: usize,
-    /// How many times submit_csv was called.
-    pub submissions: usize,
-    /// Rows in the last submission (header excluded), if it parsed.
-    pub submitted_rows: Option<usize>,
-    /// The proxy could not reach the server at startup: why.
-    pub startup_error: Option<String>,
-    /// The connection was lost part-way: why.
-    pub lost_upstream: Option<String>,
-}
-
-impl Metrics {
-    /// True when at least one answer was submitted.
-    pub fn submitted(&self) -> bool {
-        self.submissions > 0
-    }
-}
+use crate::runs::layout::{
+    CALLS_FILE, CallRecord, CallsFile, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds,
+};
 
 /// The in-memory log and where it is written.
 #[derive(Debug)]
@@ -130,11 +24,6 @@ pub struct CallLog {
     pub calls: Vec<CallRecord>,
     /// Metrics so far.
     pub metrics: Metrics,
-}
-
-/// Rounds seconds to milliseconds.
-pub fn seconds(value: f64) -> f64 {
-    (value * 1000.0).round() / 1000.0
 }
 
 impl CallLog {
@@ -161,8 +50,8 @@ impl CallLog {
     /// Appends a call and updates the tallies derived from it.
     pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
         call.index = self.calls.len() + 1;
-        call.start_s = seconds(call.start_s);
-        call.duration_s = seconds(call.duration_s);
+        call.start_s = round_seconds(call.start_s);
+        call.duration_s = round_seconds(call.duration_s);
         let m = &mut self.metrics;
         m.calls += 1;
         m.tools_called.push(call.tool.clone());
@@ -170,7 +59,7 @@ impl CallLog {
             m.refused += 1;
         }
         if call.forwarded || is_query {
-            m.server_s = seconds(m.server_s + call.duration_s);
+            m.server_s = round_seconds(m.server_s + call.duration_s);
         }
         if let Some(_reason) = &call.soft_error {
             *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
@@ -200,22 +89,8 @@ impl CallLog {
     }
 }
 
-/// Reads a log folder's `metrics.json`, if present and well formed.
-pub fn read_metrics(dir: &Path) -> Option<Metrics> {
-    let text = std::fs::read_to_string(dir.join(METRICS_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// Reads a log folder's `calls.json`, if present and well formed.
-pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
-    let text = std::fs::read_to_string(dir.join(CALLS_FILE)).ok()?;
-    serde_json::from_str::<CallsFile>(&text)
-        .ok()
-        .map(|f| f.calls)
-}
-
-/// A failure hidden in the text of a successful reply, or `None` (seed
-/// 000, "When the server under test fails quietly"): an HTTP 429 or "too
+/// A failure hidden in the text of a successful reply, or `None` (README.md,
+/// "Servers under test"; `soft_error` in `docs/FORMAT.md`): an HTTP 429 or "too
 /// many requests", a rate limit, an HTTP status of 400 or more reported by
 /// the server, a Python traceback, or the server failing to reach its own
 /// backend ("connection refused", "urlopen error", a timeout, ...).
@@ -223,8 +98,7 @@ pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
 /// A JSON reply is judged by the text under its error-like keys only
 /// (`error`, `message`, `detail`, `status`, `warning`, `exception`,
 /// `reason`, `fault`), so data that merely mentions a rate-limiting enzyme
-/// or an IRI ending in `/500` is not a failure (review finding). Other text
-/// is judged whole.
+/// or an IRI ending in `/500` is not a failure. Other text is judged whole.
 pub fn soft_error(text: &str) -> Option<String> {
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(value) if value.is_object() || value.is_array() => soft_error_in_value(&value),
@@ -414,6 +288,7 @@ fn status_code(lower: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::layout::{read_calls, read_metrics};
 
     #[test]
     fn soft_errors_in_successful_replies() {
@@ -436,7 +311,7 @@ mod tests {
                 "{\"error\": \"Query execution failed: <urlopen error [Errno 111] Connection refused>\"}",
                 "backend unreachable (connection refused)",
             ),
-            // Review findings: mcp-proto-okn's real failure messages.
+            // mcp-proto-okn's real failure messages.
             (
                 "{\"error\": \"Query execution failed: EndPointInternalError: The endpoint returned the HTTP status code 500.\"}",
                 "HTTP 500",
@@ -471,7 +346,7 @@ mod tests {
             "population 5023, area 429.5 km2",
             "status: ok, 503 rows",
             "",
-            // Review findings: data that mentions failure words.
+            // Data that mentions failure words.
             "{\"label\": \"rate-limiting enzyme\", \"results\": [{\"uri\": \"http://x/1\", \"label\": \"rate-limiting enzyme\"}]}",
             "{\"rows\": [[{\"type\": \"uri\", \"value\": \"http://example.org/status/500\"}], [{\"value\": \"HTTP 500 internal server error\"}]]}",
             "s\nhttp://example.org/status/500\n",

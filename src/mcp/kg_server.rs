@@ -1,8 +1,8 @@
 //! The demo KG server: the server under test of the embedded default, an MCP
 //! server over the embedded store, on stdio or streamable HTTP.
 //!
-//! Its tools are modeled on the real mcp-proto-okn server (seed 000, "How it
-//! works"): `list_graphs`, `get_schema(graph)`, `query(graph,
+//! Its tools are modeled on the real mcp-proto-okn server (README.md,
+//! "Servers under test: profiles, the proxy, probe"): `list_graphs`, `get_schema(graph)`, `query(graph,
 //! query_string)`, `lookup_uri(label, max_results)`,
 //! `get_descendants(uri, max_depth)`, and it sends server instructions.
 //! Results are JSON text with **typed cells** (IRI or literal with its
@@ -64,8 +64,8 @@ Results are JSON. Every cell is typed: {\"type\": \"uri\", \"value\": ...} or {\
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Faults {
     /// Every Nth tool call succeeds on the wire but carries an HTTP 429 in
-    /// its payload, as the remote get_descendants did (seed 000, "When the
-    /// server under test fails quietly").
+    /// its payload, as mcp-proto-okn's remote get_descendants did: the
+    /// failure the proxy's soft-error detection must catch.
     pub rate_limit_every: Option<u64>,
     /// After N tool calls, every further call is accepted and never answered.
     pub hang_after: Option<u64>,

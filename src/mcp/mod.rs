@@ -1,5 +1,5 @@
-//! The MCP layer (seed 000, "The profile", "What gets measured", "How it
-//! works"): everything that speaks the Model Context Protocol, through the
+//! The MCP layer (README.md, "Servers under test: profiles, the proxy,
+//! probe"): everything that speaks the Model Context Protocol, through the
 //! `rmcp` crate.
 //!
 //! - [`profile`]: how to reach a server under test (stdio or HTTP).
@@ -18,3 +18,16 @@ pub mod profile;
 pub mod proxy;
 pub mod sparql_only;
 pub mod upstream;
+
+use crate::error::{Error, Result};
+
+/// The tokio runtime every MCP session runs on (rmcp is async; the rest of
+/// the crate is not, so each command that speaks MCP builds one and blocks
+/// on it).
+///
+/// Errors: [`Error::Other`] when the runtime cannot be started (no threads
+/// or file descriptors left).
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new()
+        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))
+}

@@ -1,12 +1,74 @@
-//! `probe`: what an agent would see through the proxy, at each tool level,
-//! without calling a model (seed 000, "The profile", "Withholding
-//! individual tools").
+//! What an agent is offered through the proxy, worked out without calling
+//! a model (README.md, "Servers under test: profiles, the proxy, probe"):
+//! the injected answer tool, which of the server's tools are listed at
+//! `all-tools`, which calls are refused, and the check that every
+//! `--without-tool` name is a real tool. The proxy serves what these rules
+//! decide and `okn-benchmark probe` prints it, so the two cannot disagree.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
-use rmcp::model::Tool;
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+
+/// The injected answer tool.
+pub const SUBMIT_CSV: &str = "submit_csv";
+
+/// A JSON object as an MCP input schema (anything else is the empty schema).
+pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// The proxy's answer tool: one `csv` argument holding the whole result
+/// table, header row first.
+pub fn submit_tool() -> Tool {
+    Tool::new(
+        SUBMIT_CSV,
+        "Submit your answer: the complete result table as CSV text with a header row of column \
+names. If nothing satisfies the question, submit the header row on its own. Calling it again \
+replaces the previous answer.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "csv": {"type": "string", "description": "The complete result table as CSV, header row first."}
+            },
+            "required": ["csv"]
+        })),
+    )
+}
+
+/// The tools an agent is offered at `all-tools`: the server's tools in the
+/// server's order, minus each one named exactly in `withheld` and any of the
+/// server's own called `submit_csv`, followed by the proxy's [`submit_tool`]
+/// (injected after filtering, so the answer channel can never be withheld).
+/// With no server tools (the server could not be reached) that is
+/// `submit_csv` alone.
+///
+/// Names are matched exactly because [`check_withheld`] has made sure each
+/// withheld name is one of the server's tools as spelled.
+pub fn offered_tools(server_tools: &[Tool], withheld: &BTreeSet<String>) -> Vec<Tool> {
+    server_tools
+        .iter()
+        .filter(|t| !withheld.contains(t.name.as_ref()) && t.name != SUBMIT_CSV)
+        .cloned()
+        .chain(std::iter::once(submit_tool()))
+        .collect()
+}
+
+/// True when a call to `name` must be refused: `name` is a withheld tool,
+/// or a variant of its name (other case, surrounding space) that an agent
+/// reaching for it from memory might send.
+pub fn refuses(withheld: &BTreeSet<String>, name: &str) -> bool {
+    let wanted = name.trim().to_lowercase();
+    withheld
+        .iter()
+        .any(|w| *w == name || w.to_lowercase() == wanted)
+}
 
 /// Checks `--without-tool` names against the server's tools, before
 /// anything runs: a typo would withhold nothing and report with confidence
@@ -18,20 +80,15 @@ pub fn check_withheld(server: &str, tools: &[Tool], withheld: &[String]) -> Resu
     let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     let mut problems = Vec::new();
     for name in withheld {
-        if name == super::proxy::SUBMIT_CSV {
+        if name == SUBMIT_CSV {
             problems.push(format!(
                 "'{name}' is injected by the proxy and can never be withheld"
             ));
         } else if !names.contains(name.as_str()) {
-            let closest = names
-                .iter()
-                .map(|n| (strsim::normalized_damerau_levenshtein(name, n), *n))
-                .filter(|(score, _)| *score >= 0.6)
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            problems.push(match closest {
-                Some((_, n)) => format!("'{name}' is not a tool of {server} (did you mean '{n}'?)"),
-                None => format!("'{name}' is not a tool of {server}"),
-            });
+            problems.push(format!(
+                "'{name}' is not a tool of {server}{}",
+                crate::suggest::did_you_mean(name, names.iter().copied())
+            ));
         }
     }
     if problems.is_empty() {
@@ -66,5 +123,20 @@ mod tests {
         );
         let err = check_withheld("s", &t, &["submit_csv".into()]).unwrap_err();
         assert!(err.to_string().contains("can never be withheld"));
+    }
+
+    #[test]
+    fn withheld_tools_are_not_listed_and_submit_csv_comes_last() {
+        let t = tools(&["query", "get_schema", "submit_csv", "Query"]);
+        let withheld: BTreeSet<String> = ["query".to_string()].into();
+        let names: Vec<String> = offered_tools(&t, &withheld)
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(names, ["get_schema", "Query", "submit_csv"]);
+        assert_eq!(offered_tools(&[], &withheld).len(), 1);
+        assert!(refuses(&withheld, "query"));
+        assert!(refuses(&withheld, " Query "));
+        assert!(!refuses(&withheld, "get_schema"));
     }
 }

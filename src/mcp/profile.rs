@@ -1,6 +1,7 @@
 //! Profiles: a small TOML file naming only how to reach the server under
-//! test (seed 000, "The profile"). Nothing about tools is configured: the
-//! proxy discovers the tool list from the server itself.
+//! test (README.md, "Servers under test: profiles, the proxy, probe").
+//! Nothing about tools is configured: the proxy discovers the tool list
+//! from the server itself.
 //!
 //! ```toml
 //! name = "mcp-proto-okn"
@@ -22,8 +23,9 @@
 //! # env = { KEY = "value" }
 //! ```
 //!
-//! Unknown keys and missing fields are errors naming the file and key. A
-//! leading `~` in `command`, `args` and `cwd` is the home folder.
+//! Unknown keys and missing fields are errors naming the file and key (and
+//! the line, read from the key's [`Spanned`] place). A leading `~` in
+//! `command`, `args` and `cwd` is the home folder.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -32,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::toml_file::{Spanned, SpannedTable, TomlFile};
 
 /// A parsed profile.
 #[derive(Clone, PartialEq, Eq)]
@@ -63,8 +66,8 @@ pub enum Upstream {
         /// The MCP endpoint URL.
         url: String,
         /// Extra request headers, e.g. `Authorization`. Used, never recorded:
-        /// they may carry credentials (../shared/DESIGN.md, "Credentials never land on
-        /// disk").
+        /// they may carry credentials (README.md, "Servers under test":
+        /// header values are sent and never written anywhere).
         headers: BTreeMap<String, String>,
     },
 }
@@ -127,191 +130,18 @@ impl Profile {
     /// one): unreadable file, TOML syntax, unknown key, missing field, wrong
     /// type, unknown transport.
     pub fn load(path: &Path) -> Result<Profile> {
-        let text = crate::error::read_text(path)?;
-        let table: toml::Table = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count() as u64);
-            match line {
-                Some(line) => Error::at_line(path, line, e.message().to_string()),
-                None => Error::file(path, e.message().to_string()),
-            }
-        })?;
-        let at = |key: &str| line_of_key(&text, key);
-        let err = |key: &str, message: String| match at(key) {
-            Some(line) => Error::at_line(path, line, message),
-            None => Error::file(path, message),
-        };
-
-        for key in table.keys() {
-            if key != "name" && key != "upstream" {
-                return Err(err(
+        let file = TomlFile::read(path)?;
+        let top: SpannedTable = file.parse()?;
+        for key in top.keys() {
+            if key.get_ref() != "name" && key.get_ref() != "upstream" {
+                return Err(file.error_at(
                     key,
                     format!("unknown key '{key}' (a profile has 'name' and an [upstream] table)"),
                 ));
             }
         }
-        let name = match table.get("name") {
-            Some(toml::Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
-            Some(_) => return Err(err("name", "'name' must be a non-empty string".into())),
-            None => {
-                return Err(Error::file(
-                    path,
-                    "missing key 'name' (the server's name, used in condition folder names)",
-                ));
-            }
-        };
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            || name.starts_with(['.', '-'])
-        {
-            return Err(err(
-                "name",
-                format!(
-                    "'name' = \"{name}\" must use only letters, digits, '-', '_' and '.', and start with a letter or digit (it names folders)"
-                ),
-            ));
-        }
-        let upstream = match table.get("upstream") {
-            Some(toml::Value::Table(t)) => t,
-            Some(_) => {
-                return Err(err(
-                    "upstream",
-                    "'upstream' must be a table: [upstream]".into(),
-                ));
-            }
-            None => {
-                return Err(Error::file(
-                    path,
-                    "missing table [upstream] (transport = \"stdio\" or \"http\")",
-                ));
-            }
-        };
-        let transport = match upstream.get("transport") {
-            Some(toml::Value::String(s)) => s.as_str(),
-            Some(_) => {
-                return Err(err(
-                    "transport",
-                    "'transport' must be \"stdio\" or \"http\"".into(),
-                ));
-            }
-            None => {
-                return Err(err(
-                    "upstream",
-                    "missing key 'transport' in [upstream] (\"stdio\" or \"http\")".into(),
-                ));
-            }
-        };
-        let allowed: &[&str] = match transport {
-            "stdio" => &["transport", "command", "args", "cwd", "env"],
-            "http" => &["transport", "url", "headers"],
-            other => {
-                return Err(err(
-                    "transport",
-                    format!("unknown transport \"{other}\" (expected \"stdio\" or \"http\")"),
-                ));
-            }
-        };
-        for key in upstream.keys() {
-            if !allowed.contains(&key.as_str()) {
-                return Err(err(
-                    key,
-                    format!(
-                        "unknown key '{key}' in [upstream] for transport \"{transport}\" (expected {})",
-                        allowed[1..].join(", ")
-                    ),
-                ));
-            }
-        }
-        let string = |key: &str| -> Result<Option<String>> {
-            match upstream.get(key) {
-                None => Ok(None),
-                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(err(key, format!("'{key}' in [upstream] must be a string"))),
-            }
-        };
-        let map = |key: &str| -> Result<BTreeMap<String, String>> {
-            match upstream.get(key) {
-                None => Ok(BTreeMap::new()),
-                Some(toml::Value::Table(t)) => t
-                    .iter()
-                    .map(|(k, v)| match v {
-                        toml::Value::String(s) => Ok((k.clone(), s.clone())),
-                        _ => Err(err(
-                            key,
-                            format!("'{key}.{k}' in [upstream] must be a string"),
-                        )),
-                    })
-                    .collect(),
-                Some(_) => Err(err(
-                    key,
-                    format!("'{key}' in [upstream] must be a table of strings"),
-                )),
-            }
-        };
-        let upstream = match transport {
-            "stdio" => {
-                let command = match string("command")? {
-                    Some(c) if !c.trim().is_empty() => c,
-                    Some(_) => {
-                        return Err(err(
-                            "command",
-                            "'command' in [upstream] is empty: name the program that starts the server".into(),
-                        ));
-                    }
-                    None => {
-                        return Err(err(
-                            "upstream",
-                            "missing key 'command' in [upstream] (the program that starts the server)".into(),
-                        ));
-                    }
-                };
-                let args = match upstream.get("args") {
-                    None => Vec::new(),
-                    Some(toml::Value::Array(items)) => items
-                        .iter()
-                        .map(|v| match v {
-                            toml::Value::String(s) => Ok(expand_home(s)),
-                            _ => Err(err(
-                                "args",
-                                "'args' in [upstream] must be a list of strings".into(),
-                            )),
-                        })
-                        .collect::<Result<Vec<_>>>()?,
-                    Some(_) => {
-                        return Err(err(
-                            "args",
-                            "'args' in [upstream] must be a list of strings".into(),
-                        ));
-                    }
-                };
-                Upstream::Stdio {
-                    command: expand_home(&command),
-                    args,
-                    cwd: string("cwd")?.map(|c| PathBuf::from(expand_home(&c))),
-                    env: map("env")?,
-                }
-            }
-            _ => {
-                let url = string("url")?.ok_or_else(|| {
-                    err(
-                        "upstream",
-                        "missing key 'url' in [upstream] (the server's MCP endpoint)".into(),
-                    )
-                })?;
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(err(
-                        "url",
-                        format!("'url' = \"{url}\" must start with http:// or https://"),
-                    ));
-                }
-                Upstream::Http {
-                    url,
-                    headers: map("headers")?,
-                }
-            }
-        };
+        let name = server_name(&file, &top)?;
+        let upstream = Upstream::load(&file, &top)?;
         Ok(Profile {
             name,
             upstream,
@@ -342,6 +172,196 @@ impl Profile {
                 env_names: Vec::new(),
             },
         }
+    }
+}
+
+/// `name`: a non-empty string that can name a folder.
+fn server_name(file: &TomlFile, top: &SpannedTable) -> Result<String> {
+    let Some((key, value)) = top.get_key_value("name") else {
+        return Err(
+            file.error("missing key 'name' (the server's name, used in condition folder names)")
+        );
+    };
+    let name = match value.get_ref() {
+        toml::Value::String(s) if !s.trim().is_empty() => s.trim().to_string(),
+        _ => return Err(file.error_at(key, "'name' must be a non-empty string")),
+    };
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        || name.starts_with(['.', '-'])
+    {
+        return Err(file.error_at(
+            key,
+            format!(
+                "'name' = \"{name}\" must use only letters, digits, '-', '_' and '.', and start with a letter or digit (it names folders)"
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+/// The `[upstream]` table's keys, each with where it was written.
+#[derive(Deserialize)]
+struct UpstreamKeys {
+    upstream: SpannedTable,
+}
+
+/// The `[upstream]` table being checked: its keys, and where the table
+/// itself was named (the line for what is missing from it).
+struct UpstreamTable<'a> {
+    file: &'a TomlFile,
+    header: &'a Spanned<String>,
+    keys: SpannedTable,
+}
+
+impl Upstream {
+    /// Reads `[upstream]`: `transport`, then the keys that transport takes.
+    fn load(file: &TomlFile, top: &SpannedTable) -> Result<Upstream> {
+        let Some((header, value)) = top.get_key_value("upstream") else {
+            return Err(file.error("missing table [upstream] (transport = \"stdio\" or \"http\")"));
+        };
+        if !value.get_ref().is_table() {
+            return Err(file.error_at(header, "'upstream' must be a table: [upstream]"));
+        }
+        // The table's own keys, with their lines: toml::Value keeps none.
+        let table = UpstreamTable {
+            file,
+            header,
+            keys: file.parse::<UpstreamKeys>()?.upstream,
+        };
+        let transport = table.transport()?;
+        let allowed: &[&str] = match transport.as_str() {
+            "stdio" => &["transport", "command", "args", "cwd", "env"],
+            _ => &["transport", "url", "headers"],
+        };
+        for key in table.keys.keys() {
+            if !allowed.contains(&key.get_ref().as_str()) {
+                return Err(file.error_at(
+                    key,
+                    format!(
+                        "unknown key '{key}' in [upstream] for transport \"{transport}\" (expected {})",
+                        allowed[1..].join(", ")
+                    ),
+                ));
+            }
+        }
+        match transport.as_str() {
+            "stdio" => table.stdio(),
+            _ => table.http(),
+        }
+    }
+}
+
+impl UpstreamTable<'_> {
+    /// An error at the line of `key` in the table (or of the table when
+    /// the key is absent).
+    fn error_at(&self, key: &str, message: impl Into<String>) -> Error {
+        match self.keys.get_key_value(key) {
+            Some((key, _)) => self.file.error_at(key, message),
+            None => self.file.error_at(self.header, message),
+        }
+    }
+
+    /// `transport`: `stdio` or `http`.
+    fn transport(&self) -> Result<String> {
+        match self.keys.get("transport").map(Spanned::get_ref) {
+            Some(toml::Value::String(s)) if s == "stdio" || s == "http" => Ok(s.clone()),
+            Some(toml::Value::String(other)) => Err(self.error_at(
+                "transport",
+                format!("unknown transport \"{other}\" (expected \"stdio\" or \"http\")"),
+            )),
+            Some(_) => Err(self.error_at("transport", "'transport' must be \"stdio\" or \"http\"")),
+            None => Err(self.error_at(
+                "transport",
+                "missing key 'transport' in [upstream] (\"stdio\" or \"http\")",
+            )),
+        }
+    }
+
+    /// An optional string.
+    fn string(&self, key: &str) -> Result<Option<String>> {
+        match self.keys.get(key).map(Spanned::get_ref) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.error_at(key, format!("'{key}' in [upstream] must be a string"))),
+        }
+    }
+
+    /// An optional table of strings (empty when absent).
+    fn map(&self, key: &str) -> Result<BTreeMap<String, String>> {
+        match self.keys.get(key).map(Spanned::get_ref) {
+            None => Ok(BTreeMap::new()),
+            Some(toml::Value::Table(t)) => {
+                t.iter()
+                    .map(|(k, v)| match v {
+                        toml::Value::String(s) => Ok((k.clone(), s.clone())),
+                        _ => Err(self
+                            .error_at(key, format!("'{key}.{k}' in [upstream] must be a string"))),
+                    })
+                    .collect()
+            }
+            Some(_) => Err(self.error_at(
+                key,
+                format!("'{key}' in [upstream] must be a table of strings"),
+            )),
+        }
+    }
+
+    /// A stdio upstream: `command` (required), `args`, `cwd`, `env`, with a
+    /// leading `~` expanded.
+    fn stdio(&self) -> Result<Upstream> {
+        let command = match self.string("command")? {
+            Some(c) if !c.trim().is_empty() => c,
+            Some(_) => {
+                return Err(self.error_at(
+                    "command",
+                    "'command' in [upstream] is empty: name the program that starts the server",
+                ));
+            }
+            None => {
+                return Err(self.error_at(
+                    "command",
+                    "missing key 'command' in [upstream] (the program that starts the server)",
+                ));
+            }
+        };
+        let not_strings =
+            || self.error_at("args", "'args' in [upstream] must be a list of strings");
+        let args = match self.keys.get("args").map(Spanned::get_ref) {
+            None => Vec::new(),
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(expand_home).ok_or_else(not_strings))
+                .collect::<Result<Vec<_>>>()?,
+            Some(_) => return Err(not_strings()),
+        };
+        Ok(Upstream::Stdio {
+            command: expand_home(&command),
+            args,
+            cwd: self.string("cwd")?.map(|c| PathBuf::from(expand_home(&c))),
+            env: self.map("env")?,
+        })
+    }
+
+    /// An HTTP upstream: `url` (required, http or https) and `headers`.
+    fn http(&self) -> Result<Upstream> {
+        let url = self.string("url")?.ok_or_else(|| {
+            self.error_at(
+                "url",
+                "missing key 'url' in [upstream] (the server's MCP endpoint)",
+            )
+        })?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(self.error_at(
+                "url",
+                format!("'url' = \"{url}\" must start with http:// or https://"),
+            ));
+        }
+        Ok(Upstream::Http {
+            url,
+            headers: self.map("headers")?,
+        })
     }
 }
 
@@ -399,18 +419,6 @@ pub fn expand_home(text: &str) -> String {
     }
 }
 
-/// The 1-based line where `key` is first assigned (`key =` or `[key]`).
-fn line_of_key(text: &str, key: &str) -> Option<u64> {
-    text.lines().enumerate().find_map(|(i, line)| {
-        let line = line.trim_start();
-        let assigns = line
-            .strip_prefix(key)
-            .is_some_and(|rest| rest.trim_start().starts_with('=') || rest.starts_with('.'));
-        let table = line.trim_end() == format!("[{key}]");
-        (assigns || table).then_some(i as u64 + 1)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,8 +472,8 @@ mod tests {
         assert!(!format!("{p:?}").contains("s3cret"));
     }
 
-    /// Review finding: a startup error echoed a URL with its password and
-    /// API key into metrics.json.
+    /// A startup error quotes the URL it could not reach: the password and
+    /// API key in it must not reach metrics.json.
     #[test]
     fn urls_are_recorded_without_credentials() {
         assert_eq!(

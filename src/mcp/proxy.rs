@@ -1,7 +1,7 @@
 //! The proxy: an MCP server over stdio that an agent host starts through
 //! its MCP config, standing between the agent and the server under test
-//! (seed 000, "How it works", "Withholding individual tools", "When the
-//! server under test fails quietly").
+//! (README.md, "Servers under test: profiles, the proxy, probe"; the files
+//! it writes are in `docs/FORMAT.md`, "calls.json" and "metrics.json").
 //!
 //! It is the ablation surface and the measuring instrument:
 //!
@@ -33,23 +33,24 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, ContentBlock,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext, RoleClient};
+use rmcp::service::{Peer, RequestContext, RoleClient, RunningService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use super::calllog::{
-    ANSWER_FILE, CallLog, CallRecord, Metrics, PREVIEW_CHARS, UPSTREAM_STDERR_FILE, soft_error,
-};
+use super::calllog::{CallLog, soft_error};
+use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
+use crate::runs::layout::{
+    ANSWER_FILE, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS, SUBMISSIONS_DIR,
+    UPSTREAM_STDERR_FILE,
+};
 use crate::table::Table;
-
-/// The injected answer tool.
-pub const SUBMIT_CSV: &str = "submit_csv";
 
 /// Consecutive failed forwarded calls that declare the session dead.
 pub const BREAKER_THRESHOLD: u32 = 3;
@@ -57,7 +58,8 @@ pub const BREAKER_THRESHOLD: u32 = 3;
 /// Submissions longer than this (bytes) are logged as a file, not inline.
 pub const LOGGED_CSV_BYTES: usize = 64 * 1024;
 
-/// Default read timeout for one forwarded call, seconds (seed 000).
+/// Default read timeout for one forwarded call, seconds (README.md,
+/// "Servers under test": 120 s).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// The tool level of a condition, recorded as `all-tools` or
@@ -132,34 +134,11 @@ enum Dead {
     Lost(String),
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
-}
-
-fn submit_tool() -> Tool {
-    Tool::new(
-        SUBMIT_CSV,
-        "Submit your answer: the complete result table as CSV text with a header row of column \
-names. If nothing satisfies the question, submit the header row on its own. Calling it again \
-replaces the previous answer.",
-        object(json!({
-            "type": "object",
-            "properties": {
-                "csv": {"type": "string", "description": "The complete result table as CSV, header row first."}
-            },
-            "required": ["csv"]
-        })),
-    )
-}
-
 fn sparql_tool() -> Tool {
     Tool::new(
         sparql_only::TOOL,
         "Run a SPARQL 1.1 query against one knowledge graph, named by its shortname; returns the result as CSV.",
-        object(json!({
+        probe::schema(json!({
             "type": "object",
             "properties": {
                 "graph": {"type": "string", "description": "The graph's shortname (see the instructions)."},
@@ -215,7 +194,7 @@ fn preview(text: &str) -> String {
 /// True when any string in `arguments` looks like a SPARQL query.
 pub fn carries_query(arguments: &Value) -> bool {
     match arguments {
-        Value::String(s) => crate::sparql::lex::form_keyword(s).is_some() && s.contains('{'),
+        Value::String(s) => crate::sparql::query_form(s).is_some() && s.contains('{'),
         Value::Array(items) => items.iter().any(carries_query),
         Value::Object(map) => map.values().any(carries_query),
         _ => false,
@@ -238,6 +217,96 @@ table."
     )
 }
 
+/// An upstream session and its stdio process (killed when dropped).
+type UpstreamSession = (
+    RunningService<RoleClient, ClientConfig>,
+    Option<tokio::process::Child>,
+);
+
+/// What the proxy found when it started: what the agent is offered, and
+/// how calls reach the upstream.
+struct Startup {
+    offered: Vec<Tool>,
+    upstream_names: BTreeSet<String>,
+    instructions: Option<String>,
+    peer: Option<Peer<RoleClient>>,
+    dead: Option<Dead>,
+    session: Option<UpstreamSession>,
+}
+
+impl Startup {
+    /// All-tools: the server's tools minus the withheld ones, and its
+    /// instructions; or, when it cannot be reached or a withheld name is not
+    /// one of its tools, no server tools and the reason.
+    async fn connect(
+        profile: &Profile,
+        settings: &ProxySettings,
+        withheld: &BTreeSet<String>,
+    ) -> Startup {
+        let stderr_log = settings.log_dir.join(UPSTREAM_STDERR_FILE);
+        let connection =
+            match super::upstream::connect(profile, settings.timeout, Some(&stderr_log)).await {
+                Ok(connection) => connection,
+                Err(reason) => return Startup::failed(reason, withheld),
+            };
+        // A name the server does not have would withhold nothing while
+        // saying it did: the episode gets no server tools, and the reason
+        // is recorded.
+        if let Err(e) = probe::check_withheld(&profile.name, &connection.tools, &settings.without) {
+            return Startup::failed(e.to_string(), withheld);
+        }
+        Startup {
+            offered: probe::offered_tools(&connection.tools, withheld),
+            upstream_names: connection
+                .tools
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect(),
+            instructions: connection.instructions.clone(),
+            peer: Some(connection.service.peer().clone()),
+            dead: None,
+            session: Some((connection.service, connection.child)),
+        }
+    }
+
+    /// All-tools with the server unusable from the start: `submit_csv` only.
+    fn failed(reason: String, withheld: &BTreeSet<String>) -> Startup {
+        Startup {
+            offered: probe::offered_tools(&[], withheld),
+            upstream_names: BTreeSet::new(),
+            instructions: None,
+            peer: None,
+            dead: Some(Dead::Startup(reason)),
+            session: None,
+        }
+    }
+
+    /// Sparql-only: the control's SPARQL tool and preamble, no upstream.
+    fn control(control: &SparqlOnly) -> Startup {
+        Startup {
+            offered: vec![sparql_tool(), probe::submit_tool()],
+            upstream_names: BTreeSet::new(),
+            instructions: Some(control.preamble.clone()),
+            peer: None,
+            dead: None,
+            session: None,
+        }
+    }
+}
+
+/// The proxy's own server description, carrying the instructions the agent
+/// receives (the server's, or the control's preamble).
+fn server_info(instructions: Option<String>) -> ServerConfig {
+    let info =
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("okn-benchmark-proxy", env!("CARGO_PKG_VERSION")),
+        );
+    match instructions {
+        Some(text) => info.with_instructions(text),
+        None => info,
+    }
+}
+
 impl Proxy {
     /// Connects to the upstream (all-tools) or opens the control's endpoint
     /// (sparql-only), works out what the agent will see, and writes the
@@ -252,56 +321,18 @@ impl Proxy {
             .map_err(|e| Error::io(&settings.log_dir, "create log folder", e))?;
         let withheld: BTreeSet<String> = settings.without.iter().cloned().collect();
         let mut metrics = Metrics {
-            format: super::calllog::LOG_FORMAT,
+            format: LOG_FORMAT,
             level: settings.level.as_str().to_string(),
             withheld: withheld.iter().cloned().collect(),
             ..Metrics::default()
         };
-        let mut offered = Vec::new();
-        let mut upstream_names = BTreeSet::new();
-        let mut instructions = None;
-        let mut peer = None;
-        let mut dead = None;
-        let mut holder = None;
-        match settings.level {
+        let startup = match settings.level {
             ToolLevel::AllTools => {
                 let profile = settings.profile.as_ref().ok_or_else(|| {
                     Error::Usage("--tools all-tools needs --profile (the server under test)".into())
                 })?;
                 metrics.server = Some(profile.name.clone());
-                let stderr_log = settings.log_dir.join(UPSTREAM_STDERR_FILE);
-                match super::upstream::connect(profile, settings.timeout, Some(&stderr_log)).await {
-                    Ok(connection) => match super::probe::check_withheld(
-                        &profile.name,
-                        &connection.tools,
-                        &settings.without,
-                    ) {
-                        // A name the server does not have would withhold
-                        // nothing while saying it did: the episode gets no
-                        // server tools, and the reason is recorded.
-                        Err(e) => {
-                            let reason = e.to_string();
-                            metrics.startup_error = Some(reason.clone());
-                            dead = Some(Dead::Startup(reason));
-                        }
-                        Ok(()) => {
-                            for tool in &connection.tools {
-                                upstream_names.insert(tool.name.to_string());
-                                if !withheld.contains(tool.name.as_ref()) && tool.name != SUBMIT_CSV
-                                {
-                                    offered.push(tool.clone());
-                                }
-                            }
-                            instructions = connection.instructions.clone();
-                            peer = Some(connection.service.peer().clone());
-                            holder = Some((connection.service, connection.child));
-                        }
-                    },
-                    Err(reason) => {
-                        metrics.startup_error = Some(reason.clone());
-                        dead = Some(Dead::Startup(reason));
-                    }
-                }
+                Startup::connect(profile, &settings, &withheld).await
             }
             ToolLevel::SparqlOnly => {
                 let control = settings.sparql_only.as_ref().ok_or_else(|| {
@@ -310,24 +341,20 @@ impl Proxy {
                             .into(),
                     )
                 })?;
-                offered.push(sparql_tool());
-                instructions = Some(control.preamble.clone());
                 metrics.preamble_sha256 = Some(control.preamble_digest());
+                Startup::control(control)
             }
+        };
+        if let Some(Dead::Startup(reason)) = &startup.dead {
+            metrics.startup_error = Some(reason.clone());
         }
-        offered.push(submit_tool());
-        metrics.tools_offered = offered.iter().map(|t| t.name.to_string()).collect();
-        metrics.instructions_forwarded = instructions.is_some();
-        metrics.instructions_chars = instructions.as_deref().map_or(0, |i| i.chars().count());
+        metrics.tools_offered = startup.offered.iter().map(|t| t.name.to_string()).collect();
+        metrics.instructions_forwarded = startup.instructions.is_some();
+        metrics.instructions_chars = startup
+            .instructions
+            .as_deref()
+            .map_or(0, |i| i.chars().count());
 
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "okn-benchmark-proxy",
-                env!("CARGO_PKG_VERSION"),
-            ));
-        if let Some(text) = &instructions {
-            info = info.with_instructions(text.clone());
-        }
         let log = CallLog::new(&settings.log_dir, metrics);
         log.flush()?;
         let proxy = Proxy {
@@ -335,55 +362,49 @@ impl Proxy {
                 level: settings.level,
                 timeout: settings.timeout,
                 strict: settings.strict_upstream_errors,
-                info,
-                offered,
-                upstream_names,
+                info: server_info(startup.instructions),
+                offered: startup.offered,
+                upstream_names: startup.upstream_names,
                 withheld,
-                peer,
+                peer: startup.peer,
                 sparql_only: settings.sparql_only,
                 shutting_down: AtomicBool::new(false),
                 state: Mutex::new(State {
                     log,
                     consecutive_failures: 0,
-                    dead,
+                    dead: startup.dead,
                 }),
             }),
         };
-        // The holder: the upstream session lives beside the stdio server;
-        // when it ends on its own, the session is marked lost.
-        if let Some((service, child)) = holder {
-            let watcher = proxy.clone();
-            tokio::spawn(async move {
-                let outcome = service.waiting().await;
-                drop(child);
-                if !watcher.inner.shutting_down.load(Ordering::SeqCst) {
-                    let reason = match outcome {
-                        Ok(rmcp::service::QuitReason::Closed) => {
-                            "the server closed the connection".to_string()
-                        }
-                        Ok(rmcp::service::QuitReason::Cancelled) => {
-                            "the session was cancelled".to_string()
-                        }
-                        Ok(rmcp::service::QuitReason::JoinError(e)) | Err(e) => {
-                            format!("the session failed: {e}")
-                        }
-                        Ok(_) => "the session ended".to_string(),
-                    };
-                    watcher.mark_lost(reason);
-                }
-            });
+        if let Some(session) = startup.session {
+            proxy.watch(session);
         }
         Ok(proxy)
     }
 
-    /// A withheld tool, or a variant of its name (case, surrounding space)
-    /// that an agent reaching for it might send.
-    fn is_withheld(&self, name: &str) -> bool {
-        let wanted = name.trim().to_lowercase();
-        self.inner
-            .withheld
-            .iter()
-            .any(|w| *w == name || w.to_lowercase() == wanted)
+    /// Runs the upstream session beside the stdio server; when it ends on
+    /// its own (not at shutdown), the session is marked lost.
+    fn watch(&self, (service, child): UpstreamSession) {
+        let watcher = self.clone();
+        tokio::spawn(async move {
+            let outcome = service.waiting().await;
+            drop(child);
+            if !watcher.inner.shutting_down.load(Ordering::SeqCst) {
+                let reason = match outcome {
+                    Ok(rmcp::service::QuitReason::Closed) => {
+                        "the server closed the connection".to_string()
+                    }
+                    Ok(rmcp::service::QuitReason::Cancelled) => {
+                        "the session was cancelled".to_string()
+                    }
+                    Ok(rmcp::service::QuitReason::JoinError(e)) | Err(e) => {
+                        format!("the session failed: {e}")
+                    }
+                    Ok(_) => "the session ended".to_string(),
+                };
+                watcher.mark_lost(reason);
+            }
+        });
     }
 
     /// True when the server could not be reached at startup.
@@ -479,7 +500,7 @@ impl Proxy {
                 format!(
                     "Answer saved: {} row{} with columns {}.{} Calling {SUBMIT_CSV} again replaces it.",
                     table.rows.len(),
-                    if table.rows.len() == 1 { "" } else { "s" },
+                    crate::format::plural(table.rows.len()),
                     table.columns.join(", "),
                     if replaced {
                         " It replaces your earlier answer."
@@ -607,7 +628,7 @@ impl Proxy {
                     forwarded: false,
                 },
             )
-        } else if self.is_withheld(&name) {
+        } else if probe::refuses(&self.inner.withheld, &name) {
             refused = true;
             let text = format!("The tool '{name}' is not available in this session.");
             (reply(text.clone(), true), CallOutcome::failed(text, false))
@@ -683,7 +704,7 @@ impl Proxy {
             return arguments;
         }
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        let file = format!("submissions/{}.csv", state.log.calls.len() + 1);
+        let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls.len() + 1);
         match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
             Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
             Err(_) => arguments,

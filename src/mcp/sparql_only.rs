@@ -1,5 +1,5 @@
-//! The `sparql-only` control (seed 000, "What gets measured"): no server
-//! under test at all, one neutral SPARQL tool over the configured endpoint,
+//! The `sparql-only` control (README.md, "Servers under test: profiles, the
+//! proxy, probe"): no server under test at all, one neutral SPARQL tool over the configured endpoint,
 //! and a preamble listing the valid graph shortnames.
 //!
 //! The tool is `run_sparql(graph, query)`. A shortname maps to a named graph

@@ -17,7 +17,7 @@ use super::profile::{Profile, Upstream};
 
 /// The longest JSON-RPC message (one line) accepted over stdio, bytes.
 /// rmcp's default is 16 MiB, past which a message is dropped without a
-/// word: a large reply then looks like a timeout (review finding).
+/// word: a large reply then looks like a timeout.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 
 /// A live client session with the server under test.
@@ -68,7 +68,7 @@ pub async fn connect(
 /// `reason` without the Rust type names rmcp's errors carry in brackets
 /// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: x`
 /// becomes `Transport error: x`): a blocked reason is read by people, on
-/// every progress line and in the report (fourth new-user review of issue 5).
+/// every progress line and in the report.
 pub fn without_type_names(reason: &str) -> String {
     let mut out = String::with_capacity(reason.len());
     let mut rest = reason;

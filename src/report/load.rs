@@ -18,10 +18,10 @@ use super::view::{
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
-use crate::mcp::calllog::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
+use crate::runs::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
 use crate::table::Table;
 
@@ -344,7 +344,7 @@ pub const ATTEMPT_FILES: [&str; 7] = [
     crate::runs::layout::COMMAND_FILE,
     ANSWER_FILE,
     CALLS_FILE,
-    crate::mcp::calllog::METRICS_FILE,
+    crate::runs::layout::METRICS_FILE,
     AGENT_FILE,
     crate::runs::layout::EPISODE_FILE,
 ];

@@ -1,4 +1,5 @@
-//! Where everything lives in a runs root (seed 000, "Where the results go"):
+//! Where everything lives in a runs root (`docs/FORMAT.md`, "A runs root"),
+//! and the types of the files the proxy writes into an attempt folder:
 //!
 //! ```text
 //! ROOT/
@@ -13,13 +14,22 @@
 //!       result.json           this question under this condition
 //!       attempt-N/
 //!         prompt.txt answer.csv calls.json metrics.json agent.json
-//!         command.txt episode.json cwd/
+//!         command.txt episode.json cwd/ submissions/
+//!         upstream.stderr.log agent.stderr.log
 //! ```
 //!
 //! A record id with `/` (a corpus with sub-folders) gives nested folders:
 //! `sub/q_x` → `sub/q_x_results/`.
+//!
+//! This module is a leaf (serde and std only), so the proxy that writes an
+//! attempt's files and the runs and render layers that read them share one
+//! definition without depending on each other.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The folder of condition files.
 pub const CONDITIONS_DIR: &str = "conditions";
@@ -47,6 +57,136 @@ pub const AGENT_FILE: &str = "agent.json";
 pub const EPISODE_FILE: &str = "episode.json";
 /// The agent's empty working folder.
 pub const CWD_DIR: &str = "cwd";
+/// Every tool call of the episode, from the proxy ([`CallsFile`]).
+pub const CALLS_FILE: &str = "calls.json";
+/// The proxy's tallies ([`Metrics`]).
+pub const METRICS_FILE: &str = "metrics.json";
+/// The last submitted answer, byte for byte.
+pub const ANSWER_FILE: &str = "answer.csv";
+/// Submissions too large to log inline, as `submissions/N.csv`.
+pub const SUBMISSIONS_DIR: &str = "submissions";
+/// A stdio upstream's stderr.
+pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
+/// The agent host's stderr, when there was any.
+pub const AGENT_STDERR_FILE: &str = "agent.stderr.log";
+
+/// Version of `calls.json` and `metrics.json` (`docs/FORMAT.md`).
+pub const LOG_FORMAT: u32 = 1;
+
+/// `calls.json`: every tool call of an episode, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CallsFile {
+    /// [`LOG_FORMAT`].
+    pub format: u32,
+    /// The calls.
+    pub calls: Vec<CallRecord>,
+}
+
+/// Characters of a reply kept in [`CallRecord::result_preview`].
+pub const PREVIEW_CHARS: usize = 2000;
+
+/// One tool call as the proxy saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CallRecord {
+    /// 1-based position in the episode.
+    pub index: usize,
+    /// The tool name the agent called.
+    pub tool: String,
+    /// Its arguments, as sent (a submitted CSV included).
+    pub arguments: Value,
+    /// When the call arrived, seconds after the proxy started.
+    pub start_s: f64,
+    /// How long it took to answer, seconds.
+    pub duration_s: f64,
+    /// The reply was not an error, as the protocol said (before any
+    /// `--strict-upstream-errors` relabelling).
+    pub ok: bool,
+    /// A failure hidden in a successful reply (HTTP 429 or 5xx, "rate
+    /// limit", a traceback), with what gave it away.
+    pub soft_error: Option<String>,
+    /// The call named a withheld tool and was refused at the proxy.
+    pub refused: bool,
+    /// Whether the call went to the server under test.
+    pub forwarded: bool,
+    /// Error text: the tool's error reply, a timeout, a lost connection.
+    pub error: Option<String>,
+    /// Characters of reply text.
+    pub result_chars: usize,
+    /// The reply text's first [`PREVIEW_CHARS`] characters.
+    pub result_preview: String,
+}
+
+/// The episode's metrics record (`metrics.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Metrics {
+    /// [`LOG_FORMAT`].
+    pub format: u32,
+    /// `all-tools` or `sparql-only`.
+    pub level: String,
+    /// The profile's server name (absent for sparql-only).
+    pub server: Option<String>,
+    /// Tool names offered to the agent, in order (submit_csv last).
+    pub tools_offered: Vec<String>,
+    /// Tool names withheld by `--without-tool`.
+    pub withheld: Vec<String>,
+    /// Whether the server's instructions reached the agent.
+    pub instructions_forwarded: bool,
+    /// Length of the instructions the agent received, characters.
+    pub instructions_chars: usize,
+    /// SHA-256 of the sparql-only preamble (`sha256:` + hex), when that level.
+    pub preamble_sha256: Option<String>,
+    /// Every tool called, in order (refused ones included).
+    pub tools_called: Vec<String>,
+    /// Calls in all.
+    pub calls: usize,
+    /// Calls carrying a SPARQL query that succeeded.
+    pub queries_ok: usize,
+    /// Calls carrying a SPARQL query that failed (error reply, soft error,
+    /// timeout, lost connection).
+    pub queries_errored: usize,
+    /// Seconds spent waiting on the server under test (forwarded calls and
+    /// local SPARQL).
+    pub server_s: f64,
+    /// Soft errors per tool (see [`CallRecord::soft_error`]).
+    pub upstream_soft_errors: BTreeMap<String, usize>,
+    /// Calls refused because they named a withheld tool.
+    pub refused: usize,
+    /// How many times submit_csv was called.
+    pub submissions: usize,
+    /// Rows in the last submission (header excluded), if it parsed.
+    pub submitted_rows: Option<usize>,
+    /// The proxy could not reach the server at startup: why.
+    pub startup_error: Option<String>,
+    /// The connection was lost part-way: why.
+    pub lost_upstream: Option<String>,
+}
+
+impl Metrics {
+    /// True when at least one answer was submitted.
+    pub fn submitted(&self) -> bool {
+        self.submissions > 0
+    }
+}
+
+/// Reads a log folder's `metrics.json`, if present and well formed.
+pub fn read_metrics(dir: &Path) -> Option<Metrics> {
+    let text = std::fs::read_to_string(dir.join(METRICS_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Reads a log folder's `calls.json`, if present and well formed.
+pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
+    let text = std::fs::read_to_string(dir.join(CALLS_FILE)).ok()?;
+    serde_json::from_str::<CallsFile>(&text)
+        .ok()
+        .map(|f| f.calls)
+}
+
+/// Rounds seconds to milliseconds, the resolution every time in an
+/// attempt's files is recorded at (`docs/FORMAT.md`).
+pub fn round_seconds(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
 
 /// Paths inside one runs root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +276,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_follow_the_seed_layout() {
+    fn paths_follow_the_documented_layout() {
         let root = RunsRoot::new("runs-x");
         assert_eq!(
             root.attempt_dir("spoke-okn_cross", "mcp-proto-okn-all-tools__kg-named", 2),

@@ -46,7 +46,7 @@ mod tests {
             tier: Some("x".into()),
             tags: tags.iter().map(|t| t.to_string()).collect(),
             summary: "How many places?".into(),
-            form: crate::corpus::QueryForm::Select,
+            form: crate::sparql::QueryForm::Select,
             path: "c/spoke-okn_x.rq".into(),
             metadata: Default::default(),
             query: "SELECT * {}".into(),

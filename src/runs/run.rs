@@ -368,8 +368,7 @@ fn check_server(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result
     let Tools::AllTools { profile, withheld } = &options.tools else {
         return Ok(None);
     };
-    let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::mcp::runtime()?;
     match runtime.block_on(crate::mcp::upstream::connect(
         profile,
         options.timeout,
@@ -626,7 +625,7 @@ fn play_attempt(
     )?;
     write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
     if !outcome.stderr.is_empty() {
-        write_atomic(&dir.join("agent.stderr.log"), &outcome.stderr)?;
+        write_atomic(&dir.join(AGENT_STDERR_FILE), &outcome.stderr)?;
     }
     let report: Option<serde_json::Value> = serde_json::from_slice(&outcome.stdout).ok();
     let episode = Episode {
@@ -635,7 +634,7 @@ fn play_attempt(
         agent: options.agent.name(),
         model_requested: options.agent.model().map(str::to_string),
         model_resolved: report.as_ref().and_then(model_from_report),
-        wall_s: crate::mcp::calllog::seconds(outcome.wall_s),
+        wall_s: crate::runs::layout::round_seconds(outcome.wall_s),
         exit_code: outcome.exit_code,
         timed_out: outcome.timed_out,
         agent_timeout_s: Some(options.agent_timeout.as_secs()),

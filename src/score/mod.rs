@@ -1,8 +1,8 @@
 //! Denotation scoring: is a submitted [`Table`] the answer key's result?
 //!
 //! Answers are compared by what they denote, not by how the SELECT clause
-//! was spelled (seed 000, "Scoring"). The contract, with every choice the
-//! seed leaves open, is `docs/SCORING.md`; its version is
+//! was spelled. The contract, with every choice made where the rules were
+//! open, is `docs/SCORING.md`; its version is
 //! [`SCORING_VERSION`] and every [`Score`] records it.
 //!
 //! In outline:
@@ -33,6 +33,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::plural;
 use crate::table::Table;
 use number::Decimal;
 
@@ -41,11 +42,11 @@ use number::Decimal;
 pub const SCORING_VERSION: &str = "1.1";
 
 /// Relative tolerance within which an answer decimal snaps onto a key
-/// decimal (seed 000, "Scoring": 5e-4).
+/// decimal (`docs/SCORING.md`, "Numbers (both tiers)": 5e-4).
 pub const NUMERIC_REL_TOL: f64 = 5e-4;
 
 /// Default number of significant figures non-integral numbers are rounded
-/// to before comparison (seed 000, "Scoring").
+/// to before comparison (`docs/SCORING.md`, "Numbers (both tiers)").
 pub const DEFAULT_SIGNIFICANT_FIGURES: u32 = 6;
 
 /// How to score one answer.
@@ -132,8 +133,15 @@ pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
     let context = KeyContext::new(key, matches!(columns, Columns::ByName(_)), options);
     let mut notes = context.notes.clone();
     notes.extend(column_notes);
-    let normalized = compare_tier(key, answer, &context, &columns, true, options);
-    let strict = compare_tier(key, answer, &context, &columns, false, options);
+    let comparison = Comparison {
+        key,
+        answer,
+        context: &context,
+        columns: &columns,
+        options,
+    };
+    let normalized = comparison.tier(true);
+    let strict = comparison.tier(false);
 
     if normalized.snapped > 0 {
         notes.push(format!(
@@ -208,10 +216,6 @@ pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Sc
         numeric_rel_tol: options.numeric_rel_tol,
         notes,
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// A column name as compared: trimmed, without a leading `?` or `$`.
@@ -313,19 +317,33 @@ impl KeyContext {
     /// Builds the context; `by_name` says whether each key column is its
     /// own group.
     fn new(key: &Table, by_name: bool, options: &ScoreOptions) -> KeyContext {
-        let mut notes = Vec::new();
-        let figures = options.significant_figures;
-        let width = key.columns.len();
+        let count = if by_name { key.columns.len().max(1) } else { 1 };
+        let mut context = KeyContext {
+            groups: (0..count).map(|_| Group::default()).collect(),
+            snapping: true,
+            iri_normalization: true,
+            notes: Vec::new(),
+        };
         let group_of = |column: usize| if by_name { column } else { 0 };
-        let mut groups: Vec<Group> = (0..if by_name { width.max(1) } else { 1 })
-            .map(|_| Group::default())
-            .collect();
+        context.read_numbers(key, &group_of, options);
+        context.read_local_names(key, &group_of);
+        context
+    }
 
-        // Numbers: snapping targets, the numbers taken at their word, and
-        // the closeness guard over the whole question (seed 000, "Scoring").
+    /// Numbers: snapping targets, the numbers taken at their word, and the
+    /// closeness guard over the whole question (`docs/SCORING.md`, "Numbers
+    /// (both tiers)", "Snapping withdrawn"): two key decimals within the
+    /// tolerance of each other withdraw snapping for the question.
+    fn read_numbers(
+        &mut self,
+        key: &Table,
+        group_of: &dyn Fn(usize) -> usize,
+        options: &ScoreOptions,
+    ) {
+        let figures = options.significant_figures;
         let mut all_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
         let mut group_decimals: Vec<BTreeMap<String, (f64, String)>> =
-            (0..groups.len()).map(|_| BTreeMap::new()).collect();
+            (0..self.groups.len()).map(|_| BTreeMap::new()).collect();
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let text = cell::unwrap_syntax(cell.trim());
@@ -333,7 +351,7 @@ impl KeyContext {
                     continue;
                 };
                 let g = group_of(column);
-                groups[g].numbers.insert(d.canonical_at(figures));
+                self.groups[g].numbers.insert(d.canonical_at(figures));
                 if !d.is_integral() {
                     let approx = text.parse::<f64>().unwrap_or_else(|_| d.to_f64());
                     let entry = (approx, d.canonical_at(figures));
@@ -346,33 +364,33 @@ impl KeyContext {
         }
         let mut close: Vec<(f64, String)> = all_decimals.into_values().collect();
         close.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        let mut snapping = true;
         for pair in close.windows(2) {
             let (a, b) = (pair[0].0, pair[1].0);
             if (b - a).abs() <= options.numeric_rel_tol * a.abs().max(b.abs()) {
-                snapping = false;
-                notes.push(format!(
+                self.snapping = false;
+                self.notes.push(format!(
                     "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
                     pair[0].1, pair[1].1, options.numeric_rel_tol
                 ));
                 break;
             }
         }
-        if snapping {
-            for (group, decimals) in groups.iter_mut().zip(group_decimals) {
+        if self.snapping {
+            for (group, decimals) in self.groups.iter_mut().zip(group_decimals) {
                 let mut list: Vec<(f64, String)> = decimals.into_values().collect();
                 list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
                 group.decimals = list;
             }
         }
+    }
 
-        // IRI local names, and the injectivity guard: within a group, two
-        // distinct key IRIs may not share a local name, and no IRI's local
-        // name may equal another key value of the group (else a bare name
-        // could stand for either). Either withdraws it for the question.
-        let mut collision: Option<String> = None;
+    /// IRI local names, and the injectivity guard: within a group, two
+    /// distinct key IRIs may not share a local name, and no IRI's local
+    /// name may equal another key value of the group (else a bare name
+    /// could stand for either). Either withdraws it for the question.
+    fn read_local_names(&mut self, key: &Table, group_of: &dyn Fn(usize) -> usize) {
         let mut plain: Vec<HashSet<String>> =
-            (0..groups.len()).map(|_| HashSet::default()).collect();
+            (0..self.groups.len()).map(|_| HashSet::default()).collect();
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let value = cell::unwrap_syntax(cell.trim());
@@ -381,7 +399,26 @@ impl KeyContext {
                 }
             }
         }
-        'scan: for row in &key.rows {
+        if let Some(why) = self.local_name_collision(key, group_of, &plain) {
+            self.iri_normalization = false;
+            self.notes.push(format!(
+                "IRI normalization withdrawn: {why}, so IRIs are compared in full"
+            ));
+            for group in &mut self.groups {
+                group.local_names.clear();
+            }
+        }
+    }
+
+    /// Records each key IRI under its local name, group by group, and
+    /// returns the first collision that makes local names ambiguous.
+    fn local_name_collision(
+        &mut self,
+        key: &Table,
+        group_of: &dyn Fn(usize) -> usize,
+        plain: &[HashSet<String>],
+    ) -> Option<String> {
+        for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let value = cell::unwrap_syntax(cell.trim()).into_owned();
                 if !cell::is_absolute_iri(&value) {
@@ -392,48 +429,31 @@ impl KeyContext {
                 };
                 let g = group_of(column);
                 if plain[g].contains(local) {
-                    collision = Some(format!(
+                    return Some(format!(
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
-                    break 'scan;
                 }
-                match groups[g].local_names.get(local) {
+                match self.groups[g].local_names.get(local) {
                     Some(existing) if *existing != value => {
                         let (first, second) = if *existing < value {
                             (existing.clone(), value.clone())
                         } else {
                             (value.clone(), existing.clone())
                         };
-                        collision = Some(format!(
+                        return Some(format!(
                             "key IRIs {first} and {second} share the local name '{local}'"
                         ));
-                        break 'scan;
                     }
                     Some(_) => {}
                     None => {
-                        groups[g]
+                        self.groups[g]
                             .local_names
                             .insert(local.to_string(), value.clone());
                     }
                 }
             }
         }
-        let iri_normalization = collision.is_none();
-        if let Some(why) = collision {
-            notes.push(format!(
-                "IRI normalization withdrawn: {why}, so IRIs are compared in full"
-            ));
-            for group in &mut groups {
-                group.local_names.clear();
-            }
-        }
-
-        KeyContext {
-            groups,
-            snapping,
-            iri_normalization,
-            notes,
-        }
+        None
     }
 
     /// Canonical value of a key cell of `group` in a tier: in the normalized
@@ -554,83 +574,98 @@ struct TierResult {
     unwrapped: usize,
 }
 
-fn compare_tier(
-    key: &Table,
-    answer: &Table,
-    context: &KeyContext,
-    columns: &Columns,
-    normalized: bool,
-    options: &ScoreOptions,
-) -> TierResult {
-    let mut tally = Tally::default();
-    let permutation = match columns {
-        Columns::ByName(permutation) => Some(permutation.as_slice()),
-        Columns::SortedTuple => None,
-    };
-    // Key rows keep their own column order when matching by name.
-    let identity: Vec<usize> = (0..key.columns.len()).collect();
-    let key_order = permutation.map(|_| identity.as_slice());
-    let by_name = permutation.is_some();
-    let key_rows: Vec<Vec<String>> = key
-        .rows
-        .iter()
-        .map(|row| {
-            let cells = row
-                .iter()
-                .enumerate()
-                .map(|(k, c)| context.key_cell(c, if by_name { k } else { 0 }, normalized, options))
-                .collect();
-            arrange(cells, key_order)
-        })
-        .collect();
-    // The key column each answer column is matched against, by name.
-    let mut key_column: Vec<Option<usize>> = vec![None; answer.columns.len()];
-    if let Some(permutation) = permutation {
-        for (k, &a) in permutation.iter().enumerate() {
-            key_column[a] = Some(k);
-        }
-    }
-    let answer_rows: Vec<Vec<String>> = answer
-        .rows
-        .iter()
-        .map(|row| {
-            let cells = row
-                .iter()
-                .zip(&key_column)
-                .map(|(c, &k)| {
-                    context.answer_cell(c, k.unwrap_or(0), normalized, options, &mut tally)
-                })
-                .collect();
-            arrange(cells, permutation)
-        })
-        .collect();
+/// One answer set against one key: what both tiers compare.
+struct Comparison<'a> {
+    key: &'a Table,
+    answer: &'a Table,
+    context: &'a KeyContext,
+    columns: &'a Columns,
+    options: &'a ScoreOptions,
+}
 
-    let mut counts: HashMap<&[String], isize> = HashMap::default();
-    for row in &key_rows {
-        *counts.entry(row.as_slice()).or_default() += 1;
-    }
-    let mut matched = 0usize;
-    for row in &answer_rows {
-        if let Some(n) = counts.get_mut(row.as_slice())
-            && *n > 0
-        {
-            *n -= 1;
-            matched += 1;
+impl Comparison<'_> {
+    /// Compares the answer's rows with the key's in one tier (`normalized`
+    /// or strict), as multisets and, for the ordered verdict, as sequences.
+    fn tier(&self, normalized: bool) -> TierResult {
+        let Comparison {
+            key,
+            answer,
+            context,
+            columns,
+            options,
+        } = *self;
+        let mut tally = Tally::default();
+        let permutation = match columns {
+            Columns::ByName(permutation) => Some(permutation.as_slice()),
+            Columns::SortedTuple => None,
+        };
+        // Key rows keep their own column order when matching by name.
+        let identity: Vec<usize> = (0..key.columns.len()).collect();
+        let key_order = permutation.map(|_| identity.as_slice());
+        let by_name = permutation.is_some();
+        let key_rows: Vec<Vec<String>> = key
+            .rows
+            .iter()
+            .map(|row| {
+                let cells = row
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| {
+                        context.key_cell(c, if by_name { k } else { 0 }, normalized, options)
+                    })
+                    .collect();
+                arrange(cells, key_order)
+            })
+            .collect();
+        // The key column each answer column is matched against, by name.
+        let mut key_column: Vec<Option<usize>> = vec![None; answer.columns.len()];
+        if let Some(permutation) = permutation {
+            for (k, &a) in permutation.iter().enumerate() {
+                key_column[a] = Some(k);
+            }
         }
-    }
-    let exact = matched == key_rows.len() && matched == answer_rows.len();
-    let ordered = exact && key_rows == answer_rows;
-    let (precision, recall, f1) = f1_parts(matched, answer_rows.len(), key_rows.len());
-    TierResult {
-        exact,
-        ordered,
-        f1,
-        precision,
-        recall,
-        matched,
-        snapped: tally.snapped,
-        by_local_name: tally.by_local_name,
-        unwrapped: tally.unwrapped,
+        let answer_rows: Vec<Vec<String>> = answer
+            .rows
+            .iter()
+            .map(|row| {
+                let cells = row
+                    .iter()
+                    .zip(&key_column)
+                    .map(|(c, &k)| {
+                        context.answer_cell(c, k.unwrap_or(0), normalized, options, &mut tally)
+                    })
+                    .collect();
+                arrange(cells, permutation)
+            })
+            .collect();
+
+        let mut counts: HashMap<&[String], isize> = HashMap::default();
+        for row in &key_rows {
+            *counts.entry(row.as_slice()).or_default() += 1;
+        }
+        let mut matched = 0usize;
+        for row in &answer_rows {
+            if let Some(n) = counts.get_mut(row.as_slice())
+                && *n > 0
+            {
+                *n -= 1;
+                matched += 1;
+            }
+        }
+        let exact = matched == key_rows.len() && matched == answer_rows.len();
+        let ordered = exact && key_rows == answer_rows;
+        let (precision, recall, f1) = f1_parts(matched, answer_rows.len(), key_rows.len());
+        TierResult {
+            exact,
+            ordered,
+            f1,
+            precision,
+            recall,
+            matched,
+            snapped: tally.snapped,
+            by_local_name: tally.by_local_name,
+            unwrapped: tally.unwrapped,
+        }
     }
 }
 
@@ -649,7 +684,7 @@ fn arrange(mut cells: Vec<String>, permutation: Option<&[usize]>) -> Vec<String>
     }
 }
 
-/// Precision, recall and F1 over multisets (seed 000, "Scoring"): both
+/// Precision, recall and F1 over multisets (`docs/SCORING.md`, "Rows"): both
 /// empty is (1, 1, 1); no overlap is F1 0.
 pub fn f1_parts(matched: usize, answer_rows: usize, key_rows: usize) -> (f64, f64, f64) {
     if answer_rows == 0 && key_rows == 0 {
@@ -715,7 +750,7 @@ mod tests {
         assert_eq!(exact(key, "a,b\n1.5,2.5\n"), (true, true));
     }
 
-    /// Review finding: with names matched, "already a key value" looks at
+    /// With names matched, "already a key value" looks at
     /// the answer cell's own key column only, so a count of 14290 elsewhere
     /// does not stop an area printed as 14290 from snapping onto 14290.37.
     #[test]
@@ -733,7 +768,7 @@ mod tests {
         );
     }
 
-    /// Review finding: an IRI's local name equal to another key value makes
+    /// An IRI's local name equal to another key value makes
     /// the reduction ambiguous, so it is withdrawn (IRIs compared in full).
     #[test]
     fn a_local_name_equal_to_a_plain_key_value_withdraws_the_reduction() {

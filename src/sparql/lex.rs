@@ -3,6 +3,8 @@
 //! works for queries an endpoint accepts that our parser might not).
 //! Comments are skipped; IRIs and strings are one token each.
 
+use serde::Serialize;
+
 /// One token of SPARQL text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Token<'a> {
@@ -119,13 +121,44 @@ fn is_keyword(token: &Token<'_>, keyword: &str) -> bool {
     matches!(token, Token::Word(w) if w.eq_ignore_ascii_case(keyword))
 }
 
-/// The query form keyword (`SELECT`, `ASK`, `CONSTRUCT`, `DESCRIBE`) that
-/// comes first, uppercased; `None` if there is none.
-pub fn form_keyword(text: &str) -> Option<&'static str> {
+/// The SPARQL query form of a query (an answer key's, or one an agent sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum QueryForm {
+    /// `SELECT`: a table of solutions.
+    Select,
+    /// `ASK`: a boolean.
+    Ask,
+    /// `CONSTRUCT`: a graph.
+    Construct,
+    /// `DESCRIBE`: a graph.
+    Describe,
+}
+
+impl QueryForm {
+    /// The keyword as written in SPARQL (`SELECT`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryForm::Select => "SELECT",
+            QueryForm::Ask => "ASK",
+            QueryForm::Construct => "CONSTRUCT",
+            QueryForm::Describe => "DESCRIBE",
+        }
+    }
+}
+
+/// The form of the first query keyword in `text` (any case), skipping
+/// comments, IRIs and strings of the prologue; `None` when there is none.
+pub fn query_form(text: &str) -> Option<QueryForm> {
     tokens(text).iter().find_map(|t| match t {
-        Token::Word(w) => ["SELECT", "ASK", "CONSTRUCT", "DESCRIBE"]
-            .into_iter()
-            .find(|k| w.eq_ignore_ascii_case(k)),
+        Token::Word(w) => [
+            QueryForm::Select,
+            QueryForm::Ask,
+            QueryForm::Construct,
+            QueryForm::Describe,
+        ]
+        .into_iter()
+        .find(|form| w.eq_ignore_ascii_case(form.as_str())),
         _ => None,
     })
 }
@@ -182,12 +215,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn form_keywords_skip_the_prologue() {
+    fn query_forms_skip_the_prologue() {
         let q = "# SELECT in a comment\nPREFIX ask: <http://ex.org/select#>\nBASE <x>\n construct { ?s ?p ?o } WHERE {}";
-        assert_eq!(form_keyword(q), Some("CONSTRUCT"));
-        assert_eq!(form_keyword("PREFIX : <a>\nSelect * {}"), Some("SELECT"));
-        assert_eq!(form_keyword("ASK{}"), Some("ASK"));
-        assert_eq!(form_keyword("PREFIX selected: <x>\n"), None);
+        assert_eq!(query_form(q), Some(QueryForm::Construct));
+        assert_eq!(
+            query_form("PREFIX : <a>\nSelect * {}"),
+            Some(QueryForm::Select)
+        );
+        assert_eq!(query_form("ASK{}"), Some(QueryForm::Ask));
+        assert_eq!(query_form("describe <x>"), Some(QueryForm::Describe));
+        assert_eq!(query_form("PREFIX selected: <x>\n"), None);
+        assert_eq!(query_form(""), None);
     }
 
     #[test]
