@@ -31,15 +31,15 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use okn_benchmark::fsutil::write_json;
+use okn_benchmark::layout::{
+    AGENT_FILE, ANSWER_FILE, COMMAND_FILE, CWD_DIR, CallRecord, EPISODE_FILE, GROUND_TRUTH_CSV,
+    GROUND_TRUTH_JSON, LOG_FORMAT, Metrics, PREVIEW_CHARS, PROMPT_FILE, RESULT_FILE, RunsRoot,
+};
 use okn_benchmark::mcp::calllog::CallLog;
 use okn_benchmark::mcp::profile::ProfileRecord;
 use okn_benchmark::reference::{GROUND_TRUTH_FORMAT, GroundTruthMeta};
 use okn_benchmark::runs::identity::{Identity, KgHint, ToolLevel, condition_name};
 use okn_benchmark::runs::judge::judge;
-use okn_benchmark::runs::layout::{
-    AGENT_FILE, ANSWER_FILE, COMMAND_FILE, CWD_DIR, CallRecord, EPISODE_FILE, GROUND_TRUTH_CSV,
-    GROUND_TRUTH_JSON, LOG_FORMAT, Metrics, PREVIEW_CHARS, PROMPT_FILE, RESULT_FILE, RunsRoot,
-};
 use okn_benchmark::runs::prompt::{SUFFIX, hint};
 use okn_benchmark::runs::records::{
     ConditionFile, Episode, Meta, QuestionResult, QuestionSummary, RUNS_FORMAT, Settings,
@@ -670,7 +670,7 @@ fn attempt(
             agent: "claude".into(),
             model_requested: Some("claude-opus-5".into()),
             model_resolved: Some("claude-opus-5".into()),
-            wall_s: okn_benchmark::runs::layout::round_seconds(wall),
+            wall_s: okn_benchmark::layout::round_seconds(wall),
             exit_code: (how != Play::TimedOut).then_some(0),
             timed_out: how == Play::TimedOut,
             agent_timeout_s: Some(900),

@@ -24,6 +24,7 @@ pub mod error;
 pub mod format;
 pub mod fsutil;
 pub mod http;
+pub mod layout;
 pub mod mcp;
 pub mod reference;
 pub mod render;

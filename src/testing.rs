@@ -9,7 +9,7 @@ pub fn demo_roots() -> Vec<PathBuf> {
         .expect("the repository folder")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| crate::runs::layout::RunsRoot::is_runs_root(p))
+        .filter(|p| crate::layout::RunsRoot::is_runs_root(p))
         .collect();
     roots.sort();
     assert!(!roots.is_empty(), "no recorded demo runs root");

@@ -4,8 +4,8 @@
 //! scoring gives the verdicts its result.json holds (so a change to the
 //! scoring contract cannot leave them silently stale: `rescore` them).
 
+use okn_benchmark::layout::RunsRoot;
 use okn_benchmark::runs::judge::judge;
-use okn_benchmark::runs::layout::RunsRoot;
 use okn_benchmark::runs::records::{ConditionFile, QuestionResult};
 use okn_benchmark::runs::rescore::attempt_numbers;
 use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};

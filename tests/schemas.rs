@@ -3,8 +3,8 @@
 //! when a committed schema differs. `OKN_UPDATE_SCHEMAS=1 cargo test --test
 //! schemas` rewrites them. `docs/FORMAT.md` describes each file.
 
+use okn_benchmark::layout::{CallsFile, Metrics};
 use okn_benchmark::reference::GroundTruthMeta;
-use okn_benchmark::runs::layout::{CallsFile, Metrics};
 use okn_benchmark::runs::records::{ConditionFile, Episode, QuestionResult};
 use okn_benchmark::runs::rescore::FrozenFile;
 use schemars::{JsonSchema, schema_for};

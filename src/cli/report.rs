@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::error::{Error, Result};
-use crate::runs::layout::RunsRoot;
+use crate::layout::RunsRoot;
 
 /// Print a runs root's tables, and regenerate its README.md and summary CSVs
 /// from the recorded episodes (a frozen root is read, never written).

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::fsutil::write_atomic;
-use crate::runs::layout::{
+use crate::layout::{
     CALLS_FILE, CallRecord, CallsFile, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds,
 };
 
@@ -288,7 +288,7 @@ fn status_code(lower: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::layout::{read_calls, read_metrics};
+    use crate::layout::{read_calls, read_metrics};
 
     #[test]
     fn soft_errors_in_successful_replies() {

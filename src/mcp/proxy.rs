@@ -46,7 +46,7 @@ use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
-use crate::runs::layout::{
+use crate::layout::{
     ANSWER_FILE, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS, SUBMISSIONS_DIR,
     UPSTREAM_STDERR_FILE,
 };

@@ -30,8 +30,8 @@ use super::site::{self, SiteRoot};
 use super::study;
 use super::{GENERATOR_MARK, Theme, markdown};
 use crate::error::{Error, Result};
+use crate::layout::RunsRoot;
 use crate::report::view::RootView;
-use crate::runs::layout::RunsRoot;
 
 /// Folder names never scanned.
 const SKIPPED: [&str; 6] = [
@@ -182,7 +182,7 @@ pub fn page_assets(path: &Path, text: &str) -> assets::AssetMap {
 /// again, and `--check` must not call them current (fourth new-user review
 /// of issue 5).
 fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
-    let suffix = crate::runs::layout::QUESTION_SUFFIX;
+    let suffix = crate::layout::QUESTION_SUFFIX;
     let mut stale = Vec::new();
     let mut walker = walkdir::WalkDir::new(&root.root)
         .min_depth(1)
@@ -193,7 +193,7 @@ fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
             continue;
         }
         let name = entry.file_name().to_string_lossy();
-        if skipped(&name) || name == crate::runs::layout::CONDITIONS_DIR {
+        if skipped(&name) || name == crate::layout::CONDITIONS_DIR {
             walker.skip_current_dir();
             continue;
         }
@@ -206,7 +206,7 @@ fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
         };
         let id = relative.to_string_lossy();
         let id = id.strip_suffix(suffix).unwrap_or(&id);
-        let summary = entry.path().join(crate::runs::layout::SUMMARY_FILE);
+        let summary = entry.path().join(crate::layout::SUMMARY_FILE);
         if !view.questions.contains_key(id) && summary.is_file() {
             stale.push(summary);
         }
@@ -345,7 +345,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         markdown: texts,
         images: Arc::new(images),
         site,
-        readme: base.join(crate::runs::layout::README_FILE).is_file(),
+        readme: base.join(crate::layout::README_FILE).is_file(),
     };
     Ok((view, plan))
 }
@@ -709,7 +709,7 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
 ///
 /// Errors: [`crate::error::Error::File`] naming the README, with what to do.
 pub fn check_readme(root: &Path) -> Result<()> {
-    let path = root.join(crate::runs::layout::README_FILE);
+    let path = root.join(crate::layout::README_FILE);
     match crate::fsutil::head(&path) {
         // The mark opens a line near the top, as `report` writes it: a
         // hand-written README that merely quotes it is still refused.

@@ -15,9 +15,9 @@ use rayon::prelude::*;
 
 use super::Output;
 use super::syntax::{csv, markdown as md_table, md_text, terminal as term_table};
+use crate::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
 use crate::report::tables;
 use crate::report::view::RootView;
-use crate::runs::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
 
 /// The words every generated runs-root README.md carries, by which a
 /// README a person wrote is told apart (and never overwritten).

@@ -31,12 +31,12 @@ use super::escape_html;
 use super::study::StudyView;
 use crate::error::Result;
 use crate::format::{agent_model, check, fixed, interval, rate, seconds};
-use crate::report::load::ATTEMPT_FILES;
-use crate::report::view::{AttemptView, QuestionDetail, RootView};
-use crate::runs::layout::{
+use crate::layout::{
     CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE, RunsRoot,
     SUMMARY_FILE,
 };
+use crate::report::load::ATTEMPT_FILES;
+use crate::report::view::{AttemptView, QuestionDetail, RootView};
 use crate::runs::records::QuestionResult;
 use crate::table::Table;
 
@@ -632,7 +632,7 @@ struct DiffView {
 }
 
 /// The status of a call as shown: ok, soft error, refused, error.
-fn call_status(c: &crate::runs::layout::CallRecord) -> (String, String) {
+fn call_status(c: &crate::layout::CallRecord) -> (String, String) {
     if c.refused {
         ("refused (withheld tool)".into(), "bad".into())
     } else if let Some(e) = &c.error {

@@ -788,7 +788,7 @@ fn separating_table(study: &StudyView) -> String {
 mod tests {
     use super::*;
     use crate::format::fixed;
-    use crate::runs::layout::RunsRoot;
+    use crate::layout::RunsRoot;
     use std::path::PathBuf;
 
     fn demo_root() -> PathBuf {

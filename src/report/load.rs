@@ -18,10 +18,10 @@ use super::view::{
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
-use crate::runs::layout::{
+use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
-use crate::runs::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
+use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
 use crate::table::Table;
 
@@ -79,7 +79,7 @@ pub fn root(path: &Path) -> RootView {
             .unwrap_or_else(|| "runs".into()),
         frozen: runs_root.is_frozen(),
         readme_page: path
-            .join(crate::runs::layout::README_FILE)
+            .join(crate::layout::README_FILE)
             .with_extension("html")
             .is_file(),
         path: path.to_path_buf(),
@@ -341,12 +341,12 @@ impl Listing {
 /// them.
 pub const ATTEMPT_FILES: [&str; 7] = [
     PROMPT_FILE,
-    crate::runs::layout::COMMAND_FILE,
+    crate::layout::COMMAND_FILE,
     ANSWER_FILE,
     CALLS_FILE,
-    crate::runs::layout::METRICS_FILE,
+    crate::layout::METRICS_FILE,
     AGENT_FILE,
-    crate::runs::layout::EPISODE_FILE,
+    crate::layout::EPISODE_FILE,
 ];
 
 /// Reads what the site shows of question `id` of `view` (a root loaded by

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use super::study::{FigureKind, StudyCondition, StudyData, StudyView};
 use crate::error::{Error, Result, line_at};
-use crate::runs::layout::RunsRoot;
+use crate::layout::RunsRoot;
 
 /// The study description file.
 pub const STUDY_FILE: &str = "study.toml";

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::format::Verdict;
-use crate::runs::layout::CallsFile;
+use crate::layout::CallsFile;
 use crate::runs::records::{AttemptResult, ConditionFile, QuestionResult};
 use crate::table::Table;
 

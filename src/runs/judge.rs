@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::layout::{AGENT_FILE, EPISODE_FILE};
 use super::records::{AttemptResult, Episode, RUNS_FORMAT};
-use crate::runs::layout::{ANSWER_FILE, METRICS_FILE, Metrics};
+use crate::layout::{AGENT_FILE, EPISODE_FILE};
+use crate::layout::{ANSWER_FILE, METRICS_FILE, Metrics};
 use crate::score::{ScoreOptions, score, score_unreadable};
 use crate::table::Table;
 
@@ -146,7 +146,7 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         tools_called,
         refused,
         soft_errors,
-        wall_s: crate::runs::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
+        wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),
         notes,

@@ -1,7 +1,9 @@
-//! The runs root: where episodes are recorded and judged (seed 000, "Where
-//! the results go"). This module owns the on-disk model; `report` reads it.
+//! The runs root: where episodes are recorded and judged (`docs/FORMAT.md`).
+//! This module records and judges; `report` reads what it recorded.
 //!
-//! - [`layout`]: paths inside a root.
+//! - [`layout`]: where everything lives in a root, and the types of the
+//!   attempt folder's files (the crate-level [`crate::layout`], which the
+//!   proxy writes into too: it sits below both).
 //! - [`identity`]: condition names and identities (the collision guard).
 //! - [`prompt`]: what the agent is asked.
 //! - [`records`]: the JSON files and `summary.csv` rows as types, and the
@@ -12,7 +14,7 @@
 
 pub mod identity;
 pub mod judge;
-pub mod layout;
+pub use crate::layout;
 pub mod prompt;
 pub mod records;
 pub mod rescore;

@@ -327,8 +327,8 @@ pub fn summarize(attempts: &[AttemptResult], ordered_key: bool) -> QuestionSumma
         flaky: exact > 0 && (exact as usize) < n,
         measured_nothing: n == 0 && !attempts.is_empty(),
         mean_queries: mean(&|a| a.queries as f64),
-        mean_wall_s: mean(&|a| a.wall_s).map(crate::runs::layout::round_seconds),
-        mean_server_s: mean(&|a| a.server_s).map(crate::runs::layout::round_seconds),
+        mean_wall_s: mean(&|a| a.wall_s).map(crate::layout::round_seconds),
+        mean_server_s: mean(&|a| a.server_s).map(crate::layout::round_seconds),
         tools_called,
     }
 }
@@ -360,9 +360,9 @@ pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
         measured_nothing: questions.values().filter(|q| q.measured_nothing).count() as u32,
         mean_queries: mean(measured.iter().filter_map(|q| q.mean_queries).collect()),
         mean_wall_s: mean(measured.iter().filter_map(|q| q.mean_wall_s).collect())
-            .map(crate::runs::layout::round_seconds),
+            .map(crate::layout::round_seconds),
         mean_server_s: mean(measured.iter().filter_map(|q| q.mean_server_s).collect())
-            .map(crate::runs::layout::round_seconds),
+            .map(crate::layout::round_seconds),
     }
 }
 

@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::judge::judge;
-use super::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
 use super::records::{
     AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use super::run::refuse_frozen;
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_json};
+use crate::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruthMeta;
 use crate::score::{SCORING_VERSION, ScoreOptions};
 use crate::table::Table;

@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use super::identity::{Identity, KgHint, ToolLevel, condition_name};
 use super::judge::{judge, model_from_report, read_episode};
-use super::layout::*;
 use super::records::*;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_atomic, write_json};
+use crate::layout::*;
 use crate::mcp::profile::Profile;
 use crate::mcp::sparql_only::SparqlOnly;
 use crate::reference::{GroundTruth, load as load_ground_truth};
@@ -634,7 +634,7 @@ fn play_attempt(
         agent: options.agent.name(),
         model_requested: options.agent.model().map(str::to_string),
         model_resolved: report.as_ref().and_then(model_from_report),
-        wall_s: crate::runs::layout::round_seconds(outcome.wall_s),
+        wall_s: crate::layout::round_seconds(outcome.wall_s),
         exit_code: outcome.exit_code,
         timed_out: outcome.timed_out,
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
