@@ -239,6 +239,26 @@ fn no_module_depends_on_itself_through_others() {
     );
 }
 
+/// The same at the level of the crate's top modules (folders): the story
+/// `cli → render → report → runs → agent → mcp → score → table` points
+/// one way.
+#[test]
+fn no_top_level_module_depends_on_itself_through_others() {
+    let edges = dependencies(&modules());
+    let top = |m: &str| m.split("::").next().unwrap_or(m).to_string();
+    let mut collapsed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in &edges {
+        for t in to {
+            if top(from) != top(t) {
+                collapsed.entry(top(from)).or_default().insert(top(t));
+            }
+        }
+    }
+    assert!(collapsed["render"].contains("report"));
+    let found = cycles(&collapsed);
+    assert!(found.is_empty(), "top-level module cycles: {found:?}\n{collapsed:#?}");
+}
+
 #[test]
 fn the_cycle_check_finds_a_cycle() {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
