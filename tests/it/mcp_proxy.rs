@@ -5,12 +5,10 @@
 //! from PyPI (both installed by `scripts/test`). The test is the agent: an
 //! rmcp client that starts the proxy as an agent host would. No model.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{KillOnDrop, free_port, repo, tool, wait_for_port};
+use crate::support::{KillOnDrop, free_port, repo, tool, wait_for_port};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};

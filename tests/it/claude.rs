@@ -8,12 +8,10 @@
 //! own tool loop. Everything else (the CLI's flags and permissions, MCP
 //! config, the proxy, the server, the scoring) is the real thing.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{
+use crate::support::{
     KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, tool, wait_for_port,
 };
 use serde_json::Value;

@@ -3,13 +3,11 @@
 //! the repository's templates and stylesheet (issue 5: "--check must never
 //! report fresh when a byte of any input that affects an output changed").
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::fixture::{CONDITION, QUESTION, STUDY_TOML, SUMMARY, fixture};
-use common::{okn_in, stdout};
+use crate::support::fixture::{CONDITION, QUESTION, STUDY_TOML, SUMMARY, fixture};
+use crate::support::{okn_in, stdout};
 
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

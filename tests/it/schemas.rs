@@ -1,7 +1,7 @@
 //! The JSON Schemas in `schemas/` are generated from the types that write
 //! the files, so they cannot drift: this test regenerates them and fails
 //! when a committed schema differs. `OKN_UPDATE_SCHEMAS=1 cargo test --test
-//! schemas` rewrites them. `docs/FORMAT.md` describes each file.
+//! it schemas` rewrites them. `docs/FORMAT.md` describes each file.
 
 use okn_benchmark::mcp::calllog::{CallsFile, Metrics};
 use okn_benchmark::reference::GroundTruthMeta;
@@ -45,6 +45,6 @@ fn committed_schemas_match_the_types() {
     }
     assert!(
         stale.is_empty(),
-        "stale schemas (run OKN_UPDATE_SCHEMAS=1 cargo test --test schemas): {stale:?}"
+        "stale schemas (run OKN_UPDATE_SCHEMAS=1 cargo test --test it schemas): {stale:?}"
     );
 }

@@ -6,13 +6,11 @@
 //! ids unique; no HTML tag soup in the RTF. Two documents are also read back
 //! by LibreOffice.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{okn_in, repo, stderr, stdout};
+use crate::support::{okn_in, repo, stderr, stdout};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 /// The real documents copied into a scratch folder, the spec `.txt` files

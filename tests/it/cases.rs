@@ -5,9 +5,7 @@
 //! - `corpus/okn-registry.json`: `okn-benchmark corpus list --format json`
 //!   on the 89 real registry files, compared record by record.
 
-mod common;
-
-use common::{okn, shared, stdout};
+use crate::support::{okn, shared, stdout};
 use serde_json::Value;
 
 #[test]
@@ -50,7 +48,7 @@ fn every_scoring_case_passes_through_the_cli() {
             failures.push(format!(
                 "{name}: exit {:?}: {}",
                 output.status.code(),
-                common::stderr(&output)
+                crate::support::stderr(&output)
             ));
             continue;
         }
@@ -100,7 +98,12 @@ fn registry_corpus_parses_exactly_as_the_case_says() {
         .arg(shared().join("corpus/okn-registry"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&output)
+    );
     let got: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(got.len(), 89);
     assert_eq!(got.len(), expected.len());

@@ -1,9 +1,7 @@
 //! `okn-benchmark score` through the real binary: settings, bad input, and
 //! the JSON shape recorded with every scored result.
 
-mod common;
-
-use common::{okn_in, stderr, stdout, work_dir};
+use crate::support::{okn_in, stderr, stdout, work_dir};
 use serde_json::Value;
 
 fn score(files: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {

@@ -23,15 +23,13 @@
 //! Two control pages written by the test prove the probes can see what they
 //! look for: one whose script the policy blocks, one whose script runs.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixture::{CONDITION, QUESTION, fixture};
-use common::{okn_in, repo, stdout};
+use crate::support::fixture::{CONDITION, QUESTION, fixture};
+use crate::support::{okn_in, repo, stdout};
 use serde_json::Value;
 
 /// Planted script: it would set the title and a global if it ever ran.
@@ -66,7 +64,7 @@ fn replace_strings(value: &mut Value, from: &str, to: &str) {
 fn add_odd_question(d: &Path) {
     let root = d.join("runs-demo");
     let to = root.join(format!("{ODD_QUESTION}_results"));
-    common::fixture::copy_dir(&root.join(format!("{COPIED_QUESTION}_results")), &to);
+    crate::support::fixture::copy_dir(&root.join(format!("{COPIED_QUESTION}_results")), &to);
     for entry in walkdir::WalkDir::new(&to) {
         let path = entry.unwrap().into_path();
         if path.file_name().is_some_and(|n| n == "result.json") {
@@ -487,7 +485,7 @@ fn the_link_checker_sees_broken_links() {
     let other = format!(
         "{mark}<h2 id=\"here\">x</h2><svg><use href=\"#nowhere\"/></svg><a href=\"page.html#gone\">x</a><a href=\"missing.html\">x</a><a href=\"../../out.html\">x</a><a href=\"javascript:alert(1)\">x</a><img src=\"pic.png\"><a href=\"other.html?x=1&amp;y=2#here\">ok</a>"
     );
-    let dir = common::work_dir(&[
+    let dir = crate::support::work_dir(&[
         ("a/page.html", &page),
         ("a/other.html", &other),
         (

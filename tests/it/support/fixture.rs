@@ -1,6 +1,6 @@
 //! The work folder the `build` tests run in: a copy of a recorded demo
 //! runs root, a study over it, prose, and the repository's templates and
-//! stylesheet (used by `tests/build_cli.rs` and `tests/browser.rs`).
+//! stylesheet (used by the `build` and `browser` tests).
 
 use std::path::Path;
 

@@ -2,9 +2,7 @@
 //! agent would see at each level, checked against the shipped demo profile,
 //! and profile errors that name the file and key.
 
-mod common;
-
-use common::{okn, stderr, stdout, work_dir};
+use crate::support::{okn, stderr, stdout, work_dir};
 
 #[test]
 fn probe_shows_both_levels_for_the_shipped_demo_profile() {
@@ -85,7 +83,7 @@ fn profile_errors_name_the_file_line_and_key() {
         "p.toml",
         "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:9/mcp\"\nheader = {}\n",
     )]);
-    let out = common::okn_in(dir.path())
+    let out = crate::support::okn_in(dir.path())
         .args(["probe", "--profile", "p.toml"])
         .output()
         .unwrap();
@@ -94,7 +92,7 @@ fn profile_errors_name_the_file_line_and_key() {
         stderr(&out),
         "error: p.toml:5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers)\n"
     );
-    let out = common::okn_in(dir.path())
+    let out = crate::support::okn_in(dir.path())
         .args(["probe", "--profile", "missing.toml"])
         .output()
         .unwrap();
@@ -110,7 +108,7 @@ fn an_unreachable_server_is_a_one_line_error() {
         "p.toml",
         "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:9/mcp\"\n",
     )]);
-    let out = common::okn_in(dir.path())
+    let out = crate::support::okn_in(dir.path())
         .args(["probe", "--profile", "p.toml", "--timeout", "10"])
         .output()
         .unwrap();

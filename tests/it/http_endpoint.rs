@@ -4,14 +4,14 @@
 //! demand (malformed results, a server that never answers) use a raw TCP
 //! listener in the test, and say so.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{KillOnDrop, free_port, okn_in, stderr, stdout, tool, wait_for_port, work_dir};
+use crate::support::{
+    KillOnDrop, free_port, okn_in, stderr, stdout, tool, wait_for_port, work_dir,
+};
 
 const DATA: &str = r#"<http://ex.org/place/1> <http://www.w3.org/2000/01/rdf-schema#label> "Alpha" <https://purl.org/okn/frink/kg/places> .
 <http://ex.org/place/2> <http://www.w3.org/2000/01/rdf-schema#label> "Beta" <https://purl.org/okn/frink/kg/places> .

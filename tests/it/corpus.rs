@@ -2,12 +2,10 @@
 //! JSON output, bad input, and git corpora from a local bare repository
 //! (nothing reaches the network).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{okn, okn_in, stderr, stdout, work_dir};
+use crate::support::{okn, okn_in, stderr, stdout, work_dir};
 use serde_json::Value;
 
 const Q: &str = "\nSELECT ?s WHERE { ?s ?p ?o }\n";

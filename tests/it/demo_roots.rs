@@ -12,6 +12,8 @@ use okn_benchmark::runs::rescore::attempt_numbers;
 use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};
 use okn_benchmark::table::Table;
 
+use crate::support::repo;
+
 const ROOTS: [(&str, &[&str]); 3] = [
     (
         "runs-scripted-single",
@@ -30,10 +32,6 @@ const ROOTS: [(&str, &[&str]); 3] = [
         ],
     ),
 ];
-
-fn repo() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 #[test]
 fn report_reproduces_every_committed_readme_and_summary() {

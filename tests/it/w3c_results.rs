@@ -2,11 +2,9 @@
 //! JSON results tests in `../shared/data/w3c-sparql-results/`, through the
 //! real `reference` command on the embedded store.
 
-mod common;
-
 use std::path::Path;
 
-use common::{okn_in, shared, work_dir};
+use crate::support::{okn_in, shared, work_dir};
 use okn_benchmark::sparql::{canonical_blank_nodes, parse_json_results};
 use okn_benchmark::table::Table;
 
@@ -25,7 +23,12 @@ fn ground_truth(query_file: &Path, data: &Path) -> Table {
         .args(["reference", "--corpus", "corpus", "--endpoint", "data"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
     let csv = std::fs::read(dir.path().join("corpus/ground-truth/w3c.csv")).unwrap();
     Table::from_csv(&csv).unwrap()
 }

@@ -2,13 +2,11 @@
 //! scripted agent (a built-in MCP client, no model) driving the real proxy
 //! in front of the real demo KG server, over stdio and streamable HTTP.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::support::{
     KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, stderr, stdout, wait_for_port,
 };
 use serde_json::Value;
@@ -428,7 +426,7 @@ fn a_copied_runs_root_resumes_every_finished_attempt() {
         "{}-copy",
         out.file_name().unwrap().to_string_lossy()
     ));
-    common::fixture::copy_dir(&out, &copy);
+    crate::support::fixture::copy_dir(&out, &copy);
     let again = args(&copy);
     let mut again: Vec<&str> = again.iter().map(String::as_str).collect();
     again.push("--resume");
@@ -950,8 +948,8 @@ fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
         Some(0)
     );
     let dir = out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
-    common::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
-    common::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+    crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
+    crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
     std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
@@ -1089,7 +1087,7 @@ fn nothing_writes_into_a_frozen_root_by_any_path() {
 fn changed_ground_truth_under_recorded_conditions_is_refused() {
     let (keep, out) = out_dir();
     let corpus = keep.path().join("corpus");
-    common::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+    crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
     let corpus_arg = corpus.to_str().unwrap();
     assert_eq!(
         scripted(

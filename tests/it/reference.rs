@@ -2,11 +2,9 @@
 //! real binary: ground truth for all 36 demo records from the embedded
 //! store, reuse, per-record staleness, subsets, and bad input.
 
-mod common;
-
 use std::path::Path;
 
-use common::{okn, okn_in, repo, stderr, stdout, work_dir};
+use crate::support::{okn, okn_in, repo, stderr, stdout, work_dir};
 
 /// A scratch copy of the demo stack with the repository's config file.
 fn demo_copy() -> tempfile::TempDir {

@@ -3,12 +3,10 @@
 //! package `libreoffice-writer-nogui`); a machine without `soffice` fails
 //! these tests with that instruction rather than skipping them.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{okn_in, stderr, stdout, work_dir};
+use crate::support::{okn_in, stderr, stdout, work_dir};
 
 /// A manuscript with everything the RTF writer must carry.
 const MANUSCRIPT: &str = r#"# Agents over knowledge graphs
