@@ -1,25 +1,82 @@
-//! Every case in `../shared/cases/` through the real command line.
+//! Every case in `tests/cases/` through the real command line.
 //!
 //! - `scoring/*.json`: `okn-benchmark score --reference REF --answer ANS
 //!   [--ordered] [--precision N]`, compared with the case's `expect`.
 //! - `corpus/okn-registry.json`: `okn-benchmark corpus list --format json`
 //!   on the 89 real registry files, compared record by record.
+//!
+//! `tests/cases/` is a copy of the cases folder of the project's shared
+//! folder (see `support::shared`), kept equal to it by
+//! `the_cases_are_the_shared_cases_byte_for_byte`. Its README's
+//! `../corpus/okn-registry/` is the registry corpus of the shared folder:
+//! third-party files the repository does not hold.
 
-use crate::support::{okn, shared, stdout};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::support::shared::{self, CASES, REGISTRY_CORPUS};
+use crate::support::{okn, repo, stdout};
 use serde_json::Value;
+
+/// The repository's copy of the cases.
+fn cases() -> PathBuf {
+    repo().join("tests/cases")
+}
+
+/// Every file under `dir` with its bytes, by path relative to `dir`.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap();
+            (e.path().strip_prefix(dir).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn the_cases_are_the_shared_cases_byte_for_byte() {
+    let Some(original) = shared::folder(&CASES) else {
+        return;
+    };
+    let (want, have) = (files(&original), files(&cases()));
+    let mut problems = Vec::new();
+    for (path, bytes) in &want {
+        match have.get(path) {
+            None => problems.push(format!("missing  tests/cases/{}", path.display())),
+            Some(copy) if copy != bytes => {
+                problems.push(format!("differs  tests/cases/{}", path.display()))
+            }
+            Some(_) => {}
+        }
+    }
+    for path in have.keys().filter(|p| !want.contains_key(*p)) {
+        problems.push(format!("extra    tests/cases/{}", path.display()));
+    }
+    assert!(
+        problems.is_empty(),
+        "tests/cases/ is not a copy of {}: copy the folder again (cp -a {}/. tests/cases/)\n{}",
+        original.display(),
+        original.display(),
+        problems.join("\n")
+    );
+    assert!(want.len() >= 36, "{} files in the shared cases", want.len());
+}
 
 #[test]
 fn every_scoring_case_passes_through_the_cli() {
-    let dir = shared().join("cases/scoring");
+    let dir = cases().join("scoring");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("../shared/cases/scoring")
+        .expect("tests/cases/scoring")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
     assert!(
         paths.len() >= 34,
-        "expected the shared scoring cases, found {}",
+        "expected the 34 scoring cases, found {}",
         paths.len()
     );
     let scratch = tempfile::tempdir().unwrap();
@@ -88,14 +145,17 @@ fn every_scoring_case_passes_through_the_cli() {
 
 #[test]
 fn registry_corpus_parses_exactly_as_the_case_says() {
+    let Some(corpus) = shared::folder(&REGISTRY_CORPUS) else {
+        return;
+    };
     let case: Value = serde_json::from_str(
-        &std::fs::read_to_string(shared().join("cases/corpus/okn-registry.json")).unwrap(),
+        &std::fs::read_to_string(cases().join("corpus/okn-registry.json")).unwrap(),
     )
     .unwrap();
     let expected = case["records"].as_array().unwrap();
     let output = okn()
         .args(["corpus", "list", "--format", "json", "--corpus"])
-        .arg(shared().join("corpus/okn-registry"))
+        .arg(&corpus)
         .output()
         .unwrap();
     assert_eq!(

@@ -1,9 +1,11 @@
-//! Shared harness for the integration tests: the real binary, the shared
-//! data folder, and scratch work folders.
+//! The harness the integration tests share: the real binary, scratch work
+//! folders, the tools `scripts/test` installs, the `build` fixture, and the
+//! data kept outside the repository.
 
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod shared;
 
 use std::path::{Path, PathBuf};
 
@@ -25,11 +27,6 @@ pub fn okn() -> Command {
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `../shared` from the repository root: seeds, cases and real data.
-pub fn shared() -> PathBuf {
-    repo().join("../shared")
 }
 
 /// Writes `files` (relative path, contents) under a new temporary folder.
