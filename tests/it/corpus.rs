@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{okn, okn_in, stderr, stdout, work_dir};
+use crate::support::{Test, okn_in, stderr, stdout, work_dir};
 use serde_json::Value;
 
 const Q: &str = "\nSELECT ?s WHERE { ?s ?p ?o }\n";
@@ -33,49 +33,35 @@ fn three_tier_corpus() -> tempfile::TempDir {
     ])
 }
 
-fn list(dir: &Path, args: &[&str]) -> std::process::Output {
-    okn_in(dir)
+/// `corpus list --corpus c ARGS`, run in `dir`.
+fn list(dir: &Path, args: &[&str]) -> Test {
+    Test::new()
+        .current_dir(dir)
         .args(["corpus", "list", "--corpus", "c"])
         .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
 fn text_output_lists_ids_in_order_and_ends_with_the_count() {
     let dir = three_tier_corpus();
-    let out = list(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
-    let ids: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    assert_eq!(
-        ids,
-        [
-            "notier",
-            "oard-kg_alpha",
-            "oard-kg_beta",
-            "spoke-okn_alpha",
-            "sub/nested_beta",
-            "5"
-        ]
-    );
-    assert!(text.ends_with("5 of 5 records\n"), "{text}");
-    assert!(
-        text.contains("spoke-okn_alpha  alpha  SELECT     spoke-okn, spatialkg\n"),
-        "{text}"
-    );
-    assert!(text.contains("notier           -      SELECT\n"), "{text}");
-    assert!(!text.lines().any(|l| l.ends_with(' ')), "{text}");
+    list(dir.path(), &[])
+        .stdout(
+            "notier           -      SELECT
+oard-kg_alpha    alpha  SELECT     oard-kg
+oard-kg_beta     beta   SELECT     oard-kg
+spoke-okn_alpha  alpha  SELECT     spoke-okn, spatialkg
+sub/nested_beta  beta   SELECT     x
+5 of 5 records
+",
+        )
+        .run();
 }
 
 #[test]
 fn tier_then_exclude_then_limit() {
     let dir = three_tier_corpus();
-    let out = list(dir.path(), &["--tier", "alpha", "--format", "json"]);
-    let got: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = list(dir.path(), &["--tier", "alpha", "--format", "json"]).run();
+    let got: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     let ids: Vec<&str> = got.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["oard-kg_alpha", "spoke-okn_alpha"]);
     assert_eq!(
@@ -88,63 +74,46 @@ fn tier_then_exclude_then_limit() {
     assert_eq!(got[1]["path"], "c/spoke-okn_alpha.rq");
 
     // One pattern covers the question in every tier; --limit counts what is left.
-    let out = list(dir.path(), &["--exclude", "oard-kg_*", "--limit", "2"]);
-    let text = stdout(&out);
-    assert!(text.ends_with("2 of 5 records\n"), "{text}");
-    assert!(!text.contains("oard-kg"), "{text}");
-    assert!(text.starts_with("notier"), "{text}");
-    // Overlapping and repeated patterns are each checked against the tier's
-    // records, not against what earlier patterns left (review finding).
-    let out = list(
-        dir.path(),
-        &[
-            "--exclude",
-            "oard-kg_*",
-            "--exclude",
-            "oard-kg_alpha",
-            "--exclude",
-            "oard-kg_*",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).ends_with("3 of 5 records\n"));
+    list(dir.path(), &["--exclude", "oard-kg_*", "--limit", "2"])
+        .stdout(
+            "notier           -      SELECT
+spoke-okn_alpha  alpha  SELECT     spoke-okn, spatialkg
+2 of 5 records
+",
+        )
+        .run();
     // `*` crosses '/' in ids.
-    let out = list(dir.path(), &["--exclude", "*nested*"]);
-    assert!(stdout(&out).ends_with("4 of 5 records\n"));
+    let out = list(dir.path(), &["--exclude", "*nested*"]).run();
+    assert!(out.stdout.ends_with("4 of 5 records\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("nested"), "{}", out.stdout);
 }
 
 #[test]
 fn an_exclude_pattern_that_matches_nothing_is_an_error() {
     let dir = three_tier_corpus();
-    let out = list(
-        dir.path(),
-        &["--exclude", "oard-kg_*", "--exclude", "oard_kg_*"],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: --exclude 'oard_kg_*' matches no record id: check the pattern against 'corpus list'\n"
-    );
-    assert!(stdout(&out).is_empty());
-    let out = list(dir.path(), &["--exclude", "a[b"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--exclude 'a[b' is not a valid glob"),
-        "{}",
-        stderr(&out)
-    );
+    list(dir.path(), &["--exclude", "oard-kg_*", "--exclude", "oard_kg_*"])
+        .stdout("")
+        .stderr("error: --exclude 'oard_kg_*' matches no record id: check the pattern against 'corpus list'\n")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn an_exclude_pattern_that_is_no_glob_is_an_error() {
+    let dir = three_tier_corpus();
+    list(dir.path(), &["--exclude", "a[b"])
+        .stderr_contains("--exclude 'a[b' is not a valid glob")
+        .status(2)
+        .run();
 }
 
 #[test]
 fn an_unknown_tier_lists_the_tiers_present() {
     let dir = three_tier_corpus();
-    let out = list(dir.path(), &["--tier", "gamma"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("(tiers present: alpha, beta)"),
-        "{}",
-        stderr(&out)
-    );
+    list(dir.path(), &["--tier", "gamma"])
+        .stderr_contains("(tiers present: alpha, beta)")
+        .status(2)
+        .run();
 }
 
 #[test]
@@ -172,9 +141,7 @@ fn malformed_records_name_the_file_and_line() {
         ),
     ] {
         let dir = work_dir(&[(&format!("c/{name}"), text)]);
-        let out = list(dir.path(), &[]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        let err = stderr(&out);
+        let err = list(dir.path(), &[]).status(2).run().stderr;
         assert!(err.starts_with(&format!("error: {want}")), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
     }
@@ -186,20 +153,20 @@ fn two_files_with_one_id_are_both_named() {
         ("c/a_x.rq", &record("One.", &[])),
         ("c/a_x.RQ", &record("Two.", &[])),
     ]);
-    let out = list(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(err.contains("a_x.RQ") && err.contains("a_x.rq"), "{err}");
-    assert!(err.contains("id 'a_x'"), "{err}");
+    list(dir.path(), &[])
+        .stderr_contains("a_x.RQ")
+        .stderr_contains("a_x.rq")
+        .stderr_contains("id 'a_x'")
+        .status(2)
+        .run();
 }
 
 #[test]
 fn crlf_bom_and_odd_spacing_are_ordinary_input() {
     let text = "\u{feff}#+ summary:Count the datasets  by agent.  \r\n#+ tags:\r\n#+   - nde  \r\n#+ level: hard\r\n\r\nSELECT * {}\r\n";
     let dir = work_dir(&[("c/nde_x.rq", text)]);
-    let out = list(dir.path(), &["--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let got: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = list(dir.path(), &["--format", "json"]).run();
+    let got: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(got[0]["summary"], "Count the datasets  by agent.");
     assert_eq!(got[0]["tags"], serde_json::json!(["nde"]));
     assert_eq!(got[0]["metadata"]["level"], "hard");
@@ -219,36 +186,27 @@ fn symlinked_records_are_read_and_hidden_folders_skipped() {
         dir.path().join("c/linked_x.rq"),
     )
     .unwrap();
-    let out = list(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
-    assert!(
-        text.starts_with("linked_x") && text.ends_with("2 of 2 records\n"),
-        "{text}"
-    );
+    list(dir.path(), &[])
+        .stdout("linked_x  x  SELECT     a\nplain_x   x  SELECT     a\n2 of 2 records\n")
+        .run();
     std::os::unix::fs::symlink(
         dir.path().join("nowhere.rq"),
         dir.path().join("c/broken_x.rq"),
     )
     .unwrap();
-    let out = list(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("c/broken_x.rq: a symlink to nothing"),
-        "{}",
-        stderr(&out)
-    );
+    list(dir.path(), &[])
+        .stderr_contains("c/broken_x.rq: a symlink to nothing")
+        .status(2)
+        .run();
 }
 
 #[test]
 fn a_missing_corpus_is_a_clear_error() {
-    let dir = work_dir(&[]);
-    let out = list(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        stderr(&out),
-        "error: c: cannot open corpus: no such file or folder\n"
-    );
+    Test::new()
+        .args(["corpus", "list", "--corpus", "c"])
+        .stderr("error: c: cannot open corpus: no such file or folder\n")
+        .status(2)
+        .run();
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -405,18 +363,35 @@ fn git_corpora_are_fetched_once_into_the_cache_and_report_their_commit() {
     );
 }
 
-/// `--limit 0` would record an empty condition: refused (exit 2) before
-/// anything runs (fourth new-user review of issue 5).
-#[test]
-fn a_limit_of_zero_is_refused() {
-    let o = okn()
-        .args(["run", "--corpus", "demo/benchmarks-single", "--limit", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("invalid value '0' for '--limit <N>'"),
-        "{}",
-        stderr(&o)
-    );
+mod regression {
+    use super::*;
+
+    // Overlapping --exclude patterns were checked against what earlier ones left.
+    #[test]
+    fn an_exclude_pattern_covered_by_another_is_still_a_match() {
+        let dir = three_tier_corpus();
+        list(
+            dir.path(),
+            &[
+                "--exclude",
+                "oard-kg_*",
+                "--exclude",
+                "oard-kg_alpha",
+                "--exclude",
+                "oard-kg_*",
+            ],
+        )
+        .stdout_contains("3 of 5 records\n")
+        .run();
+    }
+
+    // `run --limit 0` recorded an empty condition.
+    #[test]
+    fn a_limit_of_zero_is_refused_before_anything_runs() {
+        Test::in_repo()
+            .args(["run", "--corpus", "demo/benchmarks-single", "--limit", "0"])
+            .stderr_contains("invalid value '0' for '--limit <N>'")
+            .status(2)
+            .run();
+    }
 }

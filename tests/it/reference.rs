@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{okn, okn_in, repo, stderr, stdout, work_dir};
+use crate::support::{Test, repo, work_dir};
 
 /// A scratch copy of the demo stack with the repository's config file.
 fn demo_copy() -> tempfile::TempDir {
@@ -30,16 +30,26 @@ fn demo_copy() -> tempfile::TempDir {
     dir
 }
 
-fn reference(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = okn_in(dir).arg("reference").args(args).output().unwrap();
-    let code = out.status.code().unwrap();
-    (code, format!("{}{}", stdout(&out), stderr(&out)))
+/// `reference ARGS`, run in `dir`.
+fn reference(dir: &Path, args: &[&str]) -> Test {
+    Test::new().current_dir(dir).arg("reference").args(args)
 }
 
-fn summary(text: &str) -> &str {
-    text.lines()
+/// `selfcheck ARGS`, run in `dir`.
+fn selfcheck(dir: &Path, args: &[&str]) -> Test {
+    Test::new().current_dir(dir).arg("selfcheck").args(args)
+}
+
+/// The closing line of `reference` (`N records: N built, ...`); the lines
+/// above it carry timings.
+#[track_caller]
+fn summary(dir: &Path, args: &[&str]) -> String {
+    let out = reference(dir, args).run();
+    out.stdout
+        .lines()
         .find(|l| l.contains(" records: "))
-        .unwrap_or("")
+        .unwrap_or_else(|| panic!("no summary line:\n{}", out.stdout))
+        .to_string()
 }
 
 #[test]
@@ -51,19 +61,19 @@ fn all_36_demo_records_build_from_the_embedded_store_then_reuse() {
         "demo/benchmarks-ontology",
     ];
     for corpus in corpora {
-        let (code, text) = reference(dir.path(), &["--corpus", corpus]);
-        assert_eq!(code, 0, "{text}");
-        assert!(
-            summary(&text).starts_with("12 records: 12 built, 0 reused, 0 stale"),
-            "{text}"
+        assert_eq!(
+            summary(dir.path(), &["--corpus", corpus]),
+            format!(
+                "12 records: 12 built, 0 reused, 0 stale (rebuilt), 0 forced, 0 failed; ground truth in {corpus}/ground-truth"
+            )
         );
     }
     for corpus in corpora {
-        let (code, text) = reference(dir.path(), &["--corpus", corpus]);
-        assert_eq!(code, 0, "{text}");
-        assert!(
-            summary(&text).starts_with("12 records: 0 built, 12 reused, 0 stale"),
-            "{text}"
+        assert_eq!(
+            summary(dir.path(), &["--corpus", corpus]),
+            format!(
+                "12 records: 0 built, 12 reused, 0 stale (rebuilt), 0 forced, 0 failed; ground truth in {corpus}/ground-truth"
+            )
         );
     }
     // What was built is what the repository holds, byte for byte.
@@ -87,7 +97,7 @@ fn all_36_demo_records_build_from_the_embedded_store_then_reuse() {
 fn editing_one_answer_key_rebuilds_that_record_alone() {
     let dir = demo_copy();
     let corpus = "demo/benchmarks-cross";
-    reference(dir.path(), &["--corpus", corpus]);
+    reference(dir.path(), &["--corpus", corpus]).run();
     let path = dir
         .path()
         .join(corpus)
@@ -98,16 +108,20 @@ fn editing_one_answer_key_rebuilds_that_record_alone() {
         format!("{text}\n# a comment is part of the key text\n"),
     )
     .unwrap();
-    let (code, out) = reference(dir.path(), &["--corpus", corpus]);
-    assert_eq!(code, 0, "{out}");
+    let out = reference(dir.path(), &["--corpus", corpus])
+        .stdout_contains("12 records: 0 built, 11 reused, 1 stale (rebuilt), 0 forced, 0 failed;")
+        .run();
+    let rebuilt: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" rebuilt "))
+        .collect();
+    assert_eq!(rebuilt.len(), 1, "{}", out.stdout);
     assert!(
-        summary(&out).starts_with("12 records: 0 built, 11 reused, 1 stale"),
-        "{out}"
-    );
-    assert!(
-        out.contains("rebuilt  fiokg-spoke-okn-landfill-counties_cross")
-            && out.contains("(answer key changed)"),
-        "{out}"
+        rebuilt[0].contains("rebuilt  fiokg-spoke-okn-landfill-counties_cross")
+            && rebuilt[0].contains("(answer key changed)"),
+        "{}",
+        out.stdout
     );
     // Editing the prose alone changes no answer key.
     let path = dir
@@ -120,10 +134,10 @@ fn editing_one_answer_key_rebuilds_that_record_alone() {
         text.replacen("#+ summary: ", "#+ summary: Reworded. ", 1),
     )
     .unwrap();
-    let (_, out) = reference(dir.path(), &["--corpus", corpus]);
+    let line = summary(dir.path(), &["--corpus", corpus]);
     assert!(
-        summary(&out).starts_with("12 records: 0 built, 12 reused"),
-        "{out}"
+        line.starts_with("12 records: 0 built, 12 reused, 0 stale"),
+        "{line}"
     );
 }
 
@@ -131,58 +145,57 @@ fn editing_one_answer_key_rebuilds_that_record_alone() {
 fn a_subset_run_never_reports_the_others_stale() {
     let dir = demo_copy();
     let corpus = "demo/benchmarks-single";
-    let (code, out) = reference(dir.path(), &["--corpus", corpus, "--limit", "3"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(summary(&out).starts_with("3 records: 3 built"), "{out}");
-    let (_, out) = reference(
-        dir.path(),
-        &["--corpus", corpus, "--exclude", "spoke-okn-*"],
-    );
-    assert!(
-        summary(&out).starts_with("7 records: 4 built, 3 reused, 0 stale"),
-        "{out}"
-    );
-    let (_, out) = reference(dir.path(), &["--corpus", corpus]);
-    assert!(
-        summary(&out).starts_with("12 records: 5 built, 7 reused, 0 stale"),
-        "{out}"
-    );
+    for (args, want) in [
+        (
+            &["--limit", "3"][..],
+            "3 records: 3 built, 0 reused, 0 stale",
+        ),
+        (
+            &["--exclude", "spoke-okn-*"][..],
+            "7 records: 4 built, 3 reused, 0 stale",
+        ),
+        (&[][..], "12 records: 5 built, 7 reused, 0 stale"),
+    ] {
+        let line = summary(dir.path(), &[&["--corpus", corpus][..], args].concat());
+        assert!(line.starts_with(want), "{args:?}: {line}");
+    }
 }
 
 #[test]
 fn changing_the_data_makes_every_record_stale() {
     let dir = demo_copy();
     let corpus = "demo/benchmarks-ontology";
-    reference(dir.path(), &["--corpus", corpus]);
+    reference(dir.path(), &["--corpus", corpus]).run();
     let data = dir.path().join("demo/kg/spatialkg.ttl");
     let text = std::fs::read_to_string(&data).unwrap();
     std::fs::write(&data, format!("{text}\n# touched\n")).unwrap();
-    let (code, out) = reference(dir.path(), &["--corpus", corpus]);
-    assert_eq!(code, 0, "{out}");
-    assert!(
-        summary(&out).starts_with("12 records: 0 built, 0 reused, 12 stale"),
-        "{out}"
+    let out = reference(dir.path(), &["--corpus", corpus])
+        .stdout_contains("12 records: 0 built, 0 reused, 12 stale (rebuilt), 0 forced, 0 failed;")
+        .run();
+    assert_eq!(
+        out.stdout.matches("(endpoint changed)").count(),
+        12,
+        "{}",
+        out.stdout
     );
-    assert!(out.contains("(endpoint changed)"), "{out}");
 }
 
 #[test]
 fn the_repository_config_names_the_demo_kg() {
     // From the repository root, a bare --corpus uses okn-benchmark.toml.
     let scratch = tempfile::tempdir().unwrap();
-    let out = okn()
+    Test::in_repo()
         .args([
             "reference",
             "--corpus",
             "demo/benchmarks-cross",
             "--limit",
             "2",
-            "--ground-truth",
         ])
+        .arg("--ground-truth")
         .arg(scratch.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .stdout_contains("2 records: 2 built, 0 reused")
+        .run();
     let meta: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             scratch
@@ -199,29 +212,31 @@ fn the_repository_config_names_the_demo_kg() {
 
 #[test]
 fn no_endpoint_anywhere_says_how_to_set_one() {
-    let dir = work_dir(&[("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n")]);
-    let (code, out) = reference(dir.path(), &["--corpus", "c"]);
-    assert_eq!(code, 2);
+    let out = Test::new()
+        .write("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n")
+        .args(["reference", "--corpus", "c"])
+        .stdout("")
+        .status(2)
+        .run();
     assert!(
-        out.starts_with("error: no SPARQL endpoint: pass --endpoint URL|PATH"),
-        "{out}"
+        out.stderr
+            .starts_with("error: no SPARQL endpoint: pass --endpoint URL|PATH"),
+        "{}",
+        out.stderr
     );
 }
 
 #[test]
 fn turtle_without_a_graph_mapping_is_named_with_the_fix() {
-    let dir = work_dir(&[
-        ("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n"),
-        ("data/x.ttl", "<http://a> <http://b> <http://c> .\n"),
-    ]);
-    let (code, out) = reference(dir.path(), &["--corpus", "c", "--endpoint", "data"]);
-    assert_eq!(code, 2);
-    assert!(
-        out.contains(
-            "data/x.ttl: no named graph for these triples: write the graph IRI into x.ttl.graph"
-        ),
-        "{out}"
-    );
+    Test::new()
+        .write("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n")
+        .write("data/x.ttl", "<http://a> <http://b> <http://c> .\n")
+        .args(["reference", "--corpus", "c", "--endpoint", "data"])
+        .stderr_contains(
+            "data/x.ttl: no named graph for these triples: write the graph IRI into x.ttl.graph",
+        )
+        .status(2)
+        .run();
 }
 
 #[test]
@@ -234,9 +249,15 @@ fn malformed_data_names_the_file_and_line() {
         ),
         ("data/global.graph", "https://purl.org/okn/frink/kg/x\n"),
     ]);
-    let (code, out) = reference(dir.path(), &["--corpus", "c", "--endpoint", "data"]);
-    assert_eq!(code, 2);
-    assert!(out.starts_with("error: data/x.ttl:2:"), "{out}");
+    let out = reference(dir.path(), &["--corpus", "c", "--endpoint", "data"])
+        .stdout("")
+        .status(2)
+        .run();
+    assert!(
+        out.stderr.starts_with("error: data/x.ttl:2:"),
+        "{}",
+        out.stderr
+    );
     assert!(!dir.path().join("c/ground-truth").exists());
 }
 
@@ -244,51 +265,40 @@ fn malformed_data_names_the_file_and_line() {
 fn a_hand_edited_ground_truth_is_stale() {
     let dir = demo_copy();
     let corpus = "demo/benchmarks-single";
-    reference(dir.path(), &["--corpus", corpus, "--limit", "1"]);
+    reference(dir.path(), &["--corpus", corpus, "--limit", "1"]).run();
     let csv = dir
         .path()
         .join(corpus)
         .join("ground-truth/biobricks-ice-active-chemicals_single.csv");
     let text = std::fs::read_to_string(&csv).unwrap();
     std::fs::write(&csv, text.replacen('\n', "\nextra,row,,\n", 1)).unwrap();
-    let (code, out) = okn_in(dir.path())
-        .args(["selfcheck", "--corpus", corpus, "--limit", "1"])
-        .output()
-        .map(|o| (o.status.code().unwrap(), stderr(&o)))
-        .unwrap();
-    assert_eq!(code, 2);
-    assert!(out.contains("changed since 'reference' wrote it"), "{out}");
-    let (_, out) = reference(dir.path(), &["--corpus", corpus, "--limit", "1"]);
-    assert!(out.contains("(the CSV was edited by hand)"), "{out}");
+    selfcheck(dir.path(), &["--corpus", corpus, "--limit", "1"])
+        .stderr_contains("changed since 'reference' wrote it")
+        .status(2)
+        .run();
+    reference(dir.path(), &["--corpus", corpus, "--limit", "1"])
+        .stdout_contains("(the CSV was edited by hand)")
+        .stdout_contains("1 record: 0 built, 0 reused, 1 stale")
+        .run();
 }
 
 #[test]
 fn selfcheck_passes_on_every_demo_corpus_and_needs_ground_truth_first() {
     let dir = demo_copy();
-    let out = okn_in(dir.path())
-        .args(["selfcheck", "--corpus", "demo/benchmarks-cross"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("run 'okn-benchmark reference --corpus demo/benchmarks-cross' first")
-    );
-    for corpus in [
-        "demo/benchmarks-single",
-        "demo/benchmarks-cross",
-        "demo/benchmarks-ontology",
+    selfcheck(dir.path(), &["--corpus", "demo/benchmarks-cross"])
+        .stderr_contains("run 'okn-benchmark reference --corpus demo/benchmarks-cross' first")
+        .status(2)
+        .run();
+    for (corpus, checks) in [
+        ("demo/benchmarks-single", 72),
+        ("demo/benchmarks-cross", 70),
+        ("demo/benchmarks-ontology", 67),
     ] {
-        reference(dir.path(), &["--corpus", corpus]);
-        let out = okn_in(dir.path())
-            .args(["selfcheck", "--corpus", corpus])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-        let text = stdout(&out);
-        assert!(
-            text.lines().last().unwrap().ends_with(", 0 findings"),
-            "{text}"
-        );
+        reference(dir.path(), &["--corpus", corpus]).run();
+        let out = selfcheck(dir.path(), &["--corpus", corpus])
+            .stdout_contains(format!("\n12 records, {checks} checks, 0 findings\n"))
+            .run();
+        let text = &out.stdout;
         assert_eq!(
             text.lines().filter(|l| l.starts_with("ok ")).count(),
             12,
@@ -312,16 +322,8 @@ fn selfcheck_expects_the_fallbacks_where_the_guards_withdraw() {
             "<http://a.org/x/1> <http://ex.org/v> \"1.00001\"^^<http://www.w3.org/2001/XMLSchema#decimal> <http://g> .\n<http://b.org/y/1> <http://ex.org/v> \"1.00002\"^^<http://www.w3.org/2001/XMLSchema#decimal> <http://g> .\n",
         ),
     ]);
-    let (code, out) = reference(dir.path(), &["--corpus", "c", "--endpoint", "data.nq"]);
-    assert_eq!(code, 0, "{out}");
-    let out = okn_in(dir.path())
-        .args(["selfcheck", "--corpus", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("ok    a_x  (7 checks)"),
-        "{}",
-        stdout(&out)
-    );
+    reference(dir.path(), &["--corpus", "c", "--endpoint", "data.nq"]).run();
+    selfcheck(dir.path(), &["--corpus", "c"])
+        .stdout("ok    a_x  (7 checks)\n1 record, 7 checks, 0 findings\n")
+        .run();
 }

@@ -6,6 +6,9 @@
 
 pub mod fixture;
 pub mod shared;
+pub mod test;
+
+pub use test::Test;
 
 use std::path::{Path, PathBuf};
 
