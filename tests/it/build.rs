@@ -1,7 +1,7 @@
 //! `okn-benchmark build` and `build --check` through the real command line,
 //! over a copy of a recorded demo runs root, a study over it, prose, and
-//! the repository's templates and stylesheet (issue 5: "--check must never
-//! report fresh when a byte of any input that affects an output changed").
+//! the repository's templates and stylesheet. `--check` must never report
+//! fresh when a byte of any input that affects an output changed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,16 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
+/// What the first `build` of a fresh fixture prints: every page, figure and
+/// filled region written; the runs root's README and CSVs, copied current,
+/// unchanged.
+const FIRST_BUILD: &str = "build: 135 written, 13 unchanged, 0 orphaned removed\n";
+
+/// What a `build` of the fixture with nothing changed prints.
+const NOTHING_TO_DO: &str = "build: 0 written, 148 unchanged, 0 orphaned removed\n";
+
+/// `build` in `dir`, which must succeed; its stdout.
+#[track_caller]
 fn build(dir: &Path) -> String {
     let out = okn_in(dir).arg("build").output().unwrap();
     assert!(
@@ -54,8 +64,7 @@ fn check(dir: &Path) -> (i32, String) {
 fn a_second_build_changes_nothing_and_check_is_clean() {
     let dir = fixture();
     let d = dir.path();
-    let first = build(d);
-    assert!(first.contains(" written"), "{first}");
+    assert_eq!(build(d), FIRST_BUILD);
     let after_first = snapshot(d);
     // What a build makes: the root's README, pages beside every Markdown
     // file, the study's figures and filled prose, and the site.
@@ -76,8 +85,7 @@ fn a_second_build_changes_nothing_and_check_is_clean() {
     let attempt_page = format!("site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html");
     assert!(after_first.contains_key(Path::new(&question_page)));
     assert!(after_first.contains_key(Path::new(&attempt_page)));
-    let second = build(d);
-    assert!(second.starts_with("build: 0 written,"), "{second}");
+    assert_eq!(build(d), NOTHING_TO_DO);
     assert_eq!(snapshot(d), after_first, "a second build changed bytes");
     let (code, text) = check(d);
     assert_eq!(code, 0, "{text}");
@@ -449,6 +457,14 @@ fn paper_tables_print_the_recorded_numbers() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere/study.toml"));
 }
 
+/// `freeze --reason published runs-demo` in `dir`, which must succeed.
+fn freeze(dir: &Path) {
+    okn_in(dir)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+}
+
 /// `build` run as `okn-benchmark build ARGS` in `dir`: (exit code, stdout,
 /// stderr).
 fn build_args(dir: &Path, args: &[&str]) -> (i32, String, String) {
@@ -462,7 +478,7 @@ fn build_args(dir: &Path, args: &[&str]) -> (i32, String, String) {
 
 /// A recorded file that does not parse stops the build (exit 2, the file
 /// named) and nothing is written: a page that silently left an episode
-/// out would misstate the study (new-user review of issue 5).
+/// out would misstate the study.
 #[test]
 fn an_unreadable_recorded_file_is_an_error_and_nothing_is_written() {
     let dir = fixture();
@@ -659,7 +675,7 @@ fn paper_doc_and_build_make_the_same_page_and_stray_regions_are_named() {
 /// `X.md`, a figure's name in `figures/`) is never replaced: exit 2, the
 /// file named, its bytes kept. Marked copies under other names (an
 /// archived page, a figure kept as `f1-v1.svg`) are a person's and stay;
-/// every file `build` does remove is named (new-user review of issue 5).
+/// every file `build` does remove is named.
 #[test]
 fn hand_written_outputs_and_copies_of_generated_files_are_never_lost() {
     let dir = fixture();
@@ -708,64 +724,11 @@ fn hand_written_outputs_and_copies_of_generated_files_are_never_lost() {
     assert_eq!(check(d).0, 0);
 }
 
-/// `--root` must be a folder under the current one that `build` scans:
-/// `--root site` once removed the whole published site as orphaned.
-#[test]
-fn a_root_outside_or_inside_a_skipped_folder_is_refused() {
-    let dir = fixture();
-    let d = dir.path();
-    build(d);
-    let pages = snapshot(&d.join("site"));
-    for (root, says) in [
-        ("site", "never reads or writes under 'site'"),
-        ("site/roots", "never reads or writes under 'site'"),
-        ("..", "not under the current folder"),
-    ] {
-        let (code, out, err) = build_args(d, &["--root", root]);
-        assert_eq!(code, 2, "--root {root}: {out}{err}");
-        assert!(err.contains(says), "--root {root}: {err}");
-    }
-    assert_eq!(snapshot(&d.join("site")), pages, "the site changed");
-}
-
-/// The same files make the same bytes whichever folder `build` runs from
-/// (inline SVG ids once came from the path as typed).
-#[test]
-fn pages_do_not_depend_on_the_folder_build_runs_from() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(project.join("notes")).unwrap();
-    std::fs::write(
-        project.join("notes/shape.svg"),
-        "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect id=\"r\"/><use href=\"#r\"/></svg>\n",
-    )
-    .unwrap();
-    std::fs::write(
-        project.join("notes/page.md"),
-        "# Page\n\n![shape](shape.svg)\n",
-    )
-    .unwrap();
-    build(&project);
-    let page = std::fs::read(project.join("notes/page.html")).unwrap();
-    let (code, out, err) = build_args(dir.path(), &["--root", "project"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains(" 0 written"), "{out}");
-    assert_eq!(
-        std::fs::read(project.join("notes/page.html")).unwrap(),
-        page
-    );
-    let (code, out, err) = build_args(&project.join("notes"), &["--root", "."]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains(" 0 written"), "{out}");
-    // A folder with no runs root and no study gets no site/.
-    assert!(!project.join("site").exists() && !project.join("notes/site").exists());
-}
-
 /// What result.json records must be there and make sense: a missing
-/// attempt folder or answer, a repeated attempt, a fraction above 1 each
-/// stop the build with the file named; a byte-order mark is not text.
+/// answer, a repeated attempt, a fraction above 1, a result copied from
+/// another question's folder each stop the build with the file named.
 #[test]
-fn recorded_results_are_checked_and_a_bom_is_dropped() {
+fn recorded_results_are_checked() {
     let dir = fixture();
     let d = dir.path();
     build(d);
@@ -810,7 +773,13 @@ fn recorded_results_are_checked_and_a_bom_is_dropped() {
     );
     std::fs::write(&answer, kept).unwrap();
     assert_eq!(check(d).0, 0);
+}
 
+/// A byte-order mark opening a Markdown file is not text of its first line.
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_heading() {
+    let dir = fixture();
+    let d = dir.path();
     std::fs::write(d.join("docs/bom.md"), "\u{feff}# Heading\n\ntext\n").unwrap();
     build(d);
     let page = std::fs::read_to_string(d.join("docs/bom.html")).unwrap();
@@ -818,98 +787,23 @@ fn recorded_results_are_checked_and_a_bom_is_dropped() {
     assert!(page.contains("<h1 id=\"heading\">Heading"), "{page}");
 }
 
-/// Regressions from the second new-user review of issue 5: CJK and emoji
-/// in a label (a panic while inlining the figures), a killed build's
-/// temporary files, a frozen root's page whose README is gone, a root
-/// named twice, a delta against itself.
+/// `--root` naming a file is refused, named as such.
 #[test]
-fn second_review_regressions() {
+fn a_root_that_is_a_file_is_refused() {
     let dir = fixture();
-    let d = dir.path();
-    let toml = d.join("results-demo/study.toml");
-    let cjk = STUDY_TOML.replacen("label = \"", "label = \"中文 😀 ", 1);
-    assert_ne!(cjk, STUDY_TOML, "the fixture has no label to change");
-    std::fs::write(&toml, &cjk).unwrap();
-    let out = build(d);
-    assert!(out.contains(" written"), "{out}");
-    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
-    assert!(index.contains("中文 😀"), "label lost");
-
-    // A killed build's temporary file is orphaned, then removed.
-    let leftover = d.join("site/roots/runs-demo/.okn-tmp-AbC123");
-    std::fs::write(&leftover, "<!DOCTYPE html><p>half a pa").unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(&leftover)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
-    let (code, text) = check(d);
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        text.contains("orphaned  site/roots/runs-demo/.okn-tmp-AbC123"),
-        "{text}"
-    );
-    let out = build(d);
-    assert!(
-        out.contains("removed   site/roots/runs-demo/.okn-tmp-AbC123"),
-        "{out}"
-    );
-
-    // The same root under two spellings.
-    std::fs::write(
-        &toml,
-        STUDY_TOML.replace(
-            "roots = [\"../runs-demo\"]",
-            "roots = [\"../runs-demo\", \"../runs-demo/\"]",
-        ),
-    )
-    .unwrap();
-    let (code, _, err) = build_args(d, &[]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("named twice"), "{err}");
-    std::fs::write(&toml, STUDY_TOML).unwrap();
-
-    // A delta against itself.
-    let summary = d.join("results-demo/SUMMARY.md");
-    let text = std::fs::read_to_string(&summary).unwrap();
-    std::fs::write(
-        &summary,
-        format!("{text}\nSelf: <!-- okn:number condition=named baseline=named metric=delta --><!-- /okn:number -->\n"),
-    )
-    .unwrap();
-    let (code, _, err) = build_args(d, &[]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("with itself"), "{err}");
-    std::fs::write(&summary, text).unwrap();
-
-    // A frozen root whose README.md is gone keeps its page, in one build.
-    build(d);
-    okn_in(d)
-        .args(["freeze", "--reason", "published", "runs-demo"])
-        .assert()
-        .success();
-    std::fs::remove_file(d.join("runs-demo/README.md")).unwrap();
-    let out = build(d);
-    assert!(out.contains(" 0 orphaned removed"), "{out}");
-    assert!(d.join("runs-demo/README.html").is_file());
-    assert_eq!(check(d).0, 0);
-}
-
-/// What `build` will not do is said, not silently skipped: `--root` naming
-/// a file, a link to a folder (not followed), `report` on a frozen root.
-#[test]
-fn what_build_skips_is_said() {
-    let dir = fixture();
-    let d = dir.path();
-    let (code, _, err) = build_args(d, &["--root", "README.md"]);
+    let (code, _, err) = build_args(dir.path(), &["--root", "README.md"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("--root README.md: a file, not a folder"),
         "{err}"
     );
+}
 
+/// A link to a folder is not followed, and `build` says so.
+#[test]
+fn a_link_to_a_folder_is_not_followed_and_said() {
+    let dir = fixture();
+    let d = dir.path();
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(elsewhere.path().join("x.md"), "# X\n").unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), d.join("linked")).unwrap();
@@ -923,11 +817,15 @@ fn what_build_skips_is_said() {
         !elsewhere.path().join("x.html").exists(),
         "a build wrote through a link"
     );
+}
 
-    okn_in(d)
-        .args(["freeze", "--reason", "published", "runs-demo"])
-        .assert()
-        .success();
+/// `report` on a frozen root writes nothing, and says so.
+#[test]
+fn report_on_a_frozen_root_says_it_leaves_it_as_it_was() {
+    let dir = fixture();
+    let d = dir.path();
+    freeze(d);
+    let before = snapshot(&d.join("runs-demo"));
     let out = okn_in(d).args(["report", "runs-demo"]).output().unwrap();
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -935,50 +833,197 @@ fn what_build_skips_is_said() {
         err.contains("runs-demo is frozen: README.md and the summary CSVs are left as they were"),
         "{err}"
     );
+    assert_eq!(snapshot(&d.join("runs-demo")), before);
 }
 
-/// An orphaned page's folder in the site goes with it (third new-user
-/// review of issue 5).
-#[test]
-fn an_orphaned_page_takes_its_empty_folders_with_it() {
-    let dir = fixture();
-    let d = dir.path();
-    build(d);
-    let gone = d.join("site/roots/runs-demo/a/old-question/some-condition");
-    std::fs::create_dir_all(&gone).unwrap();
-    std::fs::write(
-        gone.join("attempt-1.html"),
-        generated_page_named(d, "attempt-1.html"),
-    )
-    .unwrap();
-    let out = build(d);
-    assert!(out.contains("1 orphaned removed"), "{out}");
-    assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
-    assert!(d.join("site/roots/runs-demo/a").is_dir());
-}
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
 
-/// A question's `summary.csv` whose question has no recorded result any
-/// more (a `run --force` with a smaller `--limit` left it) is orphaned,
-/// not current (fourth new-user review of issue 5).
-#[test]
-fn a_question_summary_without_its_question_is_orphaned() {
-    let dir = fixture();
-    let d = dir.path();
-    build(d);
-    let old = d.join("runs-demo/old-question_results");
-    std::fs::create_dir_all(&old).unwrap();
-    let csv = std::fs::read(d.join(format!("runs-demo/{QUESTION}_results/summary.csv"))).unwrap();
-    std::fs::write(old.join("summary.csv"), csv).unwrap();
-    let (code, text) = check(d);
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        text.contains("orphaned  runs-demo/old-question_results/summary.csv"),
-        "{text}"
-    );
-    let out = build(d);
-    assert!(
-        out.contains("removed   runs-demo/old-question_results/summary.csv"),
-        "{out}"
-    );
-    assert_eq!(check(d).0, 0);
+    use super::*;
+
+    // A label in CJK and emoji panicked while the figures were inlined.
+    #[test]
+    fn a_cjk_and_emoji_label_is_inlined_without_a_panic() {
+        let dir = fixture();
+        let d = dir.path();
+        let cjk = STUDY_TOML.replacen("label = \"", "label = \"中文 😀 ", 1);
+        assert_ne!(cjk, STUDY_TOML, "the fixture has no label to change");
+        std::fs::write(d.join("results-demo/study.toml"), &cjk).unwrap();
+        assert_eq!(build(d), FIRST_BUILD);
+        let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+        assert!(index.contains("中文 😀 KG named"), "label lost");
+    }
+
+    // A killed build's temporary file stayed in the site for good.
+    #[test]
+    fn a_killed_builds_temporary_file_is_orphaned_then_removed() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let leftover = d.join("site/roots/runs-demo/.okn-tmp-AbC123");
+        std::fs::write(&leftover, "<!DOCTYPE html><p>half a pa").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&leftover)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("orphaned  site/roots/runs-demo/.okn-tmp-AbC123"),
+            "{text}"
+        );
+        let out = build(d);
+        assert!(
+            out.contains("removed   site/roots/runs-demo/.okn-tmp-AbC123"),
+            "{out}"
+        );
+        assert!(out.ends_with(" 1 orphaned removed\n"), "{out}");
+        assert!(!leftover.exists());
+    }
+
+    // A study could name one runs root twice, under two spellings, with no error.
+    #[test]
+    fn a_root_named_twice_by_a_study_is_an_error() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/study.toml"),
+            STUDY_TOML.replace(
+                "roots = [\"../runs-demo\"]",
+                "roots = [\"../runs-demo\", \"../runs-demo/\"]",
+            ),
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("named twice"), "{err}");
+    }
+
+    // A delta of a condition against itself was filled in, not refused.
+    #[test]
+    fn a_delta_against_itself_is_an_error() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/SUMMARY.md"),
+            format!("{SUMMARY}\nSelf: <!-- okn:number condition=named baseline=named metric=delta --><!-- /okn:number -->\n"),
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("with itself"), "{err}");
+    }
+
+    // A frozen root's README.html was removed as an orphan once its README.md was gone.
+    #[test]
+    fn a_frozen_root_keeps_its_page_when_its_readme_is_gone() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        freeze(d);
+        std::fs::remove_file(d.join("runs-demo/README.md")).unwrap();
+        let out = build(d);
+        assert!(out.ends_with(" 0 orphaned removed\n"), "{out}");
+        assert!(d.join("runs-demo/README.html").is_file());
+        assert_eq!(check(d).0, 0);
+    }
+
+    // An orphaned page's removal left its empty folders in the site.
+    #[test]
+    fn an_orphaned_page_takes_its_empty_folders_with_it() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let gone = d.join("site/roots/runs-demo/a/old-question/some-condition");
+        std::fs::create_dir_all(&gone).unwrap();
+        std::fs::write(
+            gone.join("attempt-1.html"),
+            generated_page_named(d, "attempt-1.html"),
+        )
+        .unwrap();
+        let out = build(d);
+        assert!(out.contains("1 orphaned removed"), "{out}");
+        assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
+        assert!(d.join("site/roots/runs-demo/a").is_dir());
+    }
+
+    // A summary.csv of a question no longer recorded was reported current.
+    #[test]
+    fn a_question_summary_without_its_question_is_orphaned() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let old = d.join("runs-demo/old-question_results");
+        std::fs::create_dir_all(&old).unwrap();
+        let csv =
+            std::fs::read(d.join(format!("runs-demo/{QUESTION}_results/summary.csv"))).unwrap();
+        std::fs::write(old.join("summary.csv"), csv).unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("orphaned  runs-demo/old-question_results/summary.csv"),
+            "{text}"
+        );
+        let out = build(d);
+        assert!(
+            out.contains("removed   runs-demo/old-question_results/summary.csv"),
+            "{out}"
+        );
+        assert_eq!(check(d).0, 0);
+    }
+
+    // `build --root site` removed the whole published site as orphaned.
+    #[test]
+    fn a_root_outside_or_inside_a_skipped_folder_is_refused() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let pages = snapshot(&d.join("site"));
+        for (root, says) in [
+            ("site", "never reads or writes under 'site'"),
+            ("site/roots", "never reads or writes under 'site'"),
+            ("..", "not under the current folder"),
+        ] {
+            let (code, out, err) = build_args(d, &["--root", root]);
+            assert_eq!(code, 2, "--root {root}: {out}{err}");
+            assert!(err.contains(says), "--root {root}: {err}");
+        }
+        assert_eq!(snapshot(&d.join("site")), pages, "the site changed");
+    }
+
+    // Inline SVG ids came from the path as typed: pages changed with the folder.
+    #[test]
+    fn pages_do_not_depend_on_the_folder_build_runs_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("notes")).unwrap();
+        std::fs::write(
+            project.join("notes/shape.svg"),
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect id=\"r\"/><use href=\"#r\"/></svg>\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join("notes/page.md"),
+            "# Page\n\n![shape](shape.svg)\n",
+        )
+        .unwrap();
+        build(&project);
+        let page = std::fs::read(project.join("notes/page.html")).unwrap();
+        let (code, out, err) = build_args(dir.path(), &["--root", "project"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(" 0 written"), "{out}");
+        assert_eq!(
+            std::fs::read(project.join("notes/page.html")).unwrap(),
+            page
+        );
+        let (code, out, err) = build_args(&project.join("notes"), &["--root", "."]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(" 0 written"), "{out}");
+        // A folder with no runs root and no study gets no site/.
+        assert!(!project.join("site").exists() && !project.join("notes/site").exists());
+    }
 }
