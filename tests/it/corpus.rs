@@ -384,14 +384,4 @@ mod regression {
         .stdout_contains("3 of 5 records\n")
         .run();
     }
-
-    // `run --limit 0` recorded an empty condition.
-    #[test]
-    fn a_limit_of_zero_is_refused_before_anything_runs() {
-        Test::in_repo()
-            .args(["run", "--corpus", "demo/benchmarks-single", "--limit", "0"])
-            .stderr_contains("invalid value '0' for '--limit <N>'")
-            .status(2)
-            .run();
-    }
 }

@@ -38,7 +38,7 @@ const DEMO: &[&str] = &[
 ];
 
 #[test]
-fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_the_seed_does() {
+fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
     let (_keep, out) = out_dir();
     let o = run(&[
         &[
@@ -393,50 +393,6 @@ fn resume_reuses_finished_attempts_only() {
     assert!(victim.join("episode.json").is_file());
 }
 
-/// A runs root copied elsewhere (a clone, a colleague's machine) resumes
-/// every finished attempt: its recorded commands differ only by paths
-/// (fourth new-user review of issue 5: all of them ran again).
-#[test]
-fn a_copied_runs_root_resumes_every_finished_attempt() {
-    let (_keep, out) = out_dir();
-    let args = |root: &Path| -> Vec<String> {
-        [
-            "--corpus",
-            "demo/benchmarks-ontology",
-            "--kg-hint",
-            "tags",
-            "--agent",
-            "scripted:oracle",
-            "--limit",
-            "1",
-            "--repeat",
-            "2",
-            "--out",
-            root.to_str().unwrap(),
-        ]
-        .iter()
-        .chain(DEMO.iter())
-        .map(|s| s.to_string())
-        .collect()
-    };
-    let first = args(&out);
-    let first: Vec<&str> = first.iter().map(String::as_str).collect();
-    assert_eq!(run(&first).status.code(), Some(0));
-    let copy = out.with_file_name(format!(
-        "{}-copy",
-        out.file_name().unwrap().to_string_lossy()
-    ));
-    crate::support::fixture::copy_dir(&out, &copy);
-    let again = args(&copy);
-    let mut again: Vec<&str> = again.iter().map(String::as_str).collect();
-    again.push("--resume");
-    let o = run(&again);
-    let _ = std::fs::remove_dir_all(&copy);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(text.contains("0 ran, 2 resumed"), "{text}");
-}
-
 #[test]
 fn a_killed_run_leaves_finished_attempts_intact_and_resumable() {
     let (_keep, out) = out_dir();
@@ -696,75 +652,108 @@ fn the_control_and_a_streamable_http_server_side_by_side() {
     );
 }
 
-#[test]
-fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
-    let (_keep, out) = out_dir();
-    let o = run(&[
-        &[
-            "--corpus",
-            "demo/benchmarks-single",
-            "--kg-hint",
-            "tags",
-            "--agent",
-            "scripted:oracle",
-            "--limit",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        DEMO,
-    ]
-    .concat());
+/// An oracle run of two demo questions into `out`, which must succeed.
+fn two_oracle_questions(out: &Path) {
+    let o = scripted(
+        out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "2"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn rescore_reports_every_moved_score_and_rewrites_what_depends_on_it() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
     let name = "demo-kg-all-tools__kg-named";
     let first = out.join(format!(
         "biobricks-ice-active-chemicals_single_results/{name}"
     ));
-    std::fs::write(first.join("attempt-1/answer.csv"), "wrong\n1\n").unwrap();
     let second = out.join(format!(
         "fiokg-chemical-manufacturers_single_results/{name}"
     ));
+    let readme_before = std::fs::read_to_string(out.join("README.md")).unwrap();
+    std::fs::write(first.join("attempt-1/answer.csv"), "wrong\n1\n").unwrap();
     std::fs::write(second.join("result.json"), "{ not json").unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(
-        text.contains(&format!(
-            "moved  biobricks-ice-active-chemicals_single  {name}  attempt 1  exact: true -> false"
-        )),
-        "{text}"
+    let q = "biobricks-ice-active-chemicals_single";
+    let want = format!(
+        "moved  {q}  {name}  attempt 1  exact: true -> false
+moved  {q}  {name}  attempt 1  strict_exact: true -> false
+moved  {q}  {name}  attempt 1  ordered: true -> false
+moved  {q}  {name}  attempt 1  f1: 1.0000 -> 0.0000
+moved  {name}  aggregate  exact_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  strict_exact_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  ordered_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  mean_f1: 1.0000 -> 0.5000
+unreadable  {}:1: key must be a string at line 1 column 3
+2 attempts re-scored, 8 scores moved
+",
+        second.join("result.json").display()
     );
-    assert!(
-        text.contains("unreadable  ")
-            && text.contains("fiokg-chemical-manufacturers_single_results"),
-        "{text}"
+    assert_eq!(
+        stdout(&o),
+        want,
+        "{}",
+        crate::support::test::diff(&want, &stdout(&o))
     );
-    assert!(
-        text.trim_end()
-            .ends_with("2 attempts re-scored, 8 scores moved"),
-        "{text}"
+
+    // What it rewrote: the attempt's verdict, the corrupt result.json
+    // (rebuilt from the attempt's files), the condition's aggregate, the
+    // summary CSV and the README.
+    let result = json(&first.join("result.json"));
+    assert_eq!(
+        (
+            &result["attempts"][0]["exact"],
+            &result["attempts"][0]["f1"]
+        ),
+        (&Value::Bool(false), &serde_json::json!(0.0))
     );
-    // The corrupt result.json was rebuilt from the attempt's files.
     assert_eq!(
         json(&second.join("result.json"))["attempts"][0]["exact"],
         true
     );
-    assert_eq!(
-        json(&out.join(format!("conditions/{name}.json")))["aggregate"]["exact_rate"],
-        0.5
+    let aggregate = &json(&out.join(format!("conditions/{name}.json")))["aggregate"];
+    for key in ["exact_rate", "strict_exact_rate", "ordered_rate", "mean_f1"] {
+        assert_eq!(aggregate[key], 0.5, "{key}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.contains(&format!("\n{q},single,{name},demo-kg,all-tools,tags,1,1,false,false,false,0.0000,1,query submit_csv,")),
+        "{summary}"
     );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert_ne!(readme, readme_before, "the README was not rewritten");
+    assert!(
+        readme.contains("| demo-kg, all tools · KG named | scripted:oracle | — | default | 2 | 2 | 0.50 | 0.50 | 0.50 | 0.50 | 1 | 1 |"),
+        "{readme}"
+    );
+    // ... as report writes it from the rescored files.
+    let o = okn()
+        .args(["report", out.to_str().unwrap(), "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), readme);
+}
 
-    // A ground truth edited after it was recorded is refused, not used:
-    // exit 2, the file named, the scores left as recorded.
-    let truth = out.join("biobricks-ice-active-chemicals_single_results/ground_truth.csv");
-    let kept = std::fs::read(&truth).unwrap();
-    let mut edited = kept.clone();
+/// A ground truth edited after it was recorded is refused, not used: exit
+/// 2, the file named, the scores left as recorded.
+#[test]
+fn rescore_refuses_a_ground_truth_edited_after_it_was_recorded() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
+    let question = out.join("biobricks-ice-active-chemicals_single_results");
+    let truth = question.join("ground_truth.csv");
+    let mut edited = std::fs::read(&truth).unwrap();
     edited.extend_from_slice(b"an extra row\n");
     std::fs::write(&truth, &edited).unwrap();
-    let before = std::fs::read(first.join("result.json")).unwrap();
+    let result = question.join("demo-kg-all-tools__kg-named/result.json");
+    let before = std::fs::read(&result).unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
         .output()
@@ -775,16 +764,22 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(std::fs::read(first.join("result.json")).unwrap(), before);
-    std::fs::write(&truth, &kept).unwrap();
+    assert_eq!(std::fs::read(&result).unwrap(), before);
+}
 
+/// After `freeze`, `rescore`, `run` and `report` write nothing into the
+/// root: the first two refuse (exit 2), `report` leaves a hand edit alone.
+#[test]
+fn freeze_closes_the_root_to_rescore_run_and_report() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
     let o = okn()
         .args(["freeze", out.to_str().unwrap(), "--reason", "Published."])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let readme = std::fs::read(out.join("README.md")).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     std::fs::write(out.join("README.md"), b"hand edit").unwrap();
+    let before = snapshot(&out);
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
         .output()
@@ -795,23 +790,12 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
         "{}",
         stderr(&o)
     );
-    let o = run(&[
-        &[
-            "--corpus",
-            "demo/benchmarks-single",
-            "--kg-hint",
-            "tags",
-            "--agent",
-            "scripted:oracle",
-            "--limit",
-            "2",
-            "--resume",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        DEMO,
-    ]
-    .concat());
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("run never writes into a frozen root"),
         "{}",
@@ -822,12 +806,22 @@ fn rescore_reports_moves_and_names_corrupt_files_and_freeze_closes_the_root() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
+    assert_eq!(snapshot(&out), before, "a frozen root was written");
     assert_eq!(
         std::fs::read(out.join("README.md")).unwrap(),
         b"hand edit",
         "report regenerates nothing"
     );
-    assert!(!readme.is_empty());
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
 }
 
 fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
@@ -846,92 +840,133 @@ fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
     .concat())
 }
 
-/// Review findings: a second corpus or a smaller --limit silently dropped
-/// recorded questions from the condition.
+/// A blank reason is refused: a frozen root says why it is closed.
 #[test]
-fn a_run_adds_to_a_condition_and_two_corpora_are_caught() {
+fn freeze_refuses_a_blank_reason() {
     let (_keep, out) = out_dir();
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &["--agent", "scripted:oracle", "--limit", "3"],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
-    assert_eq!(
-        condition["questions"].as_object().unwrap().len(),
-        3,
-        "kept the questions not selected now"
-    );
-    let o = scripted(
-        &out,
-        "demo/benchmarks-cross",
-        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
-    );
+    two_oracle_questions(&out);
+    let o = okn()
+        .args(["freeze", out.to_str().unwrap(), "--reason", " "])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("  corpus: 'demo/benchmarks-single' -> 'demo/benchmarks-cross'"),
-        "{}",
-        stderr(&o)
+    assert_eq!(
+        stderr(&o),
+        "error: --reason must say why the root is closed\n"
     );
+    assert!(!out.join(".frozen").exists());
 }
 
-/// Review finding: --force left other questions' attempts to come back.
-#[test]
-fn force_replaces_every_folder_of_the_condition() {
-    let (_keep, out) = out_dir();
-    assert_eq!(
-        scripted(
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // A runs root copied elsewhere ran every attempt again: its commands differ by paths.
+    #[test]
+    fn a_copied_runs_root_resumes_every_finished_attempt() {
+        let (_keep, out) = out_dir();
+        let args = |root: &Path| -> Vec<String> {
+            [
+                "--corpus",
+                "demo/benchmarks-ontology",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                "2",
+                "--out",
+                root.to_str().unwrap(),
+            ]
+            .iter()
+            .chain(DEMO.iter())
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let first = args(&out);
+        let first: Vec<&str> = first.iter().map(String::as_str).collect();
+        assert_eq!(run(&first).status.code(), Some(0));
+        let copy = out.with_file_name(format!(
+            "{}-copy",
+            out.file_name().unwrap().to_string_lossy()
+        ));
+        crate::support::fixture::copy_dir(&out, &copy);
+        let again = args(&copy);
+        let mut again: Vec<&str> = again.iter().map(String::as_str).collect();
+        again.push("--resume");
+        let o = run(&again);
+        let _ = std::fs::remove_dir_all(&copy);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("0 ran, 2 resumed"), "{text}");
+    }
+
+    // A smaller --limit dropped the questions recorded before from the condition.
+    #[test]
+    fn a_smaller_limit_keeps_the_questions_recorded_before() {
+        let (_keep, out) = out_dir();
+        let o = scripted(
             &out,
             "demo/benchmarks-single",
-            &["--agent", "scripted:oracle", "--limit", "3"]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &[
-            "--agent",
-            "scripted:oracle",
-            "--limit",
-            "1",
-            "--repeat",
-            "2",
-            "--force",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let name = "demo-kg-all-tools__kg-named";
-    assert!(
-        !out.join(format!(
-            "fiokg-chemical-manufacturers_single_results/{name}"
-        ))
-        .exists()
-    );
-    assert_eq!(
-        json(&out.join(format!("conditions/{name}.json")))["questions"]
-            .as_object()
-            .unwrap()
-            .len(),
-        1
-    );
-}
+            &["--agent", "scripted:oracle", "--limit", "3"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+        assert_eq!(
+            condition["questions"].as_object().unwrap().len(),
+            3,
+            "kept the questions not selected now"
+        );
+    }
 
-/// Review findings: rescore took whatever attempt folders it found.
-#[test]
-fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
-    let (_keep, out) = out_dir();
-    assert_eq!(
-        scripted(
+    // A second corpus run into one condition dropped the first corpus's questions.
+    #[test]
+    fn a_second_corpus_in_one_condition_is_refused() {
+        let (_keep, out) = out_dir();
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-cross",
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("  corpus: 'demo/benchmarks-single' -> 'demo/benchmarks-cross'"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // --force left the attempts of questions it did not run to come back.
+    #[test]
+    fn force_replaces_every_folder_of_the_condition() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &["--agent", "scripted:oracle", "--limit", "3"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let o = scripted(
             &out,
             "demo/benchmarks-single",
             &[
@@ -940,237 +975,286 @@ fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
                 "--limit",
                 "1",
                 "--repeat",
-                "2"
-            ]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
-    let dir = out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
-    crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
-    crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
-    std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
-    let o = okn()
-        .args(["rescore", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(
-        text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
-        "{text}"
-    );
-    assert!(text.contains("attempt-2: missing"), "{text}");
-    assert!(
-        !text.contains("attempt-01"),
-        "attempt-01 is not an attempt folder: {text}"
-    );
-    assert!(text.contains("1 attempt re-scored"), "{text}");
-    assert_eq!(
-        json(&dir.join("result.json"))["attempts"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
-}
+                "2",
+                "--force",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let name = "demo-kg-all-tools__kg-named";
+        assert!(
+            !out.join(format!(
+                "fiokg-chemical-manufacturers_single_results/{name}"
+            ))
+            .exists()
+        );
+        assert_eq!(
+            json(&out.join(format!("conditions/{name}.json")))["questions"]
+                .as_object()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
 
-/// Review finding: an exclusion written by hand did not count like --exclude.
-#[test]
-fn a_hand_written_exclusion_is_the_same_run_as_exclude() {
-    let (_keep, out) = out_dir();
-    assert_eq!(
-        scripted(
+    // rescore judged whatever attempt folders it found, not the recorded ones.
+    #[test]
+    fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &[
+                    "--agent",
+                    "scripted:oracle",
+                    "--limit",
+                    "1",
+                    "--repeat",
+                    "2"
+                ]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let dir =
+            out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
+        crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
+        crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+        std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
+            "{text}"
+        );
+        assert!(text.contains("attempt-2: missing"), "{text}");
+        assert!(
+            !text.contains("attempt-01"),
+            "attempt-01 is not an attempt folder: {text}"
+        );
+        assert!(text.contains("1 attempt re-scored"), "{text}");
+        assert_eq!(
+            json(&dir.join("result.json"))["attempts"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    // An exclusion written by hand into the condition file did not count like --exclude.
+    #[test]
+    fn a_hand_written_exclusion_is_the_same_run_as_exclude() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &["--agent", "scripted:oracle", "--limit", "2"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
+        let mut condition = json(&path);
+        let id = "fiokg-chemical-manufacturers_single";
+        condition["questions"].as_object_mut().unwrap().remove(id);
+        condition["meta"]["excluded"] =
+            serde_json::json!([{"id": id, "reason": "dropped by hand: the key was wrong"}]);
+        std::fs::write(&path, serde_json::to_string_pretty(&condition).unwrap()).unwrap();
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(json(&path)["identity"]["excluded"], serde_json::json!([id]));
+        let o = scripted(
             &out,
             "demo/benchmarks-single",
-            &["--agent", "scripted:oracle", "--limit", "2"]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
-    let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
-    let mut condition = json(&path);
-    let id = "fiokg-chemical-manufacturers_single";
-    condition["questions"].as_object_mut().unwrap().remove(id);
-    condition["meta"]["excluded"] =
-        serde_json::json!([{"id": id, "reason": "dropped by hand: the key was wrong"}]);
-    std::fs::write(&path, serde_json::to_string_pretty(&condition).unwrap()).unwrap();
-    let o = okn()
-        .args(["rescore", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(json(&path)["identity"]["excluded"], serde_json::json!([id]));
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &[
+            &[
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--exclude",
+                id,
+                "--resume",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("  excluded: [\"fiokg-chemical-manufacturers_single\"] -> []"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    /// An oracle run of one demo question into `out`, then `freeze` with the
+    /// reason "Done.".
+    fn frozen_root(out: &Path) {
+        let o = scripted(
+            out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = okn()
+            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+
+    // `report .` run inside a frozen root rewrote its README.md.
+    #[test]
+    fn report_from_inside_a_frozen_root_is_refused() {
+        let (_keep, out) = out_dir();
+        frozen_root(&out);
+        let before = std::fs::read(out.join("README.md")).unwrap();
+        let o = okn_in(&out)
+            .args(["report", ".", "--markdown", "README.md"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("is inside the frozen root"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(out.join("README.md")).unwrap(), before);
+    }
+
+    // A run with --out nested inside a frozen root wrote into it.
+    #[test]
+    fn a_run_nested_in_a_frozen_root_is_refused() {
+        let (_keep, out) = out_dir();
+        frozen_root(&out);
+        let nested = out.join("nested");
+        let o = scripted(
+            &nested,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("is frozen (Done.)"), "{}", stderr(&o));
+        assert!(!nested.exists());
+    }
+
+    // A changed answer key judged one condition by the new key, the others by the old.
+    #[test]
+    fn changed_ground_truth_under_recorded_conditions_is_refused() {
+        let (keep, out) = out_dir();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let corpus_arg = corpus.to_str().unwrap();
+        assert_eq!(
+            scripted(
+                &out,
+                corpus_arg,
+                &["--agent", "scripted:oracle", "--limit", "1"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let o = run(&[
+            "--corpus",
+            corpus_arg,
+            "--tools",
+            "sparql-only",
+            "--kg-hint",
+            "tags",
             "--agent",
             "scripted:oracle",
             "--limit",
             "1",
-            "--exclude",
-            id,
-            "--resume",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("  excluded: [\"fiokg-chemical-manufacturers_single\"] -> []"),
-        "{}",
-        stderr(&o)
-    );
-}
-
-/// Review findings: a frozen root could be written through `.` or a nested --out.
-#[test]
-fn nothing_writes_into_a_frozen_root_by_any_path() {
-    let (_keep, out) = out_dir();
-    assert_eq!(
-        scripted(
-            &out,
-            "demo/benchmarks-single",
-            &["--agent", "scripted:oracle", "--limit", "1"]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
-    assert_eq!(
-        okn()
-            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let rq = corpus.join("biobricks-ice-active-chemicals_single.rq");
+        let text = std::fs::read_to_string(&rq).unwrap();
+        std::fs::write(&rq, format!("{}\nLIMIT 1\n", text.trim_end())).unwrap();
+        let o = okn()
+            .args(["reference", "--corpus", corpus_arg])
             .output()
-            .unwrap()
-            .status
-            .code(),
-        Some(0)
-    );
-    let before = std::fs::read(out.join("README.md")).unwrap();
-    let o = okn_in(&out)
-        .args(["report", ".", "--markdown", "README.md"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("is inside the frozen root"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(std::fs::read(out.join("README.md")).unwrap(), before);
-    let nested = out.join("nested");
-    let o = scripted(
-        &nested,
-        "demo/benchmarks-single",
-        &["--agent", "scripted:oracle", "--limit", "1"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("is frozen (Done.)"), "{}", stderr(&o));
-    assert!(!nested.exists());
-    let o = okn()
-        .args(["freeze", out.to_str().unwrap(), "--reason", " "])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-}
-
-/// Review finding: a changed answer key silently judged one condition by a
-/// new key beside others judged by the old one.
-#[test]
-fn changed_ground_truth_under_recorded_conditions_is_refused() {
-    let (keep, out) = out_dir();
-    let corpus = keep.path().join("corpus");
-    crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
-    let corpus_arg = corpus.to_str().unwrap();
-    assert_eq!(
-        scripted(
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
             &out,
             corpus_arg,
-            &["--agent", "scripted:oracle", "--limit", "1"]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
-    let o = run(&[
-        "--corpus",
-        corpus_arg,
-        "--tools",
-        "sparql-only",
-        "--kg-hint",
-        "tags",
-        "--agent",
-        "scripted:oracle",
-        "--limit",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let rq = corpus.join("biobricks-ice-active-chemicals_single.rq");
-    let text = std::fs::read_to_string(&rq).unwrap();
-    std::fs::write(&rq, format!("{}\nLIMIT 1\n", text.trim_end())).unwrap();
-    let o = okn()
-        .args(["reference", "--corpus", corpus_arg])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = scripted(
-        &out,
-        corpus_arg,
-        &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o)
-            .contains("the ground truth of biobricks-ice-active-chemicals_single changed since"),
-        "{}",
-        stderr(&o)
-    );
-}
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(
+                "the ground truth of biobricks-ice-active-chemicals_single changed since"
+            ),
+            "{}",
+            stderr(&o)
+        );
+    }
 
-/// Review finding: a timed-out attempt was reused under a longer timeout.
-#[test]
-fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
-    let (_keep, out) = out_dir();
-    let args = |t: &'static str| {
-        vec![
-            "--agent",
-            "scripted:hang",
-            "--limit",
-            "1",
-            "--agent-timeout",
-            t,
-        ]
-    };
-    assert_eq!(
-        scripted(&out, "demo/benchmarks-single", &args("1"))
-            .status
-            .code(),
-        Some(0)
-    );
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &[args("2"), vec!["--resume"]].concat(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
-    let o = scripted(
-        &out,
-        "demo/benchmarks-single",
-        &[args("2"), vec!["--resume"]].concat(),
-    );
-    assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
-    assert_eq!(
-        json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
-        2
-    );
+    // A timed-out attempt was reused under a longer --agent-timeout.
+    #[test]
+    fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
+        let (_keep, out) = out_dir();
+        let args = |t: &'static str| {
+            vec![
+                "--agent",
+                "scripted:hang",
+                "--limit",
+                "1",
+                "--agent-timeout",
+                t,
+            ]
+        };
+        assert_eq!(
+            scripted(&out, "demo/benchmarks-single", &args("1"))
+                .status
+                .code(),
+            Some(0)
+        );
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        assert_eq!(
+            json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
+            2
+        );
+    }
+
+    // `run --limit 0` recorded an empty condition.
+    #[test]
+    fn a_limit_of_zero_is_refused_before_anything_runs() {
+        let o = run(&["--corpus", "demo/benchmarks-single", "--limit", "0"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("invalid value '0' for '--limit <N>'"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
