@@ -1,4 +1,4 @@
-//! The static site in a real browser (issue 5, item 9): the pages `build`
+//! The static site in a real browser: the pages `build`
 //! writes must work opened from `file://` with no server, under their own
 //! Content-Security-Policy, with every piece of recorded text shown as text.
 //!

@@ -725,105 +725,6 @@ async fn demo_kg_server_tools_answer_from_the_data() {
     client.cancel().await.unwrap();
 }
 
-/// Review finding: a JSON-RPC error reply (how servers report invalid
-/// arguments) was counted as a dead transport; three of them cut off a
-/// healthy server.
-#[tokio::test(flavor = "multi_thread")]
-async fn json_rpc_error_replies_are_answers_not_a_dead_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=1"]);
-    let log = dir.path().join("log");
-    let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
-    for _ in 0..4 {
-        let result = call(&client, "list_graphs", json!({})).await;
-        assert_eq!(result.is_error, Some(true));
-        assert!(
-            text(&result).starts_with("The server rejected the call: Invalid params"),
-            "{}",
-            text(&result)
-        );
-    }
-    client.cancel().await.unwrap();
-    let metrics = json_file(&log.join("metrics.json"));
-    assert_eq!(metrics["lost_upstream"], Value::Null, "{metrics}");
-}
-
-/// Review finding: the proxy took a misspelt --without-tool at its word.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_withheld_name_the_server_lacks_is_a_startup_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = demo_profile(dir.path(), "demo-kg", &[]);
-    let log = dir.path().join("log");
-    let client = proxy(
-        &log,
-        &[
-            "--profile",
-            profile.to_str().unwrap(),
-            "--without-tool",
-            "get_shema",
-        ],
-    )
-    .await;
-    assert_eq!(tool_names(&client).await, ["submit_csv"]);
-    // Review finding: a server tool then got "Unknown tool", not the reason.
-    let result = call(&client, "list_graphs", json!({})).await;
-    assert!(text(&result).starts_with("The server under test could not be reached when this session started (--without-tool: 'get_shema' is not a tool of demo-kg (did you mean 'get_schema'?)"), "{}", text(&result));
-    client.cancel().await.unwrap();
-    let metrics = json_file(&log.join("metrics.json"));
-    assert!(
-        metrics["startup_error"]
-            .as_str()
-            .unwrap()
-            .contains("did you mean 'get_schema'")
-    );
-}
-
-/// Review finding: one runaway query hung the control for good.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_controls_queries_are_bounded_by_the_timeout() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log");
-    let client = proxy(&log, &["--tools", "sparql-only", "--timeout", "2"]).await;
-    let started = Instant::now();
-    let result = call(
-        &client,
-        "run_sparql",
-        json!({"graph": "federation", "query": "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"}),
-    )
-    .await;
-    assert!(started.elapsed() < Duration::from_secs(15));
-    assert_eq!(result.is_error, Some(true));
-    assert_eq!(
-        text(&result),
-        "the query did not finish within 2 s and was cancelled"
-    );
-    let big = call(&client, "run_sparql", json!({"graph": "federation", "query": "SELECT * WHERE { ?s ?p ?o . ?x ?y ?z } LIMIT 20000"})).await;
-    assert!(
-        text(&big).starts_with("the result has more than 10000 rows"),
-        "{}",
-        text(&big)
-    );
-    let update = call(
-        &client,
-        "run_sparql",
-        json!({"graph": "spoke-okn", "query": "CLEAR ALL"}),
-    )
-    .await;
-    assert!(
-        text(&update).starts_with("SPARQL Update is not allowed"),
-        "{}",
-        text(&update)
-    );
-    let typed = call(
-        &client,
-        "run_sparql",
-        json!({"graph": 1, "query": "ASK {}"}),
-    )
-    .await;
-    assert_eq!(text(&typed), "the 'graph' argument must be a string, not 1");
-    client.cancel().await.unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn empty_submissions_are_refused_and_large_ones_logged_as_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -858,29 +759,147 @@ async fn empty_submissions_are_refused_and_large_ones_logged_as_files() {
     );
 }
 
-/// Review finding: an echoed label ("rate-limiting enzyme") was a soft error.
-#[tokio::test(flavor = "multi_thread")]
-async fn data_that_mentions_failure_words_is_not_a_soft_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let profile = demo_profile(dir.path(), "demo-kg", &[]);
-    let log = dir.path().join("log");
-    let client = proxy(
-        &log,
-        &[
-            "--profile",
-            profile.to_str().unwrap(),
-            "--strict-upstream-errors",
-        ],
-    )
-    .await;
-    let result = call(
-        &client,
-        "lookup_uri",
-        json!({"label": "rate-limiting enzyme"}),
-    )
-    .await;
-    assert_ne!(result.is_error, Some(true));
-    client.cancel().await.unwrap();
-    let calls = json_file(&log.join("calls.json"))["calls"].clone();
-    assert_eq!(calls[0]["soft_error"], Value::Null);
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // JSON-RPC error replies (invalid arguments) counted as a dead transport: three cut the server off.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn json_rpc_error_replies_are_answers_not_a_dead_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=1"]);
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+        for _ in 0..4 {
+            let result = call(&client, "list_graphs", json!({})).await;
+            assert_eq!(result.is_error, Some(true));
+            assert!(
+                text(&result).starts_with("The server rejected the call: Invalid params"),
+                "{}",
+                text(&result)
+            );
+        }
+        client.cancel().await.unwrap();
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["lost_upstream"], Value::Null, "{metrics}");
+    }
+
+    /// A proxy started with `--without-tool get_shema`, a name demo-kg lacks:
+    /// the client and the folder its log is in.
+    async fn proxy_withholding_a_misspelt_tool() -> (Client, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--without-tool",
+                "get_shema",
+            ],
+        )
+        .await;
+        (client, dir)
+    }
+
+    // The proxy took a misspelt --without-tool at its word.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_withheld_name_the_server_lacks_is_a_startup_error() {
+        let (client, dir) = proxy_withholding_a_misspelt_tool().await;
+        assert_eq!(tool_names(&client).await, ["submit_csv"]);
+        client.cancel().await.unwrap();
+        let metrics = json_file(&dir.path().join("log/metrics.json"));
+        assert!(
+            metrics["startup_error"]
+                .as_str()
+                .unwrap()
+                .contains("did you mean 'get_schema'"),
+            "{metrics}"
+        );
+    }
+
+    // After a startup error, a call to a server tool got "Unknown tool", not the reason.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_server_tool_called_after_a_startup_error_gets_the_reason() {
+        let (client, _dir) = proxy_withholding_a_misspelt_tool().await;
+        let result = call(&client, "list_graphs", json!({})).await;
+        assert!(text(&result).starts_with("The server under test could not be reached when this session started (--without-tool: 'get_shema' is not a tool of demo-kg (did you mean 'get_schema'?)"), "{}", text(&result));
+        client.cancel().await.unwrap();
+    }
+
+    // One runaway query hung the control for good.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_controls_queries_are_bounded_by_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--tools", "sparql-only", "--timeout", "2"]).await;
+        let started = Instant::now();
+        let result = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "federation", "query": "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"}),
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(15));
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            text(&result),
+            "the query did not finish within 2 s and was cancelled"
+        );
+        let big = call(&client, "run_sparql", json!({"graph": "federation", "query": "SELECT * WHERE { ?s ?p ?o . ?x ?y ?z } LIMIT 20000"})).await;
+        assert!(
+            text(&big).starts_with("the result has more than 10000 rows"),
+            "{}",
+            text(&big)
+        );
+        let update = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "spoke-okn", "query": "CLEAR ALL"}),
+        )
+        .await;
+        assert!(
+            text(&update).starts_with("SPARQL Update is not allowed"),
+            "{}",
+            text(&update)
+        );
+        let typed = call(
+            &client,
+            "run_sparql",
+            json!({"graph": 1, "query": "ASK {}"}),
+        )
+        .await;
+        assert_eq!(text(&typed), "the 'graph' argument must be a string, not 1");
+        client.cancel().await.unwrap();
+    }
+
+    // Data echoing a failure word ("rate-limiting enzyme") was taken for a soft error.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn data_that_mentions_failure_words_is_not_a_soft_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--strict-upstream-errors",
+            ],
+        )
+        .await;
+        let result = call(
+            &client,
+            "lookup_uri",
+            json!({"label": "rate-limiting enzyme"}),
+        )
+        .await;
+        assert_ne!(result.is_error, Some(true));
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["soft_error"], Value::Null);
+    }
 }

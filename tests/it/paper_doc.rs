@@ -332,33 +332,38 @@ fn an_unreadable_manuscript_is_exit_2_naming_it() {
     assert!(!dir.path().join("missing.html").exists());
 }
 
-/// A new user's review: with the manuscript named bare (`paper doc x.md`,
-/// as the README shows), a table file left from a longer manuscript was
-/// never removed.
-#[test]
-fn a_bare_file_name_still_removes_our_leftover_table_files() {
-    let two = "# X\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n";
-    let dir = work_dir(&[("x.md", two)]);
-    let run = || {
-        okn_in(dir.path())
-            .args(["paper", "doc", "x.md", "--tables"])
-            .output()
-            .unwrap()
-    };
-    let out = run();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(dir.path().join("x-table2.rtf").is_file());
-    std::fs::write(dir.path().join("x.md"), "# X\n\n| a |\n|---|\n| 1 |\n").unwrap();
-    let out = run();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "wrote x.html\nwrote x.rtf\nwrote x-table1.rtf\n"
-    );
-    assert!(
-        stderr(&out).contains("removed x-table2.rtf"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!dir.path().join("x-table2.rtf").exists());
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // Named bare (`paper doc x.md`), a manuscript's table files left from a longer version stayed.
+    #[test]
+    fn a_bare_file_name_still_removes_our_leftover_table_files() {
+        let two = "# X\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n";
+        let dir = work_dir(&[("x.md", two)]);
+        let run = || {
+            okn_in(dir.path())
+                .args(["paper", "doc", "x.md", "--tables"])
+                .output()
+                .unwrap()
+        };
+        let out = run();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(dir.path().join("x-table2.rtf").is_file());
+        std::fs::write(dir.path().join("x.md"), "# X\n\n| a |\n|---|\n| 1 |\n").unwrap();
+        let out = run();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            "wrote x.html\nwrote x.rtf\nwrote x-table1.rtf\n"
+        );
+        assert!(
+            stderr(&out).contains("removed x-table2.rtf"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!dir.path().join("x-table2.rtf").exists());
+    }
 }
