@@ -17,6 +17,7 @@ mod corpus;
 mod demo_roots;
 mod http_endpoint;
 mod mcp_proxy;
+mod outputs;
 mod paper_doc;
 mod probe;
 mod real_documents;
