@@ -97,9 +97,9 @@ pub fn folder(group: &Group) -> Option<PathBuf> {
     }
     if required() {
         panic!(
-            "{} are required ({REQUIRE_VAR} is set) but {} is missing: put the shared folder at ../shared or set {DIR_VAR}",
+            "{} is missing, and {REQUIRE_VAR} is set: the tests over {} must run; put the shared folder at ../shared or set {DIR_VAR}",
+            path.display(),
             group.name,
-            path.display()
         );
     }
     announce_skips();
