@@ -277,7 +277,7 @@ fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
     );
     assert!(text.contains("orphaned  docs/OLD.html"), "{text}");
     let out = build(d);
-    assert!(out.contains("2 orphaned removed"), "{out}");
+    assert!(out.ends_with(", 2 orphaned removed\n"), "{out}");
     assert!(!d.join("docs/OLD.html").exists());
     assert!(!d.join("site/roots/runs-demo/q/gone.html").exists());
     assert_eq!(
@@ -296,7 +296,7 @@ fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
     assert_eq!(code, 0, "{text}");
     // ... and build leaves it as it is.
     let out = build(d);
-    assert!(out.contains(" 0 written"), "{out}");
+    assert!(out.starts_with("build: 0 written, "), "{out}");
     assert_eq!(std::fs::read_to_string(&page).unwrap(), crlf);
 }
 
@@ -551,7 +551,7 @@ fn hand_put_files_in_generated_folders_are_kept() {
         "{text}"
     );
     let out = build(d);
-    assert!(out.contains("1 orphaned removed"), "{out}");
+    assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
     assert!(!figures.join("pass-k.svg").exists());
     assert!(figures.join("sketch.svg").is_file() && figures.join("notes.txt").is_file());
     assert_eq!(check(d).0, 0);
@@ -718,7 +718,7 @@ fn hand_written_outputs_and_copies_of_generated_files_are_never_lost() {
     std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
     let out = build(d);
     assert!(out.contains("removed   docs/OLD.html"), "{out}");
-    assert!(out.contains("1 orphaned removed"), "{out}");
+    assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
     assert!(d.join("archive/SUMMARY-2026-11-01.html").is_file());
     assert!(d.join("results-demo/figures/heatmap-v1.svg").is_file());
     assert_eq!(check(d).0, 0);
@@ -881,7 +881,7 @@ mod regression {
             out.contains("removed   site/roots/runs-demo/.okn-tmp-AbC123"),
             "{out}"
         );
-        assert!(out.ends_with(" 1 orphaned removed\n"), "{out}");
+        assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
         assert!(!leftover.exists());
     }
 
@@ -927,7 +927,7 @@ mod regression {
         freeze(d);
         std::fs::remove_file(d.join("runs-demo/README.md")).unwrap();
         let out = build(d);
-        assert!(out.ends_with(" 0 orphaned removed\n"), "{out}");
+        assert!(out.ends_with(", 0 orphaned removed\n"), "{out}");
         assert!(d.join("runs-demo/README.html").is_file());
         assert_eq!(check(d).0, 0);
     }
@@ -946,7 +946,7 @@ mod regression {
         )
         .unwrap();
         let out = build(d);
-        assert!(out.contains("1 orphaned removed"), "{out}");
+        assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
         assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
         assert!(d.join("site/roots/runs-demo/a").is_dir());
     }
@@ -1015,14 +1015,14 @@ mod regression {
         let page = std::fs::read(project.join("notes/page.html")).unwrap();
         let (code, out, err) = build_args(dir.path(), &["--root", "project"]);
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains(" 0 written"), "{out}");
+        assert!(out.starts_with("build: 0 written, "), "{out}");
         assert_eq!(
             std::fs::read(project.join("notes/page.html")).unwrap(),
             page
         );
         let (code, out, err) = build_args(&project.join("notes"), &["--root", "."]);
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains(" 0 written"), "{out}");
+        assert!(out.starts_with("build: 0 written, "), "{out}");
         // A folder with no runs root and no study gets no site/.
         assert!(!project.join("site").exists() && !project.join("notes/site").exists());
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::{
-    KillOnDrop, free_port, okn_in, stderr, stdout, tool, wait_for_port, work_dir,
+    KillOnDrop, Test, free_port, okn_in, stderr, stdout, tool, wait_for_port, work_dir,
 };
 
 const DATA: &str = r#"<http://ex.org/place/1> <http://www.w3.org/2000/01/rdf-schema#label> "Alpha" <https://purl.org/okn/frink/kg/places> .
@@ -202,24 +202,14 @@ fn malformed_sparql_at_the_server_names_the_file_and_leaves_nothing_behind() {
 fn unreachable_endpoint_is_a_clear_error() {
     let dir = corpus_dir();
     let port = free_port();
-    let out = okn_in(dir.path())
-        .args([
-            "reference",
-            "--corpus",
-            "corpus",
-            "--limit",
-            "1",
-            "--endpoint",
-        ])
+    Test::new()
+        .current_dir(dir.path())
+        .args(["reference", "--corpus", "corpus", "--limit", "1"])
+        .arg("--endpoint")
         .arg(format!("http://127.0.0.1:{port}/query"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stdout(&out).contains("cannot reach http://127.0.0.1:"),
-        "{}",
-        stdout(&out)
-    );
+        .stdout_contains(format!("cannot reach http://127.0.0.1:{port}/query"))
+        .status(2)
+        .run();
 }
 
 /// Reads one whole HTTP request (headers, then Content-Length bytes of
@@ -307,24 +297,13 @@ fn a_redirect_is_reported_with_where_it_points() {
     let url = fake_server_raw(
         "HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/sparql\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     );
-    let out = okn_in(dir.path())
-        .args([
-            "reference",
-            "--corpus",
-            "corpus",
-            "--limit",
-            "1",
-            "--endpoint",
-            &url,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stdout(&out).contains(&format!("HTTP 302 from {url}: it redirects to https://elsewhere.example/sparql; use that URL as the endpoint")),
-        "{}",
-        stdout(&out)
-    );
+    Test::new()
+        .current_dir(dir.path())
+        .args(["reference", "--corpus", "corpus", "--limit", "1"])
+        .args(["--endpoint", &url])
+        .stdout_contains(format!("HTTP 302 from {url}: it redirects to https://elsewhere.example/sparql; use that URL as the endpoint"))
+        .status(2)
+        .run();
 }
 
 #[test]
@@ -337,28 +316,22 @@ fn unusable_urls_and_a_zero_timeout_fail_before_any_record() {
             "port '99999' is not a number from 0 to 65535",
         ),
     ] {
-        let out = okn_in(dir.path())
+        Test::new()
+            .current_dir(dir.path())
             .args(["reference", "--corpus", "corpus", "--endpoint", url])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).contains(want), "{url}: {}", stderr(&out));
-        assert!(stdout(&out).is_empty(), "{url}: {}", stdout(&out));
+            .stdout("")
+            .stderr_contains(want)
+            .status(2)
+            .run();
     }
-    let out = okn_in(dir.path())
-        .args([
-            "reference",
-            "--corpus",
-            "corpus",
-            "--timeout",
-            "0",
-            "--endpoint",
-            "data.nq",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--timeout"), "{}", stderr(&out));
+    Test::new()
+        .current_dir(dir.path())
+        .args(["reference", "--corpus", "corpus", "--timeout", "0"])
+        .args(["--endpoint", "data.nq"])
+        .stdout("")
+        .stderr_contains("--timeout")
+        .status(2)
+        .run();
 }
 
 /// Not a real server: answers every request with the raw bytes `response`.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{okn_in, stderr, stdout, work_dir};
+use crate::support::{Test, okn_in, stderr, stdout, work_dir};
 
 /// A manuscript with everything the RTF writer must carry.
 const MANUSCRIPT: &str = r#"# Agents over knowledge graphs
@@ -321,13 +321,13 @@ fn an_unreadable_manuscript_is_exit_2_naming_it() {
         ),
         ("bad.md", "bad.md:3: not valid UTF-8"),
     ] {
-        let out = okn_in(dir.path())
+        Test::new()
+            .current_dir(dir.path())
             .args(["paper", "doc", file])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).contains(message), "{}", stderr(&out));
-        assert_eq!(stdout(&out), "");
+            .stdout("")
+            .stderr_contains(message)
+            .status(2)
+            .run();
     }
     assert!(!dir.path().join("missing.html").exists());
 }

@@ -1037,7 +1037,10 @@ mod regression {
             !text.contains("attempt-01"),
             "attempt-01 is not an attempt folder: {text}"
         );
-        assert!(text.contains("1 attempt re-scored"), "{text}");
+        assert!(
+            text.ends_with("\n1 attempt re-scored, 0 scores moved\n"),
+            "{text}"
+        );
         assert_eq!(
             json(&dir.join("result.json"))["attempts"]
                 .as_array()
