@@ -6,6 +6,17 @@
 //!
 //! `cargo test --test it MODULE` runs one area, e.g. `cargo test --test it
 //! build::`.
+//!
+//! Conventions:
+//! - A command-line test is written with [`support::Test`]: the arguments,
+//!   the files to write first, and what stdout, stderr and the exit status
+//!   must be; a mismatch fails with a diff.
+//! - A test that guards one fixed defect goes in its area's `regression`
+//!   module, named after what it guards, with a one-line comment saying
+//!   what broke. One defect, one test.
+//! - Outputs whose every byte matters are snapshot-tested in [`outputs`].
+//! - Data the repository does not hold is reached through
+//!   [`support::shared`], the one place a test may be skipped.
 
 mod support;
 
