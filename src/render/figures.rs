@@ -1731,42 +1731,4 @@ mod tests {
         assert_eq!(seconds(0.0042), "0.004 s");
         assert_eq!(seconds(12.34), "12.3 s");
     }
-
-    /// Not a check: writes every figure of every demo root to the temp
-    /// folder for a look (`cargo test --lib figures -- --ignored`).
-    #[test]
-    #[ignore]
-    fn write_figures_for_eyes() {
-        let dir = std::env::temp_dir().join("okn-figures");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut odd = blocked_first();
-        odd.conditions[0].label = "a <b> & \"c\"".to_string();
-        let mut studies: Vec<(String, StudyData)> = demos()
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| (format!("demo{i}"), s))
-            .collect();
-        studies.push(("odd".to_string(), odd));
-        let base = demo();
-        let mut many = StudyData::default();
-        for i in 0..7 {
-            let mut c: StudyCondition = base.conditions[i % base.conditions.len()].clone();
-            c.label = format!("{} {}", c.label, "long-label-part".repeat(i % 3));
-            for r in c.results.values_mut() {
-                for a in &mut r.attempts {
-                    a.tools_called
-                        .push(format!("mcp__server__a_rather_long_tool_name_{}", i % 2));
-                }
-            }
-            many.conditions.push(c);
-        }
-        studies.push(("many".to_string(), many));
-        studies.push(("empty".to_string(), StudyData::default()));
-        for (name, study) in &studies {
-            for kind in FigureKind::ALL {
-                let svg = render(kind, study).unwrap();
-                std::fs::write(dir.join(format!("{name}-{}.svg", kind.name())), svg).unwrap();
-            }
-        }
-    }
 }

@@ -1,0 +1,1029 @@
+//! `okn-benchmark build` and `build --check` through the real command line,
+//! over a copy of a recorded demo runs root, a study over it, prose, and
+//! the repository's templates and stylesheet. `--check` must never report
+//! fresh when a byte of any input that affects an output changed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::support::fixture::{CONDITION, QUESTION, STUDY_TOML, SUMMARY, fixture};
+use crate::support::{okn_in, stdout};
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_path_buf(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// What the first `build` of a fresh fixture prints: every page, figure and
+/// filled region written; the runs root's README and CSVs, copied current,
+/// unchanged.
+const FIRST_BUILD: &str = "build: 135 written, 13 unchanged, 0 orphaned removed\n";
+
+/// What a `build` of the fixture with nothing changed prints.
+const NOTHING_TO_DO: &str = "build: 0 written, 148 unchanged, 0 orphaned removed\n";
+
+/// `build` in `dir`, which must succeed; its stdout.
+#[track_caller]
+fn build(dir: &Path) -> String {
+    let out = okn_in(dir).arg("build").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
+
+/// A page as `build` writes one under `name` (the site's index with its
+/// generator mark naming `name`): what a page no output makes any more
+/// looks like.
+fn generated_page_named(d: &Path, name: &str) -> String {
+    let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    let own = "<meta name=\"okn-file\" content=\"index.html\">";
+    assert!(index.contains(own), "the index does not name itself");
+    index.replace(own, &format!("<meta name=\"okn-file\" content=\"{name}\">"))
+}
+
+fn check(dir: &Path) -> (i32, String) {
+    let out = okn_in(dir).args(["build", "--check"]).output().unwrap();
+    (out.status.code().unwrap(), stdout(&out))
+}
+
+#[test]
+fn a_second_build_changes_nothing_and_check_is_clean() {
+    let dir = fixture();
+    let d = dir.path();
+    assert_eq!(build(d), FIRST_BUILD);
+    let after_first = snapshot(d);
+    // What a build makes: the root's README, pages beside every Markdown
+    // file, the study's figures and filled prose, and the site.
+    for path in [
+        "runs-demo/README.md",
+        "runs-demo/README.html",
+        "README.html",
+        "results-demo/SUMMARY.html",
+        "results-demo/QUESTIONS.html",
+        "results-demo/figures/heatmap.svg",
+        "results-demo/figures/pass-k.svg",
+        "site/index.html",
+        "site/roots/runs-demo/index.html",
+    ] {
+        assert!(after_first.contains_key(Path::new(path)), "{path} missing");
+    }
+    let question_page = format!("site/roots/runs-demo/q/{QUESTION}.html");
+    let attempt_page = format!("site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html");
+    assert!(after_first.contains_key(Path::new(&question_page)));
+    assert!(after_first.contains_key(Path::new(&attempt_page)));
+    assert_eq!(build(d), NOTHING_TO_DO);
+    assert_eq!(snapshot(d), after_first, "a second build changed bytes");
+    let (code, text) = check(d);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("are current"), "{text}");
+    // The filled region holds the recorded rate.
+    let condition: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(d.join(format!("runs-demo/conditions/{CONDITION}.json"))).unwrap(),
+    )
+    .unwrap();
+    let rate = condition["aggregate"]["exact_rate"].as_f64().unwrap();
+    let summary =
+        String::from_utf8(after_first[Path::new("results-demo/SUMMARY.md")].clone()).unwrap();
+    assert!(
+        summary.contains(&format!(
+            "metric=exact-rate -->{rate:.2}<!-- /okn:number -->"
+        )),
+        "{summary}"
+    );
+    // The page beside the README inlines the SVG and links the study page.
+    let readme = String::from_utf8(after_first[Path::new("README.html")].clone()).unwrap();
+    assert!(
+        readme.contains("href=\"results-demo/SUMMARY.html\""),
+        "{readme}"
+    );
+    assert!(!readme.contains("src=\"docs/dot.svg\""), "{readme}");
+    let summary_page =
+        String::from_utf8(after_first[Path::new("results-demo/SUMMARY.html")].clone()).unwrap();
+    assert!(summary_page.contains("<svg"), "figure not inlined");
+    assert!(summary_page.contains("href=\"QUESTIONS.html\""));
+    // One role and one label on each inlined figure (twice is invalid HTML).
+    for tag in summary_page.split("<svg").skip(1) {
+        let tag = &tag[..tag.find('>').unwrap()];
+        assert_eq!(tag.matches("role=").count(), 1, "<svg{tag}>");
+        assert_eq!(tag.matches("aria-label=").count(), 1, "<svg{tag}>");
+    }
+    // The site's index shows the study with every one of its figures.
+    let index = String::from_utf8(after_first[Path::new("site/index.html")].clone()).unwrap();
+    assert!(index.contains("<h3 id=\"demo\">Demo study</h3>"), "{index}");
+    assert_eq!(
+        index.matches("<span class=\"figure\"><svg").count(),
+        6,
+        "{index}"
+    );
+    assert!(index.contains("<title>Exact rate per question and condition</title>"));
+}
+
+/// Changes a file and returns its old bytes.
+type Mutation = Box<dyn Fn(&Path) -> Vec<u8>>;
+
+/// Appends `extra` to a file and returns its old bytes.
+fn append(path: &Path, extra: &str) -> Vec<u8> {
+    let old = std::fs::read(path).unwrap();
+    let mut new = old.clone();
+    new.extend_from_slice(extra.as_bytes());
+    std::fs::write(path, new).unwrap();
+    old
+}
+
+#[test]
+fn check_fails_when_any_kind_of_input_changes() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    assert_eq!(check(d).0, 0);
+    let attempt = format!("runs-demo/{QUESTION}_results/{CONDITION}/attempt-1");
+    let result = format!("runs-demo/{QUESTION}_results/{CONDITION}/result.json");
+    let attempt_page = format!("site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html");
+    // (input, how it changes, an output that must be reported stale)
+    let mutations: Vec<(String, Mutation, String)> = vec![
+        (
+            "README.md".into(),
+            Box::new(|p| append(p, "\nOne more sentence.\n")),
+            "README.html".into(),
+        ),
+        (
+            format!("{attempt}/answer.csv"),
+            Box::new(|p| append(p, "https://example.org/extra,XYZ\n")),
+            attempt_page.clone(),
+        ),
+        (
+            format!("{attempt}/calls.json"),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replacen("\"query\"", "\"query \"", 1)).unwrap();
+                old
+            }),
+            attempt_page.clone(),
+        ),
+        (
+            result.clone(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let mut v: serde_json::Value = serde_json::from_slice(&old).unwrap();
+                v["summary"]["mean_wall_s"] = serde_json::json!(99.5);
+                v["attempts"][0]["wall_s"] = serde_json::json!(99.5);
+                std::fs::write(p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+                old
+            }),
+            "runs-demo/README.md".into(),
+        ),
+        (
+            "templates/site/attempt.html".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("Raw files", "Raw files.")).unwrap();
+                old
+            }),
+            attempt_page.clone(),
+        ),
+        (
+            "templates/page.html".into(),
+            Box::new(|p| append(p, "<!-- a template change -->\n")),
+            "README.html".into(),
+        ),
+        (
+            "static/style.css".into(),
+            Box::new(|p| append(p, "\nbody { letter-spacing: 0; }\n")),
+            "results-demo/QUESTIONS.html".into(),
+        ),
+        (
+            "static/sort.js".into(),
+            Box::new(|p| append(p, "\n// a script change\n")),
+            "site/index.html".into(),
+        ),
+        (
+            "results-demo/study.toml".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("label = \"KG named\"", "label = \"Named\""))
+                    .unwrap();
+                old
+            }),
+            "results-demo/SUMMARY.md".into(),
+        ),
+        (
+            "docs/dot.svg".into(),
+            Box::new(|p| {
+                let old = std::fs::read(p).unwrap();
+                let text = String::from_utf8(old.clone()).unwrap();
+                std::fs::write(p, text.replace("height=\"4\"/>", "height=\"3\"/>")).unwrap();
+                old
+            }),
+            "README.html".into(),
+        ),
+    ];
+    for (input, mutate, expected) in &mutations {
+        let path = d.join(input);
+        let old = mutate(&path);
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "a change to {input} went unnoticed:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("stale") && l.ends_with(expected.as_str())),
+            "a change to {input} did not make {expected} stale:\n{text}"
+        );
+        assert!(text.contains("run 'okn-benchmark build'"), "{text}");
+        std::fs::write(&path, old).unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 0, "after restoring {input}:\n{text}");
+    }
+}
+
+#[test]
+fn orphans_are_reported_then_removed_and_crlf_is_not_stale() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    // A generated page whose Markdown is gone, and a stray file in the site.
+    std::fs::write(d.join("docs/OLD.md"), "# Old\n").unwrap();
+    build(d);
+    std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
+    // (A generated page of that name, as a question no longer recorded
+    // leaves behind: it carries the generator mark naming it.)
+    std::fs::write(
+        d.join("site/roots/runs-demo/q/gone.html"),
+        generated_page_named(d, "gone.html"),
+    )
+    .unwrap();
+    // A file a person put in site/ (GitHub Pages' CNAME) carries no mark.
+    std::fs::write(d.join("site/CNAME"), "bench.example.org\n").unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  site/roots/runs-demo/q/gone.html"),
+        "{text}"
+    );
+    assert!(text.contains("orphaned  docs/OLD.html"), "{text}");
+    let out = build(d);
+    assert!(out.ends_with(", 2 orphaned removed\n"), "{out}");
+    assert!(!d.join("docs/OLD.html").exists());
+    assert!(!d.join("site/roots/runs-demo/q/gone.html").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("site/CNAME")).unwrap(),
+        "bench.example.org\n"
+    );
+    // A hand-written HTML file is never touched.
+    std::fs::write(d.join("docs/hand.html"), "<p>mine</p>").unwrap();
+    assert_eq!(check(d).0, 0);
+    // A checkout with CRLF line ends is not stale.
+    let page = d.join("README.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let crlf = text.replace('\n', "\r\n");
+    std::fs::write(&page, &crlf).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 0, "{text}");
+    // ... and build leaves it as it is.
+    let out = build(d);
+    assert!(out.starts_with("build: 0 written, "), "{out}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), crlf);
+}
+
+#[test]
+fn recorded_text_is_escaped_on_every_page() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = d.join(format!(
+        "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1"
+    ));
+    std::fs::write(
+        attempt.join("answer.csv"),
+        "assay,geneSymbol\n\"<script>document.title='pwned'</script>\",\"\"\"><img src=x onerror=alert(1)>\"\n",
+    )
+    .unwrap();
+    append(
+        &attempt.join("prompt.txt"),
+        "\n<script>document.title='pwned'</script>\n",
+    );
+    build(d);
+    let page = std::fs::read_to_string(d.join(format!(
+        "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"
+    )))
+    .unwrap();
+    assert!(!page.contains("<script>document"), "unescaped script");
+    assert!(
+        !page.contains("<img src=x"),
+        "unescaped attribute break-out"
+    );
+    assert!(
+        page.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;&#x2F;script&gt;")
+            || page.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"),
+        "escaped answer missing"
+    );
+    // One script on the page: the page's own, allowed by hash.
+    assert_eq!(page.matches("<script>").count(), 1);
+    assert!(page.contains("script-src &#39;sha256-") || page.contains("script-src 'sha256-"));
+}
+
+#[test]
+fn a_bad_region_or_study_is_an_error_naming_file_and_line() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(
+        d.join("results-demo/SUMMARY.md"),
+        "# S\n\nText.\n<!-- okn:pie -->\n<!-- /okn:pie -->\n",
+    )
+    .unwrap();
+    let out = okn_in(d).arg("build").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("results-demo/SUMMARY.md:4: unknown region kind 'pie'"),
+        "{err}"
+    );
+    std::fs::write(d.join("results-demo/SUMMARY.md"), SUMMARY).unwrap();
+    std::fs::write(
+        d.join("results-demo/study.toml"),
+        STUDY_TOML.replace(
+            "baseline = \"named\"",
+            "baseline = \"named\"\ncolor = \"red\"",
+        ),
+    )
+    .unwrap();
+    let out = okn_in(d).args(["build", "--check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("results-demo/study.toml:5: unknown field `color`"),
+        "{err}"
+    );
+    // Nothing was written by the failed build.
+    assert!(!d.join("site").exists());
+}
+
+#[test]
+fn a_frozen_root_is_read_for_the_site_but_never_written() {
+    let dir = fixture();
+    let d = dir.path();
+    okn_in(d)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+    let before = snapshot(&d.join("runs-demo"));
+    build(d);
+    assert_eq!(
+        snapshot(&d.join("runs-demo")),
+        before,
+        "a frozen root was written"
+    );
+    let index = std::fs::read_to_string(d.join("site/roots/runs-demo/index.html")).unwrap();
+    assert!(index.contains("This runs root is frozen."), "{index}");
+    // Frozen with no page beside its README, the root links the README
+    // itself (a link to a page build will never write would be dead).
+    assert!(!d.join("runs-demo/README.html").exists());
+    assert!(
+        index.contains("href=\"../../../runs-demo/README.md\""),
+        "{index}"
+    );
+    assert!(!index.contains("runs-demo/README.html"), "{index}");
+    assert_eq!(check(d).0, 0);
+}
+
+#[test]
+fn paper_tables_print_the_recorded_numbers() {
+    let dir = fixture();
+    let d = dir.path();
+    let out = okn_in(d)
+        .args(["paper", "tables", "--study", "results-demo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("## Demo study\n"), "{text}");
+    for n in 1..=3 {
+        assert!(text.contains(&format!("\nTable {n}. ")), "{text}");
+    }
+    for (label, condition) in [
+        ("KG named", "demo-kg-all-tools__kg-named"),
+        ("KG not named", "demo-kg-all-tools__kg-not-named"),
+    ] {
+        let c: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.join(format!("runs-demo/conditions/{condition}.json"))).unwrap(),
+        )
+        .unwrap();
+        let a = &c["aggregate"];
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} | scripted")))
+            .unwrap_or_else(|| panic!("no row for {label}:\n{text}"));
+        let cells: Vec<&str> = row.split(" | ").collect();
+        // A scripted agent has no model, so there is no model column.
+        assert!(!text.contains("| model |"), "{text}");
+        assert_eq!(cells[2], a["measured_questions"].to_string(), "{row}");
+        assert_eq!(cells[3], a["attempts"].to_string(), "{row}");
+        assert_eq!(
+            cells[4],
+            format!("{:.2}", a["exact_rate"].as_f64().unwrap()),
+            "{row}"
+        );
+        assert_eq!(
+            cells[8],
+            format!("{:.2}", a["mean_f1"].as_f64().unwrap()),
+            "{row}"
+        );
+    }
+    // One delta row: the other condition against the baseline.
+    assert!(text.contains("| KG not named | KG named | 12 | "), "{text}");
+    let missing = okn_in(d)
+        .args(["paper", "tables", "--study", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere/study.toml"));
+}
+
+/// `freeze --reason published runs-demo` in `dir`, which must succeed.
+fn freeze(dir: &Path) {
+    okn_in(dir)
+        .args(["freeze", "--reason", "published", "runs-demo"])
+        .assert()
+        .success();
+}
+
+/// `build` run as `okn-benchmark build ARGS` in `dir`: (exit code, stdout,
+/// stderr).
+fn build_args(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = okn_in(dir).arg("build").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A recorded file that does not parse stops the build (exit 2, the file
+/// named) and nothing is written: a page that silently left an episode
+/// out would misstate the study.
+#[test]
+fn an_unreadable_recorded_file_is_an_error_and_nothing_is_written() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let condition_dir = format!("runs-demo/{QUESTION}_results/{CONDITION}");
+    let conditions = std::fs::read_dir(d.join("runs-demo/conditions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    for (file, named) in [
+        (
+            d.join(&condition_dir).join("result.json"),
+            format!("{condition_dir}/result.json"),
+        ),
+        (
+            d.join(&condition_dir).join("attempt-1/calls.json"),
+            format!("{condition_dir}/attempt-1/calls.json"),
+        ),
+        (
+            conditions.clone(),
+            format!(
+                "conditions/{}",
+                conditions.file_name().unwrap().to_string_lossy()
+            ),
+        ),
+    ] {
+        let old = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &old[..old.len() / 2]).unwrap();
+        let before = snapshot(d);
+        let (code, out, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "a truncated {named} was built:\n{out}{err}");
+        assert!(err.contains(&named), "{named} not named:\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(snapshot(d), before, "a failed build wrote files");
+        let (code, _, err) = build_args(d, &["--check"]);
+        assert_eq!(code, 2, "{err}");
+        std::fs::write(&file, old).unwrap();
+        assert_eq!(check(d).0, 0);
+    }
+}
+
+/// Files a person put in `figures/` or `site/` carry no generator mark and
+/// are never removed; a figure the study no longer names is.
+#[test]
+fn hand_put_files_in_generated_folders_are_kept() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let figures = d.join("results-demo/figures");
+    std::fs::write(
+        figures.join("sketch.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    )
+    .unwrap();
+    std::fs::write(figures.join("notes.txt"), "drawn by hand\n").unwrap();
+    // A figure the study no longer names.
+    let toml = d.join("results-demo/study.toml");
+    std::fs::write(&toml, STUDY_TOML.replace(", \"pass-k\"", "")).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("orphaned  results-demo/figures/pass-k.svg"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sketch.svg") && !text.contains("notes.txt"),
+        "{text}"
+    );
+    let out = build(d);
+    assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
+    assert!(!figures.join("pass-k.svg").exists());
+    assert!(figures.join("sketch.svg").is_file() && figures.join("notes.txt").is_file());
+    assert_eq!(check(d).0, 0);
+}
+
+/// A runs root's README.md that `report` did not write is never replaced
+/// (exit 2, the file named); a folder whose `conditions/` holds no
+/// condition file is not a runs root, so its README is plain prose.
+#[test]
+fn a_hand_written_runs_root_readme_is_never_replaced() {
+    let dir = fixture();
+    let d = dir.path();
+    let readme = d.join("runs-demo/README.md");
+    // One that merely quotes the generated line is still a person's.
+    let mine = "# My notes on these runs\n\nThe README says \"Generated by `okn-benchmark report`\", but not this one.\n";
+    std::fs::write(&readme, mine).unwrap();
+    let (code, out, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), mine);
+    std::fs::write(&readme, "# My notes on these runs\n").unwrap();
+    let (code, out, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("runs-demo/README.md") && err.contains("not generated"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&readme).unwrap(),
+        "# My notes on these runs\n"
+    );
+
+    // Not a runs root: conditions/ without a condition file.
+    std::fs::create_dir_all(d.join("notes/conditions")).unwrap();
+    std::fs::write(d.join("notes/conditions/list.txt"), "dry, humid\n").unwrap();
+    std::fs::write(d.join("notes/README.md"), "# Weather notes\n").unwrap();
+    std::fs::remove_file(&readme).unwrap();
+    build(d);
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes/README.md")).unwrap(),
+        "# Weather notes\n"
+    );
+    assert!(
+        std::fs::read_to_string(d.join("notes/README.html"))
+            .unwrap()
+            .contains("Weather notes")
+    );
+}
+
+/// Run inside a project's subfolder, `build` builds that subfolder from the
+/// project folder (no second `site/`); `--root` must name a folder.
+#[test]
+fn a_build_in_a_subfolder_builds_it_from_the_project_folder() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::create_dir(d.join(".git")).unwrap();
+    let (code, out, err) = build_args(&d.join("results-demo"), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("from the project folder"), "{err}");
+    assert!(d.join("results-demo/SUMMARY.html").is_file());
+    assert!(d.join("results-demo/figures/heatmap.svg").is_file());
+    assert!(
+        !d.join("results-demo/site").exists(),
+        "a second site/ was made"
+    );
+    assert!(!d.join("site").exists(), "a subfolder build made the site");
+    assert!(
+        !d.join("README.html").exists(),
+        "a subfolder build went outside it"
+    );
+
+    let (code, _, err) = build_args(d, &["--root", "nowhere"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--root nowhere: no such folder"), "{err}");
+}
+
+/// `paper doc` on a study's prose makes the very page `build` makes (the
+/// region markers stripped the same way), so neither undoes the other;
+/// regions outside a study are named in a warning, not silently left.
+#[test]
+fn paper_doc_and_build_make_the_same_page_and_stray_regions_are_named() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let page = d.join("results-demo/SUMMARY.html");
+    let built = std::fs::read(&page).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&built).contains("okn:"),
+        "a marker reached the page"
+    );
+    let out = okn_in(d)
+        .args(["paper", "doc", "results-demo/SUMMARY.md"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&page).unwrap(),
+        built,
+        "paper doc made another page"
+    );
+    let rtf = std::fs::read_to_string(d.join("results-demo/SUMMARY.rtf")).unwrap();
+    assert!(!rtf.contains("okn:"), "a marker reached the RTF");
+
+    std::fs::write(
+        d.join("docs/stray.md"),
+        "# Stray\n\n<!-- okn:rates -->\n<!-- /okn:rates -->\n",
+    )
+    .unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("stray.md: generated regions are filled only in a study's Markdown"),
+        "{err}"
+    );
+}
+
+/// A file a person wrote where `build` would write (an `X.html` beside
+/// `X.md`, a figure's name in `figures/`) is never replaced: exit 2, the
+/// file named, its bytes kept. Marked copies under other names (an
+/// archived page, a figure kept as `f1-v1.svg`) are a person's and stay;
+/// every file `build` does remove is named.
+#[test]
+fn hand_written_outputs_and_copies_of_generated_files_are_never_lost() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    std::fs::write(d.join("docs/notes.md"), "# Notes\n").unwrap();
+    std::fs::write(d.join("docs/notes.html"), "<p>my own page</p>\n").unwrap();
+    let (code, out, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("docs/notes.html") && err.contains("was not written by okn-benchmark build"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("docs/notes.html")).unwrap(),
+        "<p>my own page</p>\n"
+    );
+    std::fs::remove_file(d.join("docs/notes.html")).unwrap();
+
+    let heatmap = d.join("results-demo/figures/heatmap.svg");
+    let drawn = "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n";
+    let generated = std::fs::read(&heatmap).unwrap();
+    std::fs::write(&heatmap, drawn).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("figures/heatmap.svg"), "{err}");
+    assert_eq!(std::fs::read_to_string(&heatmap).unwrap(), drawn);
+    std::fs::write(&heatmap, &generated).unwrap();
+
+    // Copies under other names stay; a real orphan goes, and is named.
+    std::fs::create_dir(d.join("archive")).unwrap();
+    std::fs::copy(
+        d.join("results-demo/SUMMARY.html"),
+        d.join("archive/SUMMARY-2026-11-01.html"),
+    )
+    .unwrap();
+    std::fs::copy(&heatmap, d.join("results-demo/figures/heatmap-v1.svg")).unwrap();
+    std::fs::write(d.join("docs/OLD.md"), "# Old\n").unwrap();
+    build(d);
+    std::fs::remove_file(d.join("docs/OLD.md")).unwrap();
+    let out = build(d);
+    assert!(out.contains("removed   docs/OLD.html"), "{out}");
+    assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
+    assert!(d.join("archive/SUMMARY-2026-11-01.html").is_file());
+    assert!(d.join("results-demo/figures/heatmap-v1.svg").is_file());
+    assert_eq!(check(d).0, 0);
+}
+
+/// What result.json records must be there and make sense: a missing
+/// answer, a repeated attempt, a fraction above 1, a result copied from
+/// another question's folder each stop the build with the file named.
+#[test]
+fn recorded_results_are_checked() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let condition_dir = d.join(format!("runs-demo/{QUESTION}_results/{CONDITION}"));
+    let result_path = condition_dir.join("result.json");
+    let result = std::fs::read_to_string(&result_path).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&result).unwrap();
+    let submitted = value["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["submitted"] == true)
+        .unwrap()["attempt"]
+        .as_u64()
+        .unwrap();
+    let mut bad: Vec<(String, &str)> = Vec::new();
+    let mut twice = value.clone();
+    let first = twice["attempts"][0].clone();
+    twice["attempts"].as_array_mut().unwrap().push(first);
+    bad.push((twice.to_string(), "is recorded twice"));
+    let mut f1 = value.clone();
+    f1["attempts"][0]["f1"] = serde_json::json!(5.0);
+    bad.push((f1.to_string(), "not a fraction between 0 and 1"));
+    let mut moved = value.clone();
+    moved["question"] = serde_json::json!("another-question");
+    bad.push((moved.to_string(), "was it copied from another folder?"));
+    for (text, says) in bad {
+        std::fs::write(&result_path, text).unwrap();
+        let (code, out, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{says}: {out}{err}");
+        assert!(err.contains("result.json") && err.contains(says), "{err}");
+    }
+    std::fs::write(&result_path, &result).unwrap();
+    let answer = condition_dir.join(format!("attempt-{submitted}/answer.csv"));
+    let kept = std::fs::read(&answer).unwrap();
+    std::fs::remove_file(&answer).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("attempt-{submitted}/answer.csv: missing")),
+        "{err}"
+    );
+    std::fs::write(&answer, kept).unwrap();
+    assert_eq!(check(d).0, 0);
+}
+
+/// A byte-order mark opening a Markdown file is not text of its first line.
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_heading() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(d.join("docs/bom.md"), "\u{feff}# Heading\n\ntext\n").unwrap();
+    build(d);
+    let page = std::fs::read_to_string(d.join("docs/bom.html")).unwrap();
+    assert!(page.contains("<title>Heading</title>"), "{page}");
+    assert!(page.contains("<h1 id=\"heading\">Heading"), "{page}");
+}
+
+/// `--root` naming a file is refused, named as such.
+#[test]
+fn a_root_that_is_a_file_is_refused() {
+    let dir = fixture();
+    let (code, _, err) = build_args(dir.path(), &["--root", "README.md"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--root README.md: a file, not a folder"),
+        "{err}"
+    );
+}
+
+/// A link to a folder is not followed, and `build` says so.
+#[test]
+fn a_link_to_a_folder_is_not_followed_and_said() {
+    let dir = fixture();
+    let d = dir.path();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("x.md"), "# X\n").unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), d.join("linked")).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("linked: a link to a folder, not followed"),
+        "{err}"
+    );
+    assert!(
+        !elsewhere.path().join("x.html").exists(),
+        "a build wrote through a link"
+    );
+}
+
+/// `report` on a frozen root writes nothing, and says so.
+#[test]
+fn report_on_a_frozen_root_says_it_leaves_it_as_it_was() {
+    let dir = fixture();
+    let d = dir.path();
+    freeze(d);
+    let before = snapshot(&d.join("runs-demo"));
+    let out = okn_in(d).args(["report", "runs-demo"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("runs-demo is frozen: README.md and the summary CSVs are left as they were"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&d.join("runs-demo")), before);
+}
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // A label in CJK and emoji panicked while the figures were inlined.
+    #[test]
+    fn a_cjk_and_emoji_label_is_inlined_without_a_panic() {
+        let dir = fixture();
+        let d = dir.path();
+        let cjk = STUDY_TOML.replacen("label = \"", "label = \"中文 😀 ", 1);
+        assert_ne!(cjk, STUDY_TOML, "the fixture has no label to change");
+        std::fs::write(d.join("results-demo/study.toml"), &cjk).unwrap();
+        assert_eq!(build(d), FIRST_BUILD);
+        let index = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+        assert!(index.contains("中文 😀 KG named"), "label lost");
+    }
+
+    // A killed build's temporary file stayed in the site for good.
+    #[test]
+    fn a_killed_builds_temporary_file_is_orphaned_then_removed() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let leftover = d.join("site/roots/runs-demo/.okn-tmp-AbC123");
+        std::fs::write(&leftover, "<!DOCTYPE html><p>half a pa").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&leftover)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("orphaned  site/roots/runs-demo/.okn-tmp-AbC123"),
+            "{text}"
+        );
+        let out = build(d);
+        assert!(
+            out.contains("removed   site/roots/runs-demo/.okn-tmp-AbC123"),
+            "{out}"
+        );
+        assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
+        assert!(!leftover.exists());
+    }
+
+    // A study could name one runs root twice, under two spellings, with no error.
+    #[test]
+    fn a_root_named_twice_by_a_study_is_an_error() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/study.toml"),
+            STUDY_TOML.replace(
+                "roots = [\"../runs-demo\"]",
+                "roots = [\"../runs-demo\", \"../runs-demo/\"]",
+            ),
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("named twice"), "{err}");
+    }
+
+    // A delta of a condition against itself was filled in, not refused.
+    #[test]
+    fn a_delta_against_itself_is_an_error() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/SUMMARY.md"),
+            format!("{SUMMARY}\nSelf: <!-- okn:number condition=named baseline=named metric=delta --><!-- /okn:number -->\n"),
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("with itself"), "{err}");
+    }
+
+    // A frozen root's README.html was removed as an orphan once its README.md was gone.
+    #[test]
+    fn a_frozen_root_keeps_its_page_when_its_readme_is_gone() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        freeze(d);
+        std::fs::remove_file(d.join("runs-demo/README.md")).unwrap();
+        let out = build(d);
+        assert!(out.ends_with(", 0 orphaned removed\n"), "{out}");
+        assert!(d.join("runs-demo/README.html").is_file());
+        assert_eq!(check(d).0, 0);
+    }
+
+    // An orphaned page's removal left its empty folders in the site.
+    #[test]
+    fn an_orphaned_page_takes_its_empty_folders_with_it() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let gone = d.join("site/roots/runs-demo/a/old-question/some-condition");
+        std::fs::create_dir_all(&gone).unwrap();
+        std::fs::write(
+            gone.join("attempt-1.html"),
+            generated_page_named(d, "attempt-1.html"),
+        )
+        .unwrap();
+        let out = build(d);
+        assert!(out.ends_with(", 1 orphaned removed\n"), "{out}");
+        assert!(!d.join("site/roots/runs-demo/a/old-question").exists());
+        assert!(d.join("site/roots/runs-demo/a").is_dir());
+    }
+
+    // A summary.csv of a question no longer recorded was reported current.
+    #[test]
+    fn a_question_summary_without_its_question_is_orphaned() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let old = d.join("runs-demo/old-question_results");
+        std::fs::create_dir_all(&old).unwrap();
+        let csv =
+            std::fs::read(d.join(format!("runs-demo/{QUESTION}_results/summary.csv"))).unwrap();
+        std::fs::write(old.join("summary.csv"), csv).unwrap();
+        let (code, text) = check(d);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("orphaned  runs-demo/old-question_results/summary.csv"),
+            "{text}"
+        );
+        let out = build(d);
+        assert!(
+            out.contains("removed   runs-demo/old-question_results/summary.csv"),
+            "{out}"
+        );
+        assert_eq!(check(d).0, 0);
+    }
+
+    // `build --root site` removed the whole published site as orphaned.
+    #[test]
+    fn a_root_outside_or_inside_a_skipped_folder_is_refused() {
+        let dir = fixture();
+        let d = dir.path();
+        build(d);
+        let pages = snapshot(&d.join("site"));
+        for (root, says) in [
+            ("site", "never reads or writes under 'site'"),
+            ("site/roots", "never reads or writes under 'site'"),
+            ("..", "not under the current folder"),
+        ] {
+            let (code, out, err) = build_args(d, &["--root", root]);
+            assert_eq!(code, 2, "--root {root}: {out}{err}");
+            assert!(err.contains(says), "--root {root}: {err}");
+        }
+        assert_eq!(snapshot(&d.join("site")), pages, "the site changed");
+    }
+
+    // Inline SVG ids came from the path as typed: pages changed with the folder.
+    #[test]
+    fn pages_do_not_depend_on_the_folder_build_runs_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("notes")).unwrap();
+        std::fs::write(
+            project.join("notes/shape.svg"),
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect id=\"r\"/><use href=\"#r\"/></svg>\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join("notes/page.md"),
+            "# Page\n\n![shape](shape.svg)\n",
+        )
+        .unwrap();
+        build(&project);
+        let page = std::fs::read(project.join("notes/page.html")).unwrap();
+        let (code, out, err) = build_args(dir.path(), &["--root", "project"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("build: 0 written, "), "{out}");
+        assert_eq!(
+            std::fs::read(project.join("notes/page.html")).unwrap(),
+            page
+        );
+        let (code, out, err) = build_args(&project.join("notes"), &["--root", "."]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("build: 0 written, "), "{out}");
+        // A folder with no runs root and no study gets no site/.
+        assert!(!project.join("site").exists() && !project.join("notes/site").exists());
+    }
+}

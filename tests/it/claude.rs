@@ -1,0 +1,201 @@
+//! The claude agent host end to end: the real `claude` CLI (npm package
+//! `@anthropic-ai/claude-code`, installed by `scripts/test`) runs whole
+//! episodes through the real proxy in front of the demo KG server, with
+//! `standin-model` answering its Messages API calls on 127.0.0.1.
+//!
+//! This is the only place a model is imitated: `standin-model` plays a
+//! scripted strategy (the answer key, then `submit_csv`) through the CLI's
+//! own tool loop. Everything else (the CLI's flags and permissions, MCP
+//! config, the proxy, the server, the scoring) is the real thing.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{
+    KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, tool, wait_for_port,
+};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
+
+/// Starts `standin-model` playing `strategy`; returns it and its URL.
+fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .args([
+            "standin-model",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--strategy",
+            strategy,
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--log-dir",
+        ])
+        .arg(log)
+        .current_dir(repo())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut child);
+    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+}
+
+fn run_claude(url: &str, home: &Path, out: &Path, extra: &[&str]) -> Output {
+    okn()
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .args([
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--tools",
+            "all-tools",
+            "--kg-hint",
+            "tags",
+        ])
+        .args([
+            "--profile",
+            "profiles/demo-kg.local.toml",
+            "--agent",
+            "claude",
+            "--model",
+            "claude-standin-1",
+        ])
+        .arg("--claude")
+        .arg(tool("claude"))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin("oracle", &dir.path().join("requests"));
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = dir.path().join("runs");
+    let o = run_claude(
+        &url,
+        &home,
+        &out,
+        &["--limit", "2", "--agent-timeout", "120"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o)
+            .trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 2 questions"),
+        "{}",
+        stdout(&o)
+    );
+
+    let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+    assert_eq!(condition["identity"]["agent"], "claude");
+    assert_eq!(condition["identity"]["model"], "claude-standin-1");
+    assert_eq!(
+        condition["settings"]["model_resolved"], "claude-standin-1",
+        "read from the CLI's own report"
+    );
+    assert!(
+        condition["settings"]["agent_version"]
+            .as_str()
+            .unwrap()
+            .contains("Claude Code")
+    );
+
+    let attempt = out.join(
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/attempt-1",
+    );
+    let report = json(&attempt.join("agent.json"));
+    assert_eq!(report["type"], "result");
+    assert_eq!(
+        report["permission_denials"],
+        serde_json::json!([]),
+        "the proxy's tools are allowed"
+    );
+    // Every name in the disallowed list is a tool this CLI knows (it warns
+    // about the others: the list has gone stale).
+    let warnings = std::fs::read_to_string(attempt.join("agent.stderr.log")).unwrap_or_default();
+    assert!(!warnings.contains("matches no known tool"), "{warnings}");
+    let command = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
+    for flag in [
+        "-p --mcp-config",
+        "--strict-mcp-config",
+        "--setting-sources ''",
+        "--disable-slash-commands",
+        "--disallowed-tools Agent,",
+        "--allowed-tools mcp__okn",
+        "--output-format json",
+        "--model claude-standin-1",
+    ] {
+        assert!(command.contains(flag), "{flag}: {command}");
+    }
+    let calls = json(&attempt.join("calls.json"))["calls"].clone();
+    let tools: Vec<&str> = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["query", "submit_csv"]);
+
+    // What the model was offered: the proxy's tools and nothing else, so the
+    // disallowed list covers every built-in tool of this CLI.
+    let mut offered = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(dir.path().join("requests")).unwrap() {
+        let request = json(&entry.unwrap().path());
+        for tool in request["tools"].as_array().into_iter().flatten() {
+            offered.insert(tool["name"].as_str().unwrap().to_string());
+        }
+    }
+    let stray: Vec<&String> = offered
+        .iter()
+        .filter(|n| !n.starts_with("mcp__okn__") && *n != "ToolSearch")
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "tools a model would have beside the proxy's: {stray:?}"
+    );
+    assert!(offered.contains("mcp__okn__submit_csv"));
+}
+
+#[test]
+fn a_cli_that_hangs_is_killed_at_the_agent_timeout_with_its_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin("hang", &dir.path().join("requests"));
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = dir.path().join("runs");
+    let started = std::time::Instant::now();
+    let o = run_claude(&url, &home, &out, &["--limit", "1", "--agent-timeout", "8"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(started.elapsed().as_secs() < 60);
+    assert!(
+        stdout(&o).contains("timed out, no answer"),
+        "{}",
+        stdout(&o)
+    );
+    let result = json(&out.join(
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+    ));
+    assert_eq!(result["attempts"][0]["timed_out"], true);
+    // The proxy it started went with it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let marker = out.to_string_lossy().into_owned();
+    let alive = processes_mentioning(&marker);
+    assert_eq!(
+        alive, 0,
+        "a process of the timed-out episode is still running"
+    );
+}

@@ -1,0 +1,40 @@
+//! The integration tests, as one test binary: it links the crate and its
+//! dependencies once, instead of once per file. One module per command or
+//! area; `support` holds the harness they share (the binary under test,
+//! scratch folders, the tools `scripts/test` installs, the `build`
+//! fixture).
+//!
+//! `cargo test --test it MODULE` runs one area, e.g. `cargo test --test it
+//! build::`.
+//!
+//! Conventions:
+//! - A command-line test is written with [`support::Test`]: the arguments,
+//!   the files to write first, and what stdout, stderr and the exit status
+//!   must be; a mismatch fails with a diff.
+//! - A test that guards one fixed defect goes in its area's `regression`
+//!   module, named after what it guards, with a one-line comment saying
+//!   what broke. One defect, one test.
+//! - Outputs whose every byte matters are snapshot-tested in [`outputs`].
+//! - Data the repository does not hold is reached through
+//!   [`support::shared`], the one place a test may be skipped.
+
+mod support;
+
+mod browser;
+mod build;
+mod cases;
+mod claude;
+mod corpus;
+mod demo_roots;
+mod http_endpoint;
+mod mcp_proxy;
+mod outputs;
+mod paper_doc;
+mod probe;
+mod real_documents;
+mod reference;
+mod runs;
+mod schemas;
+mod score;
+mod score_properties;
+mod w3c_results;

@@ -1,0 +1,905 @@
+//! The proxy through the real binary, with real MCP servers behind it:
+//! the demo KG server (this crate's `kg-server`, over stdio and over
+//! streamable HTTP on 127.0.0.1, degraded on purpose with `--fault`),
+//! `@modelcontextprotocol/server-everything` from npm, and `mcp-proto-okn`
+//! from PyPI (both installed by `scripts/test`). The test is the agent: an
+//! rmcp client that starts the proxy as an agent host would. No model.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::{KillOnDrop, free_port, repo, tool, wait_for_port};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// A profile file for the demo KG server over stdio, with extra kg-server flags.
+fn demo_profile(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "kg-server".to_string(),
+        "--data".into(),
+        repo().join("demo/kg").display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = {:?}\n",
+            BIN, args
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Starts the proxy with `args` (log dir = `log`) as an agent host would,
+/// and connects to it.
+async fn proxy(log: &Path, args: &[&str]) -> Client {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.arg("proxy")
+        .arg("--log-dir")
+        .arg(log)
+        .args(args)
+        .current_dir(repo());
+    let transport = TokioChildProcess::new(cmd).expect("start proxy");
+    ClientConfig::default()
+        .serve(transport)
+        .await
+        .expect("MCP initialize with the proxy")
+}
+
+async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(map) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .peer()
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
+        .await
+        .expect("tools/call")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn json_file(path: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
+
+async fn tool_names(client: &Client) -> Vec<String> {
+    client
+        .peer()
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn all_tools_lists_forwards_logs_and_takes_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = demo_profile(dir.path(), "demo-kg", &[]);
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &[
+            "--tools",
+            "all-tools",
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+    )
+    .await;
+
+    assert_eq!(
+        tool_names(&client).await,
+        [
+            "get_descendants",
+            "get_schema",
+            "list_graphs",
+            "lookup_uri",
+            "query",
+            "submit_csv"
+        ]
+    );
+    let instructions = client
+        .peer()
+        .peer_info()
+        .unwrap()
+        .instructions
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("list_graphs to see the graphs"),
+        "{instructions}"
+    );
+
+    let result = call(
+        &client,
+        "query",
+        json!({"graph": "spoke-okn", "query_string": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true));
+    let reply: Value = serde_json::from_str(&text(&result)).unwrap();
+    assert_eq!(reply["rows"][0][0]["value"], "1482", "{reply}");
+    assert_eq!(
+        reply["rows"][0][0]["datatype"],
+        "http://www.w3.org/2001/XMLSchema#integer"
+    );
+
+    let bad = call(
+        &client,
+        "query",
+        json!({"graph": "spoke-okn", "query_string": "SELECT WHERE {"}),
+    )
+    .await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(
+        text(&bad).starts_with("SPARQL syntax error"),
+        "{}",
+        text(&bad)
+    );
+
+    let first = call(&client, "submit_csv", json!({"csv": "n\n1482\n"})).await;
+    assert_eq!(
+        text(&first),
+        "Answer saved: 1 row with columns n. Calling submit_csv again replaces it."
+    );
+    let second = call(&client, "submit_csv", json!({"csv": "n\n"})).await;
+    assert!(
+        text(&second).starts_with("Answer saved: 0 rows"),
+        "{}",
+        text(&second)
+    );
+    assert_eq!(
+        std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+        "n\n"
+    );
+    client.cancel().await.unwrap();
+
+    let calls = json_file(&log.join("calls.json"));
+    assert_eq!(calls["format"], 1);
+    let calls = calls["calls"].as_array().unwrap();
+    let tools: Vec<&str> = calls.iter().map(|c| c["tool"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["query", "query", "submit_csv", "submit_csv"]);
+    assert_eq!(calls[0]["ok"], true);
+    assert_eq!(calls[0]["forwarded"], true);
+    assert_eq!(calls[1]["ok"], false);
+    assert_eq!(
+        calls[2]["arguments"]["csv"], "n\n1482\n",
+        "both submissions are logged"
+    );
+    assert_eq!(calls[3]["index"], 4);
+    assert!(calls[0]["duration_s"].as_f64().unwrap() >= 0.0);
+    let metrics = json_file(&log.join("metrics.json"));
+    assert_eq!(metrics["level"], "all-tools");
+    assert_eq!(metrics["server"], "demo-kg");
+    assert_eq!(
+        (
+            metrics["queries_ok"].as_u64(),
+            metrics["queries_errored"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert_eq!(metrics["submissions"], 2);
+    assert_eq!(metrics["submitted_rows"], 0);
+    assert_eq!(metrics["instructions_forwarded"], true);
+    assert_eq!(metrics["startup_error"], Value::Null);
+    assert_eq!(metrics["lost_upstream"], Value::Null);
+    assert!(metrics["server_s"].as_f64().unwrap() > 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_withheld_tool_is_hidden_and_a_remembered_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = demo_profile(dir.path(), "demo-kg", &[]);
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &[
+            "--profile",
+            profile.to_str().unwrap(),
+            "--without-tool",
+            "get_schema",
+            "--without-tool",
+            "lookup_uri",
+        ],
+    )
+    .await;
+    assert_eq!(
+        tool_names(&client).await,
+        ["get_descendants", "list_graphs", "query", "submit_csv"]
+    );
+    let refused = call(&client, "get_schema", json!({"graph": "spoke-okn"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        text(&refused),
+        "The tool 'get_schema' is not available in this session."
+    );
+    let unknown = call(&client, "no_such_tool", json!({})).await;
+    assert!(
+        text(&unknown).starts_with("Unknown tool 'no_such_tool'. Available tools: get_descendants")
+    );
+    client.cancel().await.unwrap();
+    let calls = json_file(&log.join("calls.json"))["calls"].clone();
+    assert_eq!(calls[0]["refused"], true);
+    assert_eq!(calls[0]["forwarded"], false);
+    assert_eq!(calls[1]["refused"], false);
+    let metrics = json_file(&log.join("metrics.json"));
+    assert_eq!(metrics["refused"], 1);
+    assert_eq!(metrics["withheld"], json!(["get_schema", "lookup_uri"]));
+    assert_eq!(
+        metrics["tools_called"],
+        json!(["get_schema", "no_such_tool"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamable_http_upstream_on_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = std::process::Command::new(BIN)
+        .args([
+            "kg-server",
+            "--transport",
+            "http",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--data",
+        ])
+        .arg(repo().join("demo/kg"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut server);
+    let _server = KillOnDrop(server);
+    let profile = dir.path().join("remote.toml");
+    std::fs::write(
+        &profile,
+        format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer s3cret-token\" }}\n"),
+    )
+    .unwrap();
+    let log = dir.path().join("log");
+    let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+    assert_eq!(tool_names(&client).await.len(), 6);
+    let result = call(&client, "list_graphs", json!({})).await;
+    let reply: Value = serde_json::from_str(&text(&result)).unwrap();
+    assert_eq!(reply["graphs"].as_array().unwrap().len(), 6);
+    client.cancel().await.unwrap();
+    // The credential is used, never written.
+    for entry in std::fs::read_dir(&log).unwrap() {
+        let content = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
+        assert!(
+            !content.contains("s3cret-token"),
+            "a log holds the header value"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failures_hidden_in_successful_replies_are_soft_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rate-limit-every=2"]);
+    for strict in [false, true] {
+        let log = dir.path().join(format!("log-{strict}"));
+        let mut args = vec!["--profile", profile.to_str().unwrap()];
+        if strict {
+            args.push("--strict-upstream-errors");
+        }
+        let client = proxy(&log, &args).await;
+        let first = call(
+            &client,
+            "get_descendants",
+            json!({"uri": "http://purl.obolibrary.org/obo/MONDO_0005275"}),
+        )
+        .await;
+        assert_ne!(first.is_error, Some(true));
+        let second = call(
+            &client,
+            "get_descendants",
+            json!({"uri": "http://purl.obolibrary.org/obo/MONDO_0005275"}),
+        )
+        .await;
+        assert!(
+            text(&second).contains("HTTP Error 429"),
+            "payload forwarded verbatim"
+        );
+        assert_eq!(
+            second.is_error == Some(true),
+            strict,
+            "relabelled only when strict"
+        );
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["soft_error"], Value::Null);
+        assert_eq!(calls[1]["soft_error"], "HTTP 429 (rate limited)");
+        assert_eq!(calls[1]["ok"], true, "ok stays what the protocol said");
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(
+            metrics["upstream_soft_errors"],
+            json!({"get_descendants": 1})
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_server_trips_the_breaker_and_the_answer_channel_stays_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "hang-after=1"]);
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &["--profile", profile.to_str().unwrap(), "--timeout", "1"],
+    )
+    .await;
+    let ok = call(&client, "list_graphs", json!({})).await;
+    assert_ne!(ok.is_error, Some(true));
+    for attempt in 1..=3 {
+        let started = Instant::now();
+        let result = call(&client, "list_graphs", json!({})).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "bounded by --timeout"
+        );
+        if attempt < 3 {
+            assert!(
+                text(&result).contains("no reply within 1 s"),
+                "{}",
+                text(&result)
+            );
+        } else {
+            assert!(
+                text(&result).contains("will not come back"),
+                "{}",
+                text(&result)
+            );
+        }
+    }
+    // Dead now: answered at once, without waiting on the server.
+    let started = Instant::now();
+    let dead = call(
+        &client,
+        "query",
+        json!({"graph": "spoke-okn", "query_string": "ASK {}"}),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_millis(900));
+    assert!(
+        text(&dead).contains("The answer channel is still open: call submit_csv"),
+        "{}",
+        text(&dead)
+    );
+    let submitted = call(&client, "submit_csv", json!({"csv": "a\n1\n"})).await;
+    assert_ne!(submitted.is_error, Some(true));
+    client.cancel().await.unwrap();
+    let metrics = json_file(&log.join("metrics.json"));
+    let lost = metrics["lost_upstream"].as_str().unwrap();
+    assert!(
+        lost.starts_with("3 consecutive forwarded calls failed"),
+        "{lost}"
+    );
+    assert_eq!(metrics["startup_error"], Value::Null);
+    assert_eq!(metrics["submissions"], 1);
+    assert_eq!(
+        std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+        "a\n1\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_exits_is_a_lost_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "die-after=1"]);
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &["--profile", profile.to_str().unwrap(), "--timeout", "5"],
+    )
+    .await;
+    call(&client, "list_graphs", json!({})).await;
+    let died = call(&client, "list_graphs", json!({})).await;
+    assert_eq!(died.is_error, Some(true));
+    // Give the holder a moment to see the closed transport.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = call(&client, "list_graphs", json!({})).await;
+    assert!(
+        text(&after).contains("will not come back"),
+        "{}",
+        text(&after)
+    );
+    let submitted = call(&client, "submit_csv", json!({"csv": "x\n"})).await;
+    assert_ne!(submitted.is_error, Some(true));
+    client.cancel().await.unwrap();
+    let metrics = json_file(&log.join("metrics.json"));
+    assert!(metrics["lost_upstream"].is_string(), "{metrics}");
+    assert_eq!(metrics["startup_error"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_server_is_a_startup_error_with_submit_csv_still_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("missing.toml");
+    std::fs::write(&profile, "name = \"missing\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n").unwrap();
+    let log = dir.path().join("log");
+    let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+    assert_eq!(tool_names(&client).await, ["submit_csv"]);
+    let submitted = call(&client, "submit_csv", json!({"csv": "a\n"})).await;
+    assert_ne!(submitted.is_error, Some(true));
+    client.cancel().await.unwrap();
+    let metrics = json_file(&log.join("metrics.json"));
+    assert!(
+        metrics["startup_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot start '/nonexistent/server'"),
+        "{metrics}"
+    );
+    assert_eq!(metrics["lost_upstream"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sparql_only_is_one_neutral_tool_with_a_profile_independent_preamble() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut digests = Vec::new();
+    for (i, profile) in [
+        "profiles/demo-kg.local.toml",
+        "profiles/mcp-proto-okn.remote.toml",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let log = dir.path().join(format!("log{i}"));
+        let client = proxy(&log, &["--tools", "sparql-only", "--profile", profile]).await;
+        assert_eq!(tool_names(&client).await, ["run_sparql", "submit_csv"]);
+        let preamble = client
+            .peer()
+            .peer_info()
+            .unwrap()
+            .instructions
+            .clone()
+            .unwrap();
+        assert!(preamble.contains("Valid graph shortnames: biobricks-ice, fiokg, spatialkg, spoke-genelab, spoke-okn, ubergraph."), "{preamble}");
+        assert!(!preamble.contains("demo-kg") && !preamble.contains("mcp-proto-okn"));
+        let result = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "spoke-okn", "query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"}),
+        )
+        .await;
+        assert_eq!(text(&result), "n\n1482\n");
+        let federated = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "federation", "query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"}),
+        )
+        .await;
+        assert_eq!(text(&federated), "n\n3965\n");
+        let unknown = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "spoke", "query": "ASK {}"}),
+        )
+        .await;
+        assert_eq!(unknown.is_error, Some(true));
+        assert!(
+            text(&unknown)
+                .starts_with("unknown graph 'spoke'; valid graphs: biobricks-ice, federation")
+        );
+        client.cancel().await.unwrap();
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["level"], "sparql-only");
+        assert_eq!(metrics["server"], Value::Null);
+        assert_eq!(metrics["queries_ok"], 2);
+        assert_eq!(metrics["queries_errored"], 1);
+        digests.push(metrics["preamble_sha256"].as_str().unwrap().to_string());
+    }
+    assert_eq!(digests[0], digests[1]);
+    assert!(digests[0].starts_with("sha256:") && digests[0].len() == 71);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_everything_from_npm_is_listed_filtered_and_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("everything.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"everything\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\n",
+            tool("mcp-server-everything").display().to_string()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &[
+            "--profile",
+            profile.to_str().unwrap(),
+            "--without-tool",
+            "get-env",
+        ],
+    )
+    .await;
+    let names = tool_names(&client).await;
+    assert!(
+        names.contains(&"echo".to_string()) && names.contains(&"get-sum".to_string()),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"get-env".to_string()));
+    assert_eq!(names.last().unwrap(), "submit_csv");
+    let echoed = call(
+        &client,
+        "echo",
+        json!({"message": "hello through the proxy"}),
+    )
+    .await;
+    assert!(
+        text(&echoed).contains("hello through the proxy"),
+        "{}",
+        text(&echoed)
+    );
+    let sum = call(&client, "get-sum", json!({"a": 2, "b": 40})).await;
+    assert!(text(&sum).contains("42"), "{}", text(&sum));
+    let refused = call(&client, "get-env", json!({})).await;
+    assert_eq!(refused.is_error, Some(true));
+    client.cancel().await.unwrap();
+    let metrics = json_file(&log.join("metrics.json"));
+    assert_eq!(
+        metrics["tools_called"],
+        json!(["echo", "get-sum", "get-env"])
+    );
+    assert_eq!(metrics["refused"], 1);
+    assert!(metrics["instructions_chars"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_proto_okn_from_pypi_fails_offline_and_the_failure_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    // Its query tool always targets the remote federation endpoint; the
+    // proxy variables point every request at a closed port on 127.0.0.1, so
+    // nothing leaves the machine and the failure is immediate.
+    let profile = dir.path().join("okn.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"mcp-proto-okn\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"--endpoint\", \"http://127.0.0.1:9/sparql\", \"--description\", \"offline\"]\nenv = {{ HTTPS_PROXY = \"http://127.0.0.1:9\", HTTP_PROXY = \"http://127.0.0.1:9\", https_proxy = \"http://127.0.0.1:9\", http_proxy = \"http://127.0.0.1:9\" }}\n",
+            tool("mcp-proto-okn").display().to_string()
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("log");
+    let client = proxy(
+        &log,
+        &["--profile", profile.to_str().unwrap(), "--timeout", "60"],
+    )
+    .await;
+    let names = tool_names(&client).await;
+    assert!(
+        names.contains(&"query".to_string()) && names.contains(&"get_schema".to_string()),
+        "{names:?}"
+    );
+    let started = Instant::now();
+    let result = call(
+        &client,
+        "query",
+        json!({"query_string": "SELECT * WHERE { ?s ?p ?o } LIMIT 1"}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "it must not hang"
+    );
+    client.cancel().await.unwrap();
+    assert!(
+        text(&result).contains("Connection refused"),
+        "{}",
+        text(&result)
+    );
+    let calls = json_file(&log.join("calls.json"))["calls"].clone();
+    let call = &calls[0];
+    // It fails softly: isError=false with the failure in the payload.
+    assert_eq!(call["ok"], true);
+    assert_eq!(
+        call["soft_error"], "backend unreachable (connection refused)",
+        "{call}"
+    );
+    let metrics = json_file(&log.join("metrics.json"));
+    assert_eq!(metrics["queries_errored"], 1, "{metrics}");
+    assert_eq!(metrics["upstream_soft_errors"], json!({"query": 1}));
+}
+
+/// The demo KG server's own tools, straight from an MCP client.
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_kg_server_tools_answer_from_the_data() {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(["kg-server", "--data"])
+        .arg(repo().join("demo/kg"));
+    let client = ClientConfig::default()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap();
+    let info = client.peer().peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "okn-demo-kg");
+
+    let schema: Value = serde_json::from_str(&text(
+        &call(&client, "get_schema", json!({"graph": "ubergraph"})).await,
+    ))
+    .unwrap();
+    let classes = schema["classes"].as_array().unwrap();
+    assert_eq!(
+        classes[0]["class"], "http://www.w3.org/2002/07/owl#Class",
+        "{schema}"
+    );
+    let total: u64 = schema["predicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 572, "predicate counts add up to the graph's triples");
+
+    let found: Value = serde_json::from_str(&text(
+        &call(
+            &client,
+            "lookup_uri",
+            json!({"label": "Rheumatoid Arthritis", "max_results": 3}),
+        )
+        .await,
+    ))
+    .unwrap();
+    let results = found["results"].as_array().unwrap();
+    assert!(!results.is_empty() && results.len() <= 3);
+    assert_eq!(results[0]["match"], "exact", "{found}");
+    assert_eq!(
+        results[0]["label"].as_str().unwrap().to_lowercase(),
+        "rheumatoid arthritis"
+    );
+
+    let shallow: Value = serde_json::from_str(&text(
+        &call(
+            &client,
+            "get_descendants",
+            json!({"uri": "http://purl.obolibrary.org/obo/MONDO_0005275", "max_depth": 1}),
+        )
+        .await,
+    ))
+    .unwrap();
+    let deep: Value = serde_json::from_str(&text(
+        &call(
+            &client,
+            "get_descendants",
+            json!({"uri": "http://purl.obolibrary.org/obo/MONDO_0005275"}),
+        )
+        .await,
+    ))
+    .unwrap();
+    let n_shallow = shallow["descendant_count"].as_u64().unwrap();
+    let n_deep = deep["descendant_count"].as_u64().unwrap();
+    assert!(
+        n_shallow >= 1 && n_deep > n_shallow,
+        "{n_shallow} vs {n_deep}"
+    );
+    assert!(
+        deep["descendants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["depth"].as_u64().unwrap() >= 1)
+    );
+
+    // The federation shortname sees every graph; GRAPH picks one.
+    let q = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <https://purl.org/okn/frink/kg/spatialkg> { ?s ?p ?o } }";
+    let fed: Value = serde_json::from_str(&text(
+        &call(
+            &client,
+            "query",
+            json!({"graph": "federation", "query_string": q}),
+        )
+        .await,
+    ))
+    .unwrap();
+    assert_eq!(fed["rows"][0][0]["value"], "348");
+    let unknown = call(&client, "get_schema", json!({"graph": "nope"})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(text(&unknown).starts_with("unknown graph 'nope'; valid graphs: biobricks-ice"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_submissions_are_refused_and_large_ones_logged_as_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let client = proxy(&log, &["--tools", "sparql-only"]).await;
+    let empty = call(&client, "submit_csv", json!({"csv": "  \n"})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert!(!log.join("answer.csv").exists());
+    let mut big = String::from("n\n");
+    for i in 0..20_000 {
+        big.push_str(&format!("{i}\n"));
+    }
+    let saved = call(&client, "submit_csv", json!({"csv": big})).await;
+    assert!(
+        text(&saved).starts_with("Answer saved: 20000 rows"),
+        "{}",
+        text(&saved)
+    );
+    client.cancel().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+        big
+    );
+    let calls = json_file(&log.join("calls.json"))["calls"].clone();
+    assert_eq!(
+        calls[1]["arguments"],
+        json!({"csv_file": "submissions/2.csv", "csv_bytes": big.len()})
+    );
+    assert_eq!(
+        std::fs::read_to_string(log.join("submissions/2.csv")).unwrap(),
+        big
+    );
+}
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // JSON-RPC error replies (invalid arguments) counted as a dead transport: three cut the server off.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn json_rpc_error_replies_are_answers_not_a_dead_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=1"]);
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+        for _ in 0..4 {
+            let result = call(&client, "list_graphs", json!({})).await;
+            assert_eq!(result.is_error, Some(true));
+            assert!(
+                text(&result).starts_with("The server rejected the call: Invalid params"),
+                "{}",
+                text(&result)
+            );
+        }
+        client.cancel().await.unwrap();
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["lost_upstream"], Value::Null, "{metrics}");
+    }
+
+    /// A proxy started with `--without-tool get_shema`, a name demo-kg lacks:
+    /// the client and the folder its log is in.
+    async fn proxy_withholding_a_misspelt_tool() -> (Client, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--without-tool",
+                "get_shema",
+            ],
+        )
+        .await;
+        (client, dir)
+    }
+
+    // The proxy took a misspelt --without-tool at its word.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_withheld_name_the_server_lacks_is_a_startup_error() {
+        let (client, dir) = proxy_withholding_a_misspelt_tool().await;
+        assert_eq!(tool_names(&client).await, ["submit_csv"]);
+        client.cancel().await.unwrap();
+        let metrics = json_file(&dir.path().join("log/metrics.json"));
+        assert!(
+            metrics["startup_error"]
+                .as_str()
+                .unwrap()
+                .contains("did you mean 'get_schema'"),
+            "{metrics}"
+        );
+    }
+
+    // After a startup error, a call to a server tool got "Unknown tool", not the reason.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_server_tool_called_after_a_startup_error_gets_the_reason() {
+        let (client, _dir) = proxy_withholding_a_misspelt_tool().await;
+        let result = call(&client, "list_graphs", json!({})).await;
+        assert!(text(&result).starts_with("The server under test could not be reached when this session started (--without-tool: 'get_shema' is not a tool of demo-kg (did you mean 'get_schema'?)"), "{}", text(&result));
+        client.cancel().await.unwrap();
+    }
+
+    // One runaway query hung the control for good.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_controls_queries_are_bounded_by_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--tools", "sparql-only", "--timeout", "2"]).await;
+        let started = Instant::now();
+        let result = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "federation", "query": "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"}),
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(15));
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            text(&result),
+            "the query did not finish within 2 s and was cancelled"
+        );
+        let big = call(&client, "run_sparql", json!({"graph": "federation", "query": "SELECT * WHERE { ?s ?p ?o . ?x ?y ?z } LIMIT 20000"})).await;
+        assert!(
+            text(&big).starts_with("the result has more than 10000 rows"),
+            "{}",
+            text(&big)
+        );
+        let update = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "spoke-okn", "query": "CLEAR ALL"}),
+        )
+        .await;
+        assert!(
+            text(&update).starts_with("SPARQL Update is not allowed"),
+            "{}",
+            text(&update)
+        );
+        let typed = call(
+            &client,
+            "run_sparql",
+            json!({"graph": 1, "query": "ASK {}"}),
+        )
+        .await;
+        assert_eq!(text(&typed), "the 'graph' argument must be a string, not 1");
+        client.cancel().await.unwrap();
+    }
+
+    // Data echoing a failure word ("rate-limiting enzyme") was taken for a soft error.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn data_that_mentions_failure_words_is_not_a_soft_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--strict-upstream-errors",
+            ],
+        )
+        .await;
+        let result = call(
+            &client,
+            "lookup_uri",
+            json!({"label": "rate-limiting enzyme"}),
+        )
+        .await;
+        assert_ne!(result.is_error, Some(true));
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["soft_error"], Value::Null);
+    }
+}

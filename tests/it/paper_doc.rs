@@ -1,0 +1,369 @@
+//! `okn-benchmark paper doc` through the real binary, and its RTF read back
+//! by a real word processor: LibreOffice, headless. CI installs it (Debian
+//! package `libreoffice-writer-nogui`); a machine without `soffice` fails
+//! these tests with that instruction rather than skipping them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{Test, okn_in, stderr, stdout, work_dir};
+
+/// A manuscript with everything the RTF writer must carry.
+const MANUSCRIPT: &str = r#"# Agents over knowledge graphs
+
+We measure *exact* and **strict** answers, ~~not~~ nothing else.[^scoring] Accents survive: café, résumé, naïve.
+
+## Method
+
+Questions come from the corpus; see [the registry](https://github.com/frink-okn/okn-registry) for the answer keys.
+
+1. Run the answer keys against the endpoint.
+2. Ask the agent through the proxy:
+   - with every tool of the server
+   - with the neutral SPARQL tool only
+
+```sparql
+SELECT ?s WHERE { ?s ?p "x" }
+# a path with a backslash: C:\data\kg
+```
+
+## Languages
+
+Chinese text reads 中文问题 here. Greek letters αβγ and Ωμέγα stay. An emoji 😀 ends the line.
+
+Table 1: Exact answers per condition.
+
+| Condition | Exact | Episodes |
+|:----------|------:|:--------:|
+| all-tools | 0.917 | 36 |
+| sparql-only | 0.750 | 36 |
+| **Total** | 0.833 | 72 |
+
+Table 2: Questions that separate the conditions.
+
+| Question | Answer key | Note |
+|---|---|---|
+| q-01 | `SELECT ?g { GRAPH ?g {} }` | braces {kept} |
+| 中文问题 | 😀 yes | Ωμέγα |
+
+> The closing remark, quoted.
+
+[^scoring]: Scored by denotation, as DESIGN.md says.
+"#;
+
+/// Sentences (no footnote marks inside) that must read back from the RTF.
+const SENTENCES: [&str; 13] = [
+    "Agents over knowledge graphs",
+    "We measure exact and strict answers, not nothing else.",
+    "Accents survive: café, résumé, naïve.",
+    "Method",
+    "Questions come from the corpus; see the registry for the answer keys.",
+    "Run the answer keys against the endpoint.",
+    "with every tool of the server",
+    "SELECT ?s WHERE { ?s ?p \"x\" }",
+    "# a path with a backslash: C:\\data\\kg",
+    "Chinese text reads 中文问题 here. Greek letters αβγ and Ωμέγα stay. An emoji 😀 ends the line.",
+    "Table 1: Exact answers per condition.",
+    "The closing remark, quoted.",
+    "Scored by denotation, as DESIGN.md says.",
+];
+
+/// Table 1 as LibreOffice's text export lists it: caption, then each cell.
+const TABLE1: [&str; 13] = [
+    "Table 1: Exact answers per condition.",
+    "Condition",
+    "Exact",
+    "Episodes",
+    "all-tools",
+    "0.917",
+    "36",
+    "sparql-only",
+    "0.750",
+    "36",
+    "Total",
+    "0.833",
+    "72",
+];
+
+const TABLE2: [&str; 10] = [
+    "Table 2: Questions that separate the conditions.",
+    "Question",
+    "Answer key",
+    "Note",
+    "q-01",
+    "SELECT ?g { GRAPH ?g {} }",
+    "braces {kept}",
+    "中文问题",
+    "😀 yes",
+    "Ωμέγα",
+];
+
+/// Runs `paper doc --tables paper.md --out out` in a fresh folder.
+fn convert() -> (tempfile::TempDir, PathBuf) {
+    let dir = work_dir(&[("paper.md", MANUSCRIPT)]);
+    let out = okn_in(dir.path())
+        .args(["paper", "doc", "--tables", "paper.md", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "wrote out/paper.html\nwrote out/paper.rtf\nwrote out/paper-table1.rtf\nwrote out/paper-table2.rtf\n"
+    );
+    let path = dir.path().join("out");
+    (dir, path)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `soffice` on PATH, or a failure that says how to get it.
+fn soffice() -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("soffice"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "LibreOffice's soffice is not on PATH: install the Debian package \
+             libreoffice-writer-nogui (apt-get install libreoffice-writer-nogui); \
+             these tests read the RTF back with it and must not be skipped"
+        )
+    })
+}
+
+/// Converts `files` with one headless LibreOffice run into `outdir`, with a
+/// private profile under `scratch` (parallel tests do not share one).
+fn libreoffice(scratch: &Path, format: &str, outdir: &Path, files: &[PathBuf]) {
+    let profile = scratch.join("lo-profile");
+    let out = Command::new(soffice())
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            profile.display()
+        ))
+        .args([
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            format,
+            "--outdir",
+        ])
+        .arg(outdir)
+        .args(files)
+        .output()
+        .expect("soffice runs");
+    assert!(
+        out.status.success(),
+        "soffice failed: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+/// Non-empty trimmed lines of a LibreOffice text export (BOM dropped).
+fn lines(path: &Path) -> Vec<String> {
+    read(path)
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn paper_doc_writes_html_rtf_and_one_rtf_per_table_with_the_escapes() {
+    let (_dir, out) = convert();
+    let rtf = read(&out.join("paper.rtf"));
+    assert!(
+        rtf.starts_with("{\\rtf1\\ansi\\ansicpg1252\\deff0"),
+        "{rtf}"
+    );
+    assert!(rtf.is_ascii(), "every non-ASCII character is escaped");
+    for expected in [
+        "caf\\u233?",                   // é
+        "\\u20013?\\u25991?\\u-27154?", // 中文问 (U+95EE is above 32767: negative)
+        "\\u-10179?\\u-8704?",          // 😀 as a surrogate pair
+        "\\u945?\\u946?\\u947?",        // αβγ
+        "SELECT ?s WHERE \\{ ?s ?p \"x\" \\}\\line # a path with a backslash: C:\\\\data\\\\kg\\par",
+        "{\\field{\\*\\fldinst HYPERLINK \"https://github.com/frink-okn/okn-registry\"}{\\fldrslt{\\ul\\cf2 the registry}}}",
+        "{\\super 1}",
+        "{\\i exact}",
+        "{\\b strict}",
+        "{\\strike not}",
+        "\\trowd",
+        "{\\info{\\title Agents over knowledge graphs}}",
+    ] {
+        assert!(rtf.contains(expected), "missing {expected:?} in\n{rtf}");
+    }
+    let table1 = read(&out.join("paper-table1.rtf"));
+    let table2 = read(&out.join("paper-table2.rtf"));
+    assert!(table1.contains("Table 1: Exact answers per condition.\\par"));
+    assert!(table1.contains("sparql-only\\cell") && !table1.contains("q-01"));
+    assert!(table2.contains("{\\f2 SELECT ?g \\{ GRAPH ?g \\{\\} \\}}\\cell"));
+    assert!(table2.contains("braces \\{kept\\}\\cell") && !table2.contains("sparql-only"));
+    // Alignment from the delimiter row: left, right, centre.
+    assert!(table1.contains("\\intbl\\ql") && table1.contains("\\intbl\\qr"));
+    assert!(table1.contains("\\intbl\\qc"));
+    let html = read(&out.join("paper.html"));
+    assert!(html.contains("<title>Agents over knowledge graphs</title>"));
+    assert!(html.contains("<td style=\"text-align: left\">sparql-only</td>"));
+    assert!(html.contains("<td style=\"text-align: right\">0.917</td>"));
+    assert!(html.contains("<td>中文问题</td>"), "{html}");
+    assert!(!html.contains('\r'));
+
+    // Same input, same bytes.
+    let (_again, out2) = convert();
+    for name in [
+        "paper.html",
+        "paper.rtf",
+        "paper-table1.rtf",
+        "paper-table2.rtf",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(name)).unwrap(),
+            std::fs::read(out2.join(name)).unwrap(),
+            "{name} differs between two runs"
+        );
+    }
+}
+
+#[test]
+fn libreoffice_reads_back_every_sentence_cell_and_character() {
+    let (dir, out) = convert();
+    let txt = dir.path().join("txt");
+    let files = ["paper.rtf", "paper-table1.rtf", "paper-table2.rtf"].map(|f| out.join(f));
+    libreoffice(dir.path(), "txt:Text (encoded):UTF8", &txt, &files);
+    let document = lines(&txt.join("paper.txt"));
+    let text = document.join("\n");
+    for sentence in SENTENCES {
+        assert!(
+            document.iter().any(|l| l.contains(sentence)),
+            "{sentence:?} did not come back:\n{text}"
+        );
+    }
+    for cell in TABLE1.iter().chain(TABLE2.iter()) {
+        assert!(
+            document.iter().any(|l| l == cell),
+            "cell {cell:?} did not come back:\n{text}"
+        );
+    }
+    // The footnote's number is the mark after the sentence and the
+    // definition's label; the definition is last.
+    assert!(text.contains("nothing else.1 Accents"), "{text}");
+    assert_eq!(
+        document.last().map(String::as_str),
+        Some("1.\tScored by denotation, as DESIGN.md says."),
+        "{text}"
+    );
+    // Each table file holds its caption and its cells, in order, and nothing else.
+    assert_eq!(lines(&txt.join("paper-table1.txt")), TABLE1);
+    assert_eq!(lines(&txt.join("paper-table2.txt")), TABLE2);
+
+    let pdf = dir.path().join("pdf");
+    libreoffice(dir.path(), "pdf", &pdf, &[out.join("paper.rtf")]);
+    let bytes = std::fs::read(pdf.join("paper.pdf")).expect("a PDF was produced");
+    assert!(bytes.starts_with(b"%PDF-"), "not a PDF");
+    assert!(bytes.len() > 5_000, "a PDF of {} bytes", bytes.len());
+}
+
+/// An SVG with ids: its ids on the page derive from the page's path.
+const FIGURE: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"10\"><defs><clipPath id=\"c\"><rect width=\"5\" height=\"5\"/></clipPath></defs><rect clip-path=\"url(#c)\" width=\"20\" height=\"10\"/></svg>";
+
+/// Beside the manuscript, `paper doc` writes the very page `build` makes
+/// (so `build --check` stays clean); in `--out` its page is its own and
+/// `build` does not take it for an orphan.
+#[test]
+fn paper_doc_pages_agree_with_build() {
+    let manuscript = "# M\n\n![figure](fig.svg)\n\n| a |\n|---|\n| 1 |\n";
+    let dir = work_dir(&[
+        ("m.md", manuscript),
+        ("fig.svg", FIGURE),
+        ("sub/n.md", manuscript),
+        ("sub/fig.svg", FIGURE),
+    ]);
+    let run = |args: &[&str]| {
+        let out = okn_in(dir.path()).args(args).output().unwrap();
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+    let (code, out, err) = run(&["paper", "doc", "m.md"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "wrote m.html\nwrote m.rtf\n");
+    assert!(
+        !dir.path().join("m-table1.rtf").exists(),
+        "no --tables, no table files"
+    );
+    let (_, out, _) = run(&["paper", "doc", "sub/n.md"]);
+    assert_eq!(out, "wrote sub/n.html\nwrote sub/n.rtf\n");
+    let (_, out, _) = run(&["paper", "doc", "m.md", "--out", "dist"]);
+    assert_eq!(out, "wrote dist/m.html\nwrote dist/m.rtf\n");
+    let html = read(&dir.path().join("m.html"));
+    assert!(
+        html.contains("clip-path=\"url(#")
+            && html.contains("<svg role=\"img\" aria-label=\"figure\"")
+    );
+    // Under --root, build leaves site/ alone: what is compared is the
+    // pages beside the two manuscripts.
+    let (code, out, _) = run(&["build", "--check", "--root", "."]);
+    assert_eq!(out, "build --check: all 2 generated files are current\n");
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn an_unreadable_manuscript_is_exit_2_naming_it() {
+    let dir = work_dir(&[("bad.md", "")]);
+    std::fs::write(dir.path().join("bad.md"), b"# ok\n\n\xff\xfe\n").unwrap();
+    for (file, message) in [
+        (
+            "missing.md",
+            "missing.md: cannot read: no such file or folder",
+        ),
+        ("bad.md", "bad.md:3: not valid UTF-8"),
+    ] {
+        Test::new()
+            .current_dir(dir.path())
+            .args(["paper", "doc", file])
+            .stdout("")
+            .stderr_contains(message)
+            .status(2)
+            .run();
+    }
+    assert!(!dir.path().join("missing.html").exists());
+}
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // Named bare (`paper doc x.md`), a manuscript's table files left from a longer version stayed.
+    #[test]
+    fn a_bare_file_name_still_removes_our_leftover_table_files() {
+        let two = "# X\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n";
+        let dir = work_dir(&[("x.md", two)]);
+        let run = || {
+            okn_in(dir.path())
+                .args(["paper", "doc", "x.md", "--tables"])
+                .output()
+                .unwrap()
+        };
+        let out = run();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(dir.path().join("x-table2.rtf").is_file());
+        std::fs::write(dir.path().join("x.md"), "# X\n\n| a |\n|---|\n| 1 |\n").unwrap();
+        let out = run();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            "wrote x.html\nwrote x.rtf\nwrote x-table1.rtf\n"
+        );
+        assert!(
+            stderr(&out).contains("removed x-table2.rtf"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!dir.path().join("x-table2.rtf").exists());
+    }
+}

@@ -1,0 +1,113 @@
+//! `okn-benchmark probe` and `kg-server` through the real binary: what an
+//! agent would see at each level, checked against the shipped demo profile,
+//! and profile errors that name the file and key.
+
+use crate::support::Test;
+
+#[test]
+fn probe_shows_both_levels_for_the_shipped_demo_profile() {
+    let out = Test::in_repo()
+        .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--without-tool", "get_schema"])
+        .run();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let text = &out.stdout;
+    assert_eq!(
+        lines[..3],
+        [
+            "server: demo-kg (stdio okn-benchmark kg-server --data demo/kg)",
+            &format!(
+                "reports itself as: okn-demo-kg {}",
+                env!("CARGO_PKG_VERSION")
+            ),
+            "tools: 5 (get_descendants, get_schema, list_graphs, lookup_uri, query)",
+        ],
+        "{text}"
+    );
+    assert!(
+        lines[3].starts_with("instructions: ") && lines[3].ends_with(" characters"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[5..7],
+        [
+            "all-tools: 5 tools: get_descendants, list_graphs, lookup_uri, query, submit_csv; the server's instructions are forwarded",
+            "  withheld: get_schema (hidden from tools/list, refused if called)",
+        ],
+        "{text}"
+    );
+    assert!(
+        lines[7].starts_with("sparql-only: 2 tools: run_sparql, submit_csv"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[8],
+        "  graphs: biobricks-ice, federation, fiokg, spatialkg, spoke-genelab, spoke-okn, ubergraph"
+    );
+    assert!(lines[9].starts_with("  preamble digest: sha256:"), "{text}");
+}
+
+#[test]
+fn a_misspelt_tool_to_withhold_is_an_error_with_did_you_mean() {
+    let out = Test::in_repo()
+        .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--without-tool", "get_shema"])
+        .stdout("")
+        .status(2)
+        .run();
+    assert_eq!(
+        out.stderr.lines().last().unwrap(),
+        "error: --without-tool: 'get_shema' is not a tool of demo-kg (did you mean 'get_schema'?). The server's tools: get_descendants, get_schema, list_graphs, lookup_uri, query."
+    );
+}
+
+#[test]
+fn profile_errors_name_the_file_line_and_key() {
+    Test::new()
+        .write(
+            "p.toml",
+            "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:9/mcp\"\nheader = {}\n",
+        )
+        .args(["probe", "--profile", "p.toml"])
+        .stderr("error: p.toml:5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers)\n")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn a_missing_profile_is_an_error_naming_it() {
+    Test::new()
+        .args(["probe", "--profile", "missing.toml"])
+        .stderr("error: missing.toml: cannot read: no such file or folder\n")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn an_unreachable_server_is_a_one_line_error() {
+    let out = Test::new()
+        .write(
+            "p.toml",
+            "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:9/mcp\"\n",
+        )
+        .args(["probe", "--profile", "p.toml", "--timeout", "10"])
+        .status(2)
+        .run();
+    let err = out.stderr;
+    assert!(
+        err.starts_with("error: p.toml: MCP initialization with http://127.0.0.1:9/mcp failed"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn kg_server_rejects_an_unknown_fault() {
+    Test::in_repo()
+        .args(["kg-server", "--fault", "explode=1"])
+        .stderr_contains(
+            "expected rate-limit-every=N, rpc-error-every=N, hang-after=N or die-after=N",
+        )
+        .status(2)
+        .run();
+}

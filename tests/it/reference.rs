@@ -1,0 +1,329 @@
+//! `okn-benchmark reference` and `selfcheck` on the demo stack, through the
+//! real binary: ground truth for all 36 demo records from the embedded
+//! store, reuse, per-record staleness, subsets, and bad input.
+
+use std::path::Path;
+
+use crate::support::{Test, repo, work_dir};
+
+/// A scratch copy of the demo stack with the repository's config file.
+fn demo_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in walkdir::WalkDir::new(repo().join("demo")) {
+        let entry = entry.unwrap();
+        let relative = entry.path().strip_prefix(repo()).unwrap();
+        let target = dir.path().join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else if !relative
+            .components()
+            .any(|c| c.as_os_str() == "ground-truth")
+        {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+    std::fs::copy(
+        repo().join("okn-benchmark.toml"),
+        dir.path().join("okn-benchmark.toml"),
+    )
+    .unwrap();
+    dir
+}
+
+/// `reference ARGS`, run in `dir`.
+fn reference(dir: &Path, args: &[&str]) -> Test {
+    Test::new().current_dir(dir).arg("reference").args(args)
+}
+
+/// `selfcheck ARGS`, run in `dir`.
+fn selfcheck(dir: &Path, args: &[&str]) -> Test {
+    Test::new().current_dir(dir).arg("selfcheck").args(args)
+}
+
+/// The closing line of `reference` (`N records: N built, ...`); the lines
+/// above it carry timings.
+#[track_caller]
+fn summary(dir: &Path, args: &[&str]) -> String {
+    let out = reference(dir, args).run();
+    out.stdout
+        .lines()
+        .find(|l| l.contains(" records: "))
+        .unwrap_or_else(|| panic!("no summary line:\n{}", out.stdout))
+        .to_string()
+}
+
+#[test]
+fn all_36_demo_records_build_from_the_embedded_store_then_reuse() {
+    let dir = demo_copy();
+    let corpora = [
+        "demo/benchmarks-single",
+        "demo/benchmarks-cross",
+        "demo/benchmarks-ontology",
+    ];
+    for corpus in corpora {
+        assert_eq!(
+            summary(dir.path(), &["--corpus", corpus]),
+            format!(
+                "12 records: 12 built, 0 reused, 0 stale (rebuilt), 0 forced, 0 failed; ground truth in {corpus}/ground-truth"
+            )
+        );
+    }
+    for corpus in corpora {
+        assert_eq!(
+            summary(dir.path(), &["--corpus", corpus]),
+            format!(
+                "12 records: 0 built, 12 reused, 0 stale (rebuilt), 0 forced, 0 failed; ground truth in {corpus}/ground-truth"
+            )
+        );
+    }
+    // What was built is what the repository holds, byte for byte.
+    for corpus in corpora {
+        let built = dir.path().join(corpus).join("ground-truth");
+        for entry in std::fs::read_dir(&built).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap();
+            let committed = repo().join(corpus).join("ground-truth").join(name);
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                std::fs::read(&committed).unwrap_or_default(),
+                "{} differs from the committed ground truth: run reference and commit",
+                committed.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn editing_one_answer_key_rebuilds_that_record_alone() {
+    let dir = demo_copy();
+    let corpus = "demo/benchmarks-cross";
+    reference(dir.path(), &["--corpus", corpus]).run();
+    let path = dir
+        .path()
+        .join(corpus)
+        .join("fiokg-spoke-okn-landfill-counties_cross.rq");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n# a comment is part of the key text\n"),
+    )
+    .unwrap();
+    let out = reference(dir.path(), &["--corpus", corpus])
+        .stdout_contains("12 records: 0 built, 11 reused, 1 stale (rebuilt), 0 forced, 0 failed;")
+        .run();
+    let rebuilt: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" rebuilt "))
+        .collect();
+    assert_eq!(rebuilt.len(), 1, "{}", out.stdout);
+    assert!(
+        rebuilt[0].contains("rebuilt  fiokg-spoke-okn-landfill-counties_cross")
+            && rebuilt[0].contains("(answer key changed)"),
+        "{}",
+        out.stdout
+    );
+    // Editing the prose alone changes no answer key.
+    let path = dir
+        .path()
+        .join(corpus)
+        .join("fiokg-spatialkg-maine-paper-mills_cross.rq");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("#+ summary: ", "#+ summary: Reworded. ", 1),
+    )
+    .unwrap();
+    let line = summary(dir.path(), &["--corpus", corpus]);
+    assert!(
+        line.starts_with("12 records: 0 built, 12 reused, 0 stale"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_subset_run_never_reports_the_others_stale() {
+    let dir = demo_copy();
+    let corpus = "demo/benchmarks-single";
+    for (args, want) in [
+        (
+            &["--limit", "3"][..],
+            "3 records: 3 built, 0 reused, 0 stale",
+        ),
+        (
+            &["--exclude", "spoke-okn-*"][..],
+            "7 records: 4 built, 3 reused, 0 stale",
+        ),
+        (&[][..], "12 records: 5 built, 7 reused, 0 stale"),
+    ] {
+        let line = summary(dir.path(), &[&["--corpus", corpus][..], args].concat());
+        assert!(line.starts_with(want), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn changing_the_data_makes_every_record_stale() {
+    let dir = demo_copy();
+    let corpus = "demo/benchmarks-ontology";
+    reference(dir.path(), &["--corpus", corpus]).run();
+    let data = dir.path().join("demo/kg/spatialkg.ttl");
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(&data, format!("{text}\n# touched\n")).unwrap();
+    let out = reference(dir.path(), &["--corpus", corpus])
+        .stdout_contains("12 records: 0 built, 0 reused, 12 stale (rebuilt), 0 forced, 0 failed;")
+        .run();
+    assert_eq!(
+        out.stdout.matches("(endpoint changed)").count(),
+        12,
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn the_repository_config_names_the_demo_kg() {
+    // From the repository root, a bare --corpus uses okn-benchmark.toml.
+    let scratch = tempfile::tempdir().unwrap();
+    Test::in_repo()
+        .args([
+            "reference",
+            "--corpus",
+            "demo/benchmarks-cross",
+            "--limit",
+            "2",
+        ])
+        .arg("--ground-truth")
+        .arg(scratch.path())
+        .stdout_contains("2 records: 2 built, 0 reused")
+        .run();
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            scratch
+                .path()
+                .join("biobricks-ice-spoke-okn-breast-cancer-assays_cross.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["endpoint"]["location"], "demo/kg");
+    assert_eq!(meta["endpoint"]["kind"], "embedded");
+    assert_eq!(meta["ordered"], false);
+}
+
+#[test]
+fn no_endpoint_anywhere_says_how_to_set_one() {
+    let out = Test::new()
+        .write("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n")
+        .args(["reference", "--corpus", "c"])
+        .stdout("")
+        .status(2)
+        .run();
+    assert!(
+        out.stderr
+            .starts_with("error: no SPARQL endpoint: pass --endpoint URL|PATH"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn turtle_without_a_graph_mapping_is_named_with_the_fix() {
+    Test::new()
+        .write("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n")
+        .write("data/x.ttl", "<http://a> <http://b> <http://c> .\n")
+        .args(["reference", "--corpus", "c", "--endpoint", "data"])
+        .stderr_contains(
+            "data/x.ttl: no named graph for these triples: write the graph IRI into x.ttl.graph",
+        )
+        .status(2)
+        .run();
+}
+
+#[test]
+fn malformed_data_names_the_file_and_line() {
+    let dir = work_dir(&[
+        ("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n"),
+        (
+            "data/x.ttl",
+            "<http://a> <http://b> <http://c> .\n<http://a> <http://b> .\n",
+        ),
+        ("data/global.graph", "https://purl.org/okn/frink/kg/x\n"),
+    ]);
+    let out = reference(dir.path(), &["--corpus", "c", "--endpoint", "data"])
+        .stdout("")
+        .status(2)
+        .run();
+    assert!(
+        out.stderr.starts_with("error: data/x.ttl:2:"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.path().join("c/ground-truth").exists());
+}
+
+#[test]
+fn a_hand_edited_ground_truth_is_stale() {
+    let dir = demo_copy();
+    let corpus = "demo/benchmarks-single";
+    reference(dir.path(), &["--corpus", corpus, "--limit", "1"]).run();
+    let csv = dir
+        .path()
+        .join(corpus)
+        .join("ground-truth/biobricks-ice-active-chemicals_single.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    std::fs::write(&csv, text.replacen('\n', "\nextra,row,,\n", 1)).unwrap();
+    selfcheck(dir.path(), &["--corpus", corpus, "--limit", "1"])
+        .stderr_contains("changed since 'reference' wrote it")
+        .status(2)
+        .run();
+    reference(dir.path(), &["--corpus", corpus, "--limit", "1"])
+        .stdout_contains("(the CSV was edited by hand)")
+        .stdout_contains("1 record: 0 built, 0 reused, 1 stale")
+        .run();
+}
+
+#[test]
+fn selfcheck_passes_on_every_demo_corpus_and_needs_ground_truth_first() {
+    let dir = demo_copy();
+    selfcheck(dir.path(), &["--corpus", "demo/benchmarks-cross"])
+        .stderr_contains("run 'okn-benchmark reference --corpus demo/benchmarks-cross' first")
+        .status(2)
+        .run();
+    for (corpus, checks) in [
+        ("demo/benchmarks-single", 72),
+        ("demo/benchmarks-cross", 70),
+        ("demo/benchmarks-ontology", 67),
+    ] {
+        reference(dir.path(), &["--corpus", corpus]).run();
+        let out = selfcheck(dir.path(), &["--corpus", corpus])
+            .stdout_contains(format!("\n12 records, {checks} checks, 0 findings\n"))
+            .run();
+        let text = &out.stdout;
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("ok ")).count(),
+            12,
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn selfcheck_expects_the_fallbacks_where_the_guards_withdraw() {
+    // Two key IRIs share a local name, and the two decimals are too close to
+    // snap: the checks expect the fallbacks (shortened IRIs and coarser
+    // decimals then fail), so the scorer and the checks agree.
+    let dir = work_dir(&[
+        (
+            "c/a_x.rq",
+            "#+ summary: A.\nSELECT ?s ?v WHERE { ?s <http://ex.org/v> ?v } ORDER BY ?v\n",
+        ),
+        (
+            "data.nq",
+            "<http://a.org/x/1> <http://ex.org/v> \"1.00001\"^^<http://www.w3.org/2001/XMLSchema#decimal> <http://g> .\n<http://b.org/y/1> <http://ex.org/v> \"1.00002\"^^<http://www.w3.org/2001/XMLSchema#decimal> <http://g> .\n",
+        ),
+    ]);
+    reference(dir.path(), &["--corpus", "c", "--endpoint", "data.nq"]).run();
+    selfcheck(dir.path(), &["--corpus", "c"])
+        .stdout("ok    a_x  (7 checks)\n1 record, 7 checks, 0 findings\n")
+        .run();
+}

@@ -1,0 +1,1263 @@
+//! `run`, `report`, `rescore` and `freeze` through the real binary, with the
+//! scripted agent (a built-in MCP client, no model) driving the real proxy
+//! in front of the real demo KG server, over stdio and streamable HTTP.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{
+    KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, stderr, stdout, wait_for_port,
+};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
+
+fn run(args: &[&str]) -> Output {
+    okn().arg("run").args(args).output().unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
+
+fn out_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    (dir, out)
+}
+
+const DEMO: &[&str] = &[
+    "--profile",
+    "profiles/demo-kg.local.toml",
+    "--tools",
+    "all-tools",
+];
+
+#[test]
+fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
+    let (_keep, out) = out_dir();
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("[1/3] biobricks-ice-active-chemicals_single  attempt 1/1"),
+        "{text}"
+    );
+    assert!(text.contains("exact (f1 1.00)"), "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 3 questions"),
+        "{text}"
+    );
+
+    let name = "demo-kg-all-tools__kg-named";
+    let condition = json(&out.join(format!("conditions/{name}.json")));
+    assert_eq!(condition["format"], 1);
+    assert_eq!(condition["identity"]["agent"], "scripted:oracle");
+    assert_eq!(condition["identity"]["model"], Value::Null);
+    assert_eq!(condition["identity"]["server"], "demo-kg");
+    assert_eq!(condition["settings"]["profile"]["transport"], "stdio");
+    assert_eq!(
+        condition["settings"]["server_build"],
+        format!("okn-demo-kg {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        condition["settings"]["reference_endpoint"]["engine"],
+        "oxigraph"
+    );
+    assert_eq!(
+        condition["settings"]["scoring_version"],
+        okn_benchmark::score::SCORING_VERSION
+    );
+    assert_eq!(condition["aggregate"]["exact_rate"], 1.0);
+    assert_eq!(condition["aggregate"]["questions"], 3);
+
+    let q = out.join("biobricks-ice-active-chemicals_single_results");
+    for file in ["ground_truth.csv", "ground_truth.json", "summary.csv"] {
+        assert!(q.join(file).is_file(), "{file}");
+    }
+    let attempt = q.join(name).join("attempt-1");
+    for file in [
+        "prompt.txt",
+        "answer.csv",
+        "calls.json",
+        "metrics.json",
+        "agent.json",
+        "command.txt",
+        "episode.json",
+    ] {
+        assert!(attempt.join(file).is_file(), "{file}");
+    }
+    assert!(attempt.join("cwd").is_dir());
+    assert_eq!(
+        std::fs::read_dir(attempt.join("cwd")).unwrap().count(),
+        0,
+        "cwd/ stays empty"
+    );
+    let prompt = std::fs::read_to_string(attempt.join("prompt.txt")).unwrap();
+    assert!(prompt.contains("\n\nUse this knowledge graph: biobricks-ice.\n\nSave the results as a csv file, no prose!\n"), "{prompt}");
+    let result = json(&q.join(name).join("result.json"));
+    assert_eq!(result["attempts"][0]["exact"], true);
+    assert_eq!(
+        result["attempts"][0]["tools_called"],
+        serde_json::json!(["query", "submit_csv"])
+    );
+
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with(
+        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,notes\n"
+    ));
+    assert_eq!(summary.lines().count(), 4);
+    // report regenerates exactly what run wrote.
+    let readme = std::fs::read(out.join("README.md")).unwrap();
+    let o = okn()
+        .args(["report", out.to_str().unwrap(), "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.stdout, readme);
+}
+
+#[test]
+fn the_identity_guard_names_the_first_difference() {
+    let (_keep, out) = out_dir();
+    let base = |repeat: &str, extra: &[&str]| {
+        run(&[
+            &[
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                repeat,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            DEMO,
+            extra,
+        ]
+        .concat())
+    };
+    assert_eq!(base("1", &[]).status.code(), Some(0));
+    let o = base("2", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: 'demo-kg-all-tools__kg-named' already holds a run with different settings:\n  repeat: 1 -> 2\n\nUse --label NAME to keep them apart, or --force to replace.\n"
+    );
+    // The same settings again: recorded attempts are never overwritten silently.
+    let o = base("1", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--resume reuses the finished ones, --force replaces them"),
+        "{}",
+        stderr(&o)
+    );
+    let o = base("2", &["--label", "twice"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        out.join("conditions/demo-kg-all-tools__kg-named__twice.json")
+            .is_file()
+    );
+    let o = base("2", &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["identity"]["repeat"],
+        2
+    );
+}
+
+#[test]
+fn two_tiers_in_one_root_are_caught() {
+    let (_keep, out) = out_dir();
+    // One corpus holding two tiers, with their ground truth.
+    let corpus = out.parent().unwrap().join("mixed");
+    std::fs::create_dir_all(corpus.join("ground-truth")).unwrap();
+    for (from, id) in [
+        ("demo/benchmarks-single", "spoke-okn-ra-treatments_single"),
+        (
+            "demo/benchmarks-cross",
+            "fiokg-spoke-okn-landfill-counties_cross",
+        ),
+    ] {
+        std::fs::copy(
+            repo().join(from).join(format!("{id}.rq")),
+            corpus.join(format!("{id}.rq")),
+        )
+        .unwrap();
+        for ext in ["csv", "json"] {
+            std::fs::copy(
+                repo().join(from).join(format!("ground-truth/{id}.{ext}")),
+                corpus.join(format!("ground-truth/{id}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let go = |tier: &str| {
+        run(&[
+            &[
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--tier",
+                tier,
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            DEMO,
+        ]
+        .concat())
+    };
+    assert_eq!(go("single").status.code(), Some(0));
+    let o = go("cross");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("  tier: 'single' -> 'cross'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn refused_combinations_stop_before_anything_runs() {
+    let (_keep, out) = out_dir();
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--tools",
+        "sparql-only",
+        "--kg-hint",
+        "none",
+        "--agent",
+        "scripted:oracle",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--tools sparql-only with --kg-hint none is refused"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--tools",
+        "all-tools",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("--tools all-tools needs --profile"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--without-tool",
+            "get_shema",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("(did you mean 'get_schema'?)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "claude",
+            "--model",
+            "x",
+            "--claude",
+            "/nonexistent/claude",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("install the claude CLI"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "nothing was written");
+
+    // Ground truth must exist.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("demo/benchmarks-single/ubergraph-doid-xref_single.rq"),
+        dir.path().join("ubergraph-doid-xref_single.rq"),
+    )
+    .unwrap();
+    let o = run(&[
+        &[
+            "--corpus",
+            dir.path().to_str().unwrap(),
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no ground truth for 1 of 1 records (ubergraph-doid-xref_single): run 'okn-benchmark reference"), "{}", stderr(&o));
+}
+
+#[test]
+fn resume_reuses_finished_attempts_only() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "--corpus",
+            "demo/benchmarks-ontology",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "2",
+            "--repeat",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    assert_eq!(run(&args).status.code(), Some(0));
+    let name = "demo-kg-all-tools__kg-named";
+    let victim = out.join(format!(
+        "ubergraph-lung-disease-descendants_ontology_results/{name}/attempt-2"
+    ));
+    std::fs::remove_file(victim.join("episode.json")).unwrap();
+    std::fs::remove_file(victim.join("agent.json")).unwrap();
+    let o = run(&[args.clone(), vec!["--resume"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.matches("[resumed]").count(), 3, "{text}");
+    assert!(
+        text.contains(&format!("{name}: 2 questions, 1 ran, 3 resumed")),
+        "{text}"
+    );
+    assert!(victim.join("episode.json").is_file());
+}
+
+#[test]
+fn a_killed_run_leaves_finished_attempts_intact_and_resumable() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--repeat",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it part-way: after a few attempts have finished.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let finished = walkdir::WalkDir::new(&out)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_name() == "episode.json")
+            .count();
+        if finished >= 5 || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run finished before it could be killed"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    // The agent host it had started dies with it (no orphan keeps working).
+    let marker = out.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && processes_mentioning(&marker) > 0 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(&marker),
+        0,
+        "an agent host outlived the killed run"
+    );
+    assert!(
+        !out.join("conditions/demo-kg-all-tools__kg-named.json")
+            .exists(),
+        "the run was killed before the end"
+    );
+    // Every attempt with episode.json is whole.
+    for entry in walkdir::WalkDir::new(&out)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name() == "episode.json")
+    {
+        let dir = entry.path().parent().unwrap();
+        for file in ["prompt.txt", "command.txt", "agent.json", "metrics.json"] {
+            assert!(dir.join(file).is_file(), "{} lacks {file}", dir.display());
+        }
+        let _: Value = json(entry.path());
+    }
+    let o = okn().args(&args).arg("--resume").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.matches("[resumed]").count() >= 5, "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 12 questions"),
+        "{text}"
+    );
+}
+
+#[test]
+fn timeouts_are_recorded_outcomes_and_are_reused() {
+    let (_keep, out) = out_dir();
+    let args = [
+        &[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:hang",
+            "--limit",
+            "1",
+            "--agent-timeout",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+    ]
+    .concat();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("timed out, no answer"),
+        "{}",
+        stdout(&o)
+    );
+    let result = json(&out.join(
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+    ));
+    assert_eq!(result["attempts"][0]["timed_out"], true);
+    assert_eq!(result["attempts"][0]["submitted"], false);
+    let started = Instant::now();
+    let o = run(&[args.clone(), vec!["--resume"]].concat());
+    assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "not paid for twice"
+    );
+}
+
+#[test]
+fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothing() {
+    let (keep, out) = out_dir();
+    let profile = keep.path().join("gone.toml");
+    std::fs::write(
+        &profile,
+        "name = \"gone\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--corpus",
+        "demo/benchmarks-single",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "1",
+        "--repeat",
+        "2",
+        "--tools",
+        "all-tools",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("warning: gone is unreachable now"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("blocked (cannot start '/nonexistent/server'"),
+        "{}",
+        stdout(&o)
+    );
+    // The closing line counts the questions the rates average.
+    assert!(
+        stdout(&o).contains(
+            "exact — · mean F1 — over 0 measured questions of 1 (2 blocked attempts left out)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let condition = json(&out.join("conditions/gone-all-tools__kg-named.json"));
+    assert_eq!(condition["aggregate"]["blocked_attempts"], 2);
+    assert_eq!(condition["aggregate"]["measured_nothing"], 1);
+    assert_eq!(condition["aggregate"]["exact_rate"], Value::Null);
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("measured nothing (cannot start '/nonexistent/server'"),
+        "{readme}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.lines().nth(1).unwrap().contains(",1,2,true,,,,0,"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_control_and_a_streamable_http_server_side_by_side() {
+    let (_keep, out) = out_dir();
+    let port = free_port();
+    let mut server = Command::new(BIN)
+        .args([
+            "kg-server",
+            "--transport",
+            "http",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--data",
+        ])
+        .arg(repo().join("demo/kg"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut server);
+    let _server = KillOnDrop(server);
+    let profile = out.parent().unwrap().join("remote.toml");
+    std::fs::write(&profile, format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n")).unwrap();
+    let common = [
+        "--corpus",
+        "demo/benchmarks-cross",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = run(&[
+        &common[..],
+        &[
+            "--tools",
+            "all-tools",
+            "--kg-hint",
+            "none",
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&[
+        &common[..],
+        &["--tools", "sparql-only", "--kg-hint", "tags"],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let remote = json(&out.join("conditions/demo-kg-all-tools__kg-not-named.json"));
+    assert_eq!(remote["settings"]["profile"]["transport"], "http");
+    assert_eq!(remote["aggregate"]["exact_rate"], 1.0);
+    let control = json(&out.join("conditions/sparql-only__kg-named.json"));
+    assert_eq!(control["aggregate"]["exact_rate"], 1.0);
+    assert_eq!(control["identity"]["server"], Value::Null);
+    assert!(
+        control["settings"]["sparql_only_preamble"]
+            .as_str()
+            .unwrap()
+            .contains("Valid graph shortnames")
+    );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("| demo-kg, all tools · KG not named |")
+            && readme.contains("| sparql-only · KG named |"),
+        "{readme}"
+    );
+}
+
+/// An oracle run of two demo questions into `out`, which must succeed.
+fn two_oracle_questions(out: &Path) {
+    let o = scripted(
+        out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "2"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn rescore_reports_every_moved_score_and_rewrites_what_depends_on_it() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
+    let name = "demo-kg-all-tools__kg-named";
+    let first = out.join(format!(
+        "biobricks-ice-active-chemicals_single_results/{name}"
+    ));
+    let second = out.join(format!(
+        "fiokg-chemical-manufacturers_single_results/{name}"
+    ));
+    let readme_before = std::fs::read_to_string(out.join("README.md")).unwrap();
+    std::fs::write(first.join("attempt-1/answer.csv"), "wrong\n1\n").unwrap();
+    std::fs::write(second.join("result.json"), "{ not json").unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let q = "biobricks-ice-active-chemicals_single";
+    let want = format!(
+        "moved  {q}  {name}  attempt 1  exact: true -> false
+moved  {q}  {name}  attempt 1  strict_exact: true -> false
+moved  {q}  {name}  attempt 1  ordered: true -> false
+moved  {q}  {name}  attempt 1  f1: 1.0000 -> 0.0000
+moved  {name}  aggregate  exact_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  strict_exact_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  ordered_rate: 1.0000 -> 0.5000
+moved  {name}  aggregate  mean_f1: 1.0000 -> 0.5000
+unreadable  {}:1: key must be a string at line 1 column 3
+2 attempts re-scored, 8 scores moved
+",
+        second.join("result.json").display()
+    );
+    assert_eq!(
+        stdout(&o),
+        want,
+        "{}",
+        crate::support::test::diff(&want, &stdout(&o))
+    );
+
+    // What it rewrote: the attempt's verdict, the corrupt result.json
+    // (rebuilt from the attempt's files), the condition's aggregate, the
+    // summary CSV and the README.
+    let result = json(&first.join("result.json"));
+    assert_eq!(
+        (
+            &result["attempts"][0]["exact"],
+            &result["attempts"][0]["f1"]
+        ),
+        (&Value::Bool(false), &serde_json::json!(0.0))
+    );
+    assert_eq!(
+        json(&second.join("result.json"))["attempts"][0]["exact"],
+        true
+    );
+    let aggregate = &json(&out.join(format!("conditions/{name}.json")))["aggregate"];
+    for key in ["exact_rate", "strict_exact_rate", "ordered_rate", "mean_f1"] {
+        assert_eq!(aggregate[key], 0.5, "{key}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.contains(&format!("\n{q},single,{name},demo-kg,all-tools,tags,1,1,false,false,false,0.0000,1,query submit_csv,")),
+        "{summary}"
+    );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert_ne!(readme, readme_before, "the README was not rewritten");
+    assert!(
+        readme.contains("| demo-kg, all tools · KG named | scripted:oracle | — | default | 2 | 2 | 0.50 | 0.50 | 0.50 | 0.50 | 1 | 1 |"),
+        "{readme}"
+    );
+    // ... as report writes it from the rescored files.
+    let o = okn()
+        .args(["report", out.to_str().unwrap(), "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), readme);
+}
+
+/// A ground truth edited after it was recorded is refused, not used: exit
+/// 2, the file named, the scores left as recorded.
+#[test]
+fn rescore_refuses_a_ground_truth_edited_after_it_was_recorded() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
+    let question = out.join("biobricks-ice-active-chemicals_single_results");
+    let truth = question.join("ground_truth.csv");
+    let mut edited = std::fs::read(&truth).unwrap();
+    edited.extend_from_slice(b"an extra row\n");
+    std::fs::write(&truth, &edited).unwrap();
+    let result = question.join("demo-kg-all-tools__kg-named/result.json");
+    let before = std::fs::read(&result).unwrap();
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("ground_truth.csv: changed since it was recorded"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&result).unwrap(), before);
+}
+
+/// After `freeze`, `rescore`, `run` and `report` write nothing into the
+/// root: the first two refuse (exit 2), `report` leaves a hand edit alone.
+#[test]
+fn freeze_closes_the_root_to_rescore_run_and_report() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
+    let o = okn()
+        .args(["freeze", out.to_str().unwrap(), "--reason", "Published."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(out.join("README.md"), b"hand edit").unwrap();
+    let before = snapshot(&out);
+    let o = okn()
+        .args(["rescore", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is frozen (Published.): rescore never writes into a frozen root"),
+        "{}",
+        stderr(&o)
+    );
+    let o = scripted(
+        &out,
+        "demo/benchmarks-single",
+        &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("run never writes into a frozen root"),
+        "{}",
+        stderr(&o)
+    );
+    let o = okn()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(snapshot(&out), before, "a frozen root was written");
+    assert_eq!(
+        std::fs::read(out.join("README.md")).unwrap(),
+        b"hand edit",
+        "report regenerates nothing"
+    );
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
+    run(&[
+        &[
+            "--corpus",
+            corpus,
+            "--kg-hint",
+            "tags",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        DEMO,
+        extra,
+    ]
+    .concat())
+}
+
+/// A blank reason is refused: a frozen root says why it is closed.
+#[test]
+fn freeze_refuses_a_blank_reason() {
+    let (_keep, out) = out_dir();
+    two_oracle_questions(&out);
+    let o = okn()
+        .args(["freeze", out.to_str().unwrap(), "--reason", " "])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: --reason must say why the root is closed\n"
+    );
+    assert!(!out.join(".frozen").exists());
+}
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // A runs root copied elsewhere ran every attempt again: its commands differ by paths.
+    #[test]
+    fn a_copied_runs_root_resumes_every_finished_attempt() {
+        let (_keep, out) = out_dir();
+        let args = |root: &Path| -> Vec<String> {
+            [
+                "--corpus",
+                "demo/benchmarks-ontology",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                "2",
+                "--out",
+                root.to_str().unwrap(),
+            ]
+            .iter()
+            .chain(DEMO.iter())
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let first = args(&out);
+        let first: Vec<&str> = first.iter().map(String::as_str).collect();
+        assert_eq!(run(&first).status.code(), Some(0));
+        let copy = out.with_file_name(format!(
+            "{}-copy",
+            out.file_name().unwrap().to_string_lossy()
+        ));
+        crate::support::fixture::copy_dir(&out, &copy);
+        let again = args(&copy);
+        let mut again: Vec<&str> = again.iter().map(String::as_str).collect();
+        again.push("--resume");
+        let o = run(&again);
+        let _ = std::fs::remove_dir_all(&copy);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("0 ran, 2 resumed"), "{text}");
+    }
+
+    // A smaller --limit dropped the questions recorded before from the condition.
+    #[test]
+    fn a_smaller_limit_keeps_the_questions_recorded_before() {
+        let (_keep, out) = out_dir();
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "3"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+        assert_eq!(
+            condition["questions"].as_object().unwrap().len(),
+            3,
+            "kept the questions not selected now"
+        );
+    }
+
+    // A second corpus run into one condition dropped the first corpus's questions.
+    #[test]
+    fn a_second_corpus_in_one_condition_is_refused() {
+        let (_keep, out) = out_dir();
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-cross",
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("  corpus: 'demo/benchmarks-single' -> 'demo/benchmarks-cross'"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // --force left the attempts of questions it did not run to come back.
+    #[test]
+    fn force_replaces_every_folder_of_the_condition() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &["--agent", "scripted:oracle", "--limit", "3"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--repeat",
+                "2",
+                "--force",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let name = "demo-kg-all-tools__kg-named";
+        assert!(
+            !out.join(format!(
+                "fiokg-chemical-manufacturers_single_results/{name}"
+            ))
+            .exists()
+        );
+        assert_eq!(
+            json(&out.join(format!("conditions/{name}.json")))["questions"]
+                .as_object()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    // rescore judged whatever attempt folders it found, not the recorded ones.
+    #[test]
+    fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &[
+                    "--agent",
+                    "scripted:oracle",
+                    "--limit",
+                    "1",
+                    "--repeat",
+                    "2"
+                ]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let dir =
+            out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
+        crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
+        crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+        std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
+            "{text}"
+        );
+        assert!(text.contains("attempt-2: missing"), "{text}");
+        assert!(
+            !text.contains("attempt-01"),
+            "attempt-01 is not an attempt folder: {text}"
+        );
+        assert!(
+            text.ends_with("\n1 attempt re-scored, 0 scores moved\n"),
+            "{text}"
+        );
+        assert_eq!(
+            json(&dir.join("result.json"))["attempts"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    // An exclusion written by hand into the condition file did not count like --exclude.
+    #[test]
+    fn a_hand_written_exclusion_is_the_same_run_as_exclude() {
+        let (_keep, out) = out_dir();
+        assert_eq!(
+            scripted(
+                &out,
+                "demo/benchmarks-single",
+                &["--agent", "scripted:oracle", "--limit", "2"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
+        let mut condition = json(&path);
+        let id = "fiokg-chemical-manufacturers_single";
+        condition["questions"].as_object_mut().unwrap().remove(id);
+        condition["meta"]["excluded"] =
+            serde_json::json!([{"id": id, "reason": "dropped by hand: the key was wrong"}]);
+        std::fs::write(&path, serde_json::to_string_pretty(&condition).unwrap()).unwrap();
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(json(&path)["identity"]["excluded"], serde_json::json!([id]));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--exclude",
+                id,
+                "--resume",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("  excluded: [\"fiokg-chemical-manufacturers_single\"] -> []"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    /// An oracle run of one demo question into `out`, then `freeze` with the
+    /// reason "Done.".
+    fn frozen_root(out: &Path) {
+        let o = scripted(
+            out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = okn()
+            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+
+    // `report .` run inside a frozen root rewrote its README.md.
+    #[test]
+    fn report_from_inside_a_frozen_root_is_refused() {
+        let (_keep, out) = out_dir();
+        frozen_root(&out);
+        let before = std::fs::read(out.join("README.md")).unwrap();
+        let o = okn_in(&out)
+            .args(["report", ".", "--markdown", "README.md"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("is inside the frozen root"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(out.join("README.md")).unwrap(), before);
+    }
+
+    // A run with --out nested inside a frozen root wrote into it.
+    #[test]
+    fn a_run_nested_in_a_frozen_root_is_refused() {
+        let (_keep, out) = out_dir();
+        frozen_root(&out);
+        let nested = out.join("nested");
+        let o = scripted(
+            &nested,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("is frozen (Done.)"), "{}", stderr(&o));
+        assert!(!nested.exists());
+    }
+
+    // A changed answer key judged one condition by the new key, the others by the old.
+    #[test]
+    fn changed_ground_truth_under_recorded_conditions_is_refused() {
+        let (keep, out) = out_dir();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let corpus_arg = corpus.to_str().unwrap();
+        assert_eq!(
+            scripted(
+                &out,
+                corpus_arg,
+                &["--agent", "scripted:oracle", "--limit", "1"]
+            )
+            .status
+            .code(),
+            Some(0)
+        );
+        let o = run(&[
+            "--corpus",
+            corpus_arg,
+            "--tools",
+            "sparql-only",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let rq = corpus.join("biobricks-ice-active-chemicals_single.rq");
+        let text = std::fs::read_to_string(&rq).unwrap();
+        std::fs::write(&rq, format!("{}\nLIMIT 1\n", text.trim_end())).unwrap();
+        let o = okn()
+            .args(["reference", "--corpus", corpus_arg])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = scripted(
+            &out,
+            corpus_arg,
+            &["--agent", "scripted:oracle", "--limit", "1", "--resume"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(
+                "the ground truth of biobricks-ice-active-chemicals_single changed since"
+            ),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // A timed-out attempt was reused under a longer --agent-timeout.
+    #[test]
+    fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
+        let (_keep, out) = out_dir();
+        let args = |t: &'static str| {
+            vec![
+                "--agent",
+                "scripted:hang",
+                "--limit",
+                "1",
+                "--agent-timeout",
+                t,
+            ]
+        };
+        assert_eq!(
+            scripted(&out, "demo/benchmarks-single", &args("1"))
+                .status
+                .code(),
+            Some(0)
+        );
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        assert_eq!(
+            json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
+            2
+        );
+    }
+
+    // `run --limit 0` recorded an empty condition.
+    #[test]
+    fn a_limit_of_zero_is_refused_before_anything_runs() {
+        let o = run(&["--corpus", "demo/benchmarks-single", "--limit", "0"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("invalid value '0' for '--limit <N>'"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

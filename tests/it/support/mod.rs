@@ -1,0 +1,137 @@
+//! The harness the integration tests share: the real binary, scratch work
+//! folders, the tools `scripts/test` installs, the `build` fixture, and the
+//! data kept outside the repository.
+
+#![allow(dead_code)]
+
+pub mod fixture;
+pub mod shared;
+pub mod test;
+
+pub use test::Test;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The `okn-benchmark` binary under test, run in `dir`.
+pub fn okn_in(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("okn-benchmark").expect("binary built");
+    cmd.current_dir(dir);
+    cmd.env_remove("XDG_CACHE_HOME");
+    cmd
+}
+
+/// The binary run from the repository root.
+pub fn okn() -> Command {
+    okn_in(&repo())
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes `files` (relative path, contents) under a new temporary folder.
+pub fn work_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, contents) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    dir
+}
+
+/// Stdout of a finished command as UTF-8.
+pub fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 stdout")
+}
+
+/// Stderr of a finished command as UTF-8.
+pub fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("UTF-8 stderr")
+}
+
+/// A real tool installed by `scripts/test` into `target/test-tools/venv`
+/// (or named by `OKN_TEST_TOOLS`, or found on PATH). Panics with the fix when
+/// it is missing: these tests must not pass by skipping.
+pub fn tool(name: &str) -> PathBuf {
+    let roots = [
+        std::env::var_os("OKN_TEST_TOOLS").map(PathBuf::from),
+        Some(repo().join("target/test-tools")),
+    ];
+    for root in roots.into_iter().flatten() {
+        for sub in ["venv/bin", "okn-venv/bin", "node_modules/.bin", "bin"] {
+            let candidate = root.join(sub).join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "the test tool '{name}' is not installed: run scripts/test, which installs it into target/test-tools"
+    );
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port`.
+pub fn wait_for_port(port: u16, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited before listening on {port}: {status}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("nothing listened on 127.0.0.1:{port} within 30 s");
+}
+
+/// A child process killed when dropped (servers started by a test).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Processes whose command line mentions `text` (Linux /proc).
+pub fn processes_mentioning(text: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(text))
+                .unwrap_or(false)
+        })
+        .count()
+}
