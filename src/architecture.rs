@@ -256,7 +256,10 @@ fn no_top_level_module_depends_on_itself_through_others() {
     }
     assert!(collapsed["render"].contains("report"));
     let found = cycles(&collapsed);
-    assert!(found.is_empty(), "top-level module cycles: {found:?}\n{collapsed:#?}");
+    assert!(
+        found.is_empty(),
+        "top-level module cycles: {found:?}\n{collapsed:#?}"
+    );
 }
 
 #[test]
