@@ -1,5 +1,5 @@
 //! The crate's error type. Every variant is bad input or an unusable
-//! environment, reported as one line and exit code 2 (see DESIGN.md, "Exit
+//! environment, reported as one line and exit code 2 (ARCHITECTURE.md, "Exit
 //! codes"); a check that *ran* and found a problem is not an error but an
 //! exit code 1 chosen by the command.
 

@@ -13,7 +13,7 @@
 //! would otherwise refuse for want of permission (found by the stand-in
 //! test: every call came back "Claude requested permissions to use ...").
 //! The list was read off the real CLI (2.1.197: the tools it offers a
-//! model with these flags); `tests/claude_cli.rs` checks it against the CLI
+//! model with these flags); `tests/it/claude.rs` checks it against the CLI
 //! that `scripts/test` installs, so a new tool turns the test red.
 
 use std::path::{Path, PathBuf};

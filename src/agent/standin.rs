@@ -1,7 +1,7 @@
 //! A stand-in for the Anthropic Messages API, so the real `claude` CLI can
 //! run whole episodes with no model: this is the only place a model is
 //! imitated (README.md, "Episodes: run, report, rescore, freeze";
-//! `tests/claude_cli.rs` runs the real CLI against it).
+//! `tests/it/claude.rs` runs the real CLI against it).
 //!
 //! It serves `POST /v1/messages` as streaming server-sent events
 //! (`message_start`, `content_block_start`, `content_block_delta` with

@@ -2,7 +2,7 @@
 //! (clap derive) and the glue that calls the library. One file per
 //! subcommand; no logic here that a library test cannot reach.
 //!
-//! Exit codes (DESIGN.md): 0 success; 1 a check that ran and found a
+//! Exit codes (ARCHITECTURE.md, "Conventions"): 0 success; 1 a check that ran and found a
 //! problem; 2 bad usage or unreadable input.
 
 mod build;

@@ -1,6 +1,5 @@
 //! `okn-benchmark paper`: what a manuscript needs from the recorded
-//! episodes (seed 000, "Results so far": `build_paper_tables.py`,
-//! `build_paper_doc.py`).
+//! episodes (`docs/PUBLISHING.md`, "Paper tables"; `docs/RENDERING.md`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

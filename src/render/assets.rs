@@ -342,7 +342,7 @@ fn label_svg(svg: &str, alt: &str) -> String {
 /// The document is parsed (roxmltree) and written out again, so nothing
 /// but the root element and what it holds reaches the page: no
 /// declaration, doctype, comment or processing instruction, and no markup
-/// after `</svg>` (new-user review of issue 5: a `<meta http-equiv>` after
+/// after `</svg>` (a `<meta http-equiv>` after
 /// the root redirected the page). Removed on the way: the elements that
 /// run or embed other documents (`script`, `foreignObject`, `iframe`,
 /// `object`, `embed`, `handler`, `listener`), every `on*` attribute, and
@@ -651,7 +651,7 @@ pub fn rewrite_raw_html(
 
 /// The length in bytes of the HTML tag `text` starts with (up to and
 /// including its `>`), quotes respected: a `>` inside a quoted value does
-/// not end it (third new-user review of issue 5). `None` when unclosed.
+/// not end it. `None` when unclosed.
 pub fn tag_end(text: &str) -> Option<usize> {
     let mut quote: Option<char> = None;
     for (i, c) in text.char_indices().skip(1) {
@@ -822,8 +822,7 @@ mod tests {
     }
 
     /// Nothing that runs survives inlining, however it is spelled, and
-    /// nothing after the root element reaches the page (third new-user
-    /// review of issue 5).
+    /// nothing after the root element reaches the page.
     #[test]
     fn nothing_that_runs_survives_inlining() {
         let svg = r#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="a()">
@@ -893,8 +892,7 @@ mod tests {
 
     /// Tags are read as a browser reads them: a `>` inside a quoted value
     /// does not end the tag, an attribute name inside another's value is
-    /// not an attribute, and references are decoded once (third new-user
-    /// review of issue 5).
+    /// not an attribute, and references are decoded once.
     #[test]
     fn raw_html_tags_are_read_whole() {
         let tag = r#"<img alt="a src=evil.png" src="p.png" class='"><script>x()</script>' width="20&quot;" hidden>"#;
@@ -941,7 +939,7 @@ mod tests {
     }
 
     /// The build's own figures carry `role="img"`: inlined, the root element
-    /// had it twice (an HTML parse error; new-user review of issue 5).
+    /// had it twice (an HTML parse error).
     #[test]
     fn an_inlined_svg_has_one_role_and_one_label() {
         let out = label_svg(

@@ -1,6 +1,6 @@
 //! `build`: find every input, compute every output, then either write
 //! what changed or (`--check`) compare and report what is stale, missing
-//! or orphaned (seed 000, "Results so far"; the shape of rust-analyzer's
+//! or orphaned (`docs/PUBLISHING.md`; the shape of rust-analyzer's
 //! `ensure_file_contents`).
 //!
 //! Inputs, found under the scanned folders (the base folder by default;
@@ -179,8 +179,7 @@ pub fn page_assets(path: &Path, text: &str) -> assets::AssetMap {
 /// The `ID_results/summary.csv` files of `root` whose question has no
 /// recorded result any more (a `run --force` with a smaller `--limit`
 /// replaced the condition that held it): `report` made them, nothing will
-/// again, and `--check` must not call them current (fourth new-user review
-/// of issue 5).
+/// again, and `--check` must not call them current.
 fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
     let suffix = crate::layout::QUESTION_SUFFIX;
     let mut stale = Vec::new();
@@ -689,7 +688,7 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     for path in &orphaned {
         std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))?;
         // Folders of the site (or of figures) the removal left empty go
-        // too, up to the owned folder itself (third new-user review).
+        // too, up to the owned folder itself.
         if let Some(owner) = plan.owned_dirs.iter().find(|d| path.starts_with(d)) {
             let mut dir = path.parent();
             while let Some(d) = dir {

@@ -134,8 +134,8 @@ fn table_path(dir: &Path, stem: &str, n: usize) -> PathBuf {
 fn stale_tables(dir: &Path, stem: &str, count: usize) -> Vec<PathBuf> {
     let mark = format!("{{\\*\\generator {};}}", rtf::GENERATOR);
     let mut stale = Vec::new();
-    // A bare file name has an empty folder: that is the current one (a
-    // new user's review found leftovers kept for `paper doc x.md`).
+    // A bare file name has an empty folder: that is the current one (else
+    // leftovers were kept for `paper doc x.md`).
     let listing = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {

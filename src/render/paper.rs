@@ -1,5 +1,5 @@
 //! `paper tables`: the manuscript's tables as Markdown, from recorded
-//! episodes only (seed 000, "Results so far": `build_paper_tables.py`), so
+//! episodes only (`docs/PUBLISHING.md`, "Paper tables"), so
 //! a number in the manuscript cannot drift from the study it came from.
 //!
 //! Each table is preceded by its caption, a paragraph starting `Table N.`

@@ -205,8 +205,8 @@ pub const MIN_TABLE_SIZE: u32 = 14;
 /// [`column_widths_at`]) need more than `available` twips at [`TABLE_SIZE`]:
 /// the largest size down to [`MIN_TABLE_SIZE`] at which every column's
 /// longest word fits, so numbers and words are not broken mid-value (a
-/// twelve-column results table once printed `0.7`/`7` on two lines;
-/// new-user review of issue 5). A table that fits keeps [`TABLE_SIZE`].
+/// twelve-column results table once printed `0.7`/`7` on two lines).
+/// A table that fits keeps [`TABLE_SIZE`].
 pub fn table_size(word: &[usize], available: i32) -> u32 {
     let least = |size: u32| -> i64 { word.iter().map(|&n| char_twips(n, WORD_TWIPS, size)).sum() };
     let mut size = TABLE_SIZE;
@@ -656,7 +656,7 @@ impl<'b> Writer<'b> {
     fn event(&mut self, event: &Event<'_>, caption: bool) {
         // An inline `<script>` or `<style>` has its content as text events
         // between two inline HTML events: dropped, as in an HTML block
-        // (new-user review of issue 5: `var a=1;` reached the document).
+        // (`var a=1;` reached the document).
         if let Some(name) = self.skipping {
             if let Event::InlineHtml(t) = event
                 && t.trim_start()
@@ -1468,7 +1468,7 @@ mod tests {
     }
 
     /// Inline `<script>` and `<style>` vanish with their content, as block
-    /// ones do (new-user review of issue 5).
+    /// ones do.
     #[test]
     fn inline_script_and_style_content_is_dropped() {
         let doc = convert(

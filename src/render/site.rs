@@ -4,7 +4,7 @@
 //! attempts side by side, and a page per attempt with the prompt, the
 //! tool-call timeline, every SPARQL query the agent ran, the answer
 //! against the ground truth as a row-level diff, the scores in both tiers,
-//! and links to the raw files (seed 000, "Results so far").
+//! and links to the raw files (`docs/PUBLISHING.md`, "The site").
 //!
 //! Layout, relative to `site/`:
 //!
@@ -988,7 +988,7 @@ pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
         .collect();
     // A path spelled with `--` can still meet another root's own name
     // (`x/runs` and `x--runs`): later ones in path order get `-2`, `-3`,
-    // never a name another root wants (new-user review of issue 5: two
+    // never a name another root wants (two
     // roots shared one folder of the site).
     let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut names = Vec::with_capacity(wanted.len());

@@ -24,7 +24,8 @@ use crate::report::tables;
 pub use crate::report::study::{FIGURES_DIR, StudyView};
 pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 
-/// Every region kind with the keys it takes (seed 000, "Results so far":
+/// Every region kind with the keys it takes (`docs/PUBLISHING.md`,
+/// "Generated regions":
 /// tables, a number inside a sentence, figure embeds, and the
 /// questions that defeat every condition or separate them).
 pub const KINDS: [(&str, &[&str]); 7] = [
@@ -262,7 +263,7 @@ fn parse_params(text: &str) -> std::result::Result<BTreeMap<String, String>, Str
         }
         let (value, next) = match after.chars().next() {
             // "…" with \" and \\ escapes; '…' taken as written: so an id
-            // holding a quote can be named (new-user review of issue 5).
+            // holding a quote can be named.
             Some(q @ ('"' | '\'')) => {
                 let mut value = String::new();
                 let mut chars = after[1..].char_indices();
@@ -473,7 +474,7 @@ HTML block, which splits the paragraph; put the words before it on the same line
 
 /// The block-quote prefix or indentation (`> `, `>> `, `  ` in a list
 /// item) a marker at `at` sits behind, so that generated lines stay inside
-/// the quote or the list item (new-user review of issue 5: a table filled
+/// the quote or the list item (a table filled
 /// into a list item started at column 0 and split the list).
 fn quote_prefix(text: &str, at: usize) -> Option<&str> {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -1000,7 +1001,7 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
         }
     }
 
-    /// A new user's review: markers written without spaces or in capitals
+    /// Markers written without spaces or in capitals
     /// were silently left alone, and a number could drift.
     #[test]
     fn parameters_may_be_quoted_either_way_with_escapes() {

@@ -5,7 +5,7 @@
 //!
 //! Everything is deterministic: the bootstrap draws from a fixed-seed
 //! SplitMix64 generator, so the same episodes give the same interval, byte
-//! for byte, on every machine (DESIGN.md, "Generated output is
+//! for byte, on every machine (ARCHITECTURE.md, "Generated output is
 //! deterministic").
 
 /// Bootstrap resamples drawn for every interval.

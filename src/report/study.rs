@@ -1,6 +1,6 @@
 //! The numbers of a study: conditions drawn from one or more runs roots,
 //! side by side, with the statistics that tables, figures and prose quote
-//! (seed 000, "Results so far": each study reads the same episodes as a
+//! (`docs/PUBLISHING.md`, "The statistics": each study reads the same episodes as a
 //! summary and record by record).
 //!
 //! This is aggregation only; `render` formats it. Every figure is computed
@@ -108,7 +108,7 @@ pub struct ConditionStats {
     /// interval of the very number the tables show (a Wilson interval
     /// over attempts was centred on the pooled rate, which differs from
     /// the mean over questions when questions have unequal measured
-    /// attempts; fourth new-user review of issue 5).
+    /// attempts).
     pub interval: Option<Interval>,
     /// Questions always exact.
     pub always_exact: u32,

@@ -1,5 +1,5 @@
-//! A condition's name and identity (seed 000, "Repeating and comparing",
-//! "Run the conditions").
+//! A condition's name and identity (`docs/FORMAT.md`, "Condition names";
+//! `README.md`, "Episodes: run, report, rescore, freeze").
 //!
 //! The folder **name** derives from the flags, so the label and the settings
 //! cannot disagree: `SERVER-all-tools[-without-A-B][-strict]__kg-named` or

@@ -1,5 +1,5 @@
-//! What the agent is actually asked (seed 000, "What the agent is actually
-//! asked"): the record's summary, the KG hint line when `--kg-hint tags`,
+//! What the agent is actually asked (`README.md`, "Episodes: run, report,
+//! rescore, freeze"): the record's summary, the KG hint line when `--kg-hint tags`,
 //! then a fixed suffix, identical in every arm so no condition is
 //! advantaged by its wording.
 

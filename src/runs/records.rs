@@ -17,8 +17,7 @@ use crate::sparql::EndpointInfo;
 pub const RUNS_FORMAT: u32 = 1;
 
 /// `episode.json`: what the runner itself observed. Written last, so its
-/// presence marks a finished attempt (seed 000, "Resuming an interrupted
-/// run").
+/// presence marks a finished attempt (`--resume` reuses only those).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Episode {
     /// [`RUNS_FORMAT`].
@@ -54,8 +53,7 @@ pub struct AttemptResult {
     /// An answer was submitted (a header-only one included).
     pub submitted: bool,
     /// Excluded from every rate: the proxy recorded a startup error and
-    /// nothing was submitted (seed 000, "When an episode never reaches the
-    /// tools").
+    /// nothing was submitted: a plumbing failure, not the agent's.
     pub blocked: bool,
     /// Why it is blocked.
     pub blocked_reason: Option<String>,
@@ -177,7 +175,7 @@ pub struct QuestionResult {
     pub summary: QuestionSummary,
 }
 
-/// What a condition was run with (seed 000, "Reproducibility").
+/// What a condition was run with: what a number must be attributable to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Settings {
     /// The corpus as given (`--corpus`).
@@ -334,7 +332,7 @@ pub fn summarize(attempts: &[AttemptResult], ordered_key: bool) -> QuestionSumma
 }
 
 /// Aggregates question summaries: a question's attempts are averaged first,
-/// then the questions (seed 000, "Where the results go").
+/// then the questions (`docs/FORMAT.md`, `conditions/NAME.json`).
 pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
     let measured: Vec<&QuestionSummary> = questions.values().filter(|q| q.measured > 0).collect();
     let mean = |values: Vec<f64>| -> Option<f64> {

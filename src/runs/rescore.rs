@@ -1,5 +1,5 @@
-//! `rescore` and `freeze` (seed 000, "Re-scoring instead of re-running",
-//! "Closing a runs root").
+//! `rescore` and `freeze` (`docs/FORMAT.md`, "Re-scoring" and
+//! "`.frozen`").
 //!
 //! Re-scoring re-judges every attempt from its `answer.csv` and the
 //! question's `ground_truth.csv` alone (no model, server or endpoint), and
@@ -138,7 +138,7 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
                 .and_then(|bytes| {
                     // The key the attempts were judged against is the one
                     // recorded beside them: an edited copy would move every
-                    // score silently (fourth new-user review of issue 5).
+                    // score silently.
                     match &recorded {
                         Some(meta) if crate::reference::sha256_tag(&bytes) != meta.csv_sha256 => {
                             return Err(Error::file(

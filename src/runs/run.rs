@@ -1,5 +1,6 @@
 //! `run`: one condition over a corpus, episode by episode, into a runs root
-//! (`README.md`, "Recording episodes"; the files are `docs/FORMAT.md`).
+//! (`README.md`, "Episodes: run, report, rescore, freeze"; the files are
+//! `docs/FORMAT.md`).
 //!
 //! Questions and attempts run strictly one at a time: timings mean nothing
 //! under contention. Each attempt gets its folder with `prompt.txt` and
@@ -239,7 +240,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     refuse_frozen(&root, "run")?;
     if options.tools.level() == ToolLevel::SparqlOnly && !options.kg_hint.names_graph() {
         return Err(Error::Usage(
-            "--tools sparql-only with --kg-hint none is refused: the control is handed the list of shortnames to address the endpoint, so withholding the graph's name measures name recognition, not graph selection (README.md, \"What gets measured\")".into(),
+            "--tools sparql-only with --kg-hint none is refused: the control is handed the list of shortnames to address the endpoint, so withholding the graph's name measures name recognition, not graph selection".into(),
         ));
     }
     if options.repeat == 0 {
