@@ -344,3 +344,53 @@ fn no_renderer_reads_a_file() {
         found.join("\n")
     );
 }
+
+/// The longest a function may be, in lines of code (comments aside): past
+/// this, split it where the split names a real step.
+const LONGEST_FUNCTION: usize = 150;
+
+#[test]
+fn no_function_is_longer_than_one_person_reads_at_once() {
+    let mut found = Vec::new();
+    for (name, text) in modules() {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            let indent = &line[..line.len() - code.len()];
+            let is_fn = [
+                "fn ",
+                "pub fn ",
+                "pub(crate) fn ",
+                "async fn ",
+                "pub async fn ",
+                "const fn ",
+                "pub const fn ",
+            ]
+            .iter()
+            .any(|p| code.starts_with(p));
+            if !is_fn || code.ends_with(';') {
+                continue;
+            }
+            // The body ends at the first line that closes at this indent.
+            let closing = format!("{indent}}}");
+            let end = lines[i..]
+                .iter()
+                .position(|l| l.trim_end() == closing)
+                .unwrap_or(0);
+            if end + 1 > LONGEST_FUNCTION {
+                found.push(format!(
+                    "  src/{}: line {} (comments aside): {} lines: {}",
+                    name.replace("::", "/"),
+                    i + 1,
+                    end + 1,
+                    code
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines:\n{}",
+        found.join("\n")
+    );
+}

@@ -743,25 +743,7 @@ impl<'b> Writer<'b> {
                     self.heading_text = Some(String::new());
                 }
             }
-            Tag::BlockQuote(kind) => {
-                self.close_para();
-                self.flush_marker();
-                self.stack.push(Ctx::Quote);
-                if let Some(kind) = kind {
-                    let label = match kind {
-                        BlockQuoteKind::Note => "Note",
-                        BlockQuoteKind::Tip => "Tip",
-                        BlockQuoteKind::Important => "Important",
-                        BlockQuoteKind::Warning => "Warning",
-                        BlockQuoteKind::Caution => "Caution",
-                    };
-                    self.open_para(Para::Body);
-                    self.out.push_str("{\\b ");
-                    push_escaped(&mut self.out, label);
-                    self.out.push('}');
-                    self.close_para();
-                }
-            }
+            Tag::BlockQuote(kind) => self.start_quote(*kind),
             Tag::CodeBlock(_) => {
                 self.close_para();
                 self.code = Some(String::new());
@@ -780,28 +762,7 @@ impl<'b> Writer<'b> {
                 };
                 self.stack.push(Ctx::List { next: *start, hang });
             }
-            Tag::Item => {
-                self.close_para();
-                self.flush_marker();
-                let depth = self
-                    .stack
-                    .iter()
-                    .filter(|c| matches!(c, Ctx::List { .. }))
-                    .count();
-                if let Some(Ctx::List { next, hang }) = self.stack.last_mut() {
-                    let text = match next {
-                        Some(n) => {
-                            let text = format!("{n}.");
-                            *n = n.saturating_add(1);
-                            text
-                        }
-                        None => {
-                            ["\u{2022}", "\u{25e6}", "\u{25aa}"][(depth.max(1) - 1) % 3].to_string()
-                        }
-                    };
-                    self.marker = Some((text, *hang));
-                }
-            }
+            Tag::Item => self.start_item(),
             Tag::FootnoteDefinition(label) => {
                 self.close_para();
                 let n = self.note_number(label);
@@ -850,32 +811,80 @@ impl<'b> Writer<'b> {
                 link_type,
                 dest_url,
                 ..
-            } => {
-                if self.image.is_some() || self.meta {
-                    self.links.push(false);
-                    return;
-                }
-                let url = if *link_type == LinkType::Email && !dest_url.starts_with("mailto:") {
-                    format!("mailto:{dest_url}")
-                } else {
-                    dest_url.to_string()
-                };
-                if url.is_empty() || url.starts_with('#') {
-                    self.links.push(false);
-                    return;
-                }
-                self.raw(&format!(
-                    "{{\\field{{\\*\\fldinst HYPERLINK \"{}\"}}{{\\fldrslt{{\\ul\\cf2 ",
-                    encode_url(&url)
-                ));
-                self.links.push(true);
-            }
+            } => self.start_link(*link_type, dest_url),
             Tag::Image { dest_url, .. } => match self.image.as_mut() {
                 Some((_, _, depth)) => *depth += 1,
                 None => self.image = Some((String::new(), dest_url.to_string(), 0)),
             },
             Tag::MetadataBlock(_) => self.meta = true,
         }
+    }
+
+    /// A block quote, with a GitHub alert's label (`> [!NOTE]`) in bold.
+    fn start_quote(&mut self, kind: Option<BlockQuoteKind>) {
+        self.close_para();
+        self.flush_marker();
+        self.stack.push(Ctx::Quote);
+        if let Some(kind) = kind {
+            let label = match kind {
+                BlockQuoteKind::Note => "Note",
+                BlockQuoteKind::Tip => "Tip",
+                BlockQuoteKind::Important => "Important",
+                BlockQuoteKind::Warning => "Warning",
+                BlockQuoteKind::Caution => "Caution",
+            };
+            self.open_para(Para::Body);
+            self.out.push_str("{\\b ");
+            push_escaped(&mut self.out, label);
+            self.out.push('}');
+            self.close_para();
+        }
+    }
+
+    /// A list item: its marker (the next number, or a bullet by depth)
+    /// waits for the item's first paragraph.
+    fn start_item(&mut self) {
+        self.close_para();
+        self.flush_marker();
+        let depth = self
+            .stack
+            .iter()
+            .filter(|c| matches!(c, Ctx::List { .. }))
+            .count();
+        if let Some(Ctx::List { next, hang }) = self.stack.last_mut() {
+            let text = match next {
+                Some(n) => {
+                    let text = format!("{n}.");
+                    *n = n.saturating_add(1);
+                    text
+                }
+                None => ["\u{2022}", "\u{25e6}", "\u{25aa}"][(depth.max(1) - 1) % 3].to_string(),
+            };
+            self.marker = Some((text, *hang));
+        }
+    }
+
+    /// A link as a `HYPERLINK` field; one inside an image or metadata, or
+    /// to this page (`#…`), is its text alone.
+    fn start_link(&mut self, link_type: LinkType, dest_url: &str) {
+        if self.image.is_some() || self.meta {
+            self.links.push(false);
+            return;
+        }
+        let url = if link_type == LinkType::Email && !dest_url.starts_with("mailto:") {
+            format!("mailto:{dest_url}")
+        } else {
+            dest_url.to_string()
+        };
+        if url.is_empty() || url.starts_with('#') {
+            self.links.push(false);
+            return;
+        }
+        self.raw(&format!(
+            "{{\\field{{\\*\\fldinst HYPERLINK \"{}\"}}{{\\fldrslt{{\\ul\\cf2 ",
+            encode_url(&url)
+        ));
+        self.links.push(true);
     }
 
     fn end(&mut self, tag: TagEnd) {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::judge::judge;
 use super::records::{
-    AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
+    Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use super::run::refuse_frozen;
 use crate::error::{Error, Result};
@@ -119,159 +119,209 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
     let mut outcome = RescoreOutcome::default();
     for name in root.condition_names() {
         let path = root.condition_file(&name);
-        let mut condition: ConditionFile = match read_json(&path) {
-            Ok(c) => c,
+        match read_json::<ConditionFile>(&path) {
+            Ok(condition) => rescore_condition(root, &name, condition, &mut outcome)?,
+            Err(e) => outcome.problems.push(e.to_string()),
+        }
+    }
+    Ok(outcome)
+}
+
+/// Re-judges every question of condition `name` and rewrites its file
+/// with the new summaries, aggregate and scoring version.
+///
+/// Errors: a file that cannot be written.
+fn rescore_condition(
+    root: &RunsRoot,
+    name: &str,
+    mut condition: ConditionFile,
+    outcome: &mut RescoreOutcome,
+) -> Result<()> {
+    let ids: Vec<String> = condition.questions.keys().cloned().collect();
+    let mut summaries = BTreeMap::new();
+    for id in ids {
+        let (key, ordered) = match recorded_key(root, &id) {
+            Ok(key) => key,
             Err(e) => {
-                outcome.problems.push(e.to_string());
+                // A question whose ground truth cannot be used keeps its
+                // recorded scores.
+                outcome.failed.push(e.to_string());
+                if let Some(kept) = condition.questions.get(&id) {
+                    summaries.insert(id.clone(), kept.clone());
+                }
                 continue;
             }
         };
-        let ids: Vec<String> = condition.questions.keys().cloned().collect();
-        let mut summaries = BTreeMap::new();
-        for id in ids {
-            let question_dir = root.question_dir(&id);
-            let csv_path = question_dir.join(GROUND_TRUTH_CSV);
-            let recorded: Option<GroundTruthMeta> =
-                read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
-            let key = match std::fs::read(&csv_path)
-                .map_err(|e| Error::io(&csv_path, "read", e))
-                .and_then(|bytes| {
-                    // The key the attempts were judged against is the one
-                    // recorded beside them: an edited copy would move every
-                    // score silently.
-                    match &recorded {
-                        Some(meta) if crate::reference::sha256_tag(&bytes) != meta.csv_sha256 => {
-                            return Err(Error::file(
-                                &csv_path,
-                                "changed since it was recorded (its digest no longer matches \
-                                 ground_truth.json): restore it from version control; scores \
-                                 were left as they were",
-                            ));
-                        }
-                        _ => {}
-                    }
-                    Table::from_csv(&bytes).map_err(|e| Error::file(&csv_path, e.to_string()))
-                }) {
-                Ok(key) => key,
-                Err(e) => {
-                    outcome.failed.push(e.to_string());
-                    if let Some(kept) = condition.questions.get(&id) {
-                        summaries.insert(id.clone(), kept.clone());
-                    }
-                    continue;
-                }
-            };
-            let ordered = recorded.as_ref().is_some_and(|m| m.ordered);
-            let result_path = root.condition_dir(&id, &name).join(RESULT_FILE);
-            let old: Option<QuestionResult> = match read_json(&result_path) {
-                Ok(r) => Some(r),
-                Err(e) if result_path.exists() => {
-                    outcome.problems.push(e.to_string());
-                    None
-                }
-                Err(_) => None,
-            };
-            let options = ScoreOptions {
-                ordered,
-                ..ScoreOptions::default()
-            };
-            let mut attempts = Vec::new();
-            // The attempts the condition says it has: 1..=repeat. A missing
-            // one is named, and so is any other folder, which is left out.
-            let repeat = condition.identity.repeat;
-            for n in attempt_numbers(&root.condition_dir(&id, &name)) {
-                if n == 0 || n > repeat {
-                    outcome.problems.push(format!(
-                        "{}: left out (the condition has {repeat} attempts a question)",
-                        root.attempt_dir(&id, &name, n).display()
-                    ));
-                }
-            }
-            for n in 1..=repeat {
-                let dir = root.attempt_dir(&id, &name, n);
-                if !dir.is_dir() {
-                    outcome.problems.push(format!("{}: missing", dir.display()));
-                    continue;
-                }
-                let new = judge(&dir, n, &key, &options);
-                if new.notes.iter().any(|n| n.starts_with("no episode.json")) {
-                    outcome.problems.push(format!(
-                        "{}: did not finish (run --resume re-runs it); judged as it is",
-                        dir.display()
-                    ));
-                }
-                if let Some(previous) = old
-                    .as_ref()
-                    .and_then(|o| o.attempts.iter().find(|a| a.attempt == n))
-                {
-                    outcome
-                        .moved
-                        .extend(differences(&id, &name, previous, &new));
-                }
-                attempts.push(new);
-                outcome.attempts += 1;
-            }
-            let summary = summarize(&attempts, ordered);
-            let result = QuestionResult {
-                format: RUNS_FORMAT,
-                question: id.clone(),
-                condition: name.clone(),
-                tier: old
-                    .as_ref()
-                    .and_then(|o| o.tier.clone())
-                    .or_else(|| crate::corpus::tier_of(&id)),
-                ordered_key: ordered,
-                scoring_version: SCORING_VERSION.into(),
-                attempts,
-                summary: summary.clone(),
-            };
-            write_json(&result_path, &result)?;
-            summaries.insert(id, summary);
-        }
-        let new = aggregate(&summaries);
-        for (field, old, now) in [
-            ("exact_rate", condition.aggregate.exact_rate, new.exact_rate),
-            (
-                "strict_exact_rate",
-                condition.aggregate.strict_exact_rate,
-                new.strict_exact_rate,
-            ),
-            (
-                "ordered_rate",
-                condition.aggregate.ordered_rate,
-                new.ordered_rate,
-            ),
-            ("mean_f1", condition.aggregate.mean_f1, new.mean_f1),
-        ] {
-            let show = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.4}"));
-            if show(old) != show(now) {
-                outcome.moved.push(Moved {
-                    question: "(aggregate)".into(),
-                    condition: name.clone(),
-                    attempt: 0,
-                    field,
-                    old: show(old),
-                    new: show(now),
-                });
-            }
-        }
-        condition.aggregate = new;
-        condition.questions = summaries;
-        condition.settings.scoring_version = SCORING_VERSION.into();
-        // Exclusions written by hand into meta.excluded count like --exclude
-        // ones: only the ids take part in the identity.
-        let mut excluded: Vec<String> = condition
-            .meta
-            .excluded
-            .iter()
-            .map(|e| e.id.clone())
-            .collect();
-        excluded.sort();
-        excluded.dedup();
-        condition.identity.excluded = excluded;
-        write_json(&path, &condition)?;
+        let scope = Scope {
+            root,
+            name,
+            condition: &condition,
+        };
+        let summary = scope.rescore_question(&id, &key, ordered, outcome)?;
+        summaries.insert(id, summary);
     }
-    Ok(outcome)
+    let new = aggregate(&summaries);
+    outcome
+        .moved
+        .extend(aggregate_moves(name, &condition.aggregate, &new));
+    condition.aggregate = new;
+    condition.questions = summaries;
+    condition.settings.scoring_version = SCORING_VERSION.into();
+    // Exclusions written by hand into meta.excluded count like --exclude
+    // ones: only the ids take part in the identity.
+    let mut excluded: Vec<String> = condition
+        .meta
+        .excluded
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    excluded.sort();
+    excluded.dedup();
+    condition.identity.excluded = excluded;
+    write_json(&root.condition_file(name), &condition)
+}
+
+/// The ground truth recorded beside question `id`'s attempts, and whether
+/// its key is ordered.
+///
+/// Errors: a `ground_truth.csv` that is missing, unreadable, or changed
+/// since it was recorded (its digest no longer matches `ground_truth.json`:
+/// an edited copy would move every score silently).
+fn recorded_key(root: &RunsRoot, id: &str) -> Result<(Table, bool)> {
+    let question_dir = root.question_dir(id);
+    let csv_path = question_dir.join(GROUND_TRUTH_CSV);
+    let recorded: Option<GroundTruthMeta> = read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
+    let bytes = std::fs::read(&csv_path).map_err(|e| Error::io(&csv_path, "read", e))?;
+    if let Some(meta) = &recorded
+        && crate::reference::sha256_tag(&bytes) != meta.csv_sha256
+    {
+        return Err(Error::file(
+            &csv_path,
+            "changed since it was recorded (its digest no longer matches \
+             ground_truth.json): restore it from version control; scores \
+             were left as they were",
+        ));
+    }
+    let key = Table::from_csv(&bytes).map_err(|e| Error::file(&csv_path, e.to_string()))?;
+    Ok((key, recorded.as_ref().is_some_and(|m| m.ordered)))
+}
+
+/// One condition of a root being re-judged.
+struct Scope<'a> {
+    root: &'a RunsRoot,
+    name: &'a str,
+    condition: &'a ConditionFile,
+}
+
+impl Scope<'_> {
+    /// Re-judges attempts `1..=repeat` of question `id` against `key`, names
+    /// the moved scores and the folders that are missing, extra or
+    /// unfinished, and rewrites its `result.json`. Returns the question's new
+    /// summary.
+    ///
+    /// Errors: `result.json` cannot be written.
+    fn rescore_question(
+        &self,
+        id: &str,
+        key: &Table,
+        ordered: bool,
+        outcome: &mut RescoreOutcome,
+    ) -> Result<super::records::QuestionSummary> {
+        let Scope {
+            root,
+            name,
+            condition,
+        } = *self;
+        let result_path = root.condition_dir(id, name).join(RESULT_FILE);
+        let old: Option<QuestionResult> = match read_json(&result_path) {
+            Ok(r) => Some(r),
+            Err(e) if result_path.exists() => {
+                outcome.problems.push(e.to_string());
+                None
+            }
+            Err(_) => None,
+        };
+        let options = ScoreOptions {
+            ordered,
+            ..ScoreOptions::default()
+        };
+        // The attempts the condition says it has: 1..=repeat. A missing one is
+        // named, and so is any other folder, which is left out.
+        let repeat = condition.identity.repeat;
+        for n in attempt_numbers(&root.condition_dir(id, name)) {
+            if n == 0 || n > repeat {
+                outcome.problems.push(format!(
+                    "{}: left out (the condition has {repeat} attempts a question)",
+                    root.attempt_dir(id, name, n).display()
+                ));
+            }
+        }
+        let mut attempts = Vec::new();
+        for n in 1..=repeat {
+            let dir = root.attempt_dir(id, name, n);
+            if !dir.is_dir() {
+                outcome.problems.push(format!("{}: missing", dir.display()));
+                continue;
+            }
+            let new = judge(&dir, n, key, &options);
+            if new.notes.iter().any(|n| n.starts_with("no episode.json")) {
+                outcome.problems.push(format!(
+                    "{}: did not finish (run --resume re-runs it); judged as it is",
+                    dir.display()
+                ));
+            }
+            if let Some(previous) = old
+                .as_ref()
+                .and_then(|o| o.attempts.iter().find(|a| a.attempt == n))
+            {
+                outcome.moved.extend(differences(id, name, previous, &new));
+            }
+            attempts.push(new);
+            outcome.attempts += 1;
+        }
+        let summary = summarize(&attempts, ordered);
+        let result = QuestionResult {
+            format: RUNS_FORMAT,
+            question: id.to_string(),
+            condition: name.to_string(),
+            tier: old
+                .as_ref()
+                .and_then(|o| o.tier.clone())
+                .or_else(|| crate::corpus::tier_of(id)),
+            ordered_key: ordered,
+            scoring_version: SCORING_VERSION.into(),
+            attempts,
+            summary: summary.clone(),
+        };
+        write_json(&result_path, &result)?;
+        Ok(summary)
+    }
+}
+
+/// The condition-wide rates that moved from `old` to `new`.
+fn aggregate_moves(name: &str, old: &Aggregate, new: &Aggregate) -> Vec<Moved> {
+    let show = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.4}"));
+    [
+        ("exact_rate", old.exact_rate, new.exact_rate),
+        (
+            "strict_exact_rate",
+            old.strict_exact_rate,
+            new.strict_exact_rate,
+        ),
+        ("ordered_rate", old.ordered_rate, new.ordered_rate),
+        ("mean_f1", old.mean_f1, new.mean_f1),
+    ]
+    .into_iter()
+    .filter(|(_, was, now)| show(*was) != show(*now))
+    .map(|(field, was, now)| Moved {
+        question: "(aggregate)".into(),
+        condition: name.to_string(),
+        attempt: 0,
+        field,
+        old: show(was),
+        new: show(now),
+    })
+    .collect()
 }
 
 /// `.frozen`: the marker that closes a runs root.
