@@ -114,9 +114,14 @@ pub fn endpoint_spec(explicit: Option<&str>) -> Result<crate::sparql::EndpointSp
         Some((found, value)) => {
             let base = relative_to_cwd(&found.dir);
             crate::sparql::EndpointSpec::resolve(value, &base).map_err(|e| match e {
-                Error::File { path, message } => Error::File {
+                Error::File {
+                    path,
+                    message,
+                    source,
+                } => Error::File {
                     path,
                     message: format!("{message} (endpoint set in {})", found.path.display()),
+                    source,
                 },
                 other => other,
             })

@@ -208,7 +208,7 @@ pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Option<String> 
 /// Runs one answer key and writes its ground truth (CSV, then JSON).
 ///
 /// Errors: [`Error::AtLine`] naming the record's file and the line of a
-/// syntax error; [`Error::File`] for an evaluation failure.
+/// syntax error; [`Error::AnswerKey`] for an evaluation failure.
 pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result<(usize, f64)> {
     let started = Instant::now();
     let mut table = endpoint.query(&record.query).map_err(|e| match e {
@@ -220,9 +220,10 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
             line: None,
             message,
         } => Error::at_line(&record.path, record.query_line, message),
-        other @ (QueryError::Failed(_) | QueryError::TooLarge { .. }) => {
-            Error::file(&record.path, format!("answer key failed: {other}"))
-        }
+        source @ (QueryError::Failed(_) | QueryError::TooLarge { .. }) => Error::AnswerKey {
+            path: record.path.clone(),
+            source: Box::new(source),
+        },
     })?;
     let seconds = started.elapsed().as_secs_f64();
     canonical_blank_nodes(&mut table);

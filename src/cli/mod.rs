@@ -182,7 +182,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
+            ExitCode::from(crate::error::EXIT_BAD_INPUT)
         }
     }
 }

@@ -114,9 +114,9 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     println!(
         "{} attempt{} re-scored, {} score{} moved",
         outcome.attempts,
-        if outcome.attempts == 1 { "" } else { "s" },
+        crate::format::plural(outcome.attempts as usize),
         outcome.moved.len(),
-        if outcome.moved.len() == 1 { "" } else { "s" }
+        crate::format::plural(outcome.moved.len())
     );
     // A question whose ground truth could not be used kept its recorded
     // scores; the run still fails, so a script notices (exit 2: bad input).
@@ -124,7 +124,7 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
         eprintln!(
             "rescore: {} question{} could not be re-scored (above) and keep{} their recorded scores",
             outcome.failed.len(),
-            if outcome.failed.len() == 1 { "" } else { "s" },
+            crate::format::plural(outcome.failed.len()),
             if outcome.failed.len() == 1 { "s" } else { "" }
         );
         return Ok(ExitCode::from(2));

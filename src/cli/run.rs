@@ -228,13 +228,13 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         format!(
             "{} question{}",
             a.questions,
-            if a.questions == 1 { "" } else { "s" }
+            crate::format::plural(a.questions as usize)
         )
     } else {
         format!(
             "{} measured question{} of {}",
             a.measured_questions,
-            if a.measured_questions == 1 { "" } else { "s" },
+            crate::format::plural(a.measured_questions as usize),
             a.questions
         )
     };

@@ -228,7 +228,7 @@ fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
          again (`okn-benchmark run ... --force`).",
         root.display(),
         problems.len(),
-        if problems.len() == 1 { "" } else { "s" },
+        crate::format::plural(problems.len()),
         problems.join("\n  "),
         if problems.len() == 1 { "it" } else { "them" },
     )))

@@ -155,26 +155,21 @@ pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
 
 /// The refusal for a frozen root (`README.md`, "Closing a runs root"): the
 /// root itself, or any root it sits inside.
-pub fn refuse_frozen(root: &RunsRoot, command: &str) -> Result<()> {
-    let frozen = frozen_ancestor(&root.root).map(RunsRoot::new);
-    if let Some(root) = frozen.as_ref() {
-        let reason = std::fs::read_to_string(root.frozen_file())
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["reason"].as_str().map(str::to_string))
-            .unwrap_or_default();
-        return Err(Error::Usage(format!(
-            "{} is frozen{}: {command} never writes into a frozen root (delete {} by hand to unfreeze)",
-            root.root.display(),
-            if reason.is_empty() {
-                String::new()
-            } else {
-                format!(" ({reason})")
-            },
-            root.frozen_file().display()
-        )));
-    }
-    Ok(())
+pub fn refuse_frozen(root: &RunsRoot, command: &'static str) -> Result<()> {
+    let Some(frozen) = frozen_ancestor(&root.root).map(RunsRoot::new) else {
+        return Ok(());
+    };
+    let reason = std::fs::read_to_string(frozen.frozen_file())
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["reason"].as_str().map(str::to_string))
+        .filter(|r| !r.is_empty());
+    Err(Error::Frozen {
+        marker: frozen.frozen_file(),
+        root: frozen.root,
+        reason,
+        command,
+    })
 }
 
 /// A condition checked and ready to play: everything [`prepare`] found.
