@@ -60,9 +60,7 @@ impl TomlFile {
     /// The 1-based line holding byte `offset` of the text (the last line
     /// when `offset` is past the end).
     pub fn line_at(&self, offset: usize) -> u64 {
-        let bytes = self.text.as_bytes();
-        let before = &bytes[..offset.min(bytes.len())];
-        1 + before.iter().filter(|&&b| b == b'\n').count() as u64
+        crate::error::line_at(&self.text, offset)
     }
 
     /// The 1-based line where a spanned key or value starts.

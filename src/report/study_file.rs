@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::study::{FigureKind, StudyCondition, StudyData, StudyView};
-use crate::error::{Error, Result, line_at};
+use crate::error::{Error, Result};
 use crate::layout::RunsRoot;
+use crate::toml_file::{Spanned, TomlFile};
 
 /// The study description file.
 pub const STUDY_FILE: &str = "study.toml";
@@ -44,10 +45,10 @@ struct StudyFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConditionEntry {
-    key: toml::Spanned<String>,
+    key: Spanned<String>,
     #[serde(default)]
     root: Option<String>,
-    name: toml::Spanned<String>,
+    name: Spanned<String>,
     #[serde(default)]
     label: Option<String>,
 }
@@ -57,16 +58,18 @@ pub fn is_study(dir: &Path) -> bool {
     dir.join(STUDY_FILE).is_file()
 }
 
-/// A `study.toml` being read: its path and text, for errors at a line.
+/// A `study.toml` being read, for errors at a line.
 struct Source<'a> {
+    file: &'a TomlFile,
     path: &'a Path,
-    text: &'a str,
 }
 
 impl Source<'_> {
-    /// The 1-based line of the first `key =` assignment.
+    /// The 1-based line of the first `key =` assignment (a key whose value
+    /// was read whole, without its position).
     fn line_of(&self, key: &str) -> u64 {
-        self.text
+        self.file
+            .text
             .lines()
             .position(|l| {
                 l.trim_start()
@@ -77,8 +80,8 @@ impl Source<'_> {
     }
 
     /// The line of a spanned value.
-    fn line_at<T>(&self, spanned: &toml::Spanned<T>) -> u64 {
-        line_at(self.text, spanned.span().start.min(self.text.len()))
+    fn line_at<T>(&self, spanned: &Spanned<T>) -> u64 {
+        self.file.line(spanned)
     }
 
     /// An error at the line of `key`.
@@ -104,17 +107,12 @@ struct Roots {
 /// unknown baseline; a prose file that cannot be read.
 pub fn load(dir: &Path) -> Result<StudyView> {
     let path = dir.join(STUDY_FILE);
-    let text = crate::error::read_text(&path)?;
+    let toml = TomlFile::read(&path)?;
     let source = Source {
+        file: &toml,
         path: &path,
-        text: &text,
     };
-    let file: StudyFile = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map_or(1, |s| line_at(&text, s.start.min(text.len())));
-        Error::at_line(&path, line, e.message().to_string())
-    })?;
+    let file: StudyFile = toml.parse()?;
     let roots = load_roots(&source, dir, &file.roots)?;
     let mut problems: Vec<String> = roots.loaded.values().flat_map(|(_, p)| p.clone()).collect();
     problems.sort();
