@@ -37,4 +37,5 @@ mod runs;
 mod schemas;
 mod score;
 mod score_properties;
+mod views;
 mod w3c_results;

@@ -1,0 +1,86 @@
+//! Snapshot tests (insta) of the view model (`report::view`): what the
+//! loaders read from a recorded runs root, before any renderer sees it.
+//! Every page, table and figure is a function of these values, so a change
+//! to what is loaded shows here first, apart from how it is written.
+//!
+//! They read the committed demo root `runs-scripted-cross` (its recorded
+//! numbers are fixed). The repository's path is masked. Update as the
+//! other snapshots: `INSTA_UPDATE=always scripts/test views`.
+
+use okn_benchmark::report::grid::Cell;
+use okn_benchmark::report::{load, tables};
+
+use crate::support::fixture::{CONDITION, DEMO_ROOT, QUESTION};
+use crate::support::repo;
+
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_omit_expression(true);
+    let repo = repo().display().to_string();
+    settings.add_filter(&regex_escape(&repo), "[repository]");
+    settings
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = !(c.is_alphanumeric() || c == '/' || c == '_' || c == '-');
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+/// The root's conditions as a typed table: the numbers every README,
+/// terminal report and site page of the root shows.
+#[test]
+fn a_roots_condition_table_holds_typed_cells() {
+    let view = load::root(&repo().join(DEMO_ROOT));
+    assert!(view.problems.is_empty(), "{:?}", view.problems);
+    assert_eq!(view.conditions.len(), 3);
+    assert_eq!(view.questions.len(), 12);
+    let grid = tables::root_conditions(&view);
+    // Rates stay numbers until a syntax writes them.
+    assert!(
+        matches!(grid.rows[0][6], Cell::Rate(Some(_))),
+        "{:?}",
+        grid.rows[0][6]
+    );
+    settings().bind(|| {
+        insta::assert_snapshot!(
+            "root_conditions_grid",
+            serde_json::to_string_pretty(&grid).unwrap()
+        )
+    });
+}
+
+/// One question of the root: its text and its result under every
+/// condition that recorded it.
+#[test]
+fn a_question_view_holds_its_text_and_results() {
+    let view = load::root(&repo().join(DEMO_ROOT));
+    let question = &view.questions[QUESTION];
+    assert!(question.text.as_deref().is_some_and(|t| !t.is_empty()));
+    settings().bind(|| {
+        insta::assert_snapshot!(
+            "question_view",
+            serde_json::to_string_pretty(question).unwrap()
+        )
+    });
+}
+
+/// One attempt as the site's attempt page sees it: its verdict, what its
+/// folder holds, the answer and the tool calls, loaded.
+#[test]
+fn an_attempt_view_holds_what_its_folder_recorded() {
+    let view = load::root(&repo().join(DEMO_ROOT));
+    let detail = load::question(&view, QUESTION).unwrap();
+    let attempt = &detail.conditions[CONDITION].attempts[0];
+    assert_eq!(attempt.verdict, attempt.result.verdict());
+    assert!(attempt.files.contains("prompt.txt"));
+    settings().bind(|| {
+        insta::assert_snapshot!(
+            "attempt_view",
+            serde_json::to_string_pretty(attempt).unwrap()
+        )
+    });
+}
