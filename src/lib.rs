@@ -2,9 +2,18 @@
 //! MCP server over SPARQL knowledge graphs, and publish the study.
 //!
 //! The library is the whole product; the binary (`src/main.rs`) is the
-//! command-line definition plus glue ([`cli`]). Scoring contract:
-//! `docs/SCORING.md`; file formats: `docs/FORMAT.md`.
+//! command-line definition plus glue ([`cli`]). The map of the code, where
+//! each rule lives and the invariants: `ARCHITECTURE.md`. Scoring
+//! contract: `docs/SCORING.md`; file formats: `docs/FORMAT.md`.
 //!
+//! - [`render`]: everything published (exporters over the view model).
+//! - [`report`]: loading runs roots and studies into the view model,
+//!   aggregation, and every report table as a grid.
+//! - [`runs`]: recording and judging episodes (`run`, `rescore`, `freeze`).
+//! - [`agent`]: agent hosts (`claude -p`, the scripted agent, the stand-in
+//!   model).
+//! - [`layout`]: where everything lives in a runs root.
+//! - [`format`](mod@format): how numbers and verdicts are worded.
 //! - [`corpus`]: `.rq` records, tiers from file names, selection, git corpora.
 //! - [`table`]: the one `Table { columns, rows }` type and CSV.
 //! - [`sparql`]: endpoints (embedded Oxigraph store, SPARQL 1.1 Protocol).

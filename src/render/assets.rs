@@ -63,7 +63,7 @@ fn raster_type(path: &Path) -> Option<&'static str> {
 }
 
 /// Where a renderer gets the bytes of the files a page embeds (images):
-/// loaded before rendering ([`load`]), so no renderer touches the disk.
+/// loaded before rendering (`render::build::load_assets`), so no renderer touches the disk.
 /// Paths are looked up lexically normalized ([`normalize`]).
 pub trait Assets: Send + Sync {
     /// The bytes of the file at `path`, if there is one.

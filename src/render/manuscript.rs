@@ -1,5 +1,5 @@
 //! `paper doc`: a Markdown manuscript as self-contained HTML (the same path
-//! as `build`: [`Theme::load`] and [`build::page_for`]) and as RTF
+//! as `build`: [`Theme::load`] and [`super::page::page_with`]) and as RTF
 //! ([`super::rtf`]), optionally one RTF per table.
 //!
 //! For `FILE.md` it writes, in this order, `FILE.html`, `FILE.rtf` and with

@@ -78,7 +78,7 @@ pub fn page_text(path: &Path, text: &str) -> String {
 
 /// Renders one Markdown text (the contents of `path`) into a whole page,
 /// its images taken from `assets` (the build's figures and what
-/// [`page_assets`] read).
+/// [`super::build::page_assets`] read).
 ///
 /// Errors: a template that fails to render.
 pub fn page_with(
