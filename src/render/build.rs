@@ -111,7 +111,7 @@ pub struct Inputs {
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
-/// [`SKIPPED`].
+/// `target`, `site`, `node_modules`, `ground-truth`, `templates`, `static`.
 pub fn skipped(name: &str) -> bool {
     name.starts_with('.') || SKIPPED.contains(&name)
 }
