@@ -120,13 +120,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
             Event::Start(Tag::BlockQuote(Some(kind))) => {
                 // A GitHub alert (`> [!NOTE]`): GitHub shows its label; so
                 // do we (pulldown-cmark gives only the class).
-                let label = match kind {
-                    BlockQuoteKind::Note => "Note",
-                    BlockQuoteKind::Tip => "Tip",
-                    BlockQuoteKind::Important => "Important",
-                    BlockQuoteKind::Warning => "Warning",
-                    BlockQuoteKind::Caution => "Caution",
-                };
+                let label = alert_label(*kind);
                 out.push(events[i].clone());
                 out.push(Event::Html(CowStr::from(format!(
                     "<p class=\"markdown-alert-title\">{label}</p>\n"
@@ -148,6 +142,17 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         body,
         read: page.read,
         missing: page.missing,
+    }
+}
+
+/// The label GitHub shows over an alert (`> [!NOTE]` is "Note").
+pub fn alert_label(kind: BlockQuoteKind) -> &'static str {
+    match kind {
+        BlockQuoteKind::Note => "Note",
+        BlockQuoteKind::Tip => "Tip",
+        BlockQuoteKind::Important => "Important",
+        BlockQuoteKind::Warning => "Warning",
+        BlockQuoteKind::Caution => "Caution",
     }
 }
 

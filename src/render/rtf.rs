@@ -826,13 +826,7 @@ impl<'b> Writer<'b> {
         self.flush_marker();
         self.stack.push(Ctx::Quote);
         if let Some(kind) = kind {
-            let label = match kind {
-                BlockQuoteKind::Note => "Note",
-                BlockQuoteKind::Tip => "Tip",
-                BlockQuoteKind::Important => "Important",
-                BlockQuoteKind::Warning => "Warning",
-                BlockQuoteKind::Caution => "Caution",
-            };
+            let label = super::markdown::alert_label(kind);
             self.open_para(Para::Body);
             self.out.push_str("{\\b ");
             push_escaped(&mut self.out, label);

@@ -50,69 +50,6 @@ pub fn blocked_text(q: &QuestionSummary) -> String {
     }
 }
 
-/// A runs root's conditions as its README shows them: label, agent,
-/// model, effort, counts, the rates of both tiers, always/ever exact,
-/// flaky, blocked, and mean queries and seconds.
-pub fn root_conditions(view: &RootView) -> Grid {
-    let mut grid = Grid::new(vec![
-        Column::new("condition", Left),
-        Column::new("agent", Left),
-        Column::new("model", Left),
-        Column::new("effort", Left),
-        Column::new("questions", Right),
-        Column::new("attempts", Right),
-        Column::new("exact", Right),
-        Column::new("strict exact", Right),
-        Column::new("ordered", Right),
-        Column::new("mean F1", Right),
-        Column::new("always exact", Right),
-        Column::new("ever exact", Right),
-        Column::new("flaky", Right),
-        Column::new("blocked", Right),
-        Column::new("queries", Right),
-        Column::new("wall s", Right),
-        Column::new("server s", Right),
-    ]);
-    for c in view.conditions.values() {
-        let a = &c.file.aggregate;
-        grid.push(vec![
-            c.label.clone().into(),
-            c.file.identity.agent.clone().into(),
-            c.model()
-                .unwrap_or_else(|| crate::format::NONE.into())
-                .into(),
-            c.file
-                .identity
-                .effort
-                .clone()
-                .unwrap_or_else(|| "default".into())
-                .into(),
-            a.questions.into(),
-            a.attempts.into(),
-            Cell::Rate(a.exact_rate),
-            Cell::Rate(a.strict_exact_rate),
-            Cell::Rate(a.ordered_rate),
-            Cell::Rate(a.mean_f1),
-            a.always_exact.into(),
-            a.ever_exact.into(),
-            a.flaky.into(),
-            if a.blocked_attempts == 0 {
-                crate::format::NONE.into()
-            } else {
-                format!(
-                    "{} attempts, {} questions measured nothing",
-                    a.blocked_attempts, a.measured_nothing
-                )
-                .into()
-            },
-            Cell::Rate(a.mean_queries),
-            Cell::Seconds(a.mean_wall_s),
-            Cell::Seconds(a.mean_server_s),
-        ]);
-    }
-    grid
-}
-
 /// One question of a runs root under every condition that recorded it,
 /// as its README shows it.
 pub fn root_question(view: &RootView, question: &QuestionView) -> Grid {
@@ -151,81 +88,191 @@ pub fn root_question(view: &RootView, question: &QuestionView) -> Grid {
     grid
 }
 
-/// A runs root's conditions as the terminal report shows them: the
-/// README's condition table, narrowed to what fits a terminal.
-pub fn root_summary(view: &RootView) -> Grid {
-    let mut grid = Grid::new(vec![
-        Column::new("condition", Left),
-        Column::new("questions", Right),
-        Column::new("exact", Right),
-        Column::new("strict", Right),
-        Column::new("ordered", Right),
-        Column::new("mean F1", Right),
-        Column::new("always", Right),
-        Column::new("ever", Right),
-        Column::new("flaky", Right),
-        Column::new("blocked", Right),
-    ]);
-    for c in view.conditions.values() {
-        let a = &c.file.aggregate;
-        grid.push(vec![
-            c.label.clone().into(),
-            a.questions.into(),
-            Cell::Rate(a.exact_rate),
-            Cell::Rate(a.strict_exact_rate),
-            Cell::Rate(a.ordered_rate),
-            Cell::Rate(a.mean_f1),
-            a.always_exact.into(),
-            a.ever_exact.into(),
-            a.flaky.into(),
-            a.blocked_attempts.into(),
-        ]);
-    }
-    grid
+/// A figure of a recorded condition that a runs root's condition tables
+/// show ([`root_conditions`], [`root_summary`], [`site_conditions`]: one
+/// description, three column sets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionFigure {
+    /// Its label.
+    Label,
+    /// The agent host.
+    Agent,
+    /// The model resolved, with the one asked for beside it where they
+    /// differ ([`ConditionView::model`]).
+    Model,
+    /// The model resolved, else the one asked for.
+    ModelResolved,
+    /// The effort asked for (`default`: the CLI's own).
+    Effort,
+    /// Questions.
+    Questions,
+    /// Attempts.
+    Attempts,
+    /// The exact rate.
+    Exact,
+    /// The strict-tier exact rate.
+    StrictExact,
+    /// The order-sensitive rate.
+    Ordered,
+    /// Mean F1.
+    MeanF1,
+    /// Questions always exact.
+    AlwaysExact,
+    /// Questions ever exact.
+    EverExact,
+    /// Questions exact sometimes.
+    Flaky,
+    /// Blocked attempts, counted.
+    Blocked,
+    /// Blocked attempts and the questions that measured nothing, in words.
+    BlockedInWords,
+    /// Mean queries per measured attempt.
+    Queries,
+    /// Mean wall seconds.
+    WallS,
+    /// Mean server seconds.
+    ServerS,
 }
 
-/// A runs root's conditions as its site page shows them.
-pub fn site_conditions(view: &RootView) -> Grid {
-    let mut grid = Grid::new(vec![
-        Column::new("condition", Left),
-        Column::new("agent", Left),
-        Column::new("model", Left),
-        Column::new("questions", Right),
-        Column::new("attempts", Right),
-        Column::new("exact", Right),
-        Column::new("strict exact", Right),
-        Column::new("ordered", Right),
-        Column::new("mean F1", Right),
-        Column::new("always", Right),
-        Column::new("ever", Right),
-        Column::new("flaky", Right),
-        Column::new("blocked", Right),
-    ]);
-    for c in view.conditions.values() {
+impl ConditionFigure {
+    /// The figure's cell for condition `c`.
+    fn cell(self, c: &ConditionView) -> Cell {
         let a = &c.file.aggregate;
-        grid.push(vec![
-            c.label.clone().into(),
-            c.file.identity.agent.clone().into(),
-            c.file
+        let none = || Cell::from(crate::format::NONE);
+        match self {
+            ConditionFigure::Label => c.label.clone().into(),
+            ConditionFigure::Agent => c.file.identity.agent.clone().into(),
+            ConditionFigure::Model => c.model().map_or_else(none, Cell::from),
+            ConditionFigure::ModelResolved => c
+                .file
                 .settings
                 .model_resolved
                 .clone()
                 .or_else(|| c.file.identity.model.clone())
-                .unwrap_or_else(|| crate::format::NONE.into())
+                .map_or_else(none, Cell::from),
+            ConditionFigure::Effort => c
+                .file
+                .identity
+                .effort
+                .clone()
+                .unwrap_or_else(|| "default".into())
                 .into(),
-            a.questions.into(),
-            a.attempts.into(),
-            Cell::Rate(a.exact_rate),
-            Cell::Rate(a.strict_exact_rate),
-            Cell::Rate(a.ordered_rate),
-            Cell::Rate(a.mean_f1),
-            a.always_exact.into(),
-            a.ever_exact.into(),
-            a.flaky.into(),
-            a.blocked_attempts.into(),
-        ]);
+            ConditionFigure::Questions => a.questions.into(),
+            ConditionFigure::Attempts => a.attempts.into(),
+            ConditionFigure::Exact => Cell::Rate(a.exact_rate),
+            ConditionFigure::StrictExact => Cell::Rate(a.strict_exact_rate),
+            ConditionFigure::Ordered => Cell::Rate(a.ordered_rate),
+            ConditionFigure::MeanF1 => Cell::Rate(a.mean_f1),
+            ConditionFigure::AlwaysExact => a.always_exact.into(),
+            ConditionFigure::EverExact => a.ever_exact.into(),
+            ConditionFigure::Flaky => a.flaky.into(),
+            ConditionFigure::Blocked => a.blocked_attempts.into(),
+            ConditionFigure::BlockedInWords if a.blocked_attempts == 0 => none(),
+            ConditionFigure::BlockedInWords => format!(
+                "{} attempts, {} questions measured nothing",
+                a.blocked_attempts, a.measured_nothing
+            )
+            .into(),
+            ConditionFigure::Queries => Cell::Rate(a.mean_queries),
+            ConditionFigure::WallS => Cell::Seconds(a.mean_wall_s),
+            ConditionFigure::ServerS => Cell::Seconds(a.mean_server_s),
+        }
+    }
+}
+
+/// A column of a condition table: its header, alignment and figure.
+type ConditionColumn = (&'static str, Align, ConditionFigure);
+
+/// One row per recorded condition of `view`, in these columns.
+fn conditions_grid(view: &RootView, columns: &[ConditionColumn]) -> Grid {
+    let mut grid = Grid::new(
+        columns
+            .iter()
+            .map(|(header, align, _)| Column::new(*header, *align))
+            .collect(),
+    );
+    for c in view.conditions.values() {
+        grid.push(
+            columns
+                .iter()
+                .map(|(_, _, figure)| figure.cell(c))
+                .collect(),
+        );
     }
     grid
+}
+
+/// A runs root's conditions as its README shows them: label, agent,
+/// model, effort, counts, the rates of both tiers, always/ever exact,
+/// flaky, blocked, and mean queries and seconds.
+pub fn root_conditions(view: &RootView) -> Grid {
+    use ConditionFigure as F;
+    conditions_grid(
+        view,
+        &[
+            ("condition", Left, F::Label),
+            ("agent", Left, F::Agent),
+            ("model", Left, F::Model),
+            ("effort", Left, F::Effort),
+            ("questions", Right, F::Questions),
+            ("attempts", Right, F::Attempts),
+            ("exact", Right, F::Exact),
+            ("strict exact", Right, F::StrictExact),
+            ("ordered", Right, F::Ordered),
+            ("mean F1", Right, F::MeanF1),
+            ("always exact", Right, F::AlwaysExact),
+            ("ever exact", Right, F::EverExact),
+            ("flaky", Right, F::Flaky),
+            ("blocked", Right, F::BlockedInWords),
+            ("queries", Right, F::Queries),
+            ("wall s", Right, F::WallS),
+            ("server s", Right, F::ServerS),
+        ],
+    )
+}
+
+/// A runs root's conditions as the terminal report shows them: the
+/// README's condition table, narrowed to what fits a terminal.
+pub fn root_summary(view: &RootView) -> Grid {
+    use ConditionFigure as F;
+    conditions_grid(
+        view,
+        &[
+            ("condition", Left, F::Label),
+            ("questions", Right, F::Questions),
+            ("exact", Right, F::Exact),
+            ("strict", Right, F::StrictExact),
+            ("ordered", Right, F::Ordered),
+            ("mean F1", Right, F::MeanF1),
+            ("always", Right, F::AlwaysExact),
+            ("ever", Right, F::EverExact),
+            ("flaky", Right, F::Flaky),
+            ("blocked", Right, F::Blocked),
+        ],
+    )
+}
+
+/// A runs root's conditions as its site page shows them.
+pub fn site_conditions(view: &RootView) -> Grid {
+    use ConditionFigure as F;
+    conditions_grid(
+        view,
+        &[
+            ("condition", Left, F::Label),
+            ("agent", Left, F::Agent),
+            ("model", Left, F::ModelResolved),
+            ("questions", Right, F::Questions),
+            ("attempts", Right, F::Attempts),
+            ("exact", Right, F::Exact),
+            ("strict exact", Right, F::StrictExact),
+            ("ordered", Right, F::Ordered),
+            ("mean F1", Right, F::MeanF1),
+            ("always", Right, F::AlwaysExact),
+            ("ever", Right, F::EverExact),
+            ("flaky", Right, F::Flaky),
+            ("blocked", Right, F::Blocked),
+        ],
+    )
 }
 
 /// A question's exact attempts over its measured attempts, toned as the
