@@ -38,7 +38,7 @@ use okn_benchmark::layout::{
 use okn_benchmark::mcp::calllog::CallLog;
 use okn_benchmark::mcp::profile::ProfileRecord;
 use okn_benchmark::reference::{GROUND_TRUTH_FORMAT, GroundTruthMeta};
-use okn_benchmark::runs::identity::{Identity, KgHint, ToolLevel, condition_name};
+use okn_benchmark::runs::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
 use okn_benchmark::runs::judge::judge;
 use okn_benchmark::runs::prompt::{SUFFIX, hint};
 use okn_benchmark::runs::records::{
@@ -357,11 +357,13 @@ fn conditions(n: usize) -> Vec<Condition> {
                 ToolLevel::SparqlOnly
             };
             let name = condition_name(
-                level,
-                all_tools.then_some("synth-kg"),
-                &withheld,
-                false,
-                if named { KgHint::Tags } else { KgHint::None },
+                &Arm {
+                    level,
+                    server: all_tools.then_some("synth-kg"),
+                    withheld: &withheld,
+                    strict: false,
+                    kg_hint: if named { KgHint::Tags } else { KgHint::None },
+                },
                 label.as_deref(),
             );
             Condition {

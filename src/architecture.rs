@@ -302,8 +302,9 @@ const PURE: [&str; 19] = [
     "render::syntax",
 ];
 
-/// What reaches the file system.
-const DISK: [&str; 9] = [
+/// What reaches the file system: the standard library's ways, and the
+/// crate's loaders and readers.
+const DISK: [&str; 19] = [
     "std::fs",
     "fs::",
     "File::",
@@ -313,6 +314,16 @@ const DISK: [&str; 9] = [
     ".exists()",
     "read_dir",
     "fsutil::",
+    "metadata(",
+    "load::root",
+    "load::question",
+    "study_file::load",
+    "load_assets",
+    "read_text(",
+    "read_file(",
+    "root_label(",
+    "layout::read_",
+    "write_atomic",
 ];
 
 #[test]
@@ -349,34 +360,69 @@ fn no_renderer_reads_a_file() {
 /// this, split it where the split names a real step.
 const LONGEST_FUNCTION: usize = 150;
 
+/// True when a (trimmed) line starts a function: `fn`, after any
+/// visibility (`pub`, `pub(crate)`, `pub(in …)`) and qualifiers (`const`,
+/// `async`, `unsafe`, `extern "C"`).
+fn starts_a_function(code: &str) -> bool {
+    let mut rest = code;
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = match after.strip_prefix('(') {
+            Some(inner) => match inner.find(')') {
+                Some(end) => &inner[end + 1..],
+                None => return false,
+            },
+            None => after,
+        };
+        if !rest.starts_with(' ') {
+            return false;
+        }
+        rest = rest.trim_start();
+    }
+    loop {
+        let before = rest;
+        for qualifier in ["const ", "async ", "unsafe ", "extern \"C\" "] {
+            if let Some(after) = rest.strip_prefix(qualifier) {
+                rest = after;
+            }
+        }
+        if rest == before {
+            break;
+        }
+    }
+    rest.starts_with("fn ")
+}
+
 #[test]
 fn no_function_is_longer_than_one_person_reads_at_once() {
+    for (line, is) in [
+        ("fn f() {", true),
+        ("pub(super) fn f() {", true),
+        ("pub(in crate::x) async fn f() {", true),
+        ("pub const unsafe fn f() {", true),
+        ("let fn_name = 1;", false),
+        ("pub struct F;", false),
+    ] {
+        assert_eq!(starts_a_function(line), is, "{line}");
+    }
     let mut found = Vec::new();
     for (name, text) in modules() {
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let code = line.trim_start();
             let indent = &line[..line.len() - code.len()];
-            let is_fn = [
-                "fn ",
-                "pub fn ",
-                "pub(crate) fn ",
-                "async fn ",
-                "pub async fn ",
-                "const fn ",
-                "pub const fn ",
-            ]
-            .iter()
-            .any(|p| code.starts_with(p));
-            if !is_fn || code.ends_with(';') {
+            if !starts_a_function(code) || code.ends_with(';') {
                 continue;
             }
-            // The body ends at the first line that closes at this indent.
+            // The body ends at the first line that closes at this indent;
+            // a function whose end is not found is reported too.
             let closing = format!("{indent}}}");
-            let end = lines[i..]
-                .iter()
-                .position(|l| l.trim_end() == closing)
-                .unwrap_or(0);
+            let Some(end) = lines[i..].iter().position(|l| l.trim_end() == closing) else {
+                found.push(format!(
+                    "  src/{}: no closing line found for: {code}",
+                    name.replace("::", "/")
+                ));
+                continue;
+            };
             if end + 1 > LONGEST_FUNCTION {
                 found.push(format!(
                     "  src/{}: line {} (comments aside): {} lines: {}",
@@ -391,6 +437,81 @@ fn no_function_is_longer_than_one_person_reads_at_once() {
     assert!(
         found.is_empty(),
         "functions over {LONGEST_FUNCTION} lines:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The most parameters a function takes: past this, they become a struct
+/// that names what they are together.
+const MOST_PARAMETERS: usize = 5;
+
+/// The parameters of the function whose signature starts `text` (at `fn`),
+/// counted at the top level of its parentheses, `self` aside; `None` when
+/// unclosed.
+fn parameters(text: &str) -> Option<usize> {
+    let open = text.find('(')?;
+    let first = text[open + 1..].trim_start();
+    let has_self = ["self", "&self", "&mut self", "mut self"].iter().any(|p| {
+        first.starts_with(p) && first[p.len()..].trim_start().starts_with([',', ')', ':'])
+    });
+    let (mut depth, mut count, mut item) = (0usize, 0usize, false);
+    let mut previous = ' ';
+    for c in text[open..].chars() {
+        match c {
+            // `->` in a closure type is not a closing angle bracket.
+            '>' if previous == '-' => {}
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' if depth > 1 => depth -= 1,
+            ')' if depth == 1 => {
+                return Some(count + usize::from(item) - usize::from(has_self));
+            }
+            ',' if depth == 1 => {
+                count += usize::from(item);
+                item = false;
+            }
+            c if depth == 1 && !c.is_whitespace() => item = true,
+            _ => {}
+        }
+        previous = c;
+    }
+    None
+}
+
+#[test]
+fn no_function_takes_more_than_five_parameters() {
+    assert_eq!(
+        parameters("fn f(a: u8, b: Vec<(u8, u8)>, c: &[u8]) {"),
+        Some(3)
+    );
+    assert_eq!(parameters("fn f() {"), Some(0));
+    assert_eq!(parameters("fn f(\n    a: u8,\n    b: u8,\n) {"), Some(2));
+    assert_eq!(
+        parameters("fn f(a: Box<dyn Fn(u8) -> u8>, b: u8) {"),
+        Some(2)
+    );
+    let mut found = Vec::new();
+    for (name, text) in modules() {
+        for (at, _) in text.match_indices("fn ") {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let signature = &text[at..];
+            let Some(n) = parameters(signature) else {
+                continue;
+            };
+            if n > MOST_PARAMETERS {
+                let head = signature.lines().next().unwrap_or("");
+                found.push(format!(
+                    "  src/{}: {n} parameters: {head}",
+                    name.replace("::", "/")
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "functions with more than {MOST_PARAMETERS} parameters:\n{}",
         found.join("\n")
     );
 }

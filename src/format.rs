@@ -1,16 +1,21 @@
 //! How the tool words numbers and verdicts for people: every table, page,
-//! region, figure label and terminal line formats through here, so a rate
-//! reads the same in a README, on the site, in a study's prose and in the
-//! paper's tables.
+//! region and terminal line formats through here, so a rate reads the same
+//! in a README, on the site, in a study's prose and in the paper's tables.
+//! (A figure labels its marks in its own compact style, `render::figures`:
+//! rates as `0.67`, intervals as `[0.50, 0.83]`.)
 //!
 //! A leaf module (std only): the scorer, the CSV reader and the proxy use
-//! [`plural`] too. Conventions (`docs/RENDERING.md`): a value that does not
+//! [`plural`] too. Conventions: a value that does not
 //! exist is [`NONE`] (`—`), never `0`; rates and F1 have two decimals;
 //! durations are [`seconds`]; a negative number uses a true minus sign
 //! (U+2212) where it is shown signed; nothing prints `-0`.
 
 /// What a missing value prints as: an em dash.
 pub const NONE: &str = "—";
+
+/// What a question or an attempt that never reached the tools shows in
+/// place of a verdict.
+pub const BLOCKED: &str = "blocked";
 
 /// A fixed-precision rendering: `digits` decimals, no `-0` (a value that
 /// rounds to zero prints unsigned).
@@ -185,7 +190,7 @@ impl Verdict {
             Verdict::Exact { f1 } => format!("✓ exact · F1 {}", fixed(*f1, 2)),
             Verdict::Miss { f1 } => format!("✗ F1 {}", fixed(*f1, 2)),
             Verdict::NoAnswer { .. } => "✗ no answer".into(),
-            Verdict::Blocked { .. } => "blocked".into(),
+            Verdict::Blocked { .. } => BLOCKED.into(),
         }
     }
 

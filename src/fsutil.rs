@@ -143,7 +143,8 @@ mod tests {
         assert_eq!(leftovers, vec![std::ffi::OsString::from("out.txt")]);
     }
 
-    /// Review finding: files written through a temporary file were 0600.
+    /// Files written through a temporary file once came out 0600 (the
+    /// temporary file's mode), unreadable to a web server or a colleague.
     #[cfg(unix)]
     #[test]
     fn new_files_get_the_umask_default_and_replacements_keep_their_mode() {

@@ -176,7 +176,7 @@ fn decimals_reprinted(key: &Table, ordered: bool) -> Option<Check> {
                             if shorter != d {
                                 reprinted_any = true;
                             }
-                            plain_decimal(&shorter)
+                            shorter.plain()
                         }
                         _ => c.clone(),
                     })
@@ -222,33 +222,6 @@ fn row_dropped(key: &Table, ordered: Option<bool>) -> Option<Check> {
             rows: kept.to_vec(),
         },
     })
-}
-
-/// A decimal in plain positional notation (`0.45356`, `-12.5`), as an agent
-/// would print it.
-fn plain_decimal(d: &Decimal) -> String {
-    let canonical = d.canonical();
-    let Some((mantissa, exponent)) = canonical.split_once('e') else {
-        return canonical;
-    };
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let point = 1 + exponent; // digits before the decimal point
-    if point <= 0 {
-        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
-    } else if (point as usize) >= digits.len() {
-        format!(
-            "{sign}{digits}{}",
-            "0".repeat(point as usize - digits.len())
-        )
-    } else {
-        let (a, b) = digits.split_at(point as usize);
-        format!("{sign}{a}.{b}")
-    }
 }
 
 /// Runs every check for one ground truth and returns the findings.
@@ -316,7 +289,7 @@ mod tests {
             ("1e-7", "0.0000001"),
             ("1234.5", "1234.5"),
         ] {
-            assert_eq!(plain_decimal(&Decimal::parse(text).unwrap()), want);
+            assert_eq!(Decimal::parse(text).unwrap().plain(), want);
         }
     }
 

@@ -149,7 +149,7 @@ impl Strategy {
                     if let Some(d) = Decimal::parse(cell)
                         && !d.is_integral()
                     {
-                        *cell = plain(&d.round_to(4));
+                        *cell = d.round_to(4).plain();
                     }
                 }
             }
@@ -165,31 +165,6 @@ impl Strategy {
             Strategy::NoAnswer | Strategy::Hang => return None,
         }
         Some(t)
-    }
-}
-
-/// A decimal in plain positional notation, as an agent prints it.
-fn plain(d: &Decimal) -> String {
-    let text = d.canonical();
-    let Some((mantissa, exponent)) = text.split_once('e') else {
-        return text;
-    };
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = mantissa
-        .strip_prefix('-')
-        .map_or(("", mantissa), |m| ("-", m));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let point = 1 + exponent;
-    if point <= 0 {
-        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
-    } else if point as usize >= digits.len() {
-        format!(
-            "{sign}{digits}{}",
-            "0".repeat(point as usize - digits.len())
-        )
-    } else {
-        let (a, b) = digits.split_at(point as usize);
-        format!("{sign}{a}.{b}")
     }
 }
 

@@ -240,10 +240,14 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     };
     println!(
         "exact {} · mean F1 {} over {over}{}",
-        a.exact_rate.map_or("—".into(), |v| format!("{v:.2}")),
-        a.mean_f1.map_or("—".into(), |v| format!("{v:.2}")),
+        crate::format::rate(a.exact_rate),
+        crate::format::rate(a.mean_f1),
         if a.blocked_attempts > 0 {
-            format!(" ({} blocked attempts left out)", a.blocked_attempts)
+            format!(
+                " ({} blocked attempt{} left out)",
+                a.blocked_attempts,
+                crate::format::plural(a.blocked_attempts as usize)
+            )
         } else {
             String::new()
         }

@@ -60,10 +60,16 @@ pub fn offered_tools(server_tools: &[Tool], withheld: &BTreeSet<String>) -> Vec<
         .collect()
 }
 
-/// True when a call to `name` must be refused: `name` is a withheld tool,
-/// or a variant of its name (other case, surrounding space) that an agent
-/// reaching for it from memory might send.
-pub fn refuses(withheld: &BTreeSet<String>, name: &str) -> bool {
+/// True when a call to `name` must be refused: `name` is not one of the
+/// `offered` tools ([`offered_tools`]: the same rule decides both), and it
+/// is a withheld tool or a variant of its name (other case, surrounding
+/// space) that an agent reaching for it from memory might send. A server
+/// tool that only differs in case from a withheld one is offered, so it
+/// is never refused.
+pub fn refuses(withheld: &BTreeSet<String>, offered: &[Tool], name: &str) -> bool {
+    if offered.iter().any(|t| t.name == name) {
+        return false;
+    }
     let wanted = name.trim().to_lowercase();
     withheld
         .iter()
@@ -135,8 +141,12 @@ mod tests {
             .collect();
         assert_eq!(names, ["get_schema", "Query", "submit_csv"]);
         assert_eq!(offered_tools(&[], &withheld).len(), 1);
-        assert!(refuses(&withheld, "query"));
-        assert!(refuses(&withheld, " Query "));
-        assert!(!refuses(&withheld, "get_schema"));
+        let offered = offered_tools(&t, &withheld);
+        assert!(refuses(&withheld, &offered, "query"));
+        assert!(refuses(&withheld, &offered, " query "));
+        assert!(refuses(&withheld, &offered, "QUERY"));
+        // Offered is never refused: one rule for the list and the calls.
+        assert!(!refuses(&withheld, &offered, "Query"));
+        assert!(!refuses(&withheld, &offered, "get_schema"));
     }
 }

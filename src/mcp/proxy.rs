@@ -628,7 +628,7 @@ impl Proxy {
                     forwarded: false,
                 },
             )
-        } else if probe::refuses(&self.inner.withheld, &name) {
+        } else if probe::refuses(&self.inner.withheld, &self.inner.offered, &name) {
             refused = true;
             let text = format!("The tool '{name}' is not available in this session.");
             (reply(text.clone(), true), CallOutcome::failed(text, false))

@@ -120,18 +120,35 @@ impl Assets for Layered<'_> {
 /// `path` with `.` dropped and `a/..` folded, without touching the disk.
 pub use crate::fsutil::normalize;
 
-/// Resolves `src` (relative to `base`) into HTML for the page. `prefix`
-/// makes an SVG's ids unique on the page; `alt`, `title` and `extra`
-/// (further attributes, already escaped) are kept on an `<img>`.
+/// An image reference as a page writes it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Image<'a> {
+    /// Where it is: a path relative to the page, or a URL.
+    pub src: &'a str,
+    /// Its alternative text.
+    pub alt: &'a str,
+    /// Its title (may be empty).
+    pub title: &'a str,
+    /// Further attributes for an `<img>`, already escaped (` width="40"`).
+    pub extra: &'a str,
+}
+
+/// Resolves `image` (its `src` relative to `base`) into HTML for the page,
+/// its bytes from `assets`. `prefix` makes an SVG's ids unique on the
+/// page; `alt`, `title` and `extra` are kept on an `<img>`. Returns the
+/// HTML and the local file it needed (found or not).
 pub fn inline_image(
     assets: &dyn Assets,
     base: &Path,
-    src: &str,
-    alt: &str,
-    title: &str,
+    image: &Image<'_>,
     prefix: &str,
-    extra: &str,
 ) -> (Inlined, Option<PathBuf>) {
+    let Image {
+        src,
+        alt,
+        title,
+        extra,
+    } = *image;
     let title_attr = if title.is_empty() {
         String::new()
     } else {
@@ -599,15 +616,14 @@ pub fn rewrite_raw_html(
                         extra.push_str(&format!(" {name}=\"{}\"", escape_html(&v)));
                     }
                 }
-                let (inlined, path) = inline_image(
-                    assets,
-                    base,
-                    &src,
-                    &alt,
-                    &title,
-                    &format!("{prefix}{counter}"),
-                    &extra,
-                );
+                let image = Image {
+                    src: &src,
+                    alt: &alt,
+                    title: &title,
+                    extra: &extra,
+                };
+                let (inlined, path) =
+                    inline_image(assets, base, &image, &format!("{prefix}{counter}"));
                 read.extend(path);
                 out.push_str(inlined.html());
             } else {
@@ -1033,11 +1049,12 @@ mod tests {
         let (remote, _) = inline_image(
             &disk(dir.path()),
             dir.path(),
-            "https://img.shields.io/x.svg",
-            "build",
-            "",
+            &Image {
+                src: "https://img.shields.io/x.svg",
+                alt: "build",
+                ..Image::default()
+            },
             "p1",
-            "",
         );
         assert_eq!(
             remote.html(),
@@ -1046,11 +1063,12 @@ mod tests {
         let (missing, path) = inline_image(
             &disk(dir.path()),
             dir.path(),
-            "nope.png",
-            "a <b>",
-            "",
+            &Image {
+                src: "nope.png",
+                alt: "a <b>",
+                ..Image::default()
+            },
             "p2",
-            "",
         );
         assert!(matches!(missing, Inlined::Missing(_)));
         assert!(missing.html().contains("a &lt;b&gt;"));

@@ -273,7 +273,8 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         ));
     }
     // Runs roots: read once, for their generated files and for the site.
-    let names = site::site_names(&inputs.roots);
+    let own: Vec<String> = inputs.roots.iter().map(|r| study::root_label(r)).collect();
+    let names = site::site_names(&inputs.roots, &own);
     let mut roots = Vec::new();
     for (root, name) in inputs.roots.iter().zip(names) {
         let view = crate::report::load::root(root);
@@ -345,6 +346,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         images: Arc::new(images),
         site,
         readme: base.join(crate::layout::README_FILE).is_file(),
+        load_question: crate::report::load::question,
     };
     Ok((view, plan))
 }
@@ -522,8 +524,8 @@ fn owned_files(plan: &Plan) -> Vec<PathBuf> {
 }
 
 /// Every `.html` file under the scanned folders, skipped folders left out.
-/// Frozen runs roots are left out: nothing in them is ever removed (seed
-/// 000, "Closing a runs root").
+/// Frozen runs roots are left out: nothing in them is ever removed
+/// (`docs/FORMAT.md`, "`.frozen`").
 fn html_files(plan: &Plan) -> Vec<PathBuf> {
     plan.scanned
         .par_iter()

@@ -54,7 +54,15 @@ pub struct BuildView {
     pub site: bool,
     /// The base folder holds a `README.md` (the site index links its page).
     pub readme: bool,
+    /// Loads what the site shows of one question of a root, when its
+    /// pages are made (question by question, so memory stays flat however
+    /// many attempts a root holds): `report::load::question` in a build.
+    pub load_question: QuestionLoader,
 }
+
+/// A loader of one question's detail (see [`BuildView::load_question`]).
+pub type QuestionLoader =
+    fn(&crate::report::view::RootView, &str) -> Result<crate::report::view::QuestionDetail>;
 
 /// What an exporter made.
 #[derive(Default)]
@@ -241,11 +249,13 @@ impl Exporter for Site {
                 &index,
                 super::site::index_page(
                     &view.theme,
-                    base,
-                    &view.studies,
-                    &view.roots,
+                    &super::site::Published {
+                        base,
+                        studies: &view.studies,
+                        roots: &view.roots,
+                        readme: view.readme,
+                    },
                     &figures,
-                    view.readme,
                 )?,
             ),
             path: index,
@@ -257,14 +267,15 @@ impl Exporter for Site {
                 path: page,
             });
             for question in root.view.questions.keys() {
-                let (theme, root, question, base) = (
+                let (theme, root, question, base, load) = (
                     Arc::clone(&view.theme),
                     Arc::clone(root),
                     question.clone(),
                     base.clone(),
+                    view.load_question,
                 );
                 exported.jobs.push(Box::new(move || {
-                    let detail = crate::report::load::question(&root.view, &question)?;
+                    let detail = load(&root.view, &question)?;
                     Ok(super::site::question_pages(&theme, &root, &detail)?
                         .into_iter()
                         .map(|(path, bytes)| Output {

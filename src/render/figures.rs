@@ -880,7 +880,11 @@ fn heatmap(study: &StudyData) -> Drawn<String> {
                     }
                     Some(cell) if cell.attempts > 0 => {
                         c.hatch(a, b)?;
-                        c.text("blocked", center, Font::new(10.0).color(MUTED).center())?;
+                        c.text(
+                            crate::format::BLOCKED,
+                            center,
+                            Font::new(10.0).color(MUTED).center(),
+                        )?;
                     }
                     _ => c.hatch(a, b)?,
                 }

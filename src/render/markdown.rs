@@ -259,14 +259,17 @@ impl Page<'_> {
     /// An image, inlined from the assets.
     fn image<'e>(&mut self, dest_url: &str, alt: &str, title: &str) -> Event<'e> {
         self.figures += 1;
+        let image = super::assets::Image {
+            src: dest_url,
+            alt,
+            title,
+            extra: "",
+        };
         let (inlined, path) = inline_image(
             self.assets,
             self.base,
-            dest_url,
-            alt,
-            title,
+            &image,
             &format!("{}{}", self.prefix, self.figures),
-            "",
         );
         if let super::assets::Inlined::Missing(_) = inlined {
             self.missing.push(dest_url.to_string());

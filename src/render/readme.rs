@@ -7,7 +7,7 @@
 //!
 //! Exclusions and unreadable files are named in the terminal report and
 //! the condition JSON, not in the Markdown, so the shareable summary stays
-//! about the results (`README.md`, "Repeating and comparing").
+//! about the results (`docs/FORMAT.md`, "`conditions/NAME.json`").
 
 use std::fmt::Write as _;
 

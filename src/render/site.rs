@@ -240,6 +240,20 @@ struct IndexRoot {
     frozen: bool,
 }
 
+/// What the site publishes: the build's base folder, its studies and
+/// runs roots, and whether the base holds a `README.md`.
+#[derive(Clone, Copy)]
+pub struct Published<'a> {
+    /// The build's base folder; study and root paths are relative to it.
+    pub base: &'a Path,
+    /// The studies.
+    pub studies: &'a [StudyView],
+    /// The runs roots, with their names on the site.
+    pub roots: &'a [Arc<SiteRoot>],
+    /// The base holds a `README.md` (the index links its page).
+    pub readme: bool,
+}
+
 /// `site/index.html`: every study (its pages, roots, rates and figures,
 /// the latter taken from `figures`, what this build makes of them) and every
 /// runs root. `base` is the build's base folder; study and root paths are
@@ -248,12 +262,15 @@ struct IndexRoot {
 /// Errors: a template that fails to render.
 pub fn index_page(
     theme: &Theme,
-    base: &Path,
-    studies: &[StudyView],
-    roots: &[Arc<SiteRoot>],
+    published: &Published<'_>,
     figures: &super::assets::AssetMap,
-    readme: bool,
 ) -> Result<Vec<u8>> {
+    let Published {
+        base,
+        studies,
+        roots,
+        readme,
+    } = *published;
     let page = Path::new(SITE_DIR).join("index.html");
     let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
     let studies: Vec<IndexStudy> = studies
@@ -364,31 +381,12 @@ pub fn index_page(
 ///
 /// Errors: a template that fails to render.
 pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
-    use crate::report::grid::{Align, Cell, Column, Grid};
     use crate::report::tables;
     let view = &root.view;
     let page = root_page(&root.name);
-    let mut questions = Grid::new(vec![
-        Column::new("question", Align::Left),
-        Column::new("text", Align::Left),
-    ]);
-    for c in view.conditions.values() {
-        questions
-            .columns
-            .push(Column::new(c.label.clone(), Align::Left));
-    }
-    for (id, q) in &view.questions {
-        let mut row = vec![
-            Cell::Code(id.clone()).linked(relative_link(&page, &question_page(&root.name, id))),
-            q.text.clone().unwrap_or_default().into(),
-        ];
-        row.extend(
-            view.conditions
-                .keys()
-                .map(|c| tables::question_cell(q.results.get(c))),
-        );
-        questions.push(row);
-    }
+    let questions = tables::site_questions(view, &|id| {
+        relative_link(&page, &question_page(&root.name, id))
+    });
     let mut context = tera::Context::new();
     context.insert("name", &root.name);
     context.insert("conditions", &view.conditions.len());
@@ -455,7 +453,7 @@ pub fn question_pages(
     root: &SiteRoot,
     detail: &QuestionDetail,
 ) -> Result<Vec<(PathBuf, Vec<u8>)>> {
-    use crate::report::grid::{Align, Cell, Column, Grid};
+    use crate::report::tables;
     let mut out = Vec::new();
     let view = &root.view;
     let question = detail.id.as_str();
@@ -471,16 +469,7 @@ pub fn question_pages(
         .map(|r| r.attempts.len())
         .max()
         .unwrap_or(0);
-    let mut attempts_grid = Grid::new(vec![
-        Column::new("condition", Align::Left),
-        Column::new("exact", Align::Left),
-        Column::new("mean F1", Align::Left),
-    ]);
-    for n in 1..=most {
-        attempts_grid
-            .columns
-            .push(Column::new(format!("attempt {n}"), Align::Left));
-    }
+    let mut attempts_grid = tables::attempts_header(most);
     for (name, result) in &recorded.results {
         let label = view.label(name);
         let shared_page = attempt_page(&root.name, question, name, 1);
@@ -514,40 +503,21 @@ pub fn question_pages(
             ground_truth: detail.ground_truth.as_ref(),
             shared_raw: &shared_raw,
         };
-        let mut row = vec![
-            label.clone().into(),
-            if result.summary.measured > 0 {
-                Cell::Fraction(result.summary.exact, result.summary.measured)
-            } else {
-                crate::format::NONE.into()
-            },
-            Cell::Rate(result.summary.mean_f1),
-        ];
-        for a in recorded_files.map_or(&[][..], |c| &c.attempts) {
+        let attempts = recorded_files.map_or(&[][..], |c| &c.attempts);
+        attempts_grid.push(tables::attempts_row(&label, result, attempts, most, &|a| {
+            relative_link(&page, &attempt_page(&root.name, question, name, a))
+        }));
+        for a in attempts {
             let target = attempt_page(&root.name, question, name, a.result.attempt);
-            row.push(Cell::Verdict(a.verdict.clone()).linked(relative_link(&page, &target)));
             out.push((target, attempt_page_bytes(theme, &context, a)?));
         }
-        while row.len() < 3 + most {
-            row.push(Cell::from(crate::format::NONE).toned("muted"));
-        }
-        attempts_grid.push(row);
     }
     let mut context = tera::Context::new();
     context.insert("id", question);
     context.insert("text", &text);
     context.insert("attempts_table", &super::syntax::html(&attempts_grid));
     if let Some(truth) = &detail.ground_truth {
-        let mut grid = Grid::new(
-            truth
-                .columns
-                .iter()
-                .map(|c| Column::new(c.clone(), Align::Left))
-                .collect(),
-        );
-        for row in truth.rows.iter().take(GROUND_TRUTH_ROWS_SHOWN) {
-            grid.push(row.iter().map(|v| Cell::Text(v.clone())).collect());
-        }
+        let grid = tables::rows(truth, GROUND_TRUTH_ROWS_SHOWN);
         context.insert("ground_truth_shown", &grid.rows.len());
         context.insert("ground_truth_total", &truth.rows.len());
         context.insert("ground_truth_table", &super::syntax::html(&grid));
@@ -967,17 +937,17 @@ fn clip(text: &str) -> String {
     )
 }
 
-/// Folder names of `roots` in `site/roots/`: the root's own name, or its
+/// Folder names of `roots` in `site/roots/`: the root's own name (`own`,
+/// in the same order: the folder's name however it was spelled), or its
 /// path with `/` as `--` where two roots share a name.
-pub fn site_names(roots: &[PathBuf]) -> Vec<String> {
-    let own: Vec<String> = roots.iter().map(|r| super::study::root_label(r)).collect();
+pub fn site_names(roots: &[PathBuf], own: &[String]) -> Vec<String> {
     let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
-    for n in &own {
+    for n in own {
         *counts.entry(n).or_default() += 1;
     }
     let wanted: Vec<String> = roots
         .iter()
-        .zip(&own)
+        .zip(own)
         .map(|(r, n)| {
             if counts[n] > 1 {
                 slashed(&normalize(r)).replace('/', "--")
@@ -1063,7 +1033,11 @@ mod tests {
             .iter()
             .map(PathBuf::from)
             .collect();
-        let names = site_names(&roots);
+        let own: Vec<String> = roots
+            .iter()
+            .map(|r| super::super::study::root_label(r))
+            .collect();
+        let names = site_names(&roots, &own);
         assert_eq!(
             names,
             ["a--runs", "b--runs", "x--runs", "x--runs-2", "solo"]
@@ -1172,11 +1146,16 @@ mod tests {
 
     #[test]
     fn shared_root_names_are_told_apart() {
-        let names = site_names(&[
+        let roots = [
             PathBuf::from("a/runs-x"),
             PathBuf::from("b/runs-x"),
             PathBuf::from("runs-y"),
-        ]);
+        ];
+        let own: Vec<String> = roots
+            .iter()
+            .map(|r| super::super::study::root_label(r))
+            .collect();
+        let names = site_names(&roots, &own);
         assert_eq!(names, ["a--runs-x", "b--runs-x", "runs-y"]);
     }
 }

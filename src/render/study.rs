@@ -17,7 +17,9 @@ use std::path::Path;
 use super::figures::FigureKind;
 use super::syntax::{markdown as md_table, md_code, md_text};
 use crate::error::{Error, Result, line_at};
-use crate::format::{interval, percent, rate, seconds, signed, signed_interval as delta_interval};
+use crate::format::{
+    interval, maybe_seconds, percent, rate, signed, signed_interval as delta_interval,
+};
 use crate::report::study::{StudyCondition, StudyData};
 use crate::report::tables;
 
@@ -700,8 +702,8 @@ fn condition_number(
             (s.measured_questions - s.ever_exact.min(s.measured_questions)).to_string()
         }
         Metric::Flaky => s.flaky.to_string(),
-        Metric::MeanWallS => s.mean_wall_s.map_or("—".into(), seconds),
-        Metric::MeanServerS => s.mean_server_s.map_or("—".into(), seconds),
+        Metric::MeanWallS => maybe_seconds(s.mean_wall_s),
+        Metric::MeanServerS => maybe_seconds(s.mean_server_s),
         Metric::PassAtK => show(Some(s.pass[k()?].pass_at_k)),
         Metric::PassHatK => show(Some(s.pass[k()?].pass_hat_k)),
         Metric::Delta | Metric::DeltaInterval => {

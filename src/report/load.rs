@@ -265,7 +265,7 @@ fn counts_text(q: &QuestionSummary) -> String {
 
 /// The question text of a result: the first paragraph of its first
 /// attempt's `prompt.txt` (the prompt opens with the record's summary,
-/// `README.md`, "What the agent is asked").
+/// `README.md`, "Episodes: run, report, rescore, freeze").
 pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
     let dir = root.attempt_dir(&result.question, &result.condition, 1);
     let prompt = std::fs::read_to_string(dir.join(PROMPT_FILE)).ok()?;

@@ -5,8 +5,7 @@
 //!
 //! Everything is deterministic: the bootstrap draws from a fixed-seed
 //! SplitMix64 generator, so the same episodes give the same interval, byte
-//! for byte, on every machine (ARCHITECTURE.md, "Generated output is
-//! deterministic").
+//! for byte, on every machine (ARCHITECTURE.md, "Invariants").
 
 /// Bootstrap resamples drawn for every interval.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;

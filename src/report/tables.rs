@@ -275,6 +275,86 @@ pub fn site_conditions(view: &RootView) -> Grid {
     )
 }
 
+/// A runs root's questions as its site page lists them: the id (linked
+/// to `link(id)`), the text, and under each condition the question's
+/// exact attempts over measured attempts ([`question_cell`]).
+pub fn site_questions(view: &RootView, link: &dyn Fn(&str) -> String) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("question", Left),
+        Column::new("text", Left),
+    ]);
+    for c in view.conditions.values() {
+        grid.columns.push(Column::new(c.label.clone(), Left));
+    }
+    for (id, q) in &view.questions {
+        let mut row = vec![
+            Cell::Code(id.clone()).linked(link(id)),
+            q.text.clone().unwrap_or_default().into(),
+        ];
+        row.extend(
+            view.conditions
+                .keys()
+                .map(|c| question_cell(q.results.get(c))),
+        );
+        grid.push(row);
+    }
+    grid
+}
+
+/// The columns of a question page's attempts table: condition, exact,
+/// mean F1, then one per attempt up to `most`; rows come from
+/// [`attempts_row`].
+pub fn attempts_header(most: usize) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("exact", Left),
+        Column::new("mean F1", Left),
+    ]);
+    for n in 1..=most {
+        grid.columns.push(Column::new(format!("attempt {n}"), Left));
+    }
+    grid
+}
+
+/// One condition's row of a question page's attempts table: its
+/// figures, then each attempt's verdict linked to `link(attempt)`, padded
+/// to `most` attempts.
+pub fn attempts_row(
+    label: &str,
+    result: &QuestionResult,
+    attempts: &[super::view::AttemptView],
+    most: usize,
+    link: &dyn Fn(u32) -> String,
+) -> Vec<Cell> {
+    let mut row = vec![
+        label.into(),
+        Cell::Fraction(result.summary.exact, result.summary.measured),
+        Cell::Rate(result.summary.mean_f1),
+    ];
+    for a in attempts {
+        row.push(Cell::Verdict(a.verdict.clone()).linked(link(a.result.attempt)));
+    }
+    while row.len() < 3 + most {
+        row.push(Cell::from(crate::format::NONE).toned("muted"));
+    }
+    row
+}
+
+/// The first `shown` rows of a table (ground truth) as a grid of text.
+pub fn rows(table: &crate::table::Table, shown: usize) -> Grid {
+    let mut grid = Grid::new(
+        table
+            .columns
+            .iter()
+            .map(|c| Column::new(c.clone(), Left))
+            .collect(),
+    );
+    for row in table.rows.iter().take(shown) {
+        grid.push(row.iter().map(|v| Cell::Text(v.clone())).collect());
+    }
+    grid
+}
+
 /// A question's exact attempts over its measured attempts, toned as the
 /// site colours it: `ok` always exact, `bad` never, `soft` sometimes,
 /// `muted` blocked throughout or not recorded.
@@ -291,7 +371,7 @@ pub fn question_cell(result: Option<&QuestionResult>) -> Cell {
             };
             Cell::Fraction(s.exact, s.measured).toned(tone)
         }
-        Some(_) => Cell::from("blocked").toned("muted"),
+        Some(_) => Cell::from(crate::format::BLOCKED).toned("muted"),
         None => Cell::from(crate::format::NONE).toned("muted"),
     }
 }
@@ -565,7 +645,7 @@ pub fn study_questions(data: &StudyData, text: bool) -> Grid {
         for c in &data.conditions {
             row.push(match c.cell(&q) {
                 Some(cell) if cell.measured > 0 => Cell::Fraction(cell.exact, cell.measured),
-                Some(_) => "blocked".into(),
+                Some(_) => crate::format::BLOCKED.into(),
                 None => crate::format::NONE.into(),
             });
         }

@@ -15,7 +15,7 @@ pub use crate::mcp::proxy::ToolLevel;
 
 /// Whether the prompt names the target knowledge graph(s): `tags` adds the
 /// line naming them (from the record's tags), `none` leaves it out
-/// (`README.md`, "What the agent is asked").
+/// (`README.md`, "What gets measured").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KgHint {
@@ -114,15 +114,31 @@ impl Identity {
     }
 }
 
-/// The condition folder name for these settings.
-pub fn condition_name(
-    level: ToolLevel,
-    server: Option<&str>,
-    withheld: &[String],
-    strict: bool,
-    kg_hint: KgHint,
-    label: Option<&str>,
-) -> String {
+/// The settings a condition's folder name is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct Arm<'a> {
+    /// The tool level.
+    pub level: ToolLevel,
+    /// The server's name (ignored for sparql-only).
+    pub server: Option<&'a str>,
+    /// Tools withheld, in any order.
+    pub withheld: &'a [String],
+    /// `--strict-upstream-errors`.
+    pub strict: bool,
+    /// The KG hint.
+    pub kg_hint: KgHint,
+}
+
+/// The condition folder name for these settings, with `--label`
+/// (`docs/FORMAT.md`, "Condition names").
+pub fn condition_name(arm: &Arm<'_>, label: Option<&str>) -> String {
+    let Arm {
+        level,
+        server,
+        withheld,
+        strict,
+        kg_hint,
+    } = *arm;
     let mut name = match server {
         Some(server) if level == ToolLevel::AllTools => format!("{server}-{}", level.as_str()),
         _ => level.as_str().to_string(),
@@ -190,44 +206,52 @@ mod tests {
     fn names_follow_the_documented_scheme() {
         assert_eq!(
             condition_name(
-                ToolLevel::AllTools,
-                Some("mcp-proto-okn"),
-                &[],
-                false,
-                KgHint::Tags,
+                &Arm {
+                    level: ToolLevel::AllTools,
+                    server: Some("mcp-proto-okn"),
+                    withheld: &[],
+                    strict: false,
+                    kg_hint: KgHint::Tags,
+                },
                 None
             ),
             "mcp-proto-okn-all-tools__kg-named"
         );
         assert_eq!(
             condition_name(
-                ToolLevel::AllTools,
-                Some("mcp-proto-okn"),
-                &[],
-                false,
-                KgHint::None,
+                &Arm {
+                    level: ToolLevel::AllTools,
+                    server: Some("mcp-proto-okn"),
+                    withheld: &[],
+                    strict: false,
+                    kg_hint: KgHint::None,
+                },
                 None
             ),
             "mcp-proto-okn-all-tools__kg-not-named"
         );
         assert_eq!(
             condition_name(
-                ToolLevel::SparqlOnly,
-                Some("ignored"),
-                &[],
-                false,
-                KgHint::Tags,
+                &Arm {
+                    level: ToolLevel::SparqlOnly,
+                    server: Some("ignored"),
+                    withheld: &[],
+                    strict: false,
+                    kg_hint: KgHint::Tags,
+                },
                 None
             ),
             "sparql-only__kg-named"
         );
         assert_eq!(
             condition_name(
-                ToolLevel::AllTools,
-                Some("demo-kg"),
-                &["lookup_uri".into(), "get_schema".into()],
-                true,
-                KgHint::Tags,
+                &Arm {
+                    level: ToolLevel::AllTools,
+                    server: Some("demo-kg"),
+                    withheld: &["lookup_uri".into(), "get_schema".into()],
+                    strict: true,
+                    kg_hint: KgHint::Tags,
+                },
                 Some("low-effort")
             ),
             "demo-kg-all-tools-without-get_schema-lookup_uri-strict__kg-named__low-effort"

@@ -5,7 +5,8 @@
 
 use crate::corpus::Record;
 
-/// The fixed suffix, word for word as the seed gives it.
+/// The fixed suffix, word for word: identical in every condition, so no
+/// condition is advantaged by its wording.
 pub const SUFFIX: &str = "Save the results as a csv file, no prose!
 Call the submit_csv tool with the complete result table. Use a header row of
 column names. If nothing satisfies the question, submit the header row on its

@@ -98,7 +98,8 @@ fn differences(
         new.strict_exact.to_string(),
     );
     // `ordered` is empty for an unordered key (as in summary.csv).
-    let ordered = |o: Option<bool>| o.map_or("—".to_string(), |b| b.to_string());
+    let ordered =
+        |o: Option<bool>| o.map_or_else(|| crate::format::NONE.to_string(), |b| b.to_string());
     push("ordered", ordered(old.ordered), ordered(new.ordered));
     push("f1", format!("{:.4}", old.f1), format!("{:.4}", new.f1));
     moved
@@ -300,7 +301,8 @@ impl Scope<'_> {
 
 /// The condition-wide rates that moved from `old` to `new`.
 fn aggregate_moves(name: &str, old: &Aggregate, new: &Aggregate) -> Vec<Moved> {
-    let show = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.4}"));
+    let show =
+        |v: Option<f64>| v.map_or_else(|| crate::format::NONE.to_string(), |v| format!("{v:.4}"));
     [
         ("exact_rate", old.exact_rate, new.exact_rate),
         (

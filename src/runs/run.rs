@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::identity::{Identity, KgHint, ToolLevel, condition_name};
+use super::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
 use super::judge::{judge, model_from_report, read_episode};
 use super::records::*;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
@@ -153,7 +153,7 @@ pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The refusal for a frozen root (`README.md`, "Closing a runs root"): the
+/// The refusal for a frozen root (`docs/FORMAT.md`, "`.frozen`"): the
 /// root itself, or any root it sits inside.
 pub fn refuse_frozen(root: &RunsRoot, command: &'static str) -> Result<()> {
     let Some(frozen) = frozen_ancestor(&root.root).map(RunsRoot::new) else {
@@ -252,7 +252,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         Tools::AllTools { .. } => None,
     };
     let (name, identity) = identity(options, &excluded);
-    let recorded = check_recorded(options, &root, &name, &identity, &selected, &truths)?;
+    let recorded = check_recorded(options, &root, &name, &identity, &truths)?;
     if options.force {
         // Every folder of the condition, not only the selected questions':
         // --force replaces the condition, and nothing of it may come back.
@@ -399,11 +399,13 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
     withheld.sort();
     withheld.dedup();
     let name = condition_name(
-        level,
-        server.as_deref(),
-        &withheld,
-        options.strict,
-        options.kg_hint,
+        &Arm {
+            level,
+            server: server.as_deref(),
+            withheld: &withheld,
+            strict: options.strict,
+            kg_hint: options.kg_hint,
+        },
         options.label.as_deref(),
     );
     let identity = Identity {
@@ -435,7 +437,6 @@ fn check_recorded(
     root: &RunsRoot,
     name: &str,
     identity: &Identity,
-    selected: &[Record],
     truths: &BTreeMap<String, GroundTruth>,
 ) -> Result<Option<ConditionFile>> {
     let condition_path = root.condition_file(name);
@@ -449,9 +450,9 @@ fn check_recorded(
         }
         recorded = Some(file);
     }
-    let recorded_attempts = selected
-        .iter()
-        .any(|r| root.condition_dir(&r.id, name).is_dir());
+    let recorded_attempts = truths
+        .keys()
+        .any(|id| root.condition_dir(id, name).is_dir());
     if recorded_attempts && !options.resume && !options.force {
         return Err(Error::Usage(format!(
             "{} already holds attempts of '{name}': --resume reuses the finished ones, --force replaces them",
@@ -460,18 +461,18 @@ fn check_recorded(
     }
     // Ground truth that changed since this root recorded a question would
     // judge this condition by another key than the ones beside it.
-    for record in selected {
-        let recorded_truth = root.question_dir(&record.id).join(GROUND_TRUTH_JSON);
+    for (id, truth) in truths {
+        let recorded_truth = root.question_dir(id).join(GROUND_TRUTH_JSON);
         let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
             continue;
         };
-        let others = condition_dirs_of_question(root, &record.id)
+        let others = condition_dirs_of_question(root, id)
             .into_iter()
             .any(|c| c != name);
-        if others && old.fingerprint != truths[&record.id].meta.fingerprint {
+        if others && old.fingerprint != truth.meta.fingerprint {
             return Err(Error::Usage(format!(
                 "the ground truth of {} changed since {} recorded it (its answer key or endpoint changed), and other conditions there were judged by the old one: record this run into a new root",
-                record.id,
+                id,
                 root.root.display()
             )));
         }
@@ -525,8 +526,7 @@ pub fn play(
                 &record.id,
                 (attempt, options.repeat),
                 &result,
-                reused,
-                clock.elapsed().as_secs_f64(),
+                (!reused).then(|| clock.elapsed().as_secs_f64()),
             ));
             attempts.push(result);
         }
@@ -765,23 +765,21 @@ fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String
     args
 }
 
+/// The progress line of one attempt: `[2/12] ID  attempt 1/3  4.2 s
+/// exact (f1 1.00)`. `seconds` is how long it took, `None` when `--resume`
+/// reused it.
 fn progress_line(
     (index, total): (usize, usize),
     id: &str,
     (attempt, repeat): (u32, u32),
     result: &AttemptResult,
-    resumed: bool,
-    seconds: f64,
+    seconds: Option<f64>,
 ) -> String {
     let verdict = result.verdict().line();
     format!(
         "[{index}/{total}] {id}  attempt {attempt}/{repeat}  {}  {verdict}{}",
-        if resumed {
-            "-".to_string()
-        } else {
-            format!("{seconds:.1} s")
-        },
-        if resumed { "  [resumed]" } else { "" }
+        seconds.map_or_else(|| "-".to_string(), |s| format!("{s:.1} s")),
+        if seconds.is_none() { "  [resumed]" } else { "" }
     )
 }
 

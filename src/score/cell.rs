@@ -1,6 +1,6 @@
 //! Reading one cell's text as the value it names: literal syntax, IRI forms
 //! and local names. These are the *serialization* adjustments of the
-//! normalized tier (`docs/SCORING.md`, "Tiers").
+//! normalized tier (`docs/SCORING.md`, "The two tiers").
 
 use std::borrow::Cow;
 

@@ -202,6 +202,34 @@ impl Decimal {
         out
     }
 
+    /// This value in plain decimal digits, never in scientific form
+    /// (`0.45356`, `-12.5`, `0.0000001`, `1200`): how a person or an agent
+    /// writes it.
+    pub fn plain(&self) -> String {
+        let text = self.canonical();
+        let Some((mantissa, exponent)) = text.split_once('e') else {
+            return text;
+        };
+        let exponent: i64 = exponent.parse().unwrap_or(0);
+        let (sign, mantissa) = mantissa
+            .strip_prefix('-')
+            .map_or(("", mantissa), |m| ("-", m));
+        let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+        // Digits before the decimal point.
+        let point = 1 + exponent;
+        if point <= 0 {
+            format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+        } else if point as usize >= digits.len() {
+            format!(
+                "{sign}{digits}{}",
+                "0".repeat(point as usize - digits.len())
+            )
+        } else {
+            let (a, b) = digits.split_at(point as usize);
+            format!("{sign}{a}.{b}")
+        }
+    }
+
     /// The canonical text used for comparison: integral values exactly,
     /// others rounded to `figures` significant figures first.
     pub fn canonical_at(&self, figures: u32) -> String {
