@@ -188,6 +188,18 @@ pub fn round_seconds(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
+/// The files of an attempt folder its page links, in the order it lists
+/// them.
+pub const ATTEMPT_FILES: [&str; 7] = [
+    PROMPT_FILE,
+    COMMAND_FILE,
+    ANSWER_FILE,
+    CALLS_FILE,
+    METRICS_FILE,
+    AGENT_FILE,
+    EPISODE_FILE,
+];
+
 /// Paths inside one runs root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunsRoot {

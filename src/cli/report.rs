@@ -65,13 +65,10 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             print!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
-            if let Some(frozen) = crate::runs::run::frozen_ancestor(path) {
-                return Err(Error::Usage(format!(
-                    "{} is inside the frozen root {}: report never writes into it",
-                    path.display(),
-                    frozen.display()
-                )));
-            }
+            crate::runs::run::refuse_frozen(
+                &crate::layout::RunsRoot::new(path.parent().unwrap_or(path)),
+                "report",
+            )?;
             crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
             print!("{}", crate::render::readme::terminal(&view));
         }
@@ -127,7 +124,7 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
             crate::format::plural(outcome.failed.len()),
             if outcome.failed.len() == 1 { "s" } else { "" }
         );
-        return Ok(ExitCode::from(2));
+        return Ok(ExitCode::from(crate::error::EXIT_BAD_INPUT));
     }
     Ok(ExitCode::SUCCESS)
 }

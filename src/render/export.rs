@@ -1,7 +1,7 @@
 //! Exporters: one per kind of output `build` writes, each a function of
 //! the loaded [`BuildView`] (and of what the exporters before it made)
 //! into [`Output`]s. `build`'s plan is a loop over [`EXPORTERS`]; adding an
-//! output is one more exporter. No exporter reads a file: what they need
+//! output is one more exporter, listed there. No exporter reads a file: what they need
 //! is loaded into the view first (the shape of hyperfine's `Exporter`).
 //!
 //! | exporter | writes |
@@ -80,9 +80,6 @@ pub struct Exported {
 
 /// One kind of output.
 pub trait Exporter: Sync {
-    /// Its name, for messages.
-    fn name(&self) -> &'static str;
-
     /// What it makes of `view`; `made` holds what the exporters before it
     /// made, in order (a page embeds the figures and prose this build
     /// writes, not what is on disk).
@@ -96,10 +93,6 @@ pub trait Exporter: Sync {
 pub struct RootFiles;
 
 impl Exporter for RootFiles {
-    fn name(&self) -> &'static str {
-        "runs-root files"
-    }
-
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for root in view.roots.iter().filter(|r| !r.view.frozen) {
@@ -113,10 +106,6 @@ impl Exporter for RootFiles {
 pub struct Figures;
 
 impl Exporter for Figures {
-    fn name(&self) -> &'static str {
-        "figures"
-    }
-
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for study in &view.studies {
@@ -148,10 +137,6 @@ impl Exporter for Figures {
 pub struct Regions;
 
 impl Exporter for Regions {
-    fn name(&self) -> &'static str {
-        "study regions"
-    }
-
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for study in &view.studies {
@@ -184,10 +169,6 @@ impl Exporter for Regions {
 pub struct Pages;
 
 impl Exporter for Pages {
-    fn name(&self) -> &'static str {
-        "pages"
-    }
-
     fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
         let mut texts: BTreeMap<PathBuf, String> = view.markdown.clone();
         for output in made {
@@ -232,10 +213,6 @@ impl Exporter for Pages {
 pub struct Site;
 
 impl Exporter for Site {
-    fn name(&self) -> &'static str {
-        "site"
-    }
-
     fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         if !view.site {

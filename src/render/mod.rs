@@ -2,7 +2,7 @@
 //! (no model, server or endpoint). Loaders read what it needs into views
 //! first (`report::load`, `report::study_file`, [`build::load`],
 //! [`theme`]); every renderer and exporter is then a function of those
-//! views, and [`build`] alone writes.
+//! views, and [`build`] (and [`manuscript`], for `paper doc`) alone write.
 //!
 //! - [`export`]: one exporter per kind of output; `build`'s plan loops
 //!   over them.

@@ -31,11 +31,11 @@ use super::escape_html;
 use super::study::StudyView;
 use crate::error::Result;
 use crate::format::{agent_model, check, fixed, interval, rate, seconds};
+use crate::layout::ATTEMPT_FILES;
 use crate::layout::{
     CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE, RunsRoot,
     SUMMARY_FILE,
 };
-use crate::report::load::ATTEMPT_FILES;
 use crate::report::view::{AttemptView, QuestionDetail, RootView};
 use crate::runs::records::QuestionResult;
 use crate::table::Table;

@@ -337,18 +337,6 @@ impl Listing {
     }
 }
 
-/// The files of an attempt folder its page links, in the order it lists
-/// them.
-pub const ATTEMPT_FILES: [&str; 7] = [
-    PROMPT_FILE,
-    crate::layout::COMMAND_FILE,
-    ANSWER_FILE,
-    CALLS_FILE,
-    crate::layout::METRICS_FILE,
-    AGENT_FILE,
-    crate::layout::EPISODE_FILE,
-];
-
 /// Reads what the site shows of question `id` of `view` (a root loaded by
 /// [`root`]): its ground truth and every attempt folder its results name.
 ///
@@ -444,7 +432,7 @@ fn attempt(
     Ok(AttemptView {
         verdict: a.verdict(),
         result: a.clone(),
-        files: listing.files(&ATTEMPT_FILES),
+        files: listing.files(&crate::layout::ATTEMPT_FILES),
         dir,
         answer,
         calls,

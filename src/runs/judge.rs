@@ -47,7 +47,7 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
         exit_code: None,
         timed_out: false,
         agent_timeout_s: None,
-        source: "agent.json".into(),
+        source: AGENT_FILE.into(),
     })
 }
 
@@ -77,7 +77,7 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     let episode = read_episode(dir, attempt);
     match &episode {
         None => notes.push("no episode.json: the attempt did not finish".to_string()),
-        Some(e) if e.source == "agent.json" => {
+        Some(e) if e.source == AGENT_FILE => {
             notes.push("wall time recovered from agent.json (the agent's clock)".to_string())
         }
         Some(_) => {}

@@ -559,7 +559,13 @@ async fn server_everything_from_npm_is_listed_filtered_and_forwarded() {
         text(&echoed)
     );
     let sum = call(&client, "get-sum", json!({"a": 2, "b": 40})).await;
-    assert!(text(&sum).contains("42"), "{}", text(&sum));
+    assert!(
+        text(&sum)
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|n| n == "42"),
+        "{}",
+        text(&sum)
+    );
     let refused = call(&client, "get-env", json!({})).await;
     assert_eq!(refused.is_error, Some(true));
     client.cancel().await.unwrap();

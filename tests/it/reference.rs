@@ -194,7 +194,7 @@ fn the_repository_config_names_the_demo_kg() {
         ])
         .arg("--ground-truth")
         .arg(scratch.path())
-        .stdout_contains("2 records: 2 built, 0 reused")
+        .stdout_contains("\n2 records: 2 built, 0 reused")
         .run();
     let meta: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(

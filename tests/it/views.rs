@@ -84,3 +84,20 @@ fn an_attempt_view_holds_what_its_folder_recorded() {
         )
     });
 }
+
+/// A study's conditions as its rates region shows them, with the numbers
+/// behind the figures: the committed study `results-cross/` loaded.
+#[test]
+fn a_study_view_holds_its_conditions_and_rates() {
+    let study = okn_benchmark::report::study_file::load(&repo().join("results-cross")).unwrap();
+    assert!(study.problems.is_empty(), "{:?}", study.problems);
+    assert_eq!(study.data.conditions.len(), 3);
+    assert_eq!(study.baseline, "named");
+    let grid = tables::rates(&study.data, &tables::STUDY_RATES);
+    settings().bind(|| {
+        insta::assert_snapshot!(
+            "study_rates_grid",
+            serde_json::to_string_pretty(&grid).unwrap()
+        )
+    });
+}
