@@ -44,6 +44,7 @@ pub mod selfcheck;
 pub mod sparql;
 pub mod suggest;
 pub mod table;
+pub mod text;
 pub mod toml_file;
 
 pub use error::{Error, Result};

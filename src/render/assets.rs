@@ -513,8 +513,7 @@ fn write_svg_node(
     }
     for attr in node.attributes() {
         let local = attr.name();
-        if local.len() >= 2 && local[..2].eq_ignore_ascii_case("on")
-            || dangerous_value(attr.value())
+        if crate::text::starts_with_ignore_ascii_case(local, "on") || dangerous_value(attr.value())
         {
             continue;
         }
@@ -903,6 +902,24 @@ mod tests {
             let svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"a b\">{body}</svg>");
             let _ = unique_svg(&svg, "p");
             let _ = label_svg(&svg, &body);
+        }
+
+        /// Any attribute name or value, in any script, combining marks
+        /// included (a non-ASCII attribute name once panicked the handler
+        /// check), inlined or rejected without a panic.
+        #[test]
+        fn any_attribute_inlines_without_a_panic(
+            name in "[a-zA-Zéé中😀\u{301}_-]{1,8}",
+            value in "\\PC{0,12}",
+            tag in "(\\PC|<|>|=|\"| ){0,40}",
+        ) {
+            let svg = format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" {name}=\"{}\">{tag}</svg>",
+                value.replace('"', "&quot;")
+            );
+            let _ = unique_svg(&svg, "p");
+            let mut n = 0;
+            let _ = rewrite_raw_html(&tag, Path::new("."), "p", &mut n, &AssetMap::new());
         }
     }
 

@@ -331,7 +331,7 @@ fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> (Vec<Marker<'a
                 .trim_start()
                 .trim_start_matches('/')
                 .trim_start();
-            let okn = rest.len() >= 4 && rest.as_bytes()[..4].eq_ignore_ascii_case(b"okn:");
+            let okn = crate::text::starts_with_ignore_ascii_case(rest, "okn:");
             return (found, (okn && !in_code(start)).then_some(start));
         };
         let end = start + 4 + len + 3;
@@ -344,11 +344,11 @@ fn markers<'a>(text: &'a str, in_code: &dyn Fn(usize) -> bool) -> (Vec<Marker<'a
             Some(rest) => (true, rest.trim_start()),
             None => (false, inner),
         };
-        if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("okn:") {
+        if let Some(inner) = crate::text::strip_prefix_ignore_ascii_case(rest, "okn:") {
             found.push(Marker {
                 range: start..end,
                 closing,
-                inner: rest[4..].trim(),
+                inner: inner.trim(),
             });
         }
     }
@@ -1174,5 +1174,31 @@ always <!-- okn:number condition=b metric=always-exact -->?<!-- /okn:number --> 
                 .label
                 .ends_with(&format!("({first})"))
         );
+    }
+
+    proptest::proptest! {
+        /// Any prose, comments and markers in any script (accents, CJK,
+        /// emoji, combining marks) is scanned for regions without a panic:
+        /// a non-English HTML comment once blocked every build.
+        #[test]
+        fn scanning_any_prose_for_regions_never_panics(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "\\PC{0,6}",
+                    proptest::strategy::Just("<!--".to_string()),
+                    proptest::strategy::Just("-->".to_string()),
+                    proptest::strategy::Just("okn:".to_string()),
+                    proptest::strategy::Just("/".to_string()),
+                    proptest::strategy::Just("`".to_string()),
+                    proptest::strategy::Just("\n".to_string()),
+                    "[été中文😀\u{301}]{1,3}",
+                ],
+                0..24,
+            )
+        ) {
+            let text: String = parts.concat();
+            let _ = regions(Path::new("S.md"), &text);
+            let _ = strip_markers(Path::new("S.md"), &text);
+        }
     }
 }

@@ -842,6 +842,50 @@ mod regression {
 
     use super::*;
 
+    // A non-English HTML comment in any Markdown file panicked build (the
+    // region scanner sliced text by bytes), blocking publishing and CI.
+    #[test]
+    fn a_non_english_html_comment_is_published() {
+        for comment in [
+            "<!-- été -->",
+            "<!-- 中文注释 -->",
+            "<!--é-->",
+            "<!-- /été -->",
+            "<!-- é",
+        ] {
+            let out = crate::support::Test::new()
+                .write("README.md", format!("# Notes\n\n{comment}\n"))
+                .arg("build")
+                .stdout("build: 1 written, 0 unchanged, 0 orphaned removed\n")
+                .status(0)
+                .run();
+            let page = std::fs::read_to_string(out.path().join("README.html")).unwrap();
+            assert!(page.contains("<h1"), "{comment}: {page}");
+        }
+    }
+
+    // An SVG with a non-ASCII attribute name panicked build and paper doc
+    // (the event-handler check sliced the name by bytes).
+    #[test]
+    fn an_svg_with_a_non_ascii_attribute_name_is_inlined() {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" dé=\"1\" onclick=\"x()\"><rect width=\"1\" height=\"1\"/></svg>";
+        let out = crate::support::Test::new()
+            .write("a.svg", svg)
+            .write("README.md", "# x\n\n![a figure](a.svg)\n")
+            .arg("build")
+            .status(0)
+            .run();
+        let page = std::fs::read_to_string(out.path().join("README.html")).unwrap();
+        assert!(page.contains("<rect"), "{page}");
+        assert!(!page.contains("onclick"), "{page}");
+        crate::support::Test::with_tempdir(tempfile::tempdir().unwrap())
+            .write("a.svg", svg)
+            .write("paper.md", "# Paper\n\n![a figure](a.svg)\n")
+            .args(["paper", "doc", "paper.md"])
+            .status(0)
+            .run();
+    }
+
     // A label in CJK and emoji panicked while the figures were inlined.
     #[test]
     fn a_cjk_and_emoji_label_is_inlined_without_a_panic() {

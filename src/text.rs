@@ -1,0 +1,47 @@
+//! Text helpers that never slice at a byte index the text did not give:
+//! prefixes compared without regard to ASCII case, where the text may hold
+//! any character.
+
+/// `text` without `prefix`, compared ignoring ASCII case, or `None` when
+/// `text` does not start with it (a multi-byte character where the prefix
+/// would end is simply not a match).
+pub fn strip_prefix_ignore_ascii_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// True when `text` starts with `prefix`, ignoring ASCII case.
+pub fn starts_with_ignore_ascii_case(text: &str, prefix: &str) -> bool {
+    strip_prefix_ignore_ascii_case(text, prefix).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_ignore_case_and_never_split_a_character() {
+        assert_eq!(
+            strip_prefix_ignore_ascii_case("OKN:rates", "okn:"),
+            Some("rates")
+        );
+        assert_eq!(strip_prefix_ignore_ascii_case("été", "okn:"), None);
+        assert_eq!(strip_prefix_ignore_ascii_case("中文注释", "okn:"), None);
+        assert_eq!(strip_prefix_ignore_ascii_case("ok", "okn:"), None);
+        assert!(starts_with_ignore_ascii_case("dé", "on") == false);
+        assert!(starts_with_ignore_ascii_case("onClick", "on"));
+        assert!(!starts_with_ignore_ascii_case("é", "on"));
+    }
+
+    proptest::proptest! {
+        /// No text makes either helper panic, and a match is a real prefix.
+        #[test]
+        fn any_text_and_prefix(text in "\\PC{0,12}", prefix in "\\PC{0,4}") {
+            if let Some(rest) = strip_prefix_ignore_ascii_case(&text, &prefix) {
+                proptest::prop_assert!(text.ends_with(rest));
+                proptest::prop_assert_eq!(text.len(), prefix.len() + rest.len());
+            }
+        }
+    }
+}
