@@ -127,6 +127,12 @@ impl CorpusArgs {
     /// compiles the selection.
     fn open(&self) -> Result<(Corpus, Selection)> {
         let corpus = Corpus::open(&self.corpus, self.refresh)?;
+        for path in &corpus.skipped {
+            eprintln!(
+                "warning: {}: not a regular file (a named pipe, socket or device): skipped",
+                path.display()
+            );
+        }
         if let Some(source) = &corpus.source {
             eprintln!(
                 "corpus {} at commit {} ({} {})",

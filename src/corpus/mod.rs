@@ -59,6 +59,10 @@ pub struct Corpus {
     pub records: Vec<Record>,
     /// Where a git corpus came from, if it did.
     pub source: Option<git::GitSource>,
+    /// Paths named like records that are not regular files (a named pipe,
+    /// a socket, a device): never read (reading a pipe would wait
+    /// forever), and said by the command.
+    pub skipped: Vec<PathBuf>,
 }
 
 impl Corpus {
@@ -89,6 +93,7 @@ impl Corpus {
             ));
         }
         let mut by_id: BTreeMap<String, Record> = BTreeMap::new();
+        let mut skipped = Vec::new();
         // Hidden folders and files (.git, .cache) are not part of a corpus;
         // a symlinked record is read through its link.
         let walker = walkdir::WalkDir::new(root)
@@ -110,6 +115,10 @@ impl Corpus {
                     "a symlink to nothing (or to a folder): remove it or point it at a .rq file",
                 ));
             }
+            if !path.is_file() {
+                skipped.push(path.to_path_buf());
+                continue;
+            }
             let record = parse_record(root, path)?;
             if let Some(existing) = by_id.get(&record.id) {
                 return Err(Error::file(
@@ -127,6 +136,7 @@ impl Corpus {
             root: root.to_path_buf(),
             records: by_id.into_values().collect(),
             source: None,
+            skipped,
         })
     }
 

@@ -108,6 +108,9 @@ pub struct Inputs {
     /// Links to folders, not followed (a linked runs root would be
     /// published from outside the project).
     pub links: Vec<PathBuf>,
+    /// Markdown names that are not regular files (a named pipe, socket,
+    /// device): never read.
+    pub special: Vec<PathBuf>,
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
@@ -147,7 +150,13 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("md"))
             {
-                inputs.markdown.push(path.to_path_buf());
+                // Reading a named pipe would wait forever: only regular
+                // files (or links to them) are read.
+                if path.is_file() {
+                    inputs.markdown.push(path.to_path_buf());
+                } else {
+                    inputs.special.push(path.to_path_buf());
+                }
             }
         }
     }
@@ -265,6 +274,12 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         scanned: scan.to_vec(),
         ..Plan::default()
     };
+    for path in &inputs.special {
+        plan.warnings.push(format!(
+            "{}: not a regular file (a named pipe, socket or device): skipped",
+            path.display()
+        ));
+    }
     for link in &inputs.links {
         plan.warnings.push(format!(
             "{}: a link to a folder, not followed: move or copy what it holds into the \

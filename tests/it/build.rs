@@ -842,6 +842,37 @@ mod regression {
 
     use super::*;
 
+    // A named pipe called `x.md` made build wait forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_named_like_markdown_is_skipped_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("README.md"), "# a\n").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("x.md"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let out = crate::support::okn_in(dir.path())
+            .arg("build")
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::support::stderr(&out)
+        );
+        assert!(
+            crate::support::stderr(&out)
+                .contains("x.md: not a regular file (a named pipe, socket or device): skipped"),
+            "{}",
+            crate::support::stderr(&out)
+        );
+        assert!(dir.path().join("README.html").is_file());
+    }
+
     // A non-English HTML comment in any Markdown file panicked build (the
     // region scanner sliced text by bytes), blocking publishing and CI.
     #[test]

@@ -366,6 +366,47 @@ fn git_corpora_are_fetched_once_into_the_cache_and_report_their_commit() {
 mod regression {
     use super::*;
 
+    // A named pipe called `x.rq` in a corpus made corpus list (and every
+    // command reading the corpus) wait forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_named_like_a_record_is_skipped_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("q_t.rq"),
+            "#+ summary: A question.\n\nSELECT ?s WHERE { ?s ?p ?o }\n",
+        )
+        .unwrap();
+        let fifo = dir.path().join("x_t.rq");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let out = crate::support::okn_in(dir.path())
+            .args(["corpus", "list", "--corpus", "."])
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::support::stderr(&out)
+        );
+        assert!(
+            crate::support::stdout(&out).contains("1 of 1 record"),
+            "{}",
+            crate::support::stdout(&out)
+        );
+        assert!(
+            crate::support::stderr(&out)
+                .contains("x_t.rq: not a regular file (a named pipe, socket or device): skipped"),
+            "{}",
+            crate::support::stderr(&out)
+        );
+    }
+
     // Overlapping --exclude patterns were checked against what earlier ones left.
     #[test]
     fn an_exclude_pattern_covered_by_another_is_still_a_match() {
