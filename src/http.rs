@@ -21,7 +21,7 @@ pub async fn serve(
     let address = listener
         .local_addr()
         .map_err(|e| Error::Other(e.to_string()))?;
-    eprintln!("{name}: serving {what} at http://{address}{path} (Ctrl-C to stop)");
+    errln!("{name}: serving {what} at http://{address}{path} (Ctrl-C to stop)");
     axum::serve(listener, router)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

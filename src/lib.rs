@@ -25,6 +25,32 @@
 //! - [`suggest`]: "did you mean" for misspelt names.
 //! - [`toml_file`]: reading TOML with errors at file and line.
 
+/// `println!` that never panics: a closed stdout (`okn-benchmark ... | head
+/// -1`) is not an error of the command, and `run` goes on recording when
+/// its terminal goes away.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that never panics (see `outln!`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics on a closed stderr (see `outln!`).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod agent;
 pub mod cli;
 pub mod config;

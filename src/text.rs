@@ -29,7 +29,7 @@ mod tests {
         assert_eq!(strip_prefix_ignore_ascii_case("été", "okn:"), None);
         assert_eq!(strip_prefix_ignore_ascii_case("中文注释", "okn:"), None);
         assert_eq!(strip_prefix_ignore_ascii_case("ok", "okn:"), None);
-        assert!(starts_with_ignore_ascii_case("dé", "on") == false);
+        assert!(!starts_with_ignore_ascii_case("dé", "on"));
         assert!(starts_with_ignore_ascii_case("onClick", "on"));
         assert!(!starts_with_ignore_ascii_case("é", "on"));
     }

@@ -88,7 +88,7 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         let here = here.canonicalize().unwrap_or(here);
         let relative = here.strip_prefix(&project).unwrap_or(&here).to_path_buf();
         std::env::set_current_dir(&project).map_err(|e| Error::io(&project, "enter", e))?;
-        eprintln!(
+        errln!(
             "build: building {} from the project folder {}; site/ is rebuilt only from there",
             relative.display(),
             project.display()
@@ -103,22 +103,22 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
     let base = PathBuf::from(".");
     let plan = plan(&base, &scan, args.root.is_empty())?;
     for warning in &plan.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     let shown = |p: &PathBuf| p.strip_prefix("./").unwrap_or(p).display().to_string();
     if args.check {
         let drift = check(&plan)?;
         for p in &drift.stale {
-            println!("stale     {}", shown(p));
+            outln!("stale     {}", shown(p));
         }
         for p in &drift.missing {
-            println!("missing   {}", shown(p));
+            outln!("missing   {}", shown(p));
         }
         for p in &drift.orphaned {
-            println!("orphaned  {}", shown(p));
+            outln!("orphaned  {}", shown(p));
         }
         if drift.is_clean() {
-            println!(
+            outln!(
                 "build --check: all {} generated files are current",
                 drift.outputs
             );
@@ -129,7 +129,7 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
             .iter()
             .map(|r| format!(" --root {}", r.display()))
             .collect();
-        println!(
+        outln!(
             "build --check: {} stale, {} missing, {} orphaned; run 'okn-benchmark build{roots}' to regenerate them",
             drift.stale.len(),
             drift.missing.len(),
@@ -139,9 +139,9 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
     }
     let (written, unchanged, removed) = write(&plan)?;
     for p in &removed {
-        println!("removed   {}", shown(p));
+        outln!("removed   {}", shown(p));
     }
-    println!(
+    outln!(
         "build: {written} written, {unchanged} unchanged, {} orphaned removed",
         removed.len()
     );

@@ -65,7 +65,7 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
             let mut text =
                 serde_json::to_string_pretty(&records).map_err(|e| Error::Other(e.to_string()))?;
             text.push('\n');
-            print!("{text}");
+            out!("{text}");
         }
         Format::Text => {
             let id_width = selected.iter().map(|r| r.id.len()).max().unwrap_or(0);
@@ -82,9 +82,9 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
                     r.form.as_str(),
                     r.tags.join(", ")
                 );
-                println!("{}", line.trim_end());
+                outln!("{}", line.trim_end());
             }
-            println!(
+            outln!(
                 "{} of {} record{}",
                 selected.len(),
                 corpus.records.len(),

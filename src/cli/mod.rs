@@ -128,13 +128,13 @@ impl CorpusArgs {
     fn open(&self) -> Result<(Corpus, Selection)> {
         let corpus = Corpus::open(&self.corpus, self.refresh)?;
         for path in &corpus.skipped {
-            eprintln!(
+            errln!(
                 "warning: {}: not a regular file (a named pipe, socket or device): skipped",
                 path.display()
             );
         }
         if let Some(source) = &corpus.source {
-            eprintln!(
+            errln!(
                 "corpus {} at commit {} ({} {})",
                 source.spec,
                 source.commit,
@@ -187,7 +187,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::from(crate::error::EXIT_BAD_INPUT)
         }
     }

@@ -53,14 +53,14 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
     match command {
         PaperCommand::Tables(args) => {
             let text = tables_command(&args.study)?;
-            print!("{text}");
+            out!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         PaperCommand::Doc(args) => {
             let written =
                 crate::render::manuscript::convert(&args.file, args.tables, args.out.as_deref())?;
             for path in written {
-                println!("wrote {}", path.display());
+                outln!("wrote {}", path.display());
             }
             Ok(ExitCode::SUCCESS)
         }

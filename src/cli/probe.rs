@@ -42,30 +42,32 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     let record = profile.record();
     check_withheld(&profile.name, &connection.tools, &common.without_tool)?;
 
-    println!(
+    outln!(
         "server: {} ({} {})",
-        profile.name, record.transport, record.target
+        profile.name,
+        record.transport,
+        record.target
     );
     if let Some(info) = &connection.server_info {
-        println!("reports itself as: {} {}", info.name, info.version);
+        outln!("reports itself as: {} {}", info.name, info.version);
     }
     let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_ref()).collect();
-    println!("tools: {} ({})", names.len(), names.join(", "));
+    outln!("tools: {} ({})", names.len(), names.join(", "));
     if names.contains(&SUBMIT_CSV) {
-        println!(
+        outln!(
             "warning: the server has its own {SUBMIT_CSV}; the proxy's answer channel takes its place"
         );
     }
     let instructions = connection.instructions.as_deref().unwrap_or("");
-    println!("instructions: {} characters", instructions.chars().count());
-    println!();
+    outln!("instructions: {} characters", instructions.chars().count());
+    outln!();
 
     let withheld = common.without_tool.iter().cloned().collect();
     let offered: Vec<String> = offered_tools(&connection.tools, &withheld)
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    println!(
+    outln!(
         "all-tools: {} tools: {}; {}",
         offered.len(),
         offered.join(", "),
@@ -76,7 +78,7 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         }
     );
     if !common.without_tool.is_empty() {
-        println!(
+        outln!(
             "  withheld: {} (hidden from tools/list, refused if called)",
             common.without_tool.join(", ")
         );
@@ -90,14 +92,14 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
 fn print_control(common: &ProxyCommon) {
     match common.sparql_only() {
         Ok(control) => {
-            println!(
+            outln!(
                 "sparql-only: 2 tools: {SPARQL_TOOL}, {SUBMIT_CSV}; no server, a preamble of {} characters",
                 control.preamble.chars().count()
             );
-            println!("  graphs: {}", control.shortnames().join(", "));
-            println!("  preamble digest: {}", control.preamble_digest());
+            outln!("  graphs: {}", control.shortnames().join(", "));
+            outln!("  preamble digest: {}", control.preamble_digest());
         }
-        Err(e) => println!(
+        Err(e) => outln!(
             "sparql-only: not available here ({})",
             e.to_string().lines().next().unwrap_or_default()
         ),

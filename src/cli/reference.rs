@@ -68,7 +68,7 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
             ),
             Outcome::Failed(message) => format!("FAILED   {:id_width$}  {message}", record.id),
         };
-        println!("[{index}/{total}] {line}");
+        outln!("[{index}/{total}] {line}");
     })?;
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let built = count(|o| matches!(o, Outcome::Built { .. }));
@@ -76,14 +76,14 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
     let forced = count(|o| matches!(o, Outcome::Rebuilt { reason, .. } if reason == "--force"));
     let stale = count(|o| matches!(o, Outcome::Rebuilt { .. })) - forced;
     let failed = count(|o| matches!(o, Outcome::Failed(_)));
-    println!(
+    outln!(
         "{total} record{}: {built} built, {reused} reused, {stale} stale (rebuilt), {forced} forced, {failed} failed; ground truth in {}",
         plural(total),
         dir.display()
     );
     let orphaned = orphans(&dir, &corpus);
     if !orphaned.is_empty() {
-        println!(
+        outln!(
             "note: {} ground truth file{} no longer match any record: {}",
             orphaned.len(),
             plural(orphaned.len()),

@@ -51,7 +51,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     let view = crate::report::load::root(&root.root);
     if view.frozen {
-        eprintln!(
+        errln!(
             "report: {} is frozen: README.md and the summary CSVs are left as they were \
              (delete {}/.frozen to reopen it)",
             args.root.display(),
@@ -62,7 +62,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     }
     match args.markdown.as_deref() {
         Some(path) if path.as_os_str() == "-" => {
-            print!("{}", crate::render::readme::markdown(&view))
+            out!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
             crate::runs::run::refuse_frozen(
@@ -70,9 +70,9 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
                 "report",
             )?;
             crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
-            print!("{}", crate::render::readme::terminal(&view));
+            out!("{}", crate::render::readme::terminal(&view));
         }
-        None => print!("{}", crate::render::readme::terminal(&view)),
+        None => out!("{}", crate::render::readme::terminal(&view)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -91,24 +91,32 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     }
     for m in &outcome.moved {
         if m.attempt == 0 {
-            println!(
+            outln!(
                 "moved  {}  aggregate  {}: {} -> {}",
-                m.condition, m.field, m.old, m.new
+                m.condition,
+                m.field,
+                m.old,
+                m.new
             );
         } else {
-            println!(
+            outln!(
                 "moved  {}  {}  attempt {}  {}: {} -> {}",
-                m.question, m.condition, m.attempt, m.field, m.old, m.new
+                m.question,
+                m.condition,
+                m.attempt,
+                m.field,
+                m.old,
+                m.new
             );
         }
     }
     for problem in &outcome.problems {
-        println!("unreadable  {problem}");
+        outln!("unreadable  {problem}");
     }
     for failure in &outcome.failed {
-        eprintln!("error: {failure}");
+        errln!("error: {failure}");
     }
-    println!(
+    outln!(
         "{} attempt{} re-scored, {} score{} moved",
         outcome.attempts,
         crate::format::plural(outcome.attempts as usize),
@@ -118,7 +126,7 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     // A question whose ground truth could not be used kept its recorded
     // scores; the run still fails, so a script notices (exit 2: bad input).
     if !outcome.failed.is_empty() {
-        eprintln!(
+        errln!(
             "rescore: {} question{} could not be re-scored (above) and keep{} their recorded scores",
             outcome.failed.len(),
             crate::format::plural(outcome.failed.len()),
@@ -132,6 +140,6 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
 pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     crate::runs::rescore::freeze(&root, &args.reason)?;
-    println!("{} is frozen: {}", root.root.display(), args.reason);
+    outln!("{} is frozen: {}", root.root.display(), args.reason);
     Ok(ExitCode::SUCCESS)
 }

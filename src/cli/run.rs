@@ -218,7 +218,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         agent_env: Vec::new(),
     };
     let out = options.out.clone();
-    let outcome = run(&options, |line| println!("{line}"))?;
+    let outcome = run(&options, |line| outln!("{line}"))?;
     // The root's README and summary CSVs, as build writes them.
     crate::render::build::write_root_files(&crate::report::load::root(&out))?;
     let a = &outcome.aggregate;
@@ -238,7 +238,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
             a.questions
         )
     };
-    println!(
+    outln!(
         "exact {} · mean F1 {} over {over}{}",
         crate::format::rate(a.exact_rate),
         crate::format::rate(a.mean_f1),

@@ -60,6 +60,6 @@ pub(crate) fn run(args: ScoreArgs) -> Result<ExitCode> {
     let mut text =
         serde_json::to_string_pretty(&result).map_err(|e| Error::Other(e.to_string()))?;
     text.push('\n');
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }

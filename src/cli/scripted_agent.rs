@@ -44,6 +44,6 @@ pub(crate) fn run(args: ScriptedAgentArgs) -> Result<ExitCode> {
         &strategy,
         args.attempt,
     ))?;
-    println!("{report}");
+    outln!("{report}");
     Ok(ExitCode::SUCCESS)
 }

@@ -59,18 +59,18 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
         checks_total += n;
         let findings = run_checks(&truth.table, truth.meta.ordered);
         if findings.is_empty() {
-            println!("ok    {}  ({n} checks)", record.id);
+            outln!("ok    {}  ({n} checks)", record.id);
         } else {
             for f in &findings {
-                println!("FAIL  {}  {}: {}", record.id, f.check, f.message);
+                outln!("FAIL  {}  {}: {}", record.id, f.check, f.message);
                 for note in &f.notes {
-                    println!("        note: {note}");
+                    outln!("        note: {note}");
                 }
             }
             findings_total += findings.len();
         }
     }
-    println!(
+    outln!(
         "{} record{}, {checks_total} checks, {findings_total} finding{}",
         selected.len(),
         plural(selected.len()),

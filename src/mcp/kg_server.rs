@@ -492,7 +492,7 @@ impl ServerHandler for KgServer {
         if let Some(after) = self.faults.die_after
             && n > after
         {
-            eprintln!("kg-server: --fault die-after={after}: exiting on call {n}");
+            errln!("kg-server: --fault die-after={after}: exiting on call {n}");
             std::process::exit(3);
         }
         if let Some(after) = self.faults.hang_after

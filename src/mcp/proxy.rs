@@ -460,7 +460,7 @@ impl Proxy {
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         state.log.record(call, is_query);
         if let Err(e) = state.log.flush() {
-            eprintln!("proxy: cannot write the call log: {e}");
+            errln!("proxy: cannot write the call log: {e}");
         }
     }
 

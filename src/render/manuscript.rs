@@ -103,11 +103,11 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
         let count = written.len() - 2;
         for path in stale_tables(&dir, &stem, count) {
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, "remove", e))?;
-            eprintln!("removed {} (no such table any more)", path.display());
+            errln!("removed {} (no such table any more)", path.display());
         }
     }
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(written)
 }

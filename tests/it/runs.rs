@@ -863,6 +863,65 @@ mod regression {
 
     use super::*;
 
+    /// Runs the binary in the repository with `args`, its stdout a pipe
+    /// closed before it writes anything; returns the exit status and
+    /// stderr.
+    fn with_stdout_closed(args: &[&str]) -> (Option<i32>, String) {
+        let mut child = std::process::Command::new(BIN)
+            .current_dir(repo())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    // `corpus list | head -1`, `reference | head -1` and `run | head -1`
+    // panicked ("failed printing to stdout: Broken pipe", exit 101), and
+    // run gave up after its first episode with no condition file.
+    #[test]
+    fn a_closed_stdout_neither_panics_nor_stops_a_run() {
+        for args in [
+            &["corpus", "list", "--corpus", "demo/benchmarks-cross"][..],
+            &["reference", "--corpus", "demo/benchmarks-cross"][..],
+        ] {
+            let (code, err) = with_stdout_closed(args);
+            assert_eq!(code, Some(0), "{args:?}: {err}");
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+        }
+        let (_keep, out) = out_dir();
+        let (code, err) = with_stdout_closed(
+            &[
+                &[
+                    "run",
+                    "--corpus",
+                    "demo/benchmarks-single",
+                    "--kg-hint",
+                    "tags",
+                    "--agent",
+                    "scripted:oracle",
+                    "--limit",
+                    "3",
+                    "--out",
+                    out.to_str().unwrap(),
+                ][..],
+                DEMO,
+            ]
+            .concat(),
+        );
+        assert_eq!(code, Some(0), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+        assert_eq!(condition["aggregate"]["questions"], 3);
+        assert_eq!(condition["aggregate"]["exact_rate"], 1.0);
+    }
+
     // A runs root copied elsewhere ran every attempt again: its commands differ by paths.
     #[test]
     fn a_copied_runs_root_resumes_every_finished_attempt() {
