@@ -115,6 +115,50 @@ pub fn command(settings: &ClaudeSettings, mcp_config: &str) -> AgentCommand {
     }
 }
 
+/// What `claude auth status --json` says of the login the CLI would use
+/// (offline: it reads the stored credentials and the environment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// Logged in, or an API key is set; the method as the CLI names it.
+    Yes(String),
+    /// Neither: every episode would end "Not logged in".
+    No,
+    /// The CLI could not say (an older CLI without `auth status`, or output
+    /// that is not the JSON expected): not known, so not refused.
+    Unknown(String),
+}
+
+/// Asks `program` whether it is logged in, with `env` added to its
+/// environment.
+pub fn login(program: &Path, env: &[(String, String)]) -> Login {
+    let output = std::process::Command::new(program)
+        .args(["auth", "status", "--json"])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = match output {
+        Ok(o) => o,
+        Err(e) => {
+            return Login::Unknown(format!(
+                "cannot run '{} auth status': {e}",
+                program.display()
+            ));
+        }
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    match serde_json::from_str::<serde_json::Value>(text.trim()) {
+        Ok(v) => match v["loggedIn"].as_bool() {
+            Some(true) => Login::Yes(v["authMethod"].as_str().unwrap_or("unknown").to_string()),
+            Some(false) => Login::No,
+            None => Login::Unknown(format!("'auth status' said: {}", text.trim())),
+        },
+        Err(_) => Login::Unknown(format!(
+            "'auth status' gave no JSON (exit {:?})",
+            output.status.code()
+        )),
+    }
+}
+
 /// `claude --version`, first line, or `None` when it cannot be run.
 pub fn version(program: &Path) -> Option<String> {
     let output = std::process::Command::new(program)

@@ -35,6 +35,9 @@ struct Standin {
     corpus: Corpus,
     strategy: Strategy,
     log_dir: Option<PathBuf>,
+    /// Answer every request as the real API answers an expired or invalid
+    /// key (HTTP 401, `authentication_error`).
+    reject_key: bool,
     conversations: Mutex<BTreeMap<String, u32>>,
     requests: Mutex<u64>,
 }
@@ -286,6 +289,13 @@ async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
         let _ = std::fs::create_dir_all(dir);
         let _ = std::fs::write(dir.join(format!("request-{id:04}.json")), &body);
     }
+    if state.reject_key {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})),
+        )
+            .into_response();
+    }
     let model = request["model"].as_str().unwrap_or("standin").to_string();
     let turn = state.next_turn(&request);
     if turn == Turn::Hang {
@@ -329,11 +339,13 @@ pub async fn serve(
     strategy: Strategy,
     bind: &str,
     log_dir: Option<PathBuf>,
+    reject_key: bool,
 ) -> Result<()> {
     let state = Arc::new(Standin {
         corpus,
         strategy,
         log_dir,
+        reject_key,
         conversations: Mutex::new(BTreeMap::new()),
         requests: Mutex::new(0),
     });

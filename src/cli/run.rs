@@ -252,6 +252,17 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
             String::new()
         }
     );
+    // A run that measured nothing is not a result: every attempt never
+    // reached the tools. Recorded, and said with exit 1.
+    let played = outcome.ran + outcome.resumed;
+    if played > 0 && outcome.blocked == played {
+        errln!(
+            "run: every attempt of {} was blocked (the reasons are above): nothing was \
+             measured; fix what blocked them and run again with --force",
+            outcome.condition
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -28,6 +28,11 @@ pub(crate) struct StandinArgs {
     /// Write every request body here (request-NNNN.json).
     #[arg(long, value_name = "DIR")]
     log_dir: Option<PathBuf>,
+    /// Answer every request as the API answers an invalid or expired key
+    /// (HTTP 401, authentication_error): what an episode meets when a login
+    /// lapses mid-study.
+    #[arg(long)]
+    reject_key: bool,
 }
 
 pub(crate) fn run(args: StandinArgs) -> Result<ExitCode> {
@@ -39,6 +44,7 @@ pub(crate) fn run(args: StandinArgs) -> Result<ExitCode> {
         strategy,
         &args.bind,
         args.log_dir,
+        args.reject_key,
     ))?;
     Ok(ExitCode::SUCCESS)
 }

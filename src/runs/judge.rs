@@ -25,6 +25,36 @@ pub fn model_from_report(report: &Value) -> Option<String> {
         .and_then(|usage| usage.keys().next().cloned())
 }
 
+/// The agent host's own report of a failure, when nothing was submitted:
+/// positive evidence that the episode never measured the agent (an
+/// expired login, a rate limit, an overloaded API), so it is blocked, not
+/// a miss (`docs/FORMAT.md`, `result.json`). Either `agent.json` says
+/// `"is_error": true` (with its `result` as the reason), or the host exited
+/// with an error code and reported nothing usable. A timeout is the
+/// agent's own outcome, never this.
+pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
+    if episode.is_some_and(|e| e.timed_out) {
+        return None;
+    }
+    let report: Option<Value> = std::fs::read(dir.join(AGENT_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if let Some(report) = &report
+        && report["is_error"] == Value::Bool(true)
+    {
+        let said = report["result"]
+            .as_str()
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| "no reason given".to_string());
+        return Some(format!("the agent host reported an error: {said}"));
+    }
+    let code = episode.and_then(|e| e.exit_code).filter(|c| *c != 0)?;
+    report
+        .is_none()
+        .then(|| format!("the agent host exited with code {code} and reported nothing"))
+}
+
 /// Reads `episode.json`, or recovers an episode from `agent.json` alone
 /// (stamped `source: "agent.json"`: its `duration_ms` is the agent's own
 /// clock). `None` when neither is usable: the attempt did not finish.
@@ -101,9 +131,15 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         notes.push("no answer submitted".to_string());
     }
     let startup_error = metrics.as_ref().and_then(|m| m.startup_error.clone());
-    let blocked = startup_error.is_some() && !submitted;
+    let host_error = (!submitted)
+        .then(|| host_failure(dir, episode.as_ref()))
+        .flatten();
+    let blocked = (startup_error.is_some() || host_error.is_some()) && !submitted;
     if let Some(reason) = &startup_error {
         notes.push(format!("the server was unreachable at startup: {reason}"));
+    }
+    if let Some(reason) = &host_error {
+        notes.push(reason.clone());
     }
     if let Some(reason) = metrics.as_ref().and_then(|m| m.lost_upstream.clone()) {
         notes.push(format!("lost the server part-way: {reason}"));
@@ -132,7 +168,12 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         attempt,
         submitted,
         blocked,
-        blocked_reason: blocked.then(|| startup_error.clone().unwrap_or_default()),
+        blocked_reason: blocked.then(|| {
+            startup_error
+                .clone()
+                .or_else(|| host_error.clone())
+                .unwrap_or_default()
+        }),
         timed_out,
         exact: score.as_ref().is_some_and(|s| s.exact),
         strict_exact: score.as_ref().is_some_and(|s| s.strict_exact),

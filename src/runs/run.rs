@@ -130,6 +130,8 @@ pub struct RunOutcome {
     pub resumed: usize,
     /// Attempts run now.
     pub ran: usize,
+    /// Of the attempts run or reused now, those blocked.
+    pub blocked: usize,
 }
 
 /// `path` made absolute against the current folder (no symlinks resolved).
@@ -206,6 +208,8 @@ pub struct Played {
     pub resumed: usize,
     /// Attempts run now.
     pub ran: usize,
+    /// Of the attempts run or reused now, those blocked.
+    pub blocked: usize,
     /// The model the first episode reported.
     pub model_resolved: Option<String>,
 }
@@ -243,7 +247,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     }
     let (selected, excluded) = select(options)?;
     let truths = ground_truths(options, &selected)?;
-    let server_build = check_server(options, progress)?;
+    let server_build = check_server(options)?;
     // The control, opened once for its preamble.
     let control = match &options.tools {
         Tools::SparqlOnly { control: c } => {
@@ -268,12 +272,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     let program = std::env::current_exe()
         .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
     let agent_version = match &options.agent {
-        Agent::Claude(settings) => Some(claude::version(&settings.program).ok_or_else(|| {
-            Error::Other(format!(
-                "cannot run '{} --version': install the claude CLI (npm package @anthropic-ai/claude-code) or pass --claude PATH",
-                settings.program.display()
-            ))
-        })?),
+        Agent::Claude(settings) => Some(check_claude(settings, &options.agent_env, progress)?),
         Agent::Scripted(_) => Some(format!(
             "okn-benchmark {} (scripted agent)",
             env!("CARGO_PKG_VERSION")
@@ -292,6 +291,42 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         agent_version,
         program,
     })
+}
+
+/// The claude host, checked once before the first episode: it runs,
+/// reports its version, and is logged in or has a key (else every episode
+/// would end "Not logged in" and read as an agent that failed). Returns
+/// its version.
+///
+/// Errors: a CLI that does not run; one that says it is not logged in.
+fn check_claude(
+    settings: &claude::ClaudeSettings,
+    env: &[(String, String)],
+    progress: &mut impl FnMut(&str),
+) -> Result<String> {
+    let version = claude::version(&settings.program).ok_or_else(|| {
+        Error::Other(format!(
+            "cannot run '{} --version': install the claude CLI (npm package @anthropic-ai/claude-code) or pass --claude PATH",
+            settings.program.display()
+        ))
+    })?;
+    match claude::login(&settings.program, env) {
+        claude::Login::Yes(_) => {}
+        claude::Login::No => {
+            return Err(Error::Usage(format!(
+                "{} is not logged in ('{} auth status' says so), so every episode would fail \
+                 before the first question: log in with 'claude' and /login, or set \
+                 ANTHROPIC_API_KEY, then run again",
+                version,
+                settings.program.display()
+            )));
+        }
+        claude::Login::Unknown(why) => progress(&format!(
+            "warning: cannot tell whether claude is logged in ({why}); an episode that fails \
+             to log in is recorded as blocked"
+        )),
+    }
+    Ok(version)
 }
 
 /// The records the selection keeps, and those of its tier `--exclude`
@@ -355,12 +390,14 @@ fn ground_truths(
     Ok(truths)
 }
 
-/// The server under test, asked once for its tools: withheld names are
-/// checked before anything runs. Returns the build it reported.
+/// The server under test, asked once for its tools before anything runs:
+/// a server that cannot be reached would block every episode, and the
+/// withheld names are checked against its tools. Returns the build it
+/// reported.
 ///
-/// Errors: a withheld name it does not have (with "did you mean"); an
-/// unreachable server when there are names to check.
-fn check_server(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<Option<String>> {
+/// Errors: a server that cannot be reached; a withheld name it does not
+/// have (with "did you mean").
+fn check_server(options: &RunOptions) -> Result<Option<String>> {
     let Tools::AllTools { profile, withheld } = &options.tools else {
         return Ok(None);
     };
@@ -377,17 +414,14 @@ fn check_server(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result
                 .as_ref()
                 .map(|i| format!("{} {}", i.name, i.version)))
         }
-        Err(reason) if !withheld.is_empty() => Err(Error::Other(format!(
-            "cannot check --without-tool against {}: {reason}",
-            profile.name
+        Err(reason) => Err(Error::Usage(format!(
+            "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
+             start it, or fix {}, and run again (`okn-benchmark probe --profile {}` shows \
+             what an agent would see)",
+            profile.name,
+            profile.path.display(),
+            profile.path.display()
         ))),
-        Err(reason) => {
-            progress(&format!(
-                "warning: {} is unreachable now ({reason}); episodes will record it",
-                profile.name
-            ));
-            Ok(None)
-        }
     }
 }
 
@@ -497,6 +531,7 @@ pub fn play(
         summaries: BTreeMap::new(),
         resumed: 0,
         ran: 0,
+        blocked: 0,
         model_resolved: None,
     };
     for (index, record) in prepared.selected.iter().enumerate() {
@@ -518,6 +553,7 @@ pub fn play(
                 played.ran += 1;
             }
             let result = judge(&dir, attempt, &truth.table, &score_options);
+            played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
                 played.model_resolved = result.model_resolved.clone();
             }
@@ -670,6 +706,7 @@ pub fn finish(
         mut summaries,
         resumed,
         ran,
+        blocked,
         model_resolved,
     } = played;
     let first_truth = truths.values().next();
@@ -724,6 +761,7 @@ pub fn finish(
         aggregate: condition.aggregate,
         resumed,
         ran,
+        blocked,
     })
 }
 

@@ -20,6 +20,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// Starts `standin-model` playing `strategy`; returns it and its URL.
 fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
+    standin_with(strategy, log, &[])
+}
+
+/// [`standin`] with further flags.
+fn standin_with(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
     let port = free_port();
     let mut child = Command::new(BIN)
         .args([
@@ -33,6 +38,7 @@ fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
             "--log-dir",
         ])
         .arg(log)
+        .args(extra)
         .current_dir(repo())
         .stderr(Stdio::null())
         .spawn()
@@ -42,7 +48,19 @@ fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
 }
 
 fn run_claude(url: &str, home: &Path, out: &Path, extra: &[&str]) -> Output {
+    run_claude_env(url, home, out, extra, &[])
+}
+
+/// [`run_claude`] with more environment for the run (and so its hosts).
+fn run_claude_env(
+    url: &str,
+    home: &Path,
+    out: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     okn()
+        .envs(env.iter().copied())
         .env("HOME", home)
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "dummy")
@@ -198,4 +216,105 @@ fn a_cli_that_hangs_is_killed_at_the_agent_timeout_with_its_proxy() {
         alive, 0,
         "a process of the timed-out episode is still running"
     );
+}
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // With a claude CLI that was not logged in, every attempt was recorded
+    // as a measured "no answer" and the run ended "exact 0.00", exit 0: an
+    // expired login made a 0% study.
+    #[test]
+    fn a_claude_that_is_not_logged_in_is_refused_before_any_episode() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let out = dir.path().join("runs");
+        let o = okn()
+            .env("HOME", &home)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--tools",
+                "all-tools",
+                "--kg-hint",
+                "tags",
+                "--profile",
+                "profiles/demo-kg.local.toml",
+                "--agent",
+                "claude",
+                "--limit",
+                "1",
+            ])
+            .arg("--claude")
+            .arg(tool("claude"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stderr(&o).contains("is not logged in ('")
+                && stderr(&o).contains("set ANTHROPIC_API_KEY, then run again"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.join("conditions").exists(), "nothing was recorded");
+    }
+
+    // An API that rejected the key part-way (401: an expired login) gave
+    // "no answer submitted" misses; the host's own error report is
+    // evidence that the agent was never measured.
+    #[test]
+    fn an_episode_whose_host_reports_an_error_is_blocked_not_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, url) =
+            standin_with("oracle", &dir.path().join("requests"), &["--reject-key"]);
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let out = dir.path().join("runs");
+        // The real CLI retries a rejected key with backoff for minutes
+        // before it reports the error; no retries here, same report.
+        let o = run_claude_env(
+            &url,
+            &home,
+            &out,
+            &["--limit", "1", "--agent-timeout", "120"],
+            &[("CLAUDE_CODE_MAX_RETRIES", "0")],
+        );
+        let text = stdout(&o);
+        assert!(
+            text.contains("attempt 1/1")
+                && text.contains("blocked (the agent host reported an error: "),
+            "{text}{}",
+            stderr(&o)
+        );
+        let result = json(&out.join(
+            "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+        ));
+        let attempt = &result["attempts"][0];
+        assert_eq!(attempt["blocked"], true, "{attempt}");
+        assert!(
+            attempt["blocked_reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("the agent host reported an error: "),
+            "{attempt}"
+        );
+        let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+        assert_eq!(condition["aggregate"]["blocked_attempts"], 1);
+        assert_eq!(
+            condition["aggregate"]["exact_rate"],
+            Value::Null,
+            "no rate from nothing measured"
+        );
+    }
 }

@@ -520,15 +520,40 @@ fn timeouts_are_recorded_outcomes_and_are_reused() {
     );
 }
 
-#[test]
-fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothing() {
-    let (keep, out) = out_dir();
-    let profile = keep.path().join("gone.toml");
+/// A stdio profile whose server starts the first time (`run`'s check
+/// before the first episode) and fails every time after: each episode's
+/// proxy then meets a server it cannot start.
+#[cfg(unix)]
+fn a_server_that_starts_once(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("once.sh");
     std::fs::write(
-        &profile,
-        "name = \"gone\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n",
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e '{flag}' ]; then echo 'the server is gone' >&2; exit 1; fi\ntouch '{flag}'\nexec '{BIN}' kg-server --data '{data}'\n",
+            flag = dir.join("started").display(),
+            data = repo().join("demo/kg").display()
+        ),
     )
     .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let profile = dir.join("once.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"once\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"{}\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    profile
+}
+
+#[cfg(unix)]
+#[test]
+fn episodes_that_never_reach_the_server_are_blocked_and_a_run_of_nothing_else_exits_1() {
+    let (keep, out) = out_dir();
+    let profile = a_server_that_starts_once(keep.path());
     let o = run(&[
         "--corpus",
         "demo/benchmarks-single",
@@ -547,17 +572,9 @@ fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothi
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("warning: gone is unreachable now"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(
-        stdout(&o).contains("blocked (cannot start '/nonexistent/server'"),
-        "{}",
-        stdout(&o)
-    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("attempt 1/2"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("  blocked ("), "{}", stdout(&o));
     // The closing line counts the questions the rates average.
     assert!(
         stdout(&o).contains(
@@ -566,15 +583,17 @@ fn an_unreachable_server_blocks_and_a_question_blocked_throughout_measured_nothi
         "{}",
         stdout(&o)
     );
-    let condition = json(&out.join("conditions/gone-all-tools__kg-named.json"));
+    assert!(
+        stderr(&o).contains("every attempt of once-all-tools__kg-named was blocked"),
+        "{}",
+        stderr(&o)
+    );
+    let condition = json(&out.join("conditions/once-all-tools__kg-named.json"));
     assert_eq!(condition["aggregate"]["blocked_attempts"], 2);
     assert_eq!(condition["aggregate"]["measured_nothing"], 1);
     assert_eq!(condition["aggregate"]["exact_rate"], Value::Null);
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
-    assert!(
-        readme.contains("measured nothing (cannot start '/nonexistent/server'"),
-        "{readme}"
-    );
+    assert!(readme.contains("measured nothing ("), "{readme}");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(
         summary.lines().nth(1).unwrap().contains(",1,2,true,,,,0,"),
@@ -862,6 +881,47 @@ mod regression {
     //! says what broke.
 
     use super::*;
+
+    // A server unreachable from the start blocked every episode and the
+    // run ended "over 0 measured questions" with exit 0.
+    #[test]
+    fn a_server_unreachable_before_the_first_episode_stops_the_run() {
+        let (keep, out) = out_dir();
+        let profile = keep.path().join("gone.toml");
+        std::fs::write(
+            &profile,
+            "name = \"gone\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n",
+        )
+        .unwrap();
+        let o = run(&[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--tools",
+            "all-tools",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("the server under test, gone, cannot be reached (")
+                && err.contains("so no episode was run"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("Error {") && !err.contains("Os {"),
+            "a sentence: {err}"
+        );
+        assert!(!out.exists(), "nothing recorded");
+    }
 
     /// Runs the binary in the repository with `args`, its stdout a pipe
     /// closed before it writes anything; returns the exit status and
