@@ -169,6 +169,41 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// Why `meta` (cached ground truth) is not the ground truth of `record`'s
+/// answer key as it is now, or `None` when it is: judging answers against
+/// the ground truth of an edited key would misstate every score.
+pub fn key_drift(record: &Record, meta: &GroundTruthMeta) -> Option<&'static str> {
+    (meta.answer_key_sha256 != sha256_tag(normalized_answer_key(record).as_bytes()))
+        .then_some("its answer key was edited after its ground truth was built")
+}
+
+/// Refuses ground truth that is not that of the records' answer keys as
+/// they are now, naming every stale one.
+///
+/// Errors: [`Error::Usage`] naming the stale records and the `reference`
+/// command that rebuilds their ground truth.
+pub fn refuse_stale<'a>(
+    pairs: impl IntoIterator<Item = (&'a Record, &'a GroundTruthMeta)>,
+    corpus_spec: &str,
+) -> Result<()> {
+    let stale: Vec<String> = pairs
+        .into_iter()
+        .filter_map(|(record, meta)| {
+            key_drift(record, meta).map(|why| format!("{} ({why})", record.id))
+        })
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "the cached ground truth of {} record{} is stale: {}. Run 'okn-benchmark reference \
+         --corpus {corpus_spec}' to rebuild it, then run again",
+        stale.len(),
+        crate::format::plural(stale.len()),
+        stale.join("; ")
+    )))
+}
+
 /// Why existing ground truth no longer matches, or `None` if it does.
 pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Option<String> {
     let (csv_path, json_path) = paths(dir, &record.id);

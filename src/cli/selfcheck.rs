@@ -52,6 +52,10 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
             args.corpus.corpus
         )));
     }
+    crate::reference::refuse_stale(
+        truths.iter().map(|(r, t)| (**r, &t.meta)),
+        &args.corpus.corpus,
+    )?;
     let mut findings_total = 0;
     let mut checks_total = 0;
     for (record, truth) in truths {

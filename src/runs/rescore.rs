@@ -140,8 +140,17 @@ fn rescore_condition(
 ) -> Result<()> {
     let ids: Vec<String> = condition.questions.keys().cloned().collect();
     let mut summaries = BTreeMap::new();
+    // The corpus the condition was recorded from, when it is a folder here:
+    // an answer key edited since is named, not judged against.
+    let corpus = Path::new(&condition.settings.corpus)
+        .is_dir()
+        .then(|| crate::corpus::Corpus::load(Path::new(&condition.settings.corpus)).ok())
+        .flatten();
     for id in ids {
-        let (key, ordered) = match recorded_key(root, &id) {
+        let record = corpus
+            .as_ref()
+            .and_then(|c| c.records.iter().find(|r| r.id == id));
+        let (key, ordered) = match recorded_key(root, &id, record) {
             Ok(key) => key,
             Err(e) => {
                 // A question whose ground truth cannot be used keeps its
@@ -187,11 +196,28 @@ fn rescore_condition(
 ///
 /// Errors: a `ground_truth.csv` that is missing, unreadable, or changed
 /// since it was recorded (its digest no longer matches `ground_truth.json`:
-/// an edited copy would move every score silently).
-fn recorded_key(root: &RunsRoot, id: &str) -> Result<(Table, bool)> {
+/// an edited copy would move every score silently); the corpus `record`
+/// (when found) whose answer key was edited since.
+fn recorded_key(
+    root: &RunsRoot,
+    id: &str,
+    record: Option<&crate::corpus::Record>,
+) -> Result<(Table, bool)> {
     let question_dir = root.question_dir(id);
     let csv_path = question_dir.join(GROUND_TRUTH_CSV);
     let recorded: Option<GroundTruthMeta> = read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
+    if let (Some(record), Some(meta)) = (record, &recorded)
+        && let Some(why) = crate::reference::key_drift(record, meta)
+    {
+        return Err(Error::file(
+            &record.path,
+            format!(
+                "{why}: the episodes of '{id}' here answered the key as it was, so they are \
+                 not judged against the new one (their scores were left as they were). Restore \
+                 the key, or run 'okn-benchmark reference' and record a new run"
+            ),
+        ));
+    }
     let bytes = std::fs::read(&csv_path).map_err(|e| Error::io(&csv_path, "read", e))?;
     if let Some(meta) = &recorded
         && crate::reference::sha256_tag(&bytes) != meta.csv_sha256

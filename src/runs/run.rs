@@ -372,7 +372,12 @@ fn ground_truths(
             None => missing.push(record.id.clone()),
         }
     }
-    if !missing.is_empty() {
+    if missing.is_empty() {
+        crate::reference::refuse_stale(
+            selected.iter().map(|r| (r, &truths[&r.id].meta)),
+            &options.corpus_spec,
+        )?;
+    } else {
         return Err(Error::Usage(format!(
             "no ground truth for {} of {} records ({}): run 'okn-benchmark reference --corpus {}' first",
             missing.len(),

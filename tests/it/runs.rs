@@ -882,6 +882,74 @@ mod regression {
 
     use super::*;
 
+    // An answer key edited without rerunning `reference` went unnoticed:
+    // run scored against the stale ground truth (the oracle became "miss
+    // (f1 0.46)"), selfcheck said ok, and rescore judged the old episodes
+    // against it.
+    #[test]
+    fn an_answer_key_edited_after_its_ground_truth_is_refused_by_name() {
+        let keep = tempfile::tempdir().unwrap();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let out = keep.path().join("runs");
+        let args = |extra: &[&str]| -> Vec<String> {
+            let mut v: Vec<String> = [
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            v.extend(DEMO.iter().map(|s| s.to_string()));
+            v.extend(extra.iter().map(|s| s.to_string()));
+            v
+        };
+        fn as_str(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        let first = run(&as_str(&args(&[])));
+        assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+        let record = corpus.join("biobricks-ice-active-chemicals_single.rq");
+        let text = std::fs::read_to_string(&record).unwrap();
+        std::fs::write(&record, text.replacen("SELECT", "SELECT DISTINCT", 1)).unwrap();
+        let stale = "the cached ground truth of 1 record is stale: biobricks-ice-active-chemicals_single (its answer key was edited after its ground truth was built)";
+        let again = run(&as_str(&args(&["--resume"])));
+        assert_eq!(again.status.code(), Some(2), "{}", stdout(&again));
+        assert!(stderr(&again).contains(stale), "{}", stderr(&again));
+        let check = okn()
+            .args([
+                "selfcheck",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--limit",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(check.status.code(), Some(2), "{}", stdout(&check));
+        assert!(stderr(&check).contains(stale), "{}", stderr(&check));
+        let result = out.join(
+            "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+        );
+        let before = std::fs::read(&result).unwrap();
+        let rescore = okn().arg("rescore").arg(&out).output().unwrap();
+        assert_eq!(rescore.status.code(), Some(2), "{}", stdout(&rescore));
+        assert!(
+            stderr(&rescore).contains("its answer key was edited after its ground truth was built: the episodes of 'biobricks-ice-active-chemicals_single' here answered the key as it was"),
+            "{}",
+            stderr(&rescore)
+        );
+        assert_eq!(std::fs::read(&result).unwrap(), before, "scores kept");
+    }
+
     // A server unreachable from the start blocked every episode and the
     // run ended "over 0 measured questions" with exit 0.
     #[test]
