@@ -15,6 +15,10 @@ pub(crate) struct ReportArgs {
     /// Also write the Markdown report to FILE, or to stdout with '-'.
     #[arg(long, value_name = "FILE|-")]
     markdown: Option<PathBuf>,
+    /// When some recorded file cannot be read, print what can be read and
+    /// write nothing (without it, report exits 2 and writes nothing).
+    #[arg(long)]
+    lenient: bool,
 }
 
 /// Re-judge every attempt from its answer.csv and the ground truth alone, and
@@ -50,6 +54,21 @@ fn open(root: &PathBuf) -> Result<RunsRoot> {
 pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     let view = crate::report::load::root(&root.root);
+    // A report that silently left out what it could not read would
+    // misstate the root: refuse it, or with --lenient show it and write
+    // nothing.
+    if !view.problems.is_empty() {
+        if !args.lenient {
+            crate::render::build::refuse_unreadable(&root.root, &view.problems, "written")?;
+        }
+        out!("{}", crate::render::readme::terminal(&view));
+        errln!(
+            "report: {} recorded file{} could not be read (listed above): nothing was written",
+            view.problems.len(),
+            crate::format::plural(view.problems.len())
+        );
+        return Ok(ExitCode::from(crate::error::EXIT_BAD_INPUT));
+    }
     if view.frozen {
         errln!(
             "report: {} is frozen: README.md and the summary CSVs are left as they were \

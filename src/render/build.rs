@@ -228,11 +228,18 @@ fn stale_question_summaries(root: &RunsRoot, view: &RootView) -> Vec<PathBuf> {
 ///
 /// Errors: [`Error::Other`] naming every unreadable file, with what to do.
 fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
+    refuse_unreadable(root, problems, "built")
+}
+
+/// [`unreadable`] for any command: "so nothing was `done`".
+///
+/// Errors: [`Error::Other`] naming every unreadable file, with what to do.
+pub fn refuse_unreadable(root: &Path, problems: &[String], done: &str) -> Result<()> {
     if problems.is_empty() {
         return Ok(());
     }
     Err(Error::Other(format!(
-        "{}: {} recorded file{} could not be used, so nothing was built:\n  {}\n\
+        "{}: {} recorded file{} could not be used, so nothing was {done}:\n  {}\n\
          Do what each says; else restore {} from version control, or record the episode \
          again (`okn-benchmark run ... --force`).",
         root.display(),

@@ -117,6 +117,7 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
             "not a runs root (it has no conditions/ folder)",
         ));
     }
+    refuse_lost_files(root)?;
     let mut outcome = RescoreOutcome::default();
     for name in root.condition_names() {
         let path = root.condition_file(&name);
@@ -126,6 +127,61 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
         }
     }
     Ok(outcome)
+}
+
+/// Refuses to re-judge a root that lost files its records say it holds: a
+/// question folder or `result.json` a condition lists, an attempt folder a
+/// `result.json` lists, or the `answer.csv` of an attempt it records as
+/// submitted. Re-judged, they would turn into misses (or vanish) in place
+/// of what was recorded.
+///
+/// Errors: [`Error::Other`] naming every lost file, with what to do;
+/// nothing is rewritten.
+fn refuse_lost_files(root: &RunsRoot) -> Result<()> {
+    let mut lost = Vec::new();
+    for name in root.condition_names() {
+        let Ok(condition) = read_json::<ConditionFile>(&root.condition_file(&name)) else {
+            continue;
+        };
+        for id in condition.questions.keys() {
+            let result_path = root.condition_dir(id, &name).join(RESULT_FILE);
+            if !result_path.is_file() {
+                lost.push(format!(
+                    "{}: listed in {}, missing",
+                    result_path.display(),
+                    root.condition_file(&name).display()
+                ));
+                continue;
+            }
+            let Ok(result) = read_json::<QuestionResult>(&result_path) else {
+                continue;
+            };
+            for a in &result.attempts {
+                let dir = root.attempt_dir(id, &name, a.attempt);
+                if !dir.is_dir() {
+                    lost.push(format!("{}: listed in result.json, missing", dir.display()));
+                } else if a.submitted && !dir.join(crate::layout::ANSWER_FILE).is_file() {
+                    lost.push(format!(
+                        "{}: result.json records a submitted answer, and it is missing",
+                        dir.join(crate::layout::ANSWER_FILE).display()
+                    ));
+                }
+            }
+        }
+    }
+    if lost.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Other(format!(
+        "{}: {} recorded file{} that the records name {} gone, so nothing was re-scored:\n  {}\n\
+         Restore {} from version control, or record the episodes again (`okn-benchmark run ... --force`).",
+        root.root.display(),
+        lost.len(),
+        crate::format::plural(lost.len()),
+        if lost.len() == 1 { "is" } else { "are" },
+        lost.join("\n  "),
+        if lost.len() == 1 { "it" } else { "them" },
+    )))
 }
 
 /// Re-judges every question of condition `name` and rewrites its file

@@ -882,6 +882,95 @@ mod regression {
 
     use super::*;
 
+    /// Every file under `dir` with its bytes.
+    fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+            .collect()
+    }
+
+    // A truncated result.json or condition file made report print
+    // "unreadable" and rewrite README.md without that question, exit 0.
+    #[test]
+    fn report_refuses_a_root_with_an_unreadable_file_and_writes_nothing() {
+        for truncate in ["result", "condition"] {
+            let (_keep, out) = out_dir();
+            two_oracle_questions(&out);
+            let victim = if truncate == "result" {
+                out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json")
+            } else {
+                out.join("conditions/demo-kg-all-tools__kg-named.json")
+            };
+            let bytes = std::fs::read(&victim).unwrap();
+            std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
+            let before = files(&out);
+            let o = okn().arg("report").arg(&out).output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{truncate}: {}", stdout(&o));
+            assert!(
+                stderr(&o).contains("could not be used, so nothing was written"),
+                "{truncate}: {}",
+                stderr(&o)
+            );
+            assert_eq!(files(&out), before, "{truncate}: nothing written");
+            let lenient = okn()
+                .args(["report", "--lenient"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert_eq!(lenient.status.code(), Some(2), "{truncate}");
+            assert!(
+                stdout(&lenient).contains("unreadable: "),
+                "{truncate}: {}",
+                stdout(&lenient)
+            );
+            assert!(
+                stderr(&lenient).contains("could not be read (listed above): nothing was written"),
+                "{truncate}: {}",
+                stderr(&lenient)
+            );
+            assert_eq!(files(&out), before, "{truncate}: --lenient writes nothing");
+        }
+    }
+
+    // With an answer.csv (or a question folder) deleted, rescore judged the
+    // attempt a miss, or rewrote the condition with no attempts, exit 0.
+    #[test]
+    fn rescore_refuses_files_the_records_say_exist_and_rewrites_nothing() {
+        for lose in ["answer", "question"] {
+            let (_keep, out) = out_dir();
+            two_oracle_questions(&out);
+            let question = out.join("biobricks-ice-active-chemicals_single_results");
+            if lose == "answer" {
+                std::fs::remove_file(
+                    question.join("demo-kg-all-tools__kg-named/attempt-1/answer.csv"),
+                )
+                .unwrap();
+            } else {
+                std::fs::remove_dir_all(&question).unwrap();
+            }
+            let before = files(&out);
+            let o = okn().arg("rescore").arg(&out).output().unwrap();
+            assert_eq!(o.status.code(), Some(2), "{lose}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("that the records name is gone, so nothing was re-scored"),
+                "{lose}: {err}"
+            );
+            assert!(
+                err.contains(if lose == "answer" {
+                    "answer.csv: result.json records a submitted answer, and it is missing"
+                } else {
+                    "result.json: listed in "
+                }),
+                "{lose}: {err}"
+            );
+            assert_eq!(files(&out), before, "{lose}: nothing rewritten");
+        }
+    }
+
     // An answer key edited without rerunning `reference` went unnoticed:
     // run scored against the stale ground truth (the oracle became "miss
     // (f1 0.46)"), selfcheck said ok, and rescore judged the old episodes
@@ -1212,7 +1301,6 @@ mod regression {
             out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
         crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
         crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
-        std::fs::remove_dir_all(dir.join("attempt-2")).unwrap();
         let o = okn()
             .args(["rescore", out.to_str().unwrap()])
             .output()
@@ -1223,13 +1311,12 @@ mod regression {
             text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
             "{text}"
         );
-        assert!(text.contains("attempt-2: missing"), "{text}");
         assert!(
             !text.contains("attempt-01"),
             "attempt-01 is not an attempt folder: {text}"
         );
         assert!(
-            text.ends_with("\n1 attempt re-scored, 0 scores moved\n"),
+            text.ends_with("\n2 attempts re-scored, 0 scores moved\n"),
             "{text}"
         );
         assert_eq!(
@@ -1237,7 +1324,7 @@ mod regression {
                 .as_array()
                 .unwrap()
                 .len(),
-            1
+            2
         );
     }
 
