@@ -24,8 +24,19 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     common.without_tool.sort();
     common.without_tool.dedup();
     if common.profile.is_none() && common.tools == Level::SparqlOnly {
-        // The control alone: nothing to connect to.
+        // The control alone: its endpoint is what must answer.
+        let control = common.sparql_only()?;
+        control
+            .check(Duration::from_secs(common.timeout))
+            .map_err(|why| {
+                Error::Usage(format!(
+                    "sparql-only: the control's endpoint did not answer ASK {{}} ({why}): \
+                     an agent would have nothing to query; fix --endpoint (or \
+                     okn-benchmark.toml) and probe again"
+                ))
+            })?;
         print_control(&common);
+        outln!("  endpoint: answers (ASK {{}})");
         return Ok(ExitCode::SUCCESS);
     }
     common.tools = Level::AllTools;
@@ -101,7 +112,11 @@ fn print_control(common: &ProxyCommon) {
         }
         Err(e) => outln!(
             "sparql-only: not available here ({})",
-            e.to_string().lines().next().unwrap_or_default()
+            e.to_string()
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
         ),
     }
 }

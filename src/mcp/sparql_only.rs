@@ -111,6 +111,21 @@ impl SparqlOnly {
         self.graphs.keys().map(String::as_str).collect()
     }
 
+    /// Asks the endpoint one `ASK {}` (the whole federation, bounded by
+    /// `timeout`): whether the control could answer anything at all.
+    ///
+    /// Errors: why it cannot, as the endpoint said it.
+    pub fn check(&self, timeout: std::time::Duration) -> std::result::Result<(), String> {
+        let limits = QueryLimits {
+            timeout: Some(timeout),
+            ..QueryLimits::FOR_AGENTS
+        };
+        self.endpoint
+            .query_in("ASK {}", None, &limits)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// Runs `query` against the graph named `graph` within `limits`; the
     /// result as CSV.
     ///

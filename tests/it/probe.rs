@@ -111,3 +111,43 @@ fn kg_server_rejects_an_unknown_fault() {
         .status(2)
         .run();
 }
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use crate::support::Test;
+
+    // probe --tools sparql-only with no endpoint printed a message cut off
+    // mid-sentence and exited 0; with an unreachable endpoint it said "2
+    // tools" and exited 0 without trying it.
+    #[test]
+    fn probe_of_the_control_tries_its_endpoint_and_says_what_is_wrong() {
+        Test::new()
+            .args(["probe", "--tools", "sparql-only"])
+            .stderr_contains("no SPARQL endpoint: pass --endpoint URL|PATH, or set it once in okn-benchmark.toml")
+            .status(2)
+            .run();
+        let port = crate::support::free_port();
+        Test::new()
+            .args([
+                "probe",
+                "--tools",
+                "sparql-only",
+                "--shortname",
+                "a",
+                "--graph-template",
+            ])
+            .arg("http://x/{shortname}")
+            .arg("--endpoint")
+            .arg(format!("http://127.0.0.1:{port}/sparql"))
+            .stderr_contains("sparql-only: the control's endpoint did not answer ASK {} (")
+            .status(2)
+            .run();
+        Test::in_repo()
+            .args(["probe", "--tools", "sparql-only"])
+            .stdout_contains("  endpoint: answers (ASK {})\n")
+            .status(0)
+            .run();
+    }
+}
