@@ -1,4 +1,5 @@
-//! Every case in `tests/cases/` through the real command line.
+//! Every case in `tests/cases/`, and in `../shared/cases/` where it is,
+//! through the real command line.
 //!
 //! - `scoring/*.json`: `okn-benchmark score --reference REF --answer ANS
 //!   [--ordered] [--precision N]`, compared with the case's `expect`.
@@ -78,11 +79,12 @@ fn the_cases_are_the_shared_cases_byte_for_byte() {
     assert!(want.len() >= 36, "{} files in the shared cases", want.len());
 }
 
-#[test]
-fn every_scoring_case_passes_through_the_cli() {
-    let dir = cases().join("scoring");
+/// Runs every scoring case in `dir` through `okn-benchmark score` and
+/// fails naming each case whose result differs from its `expect`.
+#[track_caller]
+fn scoring_cases_pass(dir: &Path) {
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/cases/scoring")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
@@ -150,10 +152,28 @@ fn every_scoring_case_passes_through_the_cli() {
     }
     assert!(
         failures.is_empty(),
-        "{} failing case(s):\n{}",
+        "{} failing case(s) in {}:\n{}",
         failures.len(),
+        dir.display(),
         failures.join("\n")
     );
+}
+
+/// The repository's copy of the scoring cases, on any clone.
+#[test]
+fn every_scoring_case_passes_through_the_cli() {
+    scoring_cases_pass(&cases().join("scoring"));
+}
+
+/// The scoring cases of the shared folder (`../shared/cases/scoring/`)
+/// themselves, where they are: a case added there runs before it is
+/// copied into `tests/cases/`.
+#[test]
+fn every_shared_scoring_case_passes_through_the_cli() {
+    let Some(shared_cases) = shared::folder(&CASES) else {
+        return;
+    };
+    scoring_cases_pass(&shared_cases.join("scoring"));
 }
 
 #[test]
@@ -161,10 +181,13 @@ fn registry_corpus_parses_exactly_as_the_case_says() {
     let Some(corpus) = shared::folder(&REGISTRY_CORPUS) else {
         return;
     };
-    let case: Value = serde_json::from_str(
-        &std::fs::read_to_string(cases().join("corpus/okn-registry.json")).unwrap(),
-    )
-    .unwrap();
+    // The case as the shared folder holds it (`../shared/cases/corpus/`),
+    // else the repository's copy.
+    let case_file = shared::folder(&CASES)
+        .map(|c| c.join("corpus/okn-registry.json"))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| cases().join("corpus/okn-registry.json"));
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(&case_file).unwrap()).unwrap();
     let expected = case["records"].as_array().unwrap();
     let output = okn()
         .args(["corpus", "list", "--format", "json", "--corpus"])
