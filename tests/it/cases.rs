@@ -83,7 +83,7 @@ fn the_cases_are_the_shared_cases_byte_for_byte() {
 /// fails naming each case whose result differs from its `expect`.
 #[track_caller]
 fn scoring_cases_pass(dir: &Path) {
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
