@@ -637,6 +637,9 @@ fn play_attempt(
     let dir_abs = absolute(dir);
     let command = agent_command(options, prepared, &dir_abs, attempt);
     let command_line = command.shell_line();
+    // What command.txt records: the same line, run from the attempt folder,
+    // with no folder of this machine in it.
+    let recorded_line = relative_to(&command_line, &dir_abs);
     // A timeout is a recorded outcome, but only for the timeout it had:
     // under another --agent-timeout it is run again.
     let reuse = options.resume
@@ -644,7 +647,7 @@ fn play_attempt(
             !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
         })
         && std::fs::read_to_string(dir.join(COMMAND_FILE))
-            .is_ok_and(|c| without_paths(&c) == without_paths(&command_line))
+            .is_ok_and(|c| without_paths(&c) == without_paths(&recorded_line))
         && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
     if reuse {
         return Ok(true);
@@ -652,7 +655,7 @@ fn play_attempt(
     clear_dir(dir)?;
     std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
     write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
-    write_atomic(&dir.join(COMMAND_FILE), command_line.as_bytes())?;
+    write_atomic(&dir.join(COMMAND_FILE), recorded_line.as_bytes())?;
     let outcome = launch(
         &command,
         prompt,
@@ -886,34 +889,87 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `line` (a recorded `command.txt`) with every absolute path written as
-/// `<path>`: the binary, the corpus and the attempt folder move with a
-/// checkout or a copied runs root, and a resumed attempt must still be
-/// reused (else every attempt of a copied root ran again). A path starts with `/` at the start, after a space, a
-/// quote or `=`, and runs to the next space, quote, `,`, `]` or `}`; a URL's
-/// `//` follows `:` and is kept. Settings that matter are compared on the
-/// condition as a whole before any attempt is looked at.
-fn without_paths(line: &str) -> String {
+/// Where a path may begin in a command line: at its start, after a space,
+/// a quote or `=` (a URL's `//` follows `:`, so it is never a path).
+fn path_boundary(previous: Option<char>) -> bool {
+    previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='))
+}
+
+/// `line` with each path in it replaced by what `f` makes of it. A path
+/// begins at a [`path_boundary`] with `/`, `./`, `../`, or is a lone `.`,
+/// and runs to the next space, quote, `,`, `]`, `}`, backslash or line end.
+fn map_paths(line: &str, f: &mut dyn FnMut(&str) -> String) -> String {
+    let ends = |c: char| matches!(c, ' ' | '\'' | '"' | ',' | ']' | '}' | '\n' | '\\');
     let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
     let mut previous: Option<char> = None;
-    while let Some(c) = chars.next() {
-        let starts = c == '/' && previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='));
-        if starts {
-            out.push_str("<path>");
-            while let Some(&n) = chars.peek() {
-                if matches!(n, ' ' | '\'' | '"' | ',' | ']' | '}' | '\n' | '\\') {
-                    break;
-                }
-                chars.next();
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if path_boundary(previous) {
+            let token_len = rest.find(ends).unwrap_or(rest.len());
+            let token = &rest[..token_len];
+            if token.starts_with('/')
+                || token.starts_with("./")
+                || token.starts_with("../")
+                || token == "."
+            {
+                out.push_str(&f(token));
+                previous = token.chars().next_back();
+                rest = &rest[token_len..];
+                continue;
             }
-            previous = Some('/');
-            continue;
         }
         out.push(c);
         previous = Some(c);
+        rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// `line` (a recorded `command.txt`) with every path written as `<path>`:
+/// the binary, the corpus and the attempt folder move with a checkout or a
+/// copied runs root, and a resumed attempt must still be reused (else
+/// every attempt of a copied root ran again), whether its paths were
+/// recorded absolute (before they were relative) or relative. Settings
+/// that matter are compared on the condition as a whole before any
+/// attempt is looked at.
+fn without_paths(line: &str) -> String {
+    map_paths(line, &mut |_| "<path>".to_string())
+}
+
+/// `line` with every absolute path written relative to the folder `base`
+/// (itself absolute): what `command.txt` records, so a published runs root
+/// names no folder of the machine that recorded it, and the line still
+/// runs from the attempt folder (`docs/FORMAT.md`, "A runs root").
+fn relative_to(line: &str, base: &Path) -> String {
+    map_paths(line, &mut |token| {
+        if token.starts_with('/') {
+            relative_path(base, Path::new(token))
+        } else {
+            token.to_string()
+        }
+    })
+}
+
+/// The path of `to` from the folder `from`, both absolute, lexically
+/// (`..` for each of `from`'s components past what they share); `.` when
+/// they are the same.
+fn relative_path(from: &Path, to: &Path) -> String {
+    let from = crate::fsutil::normalize(from);
+    let to = crate::fsutil::normalize(to);
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let shared = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - shared];
+    parts.extend(
+        to[shared..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
 }
 
 #[cfg(test)]
@@ -924,8 +980,8 @@ mod tests {
     /// recorded command still matches; another setting does not.
     #[test]
     fn commands_compare_without_their_paths() {
-        let old = r#"/work/main/target/release/okn-benchmark scripted-agent --strategy mixed:12 --attempt 1 --corpus /work/main/demo/b --mcp-config '{"mcpServers":{"okn":{"command":"/work/main/target/release/okn-benchmark","args":["proxy","--log-dir","/work/main/runs-x/q_results/c/attempt-1","--url","http://127.0.0.1:8814/mcp"]}}}' < prompt.txt"#;
-        let moved = old.replace("/work/main/", "/tmp/clone/");
+        let old = r#"/home/alice/okn/target/release/okn-benchmark scripted-agent --strategy mixed:12 --attempt 1 --corpus /home/alice/okn/demo/b --mcp-config '{"mcpServers":{"okn":{"command":"/home/alice/okn/target/release/okn-benchmark","args":["proxy","--log-dir","/home/alice/okn/runs-x/q_results/c/attempt-1","--url","http://127.0.0.1:8814/mcp"]}}}' < prompt.txt"#;
+        let moved = old.replace("/home/alice/okn/", "/tmp/clone/");
         assert_eq!(without_paths(old), without_paths(&moved));
         assert!(without_paths(old).contains("http://127.0.0.1:8814/mcp"));
         assert_ne!(
@@ -936,5 +992,26 @@ mod tests {
             without_paths(old),
             without_paths(&old.replace("8814", "8815"))
         );
+        // Recorded relative to the attempt folder: the same line, the same
+        // comparison, whether the old one was absolute or relative.
+        let relative = relative_to(
+            old,
+            Path::new("/home/alice/okn/runs-x/q_results/c/attempt-1"),
+        );
+        assert_eq!(
+            relative,
+            r#"../../../../target/release/okn-benchmark scripted-agent --strategy mixed:12 --attempt 1 --corpus ../../../../demo/b --mcp-config '{"mcpServers":{"okn":{"command":"../../../../target/release/okn-benchmark","args":["proxy","--log-dir",".","--url","http://127.0.0.1:8814/mcp"]}}}' < prompt.txt"#
+        );
+        assert_eq!(without_paths(&relative), without_paths(old));
+        assert!(!relative.contains("/home/alice"));
+    }
+
+    #[test]
+    fn relative_paths_are_lexical() {
+        let p = |a: &str, b: &str| relative_path(Path::new(a), Path::new(b));
+        assert_eq!(p("/a/b/c", "/a/b/c"), ".");
+        assert_eq!(p("/a/b/c", "/a/x"), "../../x");
+        assert_eq!(p("/a/b", "/a/b/c/d"), "c/d");
+        assert_eq!(p("/a/./b/../b", "/a/b/é"), "é");
     }
 }

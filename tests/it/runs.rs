@@ -882,6 +882,73 @@ mod regression {
 
     use super::*;
 
+    // command.txt held absolute paths of the recording machine (the
+    // binary, the corpus, the log folder): a published root exposed its
+    // home folder.
+    #[test]
+    fn command_txt_names_no_folder_of_the_machine_and_still_resumes() {
+        let (keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let attempt = out.join(
+            "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/attempt-1",
+        );
+        let line = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
+        // No absolute path: every path is from the attempt folder (one
+        // that leaves the root's tree names only what it does not share).
+        assert!(!line.contains(&keep.path().display().to_string()), "{line}");
+        for token in line.split([' ', '"', '\'']) {
+            assert!(!token.starts_with('/'), "{token} in {line}");
+        }
+        assert!(line.contains(r#""--log-dir",".""#), "{line}");
+        assert!(line.ends_with(" < prompt.txt\n"), "{line}");
+        // The line names the binary as a path from the attempt folder.
+        let program = line.split(' ').next().unwrap();
+        assert!(
+            attempt.join(program).is_file(),
+            "{program} from {}",
+            attempt.display()
+        );
+        let again = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "2", "--resume"],
+        );
+        assert!(
+            stdout(&again).contains(", 0 ran, 2 resumed,"),
+            "{}",
+            stdout(&again)
+        );
+    }
+
+    // The committed demo roots held the recording machine's folders.
+    #[test]
+    fn no_committed_file_holds_the_repositorys_absolute_path() {
+        let listed = std::process::Command::new("git")
+            .current_dir(repo())
+            .args(["ls-files", "-z"])
+            .output()
+            .unwrap();
+        if !listed.status.success() {
+            return; // not a git checkout (an exported tree): nothing is committed
+        }
+        let repo_path = repo().display().to_string();
+        let holding: Vec<String> = listed
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter(|p| {
+                std::fs::read(repo().join(p))
+                    .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(&repo_path))
+            })
+            .collect();
+        assert!(
+            holding.is_empty(),
+            "files naming {repo_path}:\n{}",
+            holding.join("\n")
+        );
+    }
+
     /// Every file under `dir` with its bytes.
     fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
         walkdir::WalkDir::new(dir)
