@@ -67,6 +67,34 @@ pub fn same_place(a: &Path, b: &Path) -> bool {
         || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
+/// The path of `to` from the folder `from`, lexically (both
+/// [`normalize`]d first: `..` for each component of `from` past what they
+/// share, then the rest of `to`); empty when they are the same. Touches no
+/// disk: links are not resolved.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from = normalize(from);
+    let to = normalize(to);
+    let mut a = from.components();
+    let mut b = to.components().peekable();
+    let mut ups = 0;
+    while let Some(x) = a.next() {
+        if b.peek() == Some(&x) {
+            b.next();
+        } else {
+            ups = 1 + a.count();
+            break;
+        }
+    }
+    let mut out = PathBuf::new();
+    for _ in 0..ups {
+        out.push("..");
+    }
+    for c in b {
+        out.push(c);
+    }
+    out
+}
+
 /// The first 4 KiB of the file at `path`, read as text (invalid UTF-8
 /// replaced), where generated files carry their marks; `None` when it
 /// cannot be read.

@@ -84,10 +84,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             out!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
-            crate::runs::run::refuse_frozen(
-                &crate::layout::RunsRoot::new(path.parent().unwrap_or(path)),
-                "report",
-            )?;
+            crate::runs::run::refuse_frozen_at(path, "report")?;
             crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
             out!("{}", crate::render::readme::terminal(&view));
         }

@@ -21,7 +21,7 @@
 //! the templates (tera autoescape: `& < > " '`).
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -72,30 +72,9 @@ use crate::fsutil::normalize;
 /// same base, with `/` separators and each segment percent-encoded where
 /// a URL needs it.
 pub fn relative_link(from: &Path, to: &Path) -> String {
-    // A site build makes a dozen links per attempt page: the paths are
-    // normalized only when they hold `.` or `..`, and the link is written
-    // straight into one string.
-    let from = normalized(from.parent().unwrap_or(Path::new("")));
-    let to = normalized(to);
-    let mut a = from.components();
-    let mut b = to.components().peekable();
-    let mut ups = 0;
-    while let Some(x) = a.next() {
-        if b.peek() == Some(&x) {
-            b.next();
-        } else {
-            ups = 1 + a.count();
-            break;
-        }
-    }
+    let path = crate::fsutil::relative(from.parent().unwrap_or(Path::new("")), to);
     let mut out = String::new();
-    for _ in 0..ups {
-        if !out.is_empty() {
-            out.push('/');
-        }
-        out.push_str("..");
-    }
-    for c in b {
+    for c in path.components() {
         if !out.is_empty() {
             out.push('/');
         }
@@ -107,18 +86,6 @@ pub fn relative_link(from: &Path, to: &Path) -> String {
     out
 }
 
-/// `path` as [`normalize`] makes it, borrowed when that changes nothing
-/// (no `.` or `..` component).
-fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
-    if path
-        .components()
-        .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-    {
-        std::borrow::Cow::Owned(normalize(path))
-    } else {
-        std::borrow::Cow::Borrowed(path)
-    }
-}
 
 /// Appends `segment` to `out`, percent-encoding what a path segment of a
 /// URL cannot hold as is.

@@ -158,7 +158,15 @@ pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
 /// The refusal for a frozen root (`docs/FORMAT.md`, "`.frozen`"): the
 /// root itself, or any root it sits inside.
 pub fn refuse_frozen(root: &RunsRoot, command: &'static str) -> Result<()> {
-    let Some(frozen) = frozen_ancestor(&root.root).map(RunsRoot::new) else {
+    refuse_frozen_at(&root.root, command)
+}
+
+/// [`refuse_frozen`] for any path: refused when it is, or is inside, a
+/// frozen runs root.
+///
+/// Errors: [`Error::Frozen`] naming the frozen root.
+pub fn refuse_frozen_at(path: &Path, command: &'static str) -> Result<()> {
+    let Some(frozen) = frozen_ancestor(path).map(RunsRoot::new) else {
         return Ok(());
     };
     let reason = std::fs::read_to_string(frozen.frozen_file())
@@ -950,25 +958,14 @@ fn relative_to(line: &str, base: &Path) -> String {
     })
 }
 
-/// The path of `to` from the folder `from`, both absolute, lexically
-/// (`..` for each of `from`'s components past what they share); `.` when
-/// they are the same.
+/// The path of `to` from the folder `from`, both absolute, lexically;
+/// `.` when they are the same ([`crate::fsutil::relative`]).
 fn relative_path(from: &Path, to: &Path) -> String {
-    let from = crate::fsutil::normalize(from);
-    let to = crate::fsutil::normalize(to);
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let shared = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - shared];
-    parts.extend(
-        to[shared..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
+    let path = crate::fsutil::relative(from, to);
+    if path.as_os_str().is_empty() {
         ".".to_string()
     } else {
-        parts.join("/")
+        path.to_string_lossy().into_owned()
     }
 }
 
