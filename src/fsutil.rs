@@ -67,11 +67,11 @@ pub fn same_place(a: &Path, b: &Path) -> bool {
         || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// The path of `to` from the folder `from`, lexically (both
-/// [`normalize`]d first: `..` for each component of `from` past what they
-/// share, then the rest of `to`); empty when they are the same. Touches no
-/// disk: links are not resolved.
-pub fn relative(from: &Path, to: &Path) -> PathBuf {
+/// The path of `to` from the folder `from`, lexically, as its segments
+/// (both [`normalize`]d first: `..` for each component of `from` past what
+/// they share, then the rest of `to`, each as it is written); empty when
+/// they are the same. Touches no disk: links are not resolved.
+pub fn relative(from: &Path, to: &Path) -> Vec<String> {
     let from = normalize(from);
     let to = normalize(to);
     let mut a = from.components();
@@ -85,14 +85,9 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
             break;
         }
     }
-    let mut out = PathBuf::new();
-    for _ in 0..ups {
-        out.push("..");
-    }
-    for c in b {
-        out.push(c);
-    }
-    out
+    let mut parts = vec!["..".to_string(); ups];
+    parts.extend(b.map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts
 }
 
 /// The first 4 KiB of the file at `path`, read as text (invalid UTF-8

@@ -72,20 +72,18 @@ use crate::fsutil::normalize;
 /// same base, with `/` separators and each segment percent-encoded where
 /// a URL needs it.
 pub fn relative_link(from: &Path, to: &Path) -> String {
-    let path = crate::fsutil::relative(from.parent().unwrap_or(Path::new("")), to);
     let mut out = String::new();
-    for c in path.components() {
+    for segment in crate::fsutil::relative(from.parent().unwrap_or(Path::new("")), to) {
         if !out.is_empty() {
             out.push('/');
         }
-        encode_segment(&c.as_os_str().to_string_lossy(), &mut out);
+        encode_segment(&segment, &mut out);
     }
     if out.is_empty() {
         out.push('.');
     }
     out
 }
-
 
 /// Appends `segment` to `out`, percent-encoding what a path segment of a
 /// URL cannot hold as is.

@@ -961,11 +961,11 @@ fn relative_to(line: &str, base: &Path) -> String {
 /// The path of `to` from the folder `from`, both absolute, lexically;
 /// `.` when they are the same ([`crate::fsutil::relative`]).
 fn relative_path(from: &Path, to: &Path) -> String {
-    let path = crate::fsutil::relative(from, to);
-    if path.as_os_str().is_empty() {
+    let parts = crate::fsutil::relative(from, to);
+    if parts.is_empty() {
         ".".to_string()
     } else {
-        path.to_string_lossy().into_owned()
+        parts.join("/")
     }
 }
 
