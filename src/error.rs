@@ -70,6 +70,11 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Ctrl-C or SIGTERM stopped the command ([`crate::interrupt`]): what
+    /// was kept, worded for the user. Exit
+    /// [`crate::interrupt::EXIT_INTERRUPTED`].
+    #[error("{0}")]
+    Interrupted(String),
     /// Anything else, already worded for the user.
     #[error("{0}")]
     Other(String),

@@ -102,7 +102,7 @@ pub fn head(path: &Path) -> Option<String> {
 }
 
 /// The name prefix of [`write_atomic`]'s temporary files.
-const TEMPORARY_PREFIX: &str = ".okn-tmp-";
+pub(crate) const TEMPORARY_PREFIX: &str = ".okn-tmp-";
 
 /// True for a file name [`write_atomic`] gives its temporary files: one
 /// left behind was a killed writer's, and `build` removes it.

@@ -218,6 +218,12 @@ impl RunsRoot {
         self.root.join(CONDITIONS_DIR).join(format!("{name}.json"))
     }
 
+    /// `conditions/NAME.lock`: held while a run records the condition
+    /// ([`crate::runs::lock`]).
+    pub fn lock_file(&self, name: &str) -> PathBuf {
+        self.root.join(CONDITIONS_DIR).join(format!("{name}.lock"))
+    }
+
     /// `ID_results/`.
     pub fn question_dir(&self, id: &str) -> PathBuf {
         self.root.join(format!("{id}{QUESTION_SUFFIX}"))
@@ -232,6 +238,82 @@ impl RunsRoot {
     pub fn attempt_dir(&self, id: &str, condition: &str, attempt: u32) -> PathBuf {
         self.condition_dir(id, condition)
             .join(format!("attempt-{attempt}"))
+    }
+
+    /// Every `ID_results/NAME/` folder on disk, as (record id, condition
+    /// name), sorted: what was recorded, whether or not a condition file
+    /// lists it (an interrupted run leaves folders that none lists).
+    pub fn condition_folders(&self) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for question in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let file_name = question.file_name();
+            let Some(id) = file_name
+                .to_str()
+                .and_then(|n| n.strip_suffix(QUESTION_SUFFIX))
+            else {
+                continue;
+            };
+            if !question.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            for condition in std::fs::read_dir(question.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if condition.file_type().is_ok_and(|t| t.is_dir())
+                    && let Some(name) = condition.file_name().to_str()
+                {
+                    found.push((id.to_string(), name.to_string()));
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// The conditions whose `conditions/NAME.lock` exists (a run is
+    /// recording them, or one was killed), sorted.
+    pub fn locked_conditions(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.root.join(CONDITIONS_DIR))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".lock")
+                    .map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The attempts recorded in `ID_results/NAME/`: the numbers of its
+    /// `attempt-N/` folders holding an `episode.json` (written last, so
+    /// its presence marks a finished attempt), sorted.
+    pub fn finished_attempts(&self, id: &str, condition: &str) -> Vec<u32> {
+        let mut numbers: Vec<u32> = std::fs::read_dir(self.condition_dir(id, condition))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let n = e
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("attempt-")?
+                    .parse()
+                    .ok()?;
+                e.path().join(EPISODE_FILE).is_file().then_some(n)
+            })
+            .collect();
+        numbers.sort_unstable();
+        numbers
     }
 
     /// `.frozen`.

@@ -59,6 +59,7 @@ pub mod error;
 pub mod format;
 pub mod fsutil;
 pub mod http;
+pub mod interrupt;
 pub mod layout;
 pub mod mcp;
 pub mod reference;

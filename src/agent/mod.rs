@@ -138,7 +138,9 @@ pub struct AgentRun {
 /// Starts `command` in `cwd` with `prompt` on stdin and `env` added, waits
 /// up to `timeout`, and kills it (and its process group) past that.
 ///
-/// Errors: the program cannot be started (named, with what to install).
+/// Errors: the program cannot be started (named, with what to install);
+/// [`Error::Interrupted`] when Ctrl-C arrives while it runs (it is killed,
+/// with its process group, and nothing of it is returned).
 pub fn launch(
     command: &AgentCommand,
     prompt: &str,
@@ -194,6 +196,15 @@ pub fn launch(
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
+            Ok(None) if crate::interrupt::requested() => {
+                kill_group(&mut child);
+                let _ = child.wait();
+                let _ = out_reader.join();
+                let _ = err_reader.join();
+                return Err(Error::Interrupted(
+                    "interrupted: the episode in flight was killed".into(),
+                ));
+            }
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
                 kill_group(&mut child);

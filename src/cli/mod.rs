@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::corpus::{Corpus, ExcludePattern, Selection};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Benchmark MCP servers over SPARQL knowledge graphs: read a corpus of
 /// questions with SPARQL answer keys, build ground truth, and score answers
@@ -185,6 +185,11 @@ pub fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
+        Err(e @ Error::Interrupted(_)) => {
+            let _ = std::io::stdout().flush();
+            errln!("{e}");
+            ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
+        }
         Err(e) => {
             let _ = std::io::stdout().flush();
             errln!("error: {e}");

@@ -218,7 +218,16 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         agent_env: Vec::new(),
     };
     let out = options.out.clone();
-    let outcome = run(&options, |line| outln!("{line}"))?;
+    crate::interrupt::install();
+    let outcome = match run(&options, |line| outln!("{line}")) {
+        Err(Error::Interrupted(kept)) => {
+            return Err(Error::Interrupted(format!(
+                "{kept}. Resume with:\n  {}",
+                resume_command(std::env::args())
+            )));
+        }
+        other => other?,
+    };
     // The root's README and summary CSVs, as build writes them.
     crate::render::build::write_root_files(&crate::report::load::root(&out))?;
     let a = &outcome.aggregate;
@@ -266,6 +275,21 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The command line that resumes an interrupted run: the same arguments,
+/// shell-quoted, without `--force` (which would discard what was kept) and
+/// with `--resume`.
+fn resume_command(args: impl Iterator<Item = String>) -> String {
+    let mut words: Vec<String> = args.filter(|a| a != "--force").collect();
+    if !words.iter().any(|a| a == "--resume") {
+        words.push("--resume".into());
+    }
+    words
+        .iter()
+        .map(|w| crate::agent::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The corpus as recorded in a condition's settings: a local path without
 /// a leading `./` or trailing `/`, so `./demo/x/` and `demo/x` are the same
 /// corpus to `--resume`; a git URL as given.
@@ -288,6 +312,21 @@ fn corpus_spec(given: &str) -> String {
 #[cfg(test)]
 mod corpus_spec_tests {
     use super::corpus_spec;
+
+    #[test]
+    fn the_resume_command_drops_force_and_adds_resume_once() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::resume_command(
+                args(&["okn-benchmark", "run", "c d", "--force", "--out", "r"]).into_iter()
+            ),
+            "okn-benchmark run 'c d' --out r --resume"
+        );
+        assert_eq!(
+            super::resume_command(args(&["x", "run", "--resume"]).into_iter()),
+            "x run --resume"
+        );
+    }
 
     #[test]
     fn local_corpus_paths_are_recorded_one_way() {

@@ -301,6 +301,10 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     for (root, name) in inputs.roots.iter().zip(names) {
         let view = crate::report::load::root(root);
         unreadable(root, &view.problems)?;
+        for (name, unfinished) in &view.unfinished {
+            plan.warnings
+                .push(format!("{}: {}", root.display(), unfinished.line(name)));
+        }
         // A frozen root is read, never written (README.md, "Closing a
         // runs root"): its own files are not planned.
         if view.frozen {

@@ -363,6 +363,12 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
     context.insert("questions_table", &super::syntax::html(&questions));
     context.insert("frozen", &view.frozen);
     context.insert("problems", &view.problems);
+    let unfinished: Vec<String> = view
+        .unfinished
+        .iter()
+        .map(|(name, u)| u.line(name))
+        .collect();
+    context.insert("unfinished", &unfinished);
     context.insert(
         "raw_summary",
         &relative_link(&page, &view.path.join(SUMMARY_FILE)),

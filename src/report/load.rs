@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::view::{
     AttemptView, ConditionAttempts, ConditionView, QuestionDetail, QuestionView, RootView,
-    VIEW_VERSION,
+    Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
@@ -55,6 +55,7 @@ pub fn root(path: &Path) -> RootView {
             Err(e) => problems.push(e.to_string()),
         }
     }
+    let unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
     check_conditions(&runs_root, &conditions, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
@@ -87,7 +88,44 @@ pub fn root(path: &Path) -> RootView {
         conditions,
         questions,
         problems,
+        unfinished,
     }
+}
+
+/// The conditions with attempt folders on disk that no condition file
+/// lists ([`RootView::unfinished`]).
+fn unfinished(
+    root: &RunsRoot,
+    conditions: &BTreeMap<String, ConditionView>,
+) -> BTreeMap<String, Unfinished> {
+    let mut found: BTreeMap<String, Unfinished> = BTreeMap::new();
+    for (id, name) in root.condition_folders() {
+        let condition = conditions.get(&name);
+        if condition.is_some_and(|c| c.file.questions.contains_key(&id)) {
+            continue;
+        }
+        let attempts = root.finished_attempts(&id, &name).len();
+        let entry = found.entry(name.clone()).or_insert_with(|| Unfinished {
+            questions: 0,
+            attempts: 0,
+            has_file: condition.is_some() || root.condition_file(&name).exists(),
+            running: root.lock_file(&name).exists(),
+        });
+        entry.questions += 1;
+        entry.attempts += attempts;
+    }
+    // A run that holds the lock and has recorded nothing yet.
+    for name in root.locked_conditions() {
+        found.entry(name.clone()).or_insert_with(|| Unfinished {
+            questions: 0,
+            attempts: 0,
+            has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
+            running: true,
+        });
+    }
+    // Only `run` makes `ID_results/NAME/`: a folder that no condition
+    // file lists is a run's, even with no attempt finished in it.
+    found
 }
 
 /// Question id → condition name → result, for every question each

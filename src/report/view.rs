@@ -55,6 +55,52 @@ pub struct RootView {
     /// to do. `build` refuses a root with any; `report --lenient` shows
     /// what it can.
     pub problems: Vec<String>,
+    /// Conditions by name with attempts on disk that their condition file
+    /// does not list (or that have no condition file): an interrupted run,
+    /// or one still going on. Named by `report` and `build`; their numbers
+    /// are in no table.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unfinished: BTreeMap<String, Unfinished>,
+}
+
+/// What an unfinished condition holds ([`RootView::unfinished`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unfinished {
+    /// Questions with recorded attempts no condition file lists.
+    pub questions: usize,
+    /// Those attempts that finished (`episode.json` present).
+    pub attempts: usize,
+    /// The condition has a file: a run added to it and did not finish.
+    pub has_file: bool,
+    /// A run holds the condition's lock now (`conditions/NAME.lock`).
+    pub running: bool,
+}
+
+impl Unfinished {
+    /// One line for people: `condition c: 35 attempts of 12 questions on
+    /// disk, no condition file (an interrupted run: resume it with run
+    /// ... --resume)`.
+    pub fn line(&self, name: &str) -> String {
+        let plural = crate::format::plural;
+        let what = format!(
+            "{} finished attempt{} of {} question{} on disk",
+            self.attempts,
+            plural(self.attempts),
+            self.questions,
+            plural(self.questions)
+        );
+        let listed = if self.has_file {
+            "not in its condition file"
+        } else {
+            "and no condition file"
+        };
+        let why = if self.running {
+            "a run is recording it now"
+        } else {
+            "a run was interrupted: run it again with --resume to finish it"
+        };
+        format!("condition {name} is unfinished: {what}, {listed} ({why}); no table counts them")
+    }
 }
 
 /// One recorded condition.

@@ -9,12 +9,14 @@
 //! - [`records`]: the JSON files and `summary.csv` rows as types, and the
 //!   aggregation rules.
 //! - [`judge`]: one attempt judged from its files alone.
+//! - [`lock`]: one run per condition at a time.
 //! - [`run`]: one condition over a corpus, resumable.
 //! - [`rescore`]: every attempt judged again, and freezing a root.
 
 pub mod identity;
 pub mod judge;
 pub use crate::layout;
+pub mod lock;
 pub mod prompt;
 pub mod records;
 pub mod rescore;

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
 use super::judge::{judge, model_from_report, read_episode};
+use super::lock::ConditionLock;
 use super::records::*;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
@@ -206,6 +207,8 @@ pub struct Prepared {
     pub agent_version: Option<String>,
     /// This program (the proxy and the scripted agent are it).
     pub program: PathBuf,
+    /// The condition's lock, held until the run ends.
+    pub lock: ConditionLock,
 }
 
 /// What [`play`] recorded.
@@ -220,6 +223,12 @@ pub struct Played {
     pub blocked: usize,
     /// The model the first episode reported.
     pub model_resolved: Option<String>,
+    /// Ctrl-C stopped the run before this attempt ended (record id,
+    /// attempt): it was killed, and `--resume` runs it again.
+    pub interrupted: Option<(String, u32)>,
+    /// Questions whose every attempt was played (their `result.json`
+    /// written).
+    pub completed: usize,
 }
 
 /// Runs one condition. Progress lines go to `progress` as they happen.
@@ -228,9 +237,34 @@ pub struct Played {
 /// cannot be started; a file that cannot be written.
 pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOutcome> {
     let started = Instant::now();
-    let prepared = prepare(options, &mut progress)?;
+    let mut prepared = prepare(options, &mut progress)?;
+    prepared.lock.keep_folder();
     let played = play(options, &prepared, &mut progress)?;
+    if let Some((id, attempt)) = &played.interrupted {
+        return Err(Error::Interrupted(interrupted_message(
+            &prepared, &played, id, *attempt,
+        )));
+    }
     finish(options, prepared, played, started, &mut progress)
+}
+
+/// What an interrupted run says it kept (README.md, "Episodes: run,
+/// report, rescore, freeze").
+fn interrupted_message(prepared: &Prepared, played: &Played, id: &str, attempt: u32) -> String {
+    let plural = crate::format::plural;
+    format!(
+        "interrupted: {} attempt{} recorded now and {} reused, {} of {} question{} complete; \
+         it stopped at {id} attempt {attempt}, which is not recorded (an episode in flight \
+         was killed; --resume runs it again). The condition file of {} was not written: report and build list the \
+         condition as unfinished until it is resumed",
+        played.ran,
+        plural(played.ran),
+        played.resumed,
+        played.completed,
+        prepared.selected.len(),
+        plural(prepared.selected.len()),
+        prepared.name,
+    )
 }
 
 /// Every check that can refuse the run, in order, before anything runs;
@@ -254,6 +288,9 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         return Err(Error::Usage("--repeat must be at least 1".into()));
     }
     let (selected, excluded) = select(options)?;
+    let (name, identity) = identity(options, &excluded);
+    // Before anything is read of the condition or written into it.
+    let lock = ConditionLock::acquire(&root, &name, progress)?;
     let truths = ground_truths(options, &selected)?;
     let server_build = check_server(options)?;
     // The control, opened once for its preamble.
@@ -263,7 +300,6 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         }
         Tools::AllTools { .. } => None,
     };
-    let (name, identity) = identity(options, &excluded);
     let recorded = check_recorded(options, &root, &name, &identity, &truths)?;
     if options.force {
         // Every folder of the condition, not only the selected questions':
@@ -298,6 +334,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         control,
         agent_version,
         program,
+        lock,
     })
 }
 
@@ -546,6 +583,8 @@ pub fn play(
         ran: 0,
         blocked: 0,
         model_resolved: None,
+        interrupted: None,
+        completed: 0,
     };
     for (index, record) in prepared.selected.iter().enumerate() {
         let truth = &prepared.truths[&record.id];
@@ -559,7 +598,17 @@ pub fn play(
         for attempt in 1..=options.repeat {
             let clock = Instant::now();
             let dir = root.attempt_dir(&record.id, name, attempt);
-            let reused = play_attempt(options, prepared, &dir, attempt, &prompt)?;
+            if crate::interrupt::requested() {
+                played.interrupted = Some((record.id.clone(), attempt));
+                return Ok(played);
+            }
+            let reused = match play_attempt(options, prepared, &dir, attempt, &prompt) {
+                Err(Error::Interrupted(_)) => {
+                    played.interrupted = Some((record.id.clone(), attempt));
+                    return Ok(played);
+                }
+                other => other?,
+            };
             if reused {
                 played.resumed += 1;
             } else {
@@ -595,6 +644,7 @@ pub fn play(
             &question,
         )?;
         played.summaries.insert(record.id.clone(), summary);
+        played.completed += 1;
     }
     Ok(played)
 }
@@ -724,6 +774,7 @@ pub fn finish(
         ran,
         blocked,
         model_resolved,
+        ..
     } = played;
     let first_truth = truths.values().next();
     let settings = Settings {
@@ -868,19 +919,10 @@ fn condition_dirs_of_question(root: &RunsRoot, id: &str) -> Vec<String> {
 
 /// Every `*_results/NAME` folder of a condition in the root.
 fn condition_folders(root: &RunsRoot, name: &str) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(&root.root)
-        .min_depth(2)
+    root.condition_folders()
         .into_iter()
-        .flatten()
-        .filter(|e| {
-            e.file_type().is_dir()
-                && e.file_name() == name
-                && e.path()
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .is_some_and(|p| p.to_string_lossy().ends_with(QUESTION_SUFFIX))
-        })
-        .map(|e| e.path().to_path_buf())
+        .filter(|(_, condition)| condition == name)
+        .map(|(id, condition)| root.condition_dir(&id, &condition))
         .collect()
 }
 

@@ -1606,4 +1606,199 @@ mod regression {
             stderr(&o)
         );
     }
+
+    /// `run` over `demo/benchmarks-single`'s first question with the
+    /// `hang` strategy (each attempt times out after `timeout` s and is
+    /// recorded so), started in the background.
+    fn hanging_run(out: &Path, timeout: &str, repeat: &str) -> std::process::Child {
+        Command::new(BIN)
+            .current_dir(repo())
+            .env_remove("XDG_CACHE_HOME")
+            .arg("run")
+            .args([
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(DEMO)
+            .args([
+                "--agent",
+                "scripted:hang",
+                "--limit",
+                "1",
+                "--repeat",
+                repeat,
+                "--agent-timeout",
+                timeout,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let started = Instant::now();
+        while !done() {
+            assert!(started.elapsed() < Duration::from_secs(60), "never: {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn interrupt(child: &std::process::Child) {
+        let status = Command::new("kill")
+            .args(["-s", "INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    const CONDITION_DIR: &str =
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named";
+
+    // After Ctrl-C, `run` exited 130 saying nothing, and `report` said
+    // "not a runs root" though attempts were there (or, beside other
+    // conditions, left the partly recorded one out without a word).
+    #[test]
+    fn an_interrupted_run_says_what_it_kept_and_how_to_resume_and_report_names_it() {
+        let (_keep, out) = out_dir();
+        let child = hanging_run(&out, "2", "2");
+        // The first attempt timed out and was recorded; the second hangs.
+        wait_until("attempt 2 in flight", || {
+            out.join(CONDITION_DIR)
+                .join("attempt-1/episode.json")
+                .is_file()
+                && out
+                    .join(CONDITION_DIR)
+                    .join("attempt-2/prompt.txt")
+                    .is_file()
+        });
+        interrupt(&child);
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(
+            err.contains(
+                "interrupted: 1 attempt recorded now and 0 reused, 0 of 1 question complete; \
+                 it stopped at biobricks-ice-active-chemicals_single attempt 2, which is not \
+                 recorded"
+            ),
+            "{err}"
+        );
+        assert!(
+            !out.join("conditions/demo-kg-all-tools__kg-named.json")
+                .exists(),
+            "an unfinished condition has no condition file"
+        );
+        assert!(
+            !out.join("conditions/demo-kg-all-tools__kg-named.lock")
+                .exists()
+        );
+        let resume = err
+            .lines()
+            .skip_while(|l| !l.starts_with("Resume with:") && !l.ends_with("Resume with:"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no resume command in {err}"))
+            .trim()
+            .to_string();
+        assert!(resume.ends_with(" --resume"), "{resume}");
+        let unfinished = "condition demo-kg-all-tools__kg-named is unfinished: 1 finished \
+                          attempt of 1 question on disk, and no condition file (a run was \
+                          interrupted: run it again with --resume to finish it)";
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+        assert!(stdout(&report).contains(unfinished), "{}", stdout(&report));
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("## Unfinished conditions"), "{readme}");
+        // The printed command, run as printed, finishes the condition: the
+        // recorded attempt is reused, the cut one runs again.
+        let o = Command::new("sh")
+            .args(["-c", &resume])
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(result["attempts"].as_array().unwrap().len(), 2);
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            !stdout(&report).contains("unfinished"),
+            "{}",
+            stdout(&report)
+        );
+    }
+
+    // Two runs of one condition into one root wrote the same attempt
+    // folders, and the second failed with a misleading "cannot start the
+    // agent host ... No such file or directory".
+    #[test]
+    fn a_second_run_of_a_condition_is_refused_naming_the_first_and_a_stale_lock_is_taken_over() {
+        let (_keep, out) = out_dir();
+        let first = hanging_run(&out, "30", "1");
+        let lock = out.join("conditions/demo-kg-all-tools__kg-named.lock");
+        wait_until("the first attempt", || {
+            out.join(CONDITION_DIR)
+                .join("attempt-1/prompt.txt")
+                .is_file()
+        });
+        assert!(lock.is_file());
+        let second = hanging_run(&out, "30", "1").wait_with_output().unwrap();
+        let err = stderr(&second);
+        assert_eq!(second.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "demo-kg-all-tools__kg-named.lock: another run of condition \
+                 demo-kg-all-tools__kg-named is recording into this root (process {} on",
+                first.id()
+            )),
+            "{err}"
+        );
+        // The first is untouched by the second, and report says a run is
+        // going on.
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&report).contains("(a run is recording it now)"),
+            "{}",
+            stdout(&report)
+        );
+        interrupt(&first);
+        assert_eq!(first.wait_with_output().unwrap().status.code(), Some(130));
+        assert!(!lock.exists());
+        // A lock left by a killed run (its process is gone) is stale.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        let holder = serde_json::json!({
+            "pid": 4_194_305, "host": host, "boot_id": null, "start_ticks": null,
+            "started_unix_s": 0
+        });
+        std::fs::write(&lock, holder.to_string()).unwrap();
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:oracle", "--limit", "1", "--force"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains(
+                "removed a stale lock of condition demo-kg-all-tools__kg-named: process 4194305"
+            ),
+            "{}",
+            stdout(&o)
+        );
+        assert!(!lock.exists());
+    }
 }
