@@ -24,7 +24,7 @@ pub(crate) struct BuildArgs {
 
 /// The project folder above `dir`: the nearest ancestor holding `.git` or
 /// an `okn-benchmark.toml`, if it is not `dir` itself.
-fn project_above(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn project_above(dir: &Path) -> Option<PathBuf> {
     let dir = dir.canonicalize().ok()?;
     let found = dir
         .ancestors()

@@ -30,8 +30,11 @@ pub(crate) struct RescoreArgs {
     root: PathBuf,
 }
 
-/// Close a runs root: run and rescore refuse it by name afterwards, and report
-/// regenerates nothing. Unfreezing means deleting ROOT/.frozen by hand.
+/// Close a runs root: its README.md, summary CSVs and README.html are brought up
+/// to date (build writes nothing into a frozen root), then run and rescore refuse
+/// it by name, and report and build regenerate nothing in it. A root with an
+/// unfinished condition or an unreadable file is refused. Unfreezing means
+/// deleting ROOT/.frozen by hand.
 #[derive(Debug, clap::Args)]
 pub(crate) struct FreezeArgs {
     /// The runs root.
@@ -154,7 +157,39 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
+    crate::runs::rescore::check_reason(&args.reason)?;
     let root = open(&args.root)?;
+    if let Some(frozen) = crate::runs::rescore::frozen_reason(&root) {
+        outln!(
+            "{} is already frozen ({frozen}): nothing changed",
+            root.root.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Inside a frozen root: refused before anything is written.
+    crate::runs::run::refuse_frozen(&root, "freeze")?;
+    let view = crate::report::load::root(&root.root);
+    crate::render::build::refuse_unreadable(&root.root, &view.problems, "frozen")?;
+    if !view.unfinished.is_empty() {
+        let lines: Vec<String> = view
+            .unfinished
+            .iter()
+            .map(|(name, u)| u.line(name))
+            .collect();
+        return Err(Error::file(
+            &root.root,
+            format!(
+                "not frozen: a frozen root is closed for good, and {}; finish or remove it \
+                 first",
+                lines.join("; ")
+            ),
+        ));
+    }
+    // No build writes into a frozen root: its files and page are made now.
+    let base = crate::cli::build::project_above(&root.root).unwrap_or_else(|| PathBuf::from("."));
+    for path in crate::render::build::write_frozen_files(&base, &view)? {
+        outln!("wrote     {}", path.display());
+    }
     crate::runs::rescore::freeze(&root, &args.reason)?;
     outln!("{} is frozen: {}", root.root.display(), args.reason);
     Ok(ExitCode::SUCCESS)

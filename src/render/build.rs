@@ -309,6 +309,15 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         // runs root"): its own files are not planned.
         if view.frozen {
             plan.frozen.push(root.clone());
+            if !view.readme_page {
+                plan.warnings.push(format!(
+                    "{}: frozen without README.html, so the site links its README.md, which \
+                     a web host shows as plain text: delete {} and run `okn-benchmark freeze` \
+                     again, which writes the page before it closes the root",
+                    root.display(),
+                    RunsRoot::new(root).frozen_file().display()
+                ));
+            }
         } else {
             check_readme(root)?;
             plan.stale
@@ -757,6 +766,35 @@ pub fn check_readme(root: &Path) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Brings a runs root's generated files up to date before `freeze` closes
+/// it: README.md and the summary CSVs ([`write_root_files`]), and the
+/// README.html page beside README.md, with the theme of `base` (the folder
+/// `build` runs from), since no build writes into a frozen root afterwards
+/// (`docs/PUBLISHING.md`). Returns the files written.
+///
+/// Errors: those of [`write_root_files`]; a theme that does not load; a
+/// README.html a person wrote; a file that cannot be written.
+pub fn write_frozen_files(base: &Path, view: &RootView) -> Result<Vec<PathBuf>> {
+    let mut written = write_root_files(view)?;
+    let theme = Theme::load(base)?;
+    let readme = view.path.join(crate::layout::README_FILE);
+    let text = crate::error::read_text(&readme)?;
+    let page = html_path(&readme);
+    refuse_hand_written(&page, GENERATOR_MARK)?;
+    let bytes = super::page::page_with(
+        &theme,
+        &readme,
+        &text,
+        &mut Vec::new(),
+        &assets::AssetMap::new(),
+    )?;
+    if !crate::fsutil::same_contents(&page, &bytes) {
+        crate::fsutil::write_atomic(&page, &bytes)?;
+        written.push(page);
+    }
+    Ok(written)
 }
 
 /// Writes the generated files of the root `view` shows (a file whose

@@ -417,16 +417,38 @@ pub struct FrozenFile {
     pub reason: String,
 }
 
-/// Closes a root: writes `.frozen` with the reason. `run` and `rescore`
-/// then refuse it by name and `report` regenerates nothing.
+/// A reason `freeze` accepts: not blank (a frozen root says why it is
+/// closed).
 ///
-/// Errors: not a runs root; already frozen; the marker cannot be written.
-pub fn freeze(root: &RunsRoot, reason: &str) -> Result<()> {
+/// Errors: [`Error::Usage`] for a blank one.
+pub fn check_reason(reason: &str) -> Result<()> {
     if reason.trim().is_empty() {
         return Err(Error::Usage(
             "--reason must say why the root is closed".into(),
         ));
     }
+    Ok(())
+}
+
+/// Why `root` itself is frozen, when it is: the reason its `.frozen`
+/// records (`no reason recorded` when it cannot be read).
+pub fn frozen_reason(root: &RunsRoot) -> Option<String> {
+    if !root.is_frozen() {
+        return None;
+    }
+    Some(
+        crate::fsutil::read_json::<FrozenFile>(&root.frozen_file())
+            .map(|f| f.reason)
+            .unwrap_or_else(|_| "no reason recorded".into()),
+    )
+}
+
+/// Closes a root: writes `.frozen` with the reason. `run` and `rescore`
+/// then refuse it by name and `report` regenerates nothing.
+///
+/// Errors: not a runs root; already frozen; the marker cannot be written.
+pub fn freeze(root: &RunsRoot, reason: &str) -> Result<()> {
+    check_reason(reason)?;
     if !RunsRoot::is_runs_root(&root.root) {
         return Err(Error::file(
             &root.root,

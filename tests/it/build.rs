@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::support::fixture::{CONDITION, QUESTION, STUDY_TOML, SUMMARY, fixture};
-use crate::support::{okn_in, stdout};
+use crate::support::{okn_in, stderr, stdout};
 
 /// Every file under `dir` with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -389,14 +389,11 @@ fn a_frozen_root_is_read_for_the_site_but_never_written() {
     );
     let index = std::fs::read_to_string(d.join("site/roots/runs-demo/index.html")).unwrap();
     assert!(index.contains("This runs root is frozen."), "{index}");
-    // Frozen with no page beside its README, the root links the README
-    // itself (a link to a page build will never write would be dead).
-    assert!(!d.join("runs-demo/README.html").exists());
+    // freeze wrote the page beside the README, which the site links.
     assert!(
-        index.contains("href=\"../../../runs-demo/README.md\""),
+        index.contains("href=\"../../../runs-demo/README.html\""),
         "{index}"
     );
-    assert!(!index.contains("runs-demo/README.html"), "{index}");
     assert_eq!(check(d).0, 0);
 }
 
@@ -991,6 +988,98 @@ mod regression {
         let (code, _, err) = build_args(d, &[]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("with itself"), "{err}");
+    }
+
+    // A root frozen before its first build never got README.html, and the
+    // site linked README.md, which a web host serves as plain text.
+    #[test]
+    fn freeze_writes_the_readme_page_before_it_closes_the_root() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::remove_file(d.join("runs-demo/README.md")).ok();
+        assert!(!d.join("runs-demo/README.html").exists());
+        let out = okn_in(d)
+            .args(["freeze", "--reason", "published", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("wrote     runs-demo/README.html"),
+            "{}",
+            stdout(&out)
+        );
+        let page = std::fs::read_to_string(d.join("runs-demo/README.html")).unwrap();
+        assert!(
+            page.contains("<meta name=\"generator\" content=\"okn-benchmark build\">"),
+            "{page}"
+        );
+        assert!(page.contains("KG named"), "{page}");
+        // The page is what build writes beside any README: a build of the
+        // root before freezing would have written the same bytes.
+        let unfrozen = fixture();
+        build(unfrozen.path());
+        assert_eq!(
+            page,
+            std::fs::read_to_string(unfrozen.path().join("runs-demo/README.html")).unwrap()
+        );
+        // A root frozen without its page (as an earlier version froze it)
+        // is named, and its README.md linked.
+        std::fs::remove_file(d.join("runs-demo/README.html")).unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("runs-demo: frozen without README.html, so the site links its README.md"),
+            "{err}"
+        );
+        let index = std::fs::read_to_string(d.join("site/roots/runs-demo/index.html")).unwrap();
+        assert!(
+            index.contains("href=\"../../../runs-demo/README.md\""),
+            "{index}"
+        );
+    }
+
+    // freeze on a frozen root exited 2 as if something were wrong.
+    #[test]
+    fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {
+        let dir = fixture();
+        let d = dir.path();
+        freeze(d);
+        let before = snapshot(&d.join("runs-demo"));
+        let out = okn_in(d)
+            .args(["freeze", "--reason", "again", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            "runs-demo is already frozen (published): nothing changed\n"
+        );
+        assert_eq!(snapshot(&d.join("runs-demo")), before);
+    }
+
+    // A root with an interrupted run could be frozen, closing it with
+    // attempts no table counts.
+    #[test]
+    fn freeze_refuses_a_root_with_an_unfinished_condition() {
+        let dir = fixture();
+        let d = dir.path();
+        let extra = d.join("runs-demo/extra-q_results/interrupted-condition/attempt-1");
+        std::fs::create_dir_all(&extra).unwrap();
+        std::fs::write(extra.join("episode.json"), "{}").unwrap();
+        let out = okn_in(d)
+            .args(["freeze", "--reason", "published", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains(
+                "not frozen: a frozen root is closed for good, and condition \
+                 interrupted-condition is unfinished: 1 finished attempt of 1 question on disk"
+            ),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!d.join("runs-demo/.frozen").exists());
     }
 
     // A frozen root's README.html was removed as an orphan once its README.md was gone.
