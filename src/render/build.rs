@@ -111,6 +111,9 @@ pub struct Inputs {
     /// Markdown names that are not regular files (a named pipe, socket,
     /// device): never read.
     pub special: Vec<PathBuf>,
+    /// Runs roots with attempts recorded and no condition file yet (an
+    /// interrupted first run): named, not published.
+    pub unfinished: Vec<PathBuf>,
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
@@ -140,6 +143,12 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
             if entry.file_type().is_dir() {
                 if RunsRoot::has_conditions(path) {
                     inputs.roots.push(path.to_path_buf());
+                    walker.skip_current_dir();
+                } else if RunsRoot::is_runs_root(path)
+                    && !RunsRoot::new(path).condition_folders().is_empty()
+                {
+                    // A run's root with no condition finished yet.
+                    inputs.unfinished.push(path.to_path_buf());
                     walker.skip_current_dir();
                 } else if study::is_study(path) {
                     inputs.studies.push(path.to_path_buf());
@@ -281,6 +290,15 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         scanned: scan.to_vec(),
         ..Plan::default()
     };
+    for root in &inputs.unfinished {
+        for (name, unfinished) in crate::report::load::root(root).unfinished {
+            plan.warnings.push(format!(
+                "{}: not published, no condition of it has finished: {}",
+                root.display(),
+                unfinished.line(&name)
+            ));
+        }
+    }
     for path in &inputs.special {
         plan.warnings.push(format!(
             "{}: not a regular file (a named pipe, socket or device): skipped",

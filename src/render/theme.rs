@@ -95,12 +95,88 @@ impl Theme {
         let csp = format!(
             "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; base-uri 'none'; form-action 'none'"
         );
-        Ok(Theme {
+        let theme = Theme {
             tera,
             css: tera::Value::from(css),
             script: tera::Value::from(script),
             csp: tera::Value::from(csp),
-        })
+        };
+        theme.check(root, &templates)?;
+        Ok(theme)
+    }
+
+    /// Refuses a repository's template that lacks what every page needs,
+    /// before anything is written with it: the generator mark (by which
+    /// build tells its own pages from a person's, `docs/PUBLISHING.md`),
+    /// the Content-Security-Policy and the page's body (tera itself refuses
+    /// a `page.html` without the `content` block the site's templates
+    /// fill). `page.html` is rendered with probe values and its output
+    /// checked; a site template that does not extend it must carry the
+    /// mark and the policy itself.
+    ///
+    /// Errors: [`Error::File`] naming the template and the missing piece.
+    fn check(&self, root: &Path, templates: &[(&str, String)]) -> Result<()> {
+        const BODY: &str = "<p id=\"okn-probe-body\"></p>";
+        let policy = format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+            super::escape_html(self.csp.as_str().unwrap_or_default())
+        );
+        let missing = |name: &str, what: String| {
+            Err(Error::file(
+                root.join("templates").join(name),
+                format!("{what}; nothing was written (remove the file to use the built-in one)"),
+            ))
+        };
+        let mark = |name: &str| {
+            missing(
+                name,
+                format!(
+                    "lacks the generator mark `{}` in its head: build tells the pages it wrote by \
+                     it, so the next build would disown every page this template made",
+                    super::GENERATOR_MARK
+                ),
+            )
+        };
+        let csp = |name: &str| {
+            missing(
+                name,
+                "lacks the Content-Security-Policy `<meta http-equiv=\"Content-Security-Policy\" \
+                 content=\"{{ csp }}\">`: without it the recorded text a page shows (answers, \
+                 SPARQL, prompts) could load or run anything"
+                    .to_string(),
+            )
+        };
+        let page = self.page("okn-probe", BODY, None)?;
+        if !page.contains(super::GENERATOR_MARK) {
+            return mark("page.html");
+        }
+        if !page.contains(&policy) {
+            return csp("page.html");
+        }
+        if !page.contains(BODY) {
+            return missing(
+                "page.html",
+                "does not show the page's body: it needs `{{ body | safe }}` inside \
+                 `{% block content %}`"
+                    .into(),
+            );
+        }
+        for (name, source) in templates {
+            if *name == "page.html"
+                || source
+                    .trim_start()
+                    .starts_with("{% extends \"page.html\" %}")
+            {
+                continue;
+            }
+            if !source.contains(super::GENERATOR_MARK) {
+                return mark(name);
+            }
+            if !source.contains("{{ csp }}") {
+                return csp(name);
+            }
+        }
+        Ok(())
     }
 
     /// A whole page: `body` (HTML) under `title` (text), with optional
@@ -157,6 +233,40 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
     use crate::render::GENERATOR_MARK;
+
+    fn with_page(page: &str) -> Result<Theme> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("templates")).unwrap();
+        std::fs::write(dir.path().join("templates/page.html"), page).unwrap();
+        Theme::load(dir.path())
+    }
+
+    #[test]
+    fn a_page_template_lacking_what_pages_need_is_refused_by_name() {
+        let good = TEMPLATES[0].1;
+        assert!(with_page(good).is_ok());
+        for (page, piece) in [
+            (good.replace(GENERATOR_MARK, ""), "lacks the generator mark"),
+            (
+                good.replace("content=\"{{ csp }}\"", "content=\"default-src *\""),
+                "lacks the Content-Security-Policy",
+            ),
+            (
+                good.replace("{{ body | safe }}", ""),
+                "does not show the page's body",
+            ),
+            (
+                good.replace(
+                    "{% block content %}{{ body | safe }}{% endblock content %}",
+                    "{{ body | safe }}",
+                ),
+                "Block `content` is not defined in any parent template",
+            ),
+        ] {
+            let e = with_page(&page).unwrap_err().to_string();
+            assert!(e.contains("templates") && e.contains(piece), "{e}");
+        }
+    }
 
     #[test]
     fn pages_carry_the_csp_and_the_marker_and_escape_the_title() {

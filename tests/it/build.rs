@@ -1038,6 +1038,64 @@ mod regression {
         );
     }
 
+    // A templates/page.html without the exact generator mark made build
+    // write pages it then disowned: every later build and --check exited
+    // 2, even after the template was restored.
+    #[test]
+    fn a_template_lacking_the_generator_mark_is_refused_before_anything_is_written() {
+        let dir = fixture();
+        let d = dir.path();
+        let builtin =
+            std::fs::read_to_string(crate::support::repo().join("templates/page.html")).unwrap();
+        std::fs::create_dir_all(d.join("templates")).unwrap();
+        std::fs::write(
+            d.join("templates/page.html"),
+            builtin.replace(
+                "<meta name=\"generator\" content=\"okn-benchmark build\">",
+                "<meta name=\"generator\" content=\"my theme\">",
+            ),
+        )
+        .unwrap();
+        for args in [&[][..], &["--check"][..]] {
+            let (code, out, err) = build_args(d, args);
+            assert_eq!(code, 2, "{out}{err}");
+            assert!(
+                err.contains("templates/page.html: lacks the generator mark `<meta name=\"generator\" content=\"okn-benchmark build\">`"),
+                "{err}"
+            );
+        }
+        assert!(!d.join("site").exists());
+        assert!(!d.join("runs-demo/README.html").exists());
+        // Restored, everything builds and checks clean.
+        std::fs::remove_file(d.join("templates/page.html")).unwrap();
+        build(d);
+        assert_eq!(check(d).0, 0);
+    }
+
+    // A root whose first run was interrupted (attempts, no condition file)
+    // was silently absent from build.
+    #[test]
+    fn build_names_a_runs_root_whose_first_run_never_finished() {
+        let dir = fixture();
+        let d = dir.path();
+        let attempt = d.join("runs-cut/q-1_results/some-condition/attempt-1");
+        std::fs::create_dir_all(&attempt).unwrap();
+        std::fs::create_dir_all(d.join("runs-cut/conditions")).unwrap();
+        std::fs::write(attempt.join("episode.json"), "{}").unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains(
+                "warning: ./runs-cut: not published, no condition of it has finished: condition \
+                 some-condition is unfinished: 1 finished attempt of 1 question on disk, and no \
+                 condition file"
+            ),
+            "{err}"
+        );
+        assert!(!d.join("runs-cut/README.md").exists());
+        assert!(!d.join("site/roots/runs-cut").exists());
+    }
+
     // freeze on a frozen root exited 2 as if something were wrong.
     #[test]
     fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {
