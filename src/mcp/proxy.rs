@@ -811,6 +811,7 @@ impl ServerHandler for Proxy {
                 error: outcome.error,
                 result_chars: outcome.text.chars().count(),
                 result_preview: preview(&outcome.text),
+                unreadable: None,
             },
             is_query,
         );
