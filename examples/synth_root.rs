@@ -499,6 +499,7 @@ fn call(tool: &str, arguments: Value, start: f64, duration: f64, reply: &str) ->
         error: None,
         result_chars: reply.chars().count(),
         result_preview: reply.chars().take(PREVIEW_CHARS).collect(),
+        unreadable: None,
     }
 }
 

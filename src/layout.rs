@@ -114,6 +114,42 @@ pub struct CallRecord {
     pub result_chars: usize,
     /// The reply text's first [`PREVIEW_CHARS`] characters.
     pub result_preview: String,
+    /// Present only when the agent host sent a line the proxy could not
+    /// read as a JSON-RPC message (README.md, "Servers under test"): the
+    /// call was answered with a JSON-RPC error and never reached a tool;
+    /// `tool` is the tool name when it could be recovered (else empty),
+    /// `arguments` is null, and `error` says what was wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<UnreadableRequest>,
+}
+
+/// Characters of an unreadable line kept in
+/// [`UnreadableRequest::line_preview`].
+pub const LINE_PREVIEW_CHARS: usize = 200;
+
+/// A line from the agent host that the proxy could not read: not JSON
+/// (a trailing comma, a truncated line), JSON text that is not Unicode (a
+/// string holding a lone UTF-16 surrogate escape such as `\ud800`, or
+/// bytes that are not UTF-8), or longer than the proxy reads
+/// (`docs/FORMAT.md`, "calls.json").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UnreadableRequest {
+    /// The JSON-RPC error code the proxy answered with: -32700 (parse
+    /// error) or -32602 (invalid params: the method and id were recovered,
+    /// the damage is in the params); null when no reply was due (the line
+    /// was recognisably a notification or a response).
+    pub code: Option<i64>,
+    /// The request id answered, when it could be recovered unchanged (a
+    /// string or a number); null otherwise, and then the reply's id is
+    /// null too, as JSON-RPC 2.0 requires.
+    pub id: Option<Value>,
+    /// The JSON-RPC method, when it could be recovered unchanged.
+    pub method: Option<String>,
+    /// Bytes of the line as received, its final line feed excluded.
+    pub line_bytes: usize,
+    /// The line's first [`LINE_PREVIEW_CHARS`] characters, bytes that are
+    /// not UTF-8 shown as U+FFFD.
+    pub line_preview: String,
 }
 
 /// The episode's metrics record (`metrics.json`).
@@ -135,9 +171,10 @@ pub struct Metrics {
     pub instructions_chars: usize,
     /// SHA-256 of the sparql-only preamble (`sha256:` + hex), when that level.
     pub preamble_sha256: Option<String>,
-    /// Every tool called, in order (refused ones included).
+    /// Every tool called, in order (refused ones included, unreadable
+    /// requests not: no tool was called).
     pub tools_called: Vec<String>,
-    /// Calls in all.
+    /// Entries of `calls.json` in all (unreadable requests included).
     pub calls: usize,
     /// Calls carrying a SPARQL query that succeeded.
     pub queries_ok: usize,
@@ -159,6 +196,14 @@ pub struct Metrics {
     pub startup_error: Option<String>,
     /// The connection was lost part-way: why.
     pub lost_upstream: Option<String>,
+    /// Lines from the agent host the proxy could not read (see
+    /// [`CallRecord::unreadable`]); absent when there were none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable_requests: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Metrics {

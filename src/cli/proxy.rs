@@ -125,9 +125,16 @@ pub(crate) fn run(args: ProxyArgs) -> Result<ExitCode> {
         sparql_only,
     };
     let runtime = crate::mcp::runtime()?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let proxy = Proxy::start(settings).await?;
         proxy.serve_stdio().await
-    })?;
+    });
+    // Should the session end while the agent host still holds stdin open,
+    // a read of stdin is still pending on one of tokio's blocking threads,
+    // and no task can cancel it: waiting for it would keep the proxy alive
+    // until the host closed its end. The log is written by now, and
+    // dropping the tasks kills a stdio upstream.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     Ok(ExitCode::SUCCESS)
 }

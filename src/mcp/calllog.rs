@@ -54,6 +54,12 @@ impl CallLog {
         call.duration_s = round_seconds(call.duration_s);
         let m = &mut self.metrics;
         m.calls += 1;
+        if call.unreadable.is_some() {
+            // The proxy could not read the request: no tool was called.
+            m.unreadable_requests += 1;
+            self.calls.push(call);
+            return;
+        }
         m.tools_called.push(call.tool.clone());
         if call.refused {
             m.refused += 1;
@@ -373,6 +379,7 @@ mod tests {
             error: None,
             result_chars: 0,
             result_preview: String::new(),
+            unreadable: None,
         };
         log.record(call("query", true, None), true);
         log.record(call("query", true, Some("HTTP 429 (rate limited)")), true);

@@ -6,12 +6,15 @@
 //! - [`upstream`]: the rmcp client connection to it.
 //! - [`proxy`]: the MCP server an agent host starts: filtering, submit_csv,
 //!   guards, logging.
+//! - [`framing`]: the proxy's stdio lines, read before rmcp so a request it
+//!   cannot read is answered and recorded.
 //! - [`calllog`]: `calls.json` and `metrics.json`, and soft-error detection.
 //! - [`sparql_only`]: the server-independent control.
 //! - [`probe`]: checks before spending model time.
 //! - [`kg_server`]: the demo KG server over the embedded store.
 
 pub mod calllog;
+pub mod framing;
 pub mod kg_server;
 pub mod probe;
 pub mod profile;

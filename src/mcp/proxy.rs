@@ -23,6 +23,10 @@
 //! - failures hidden in successful replies are recorded as `soft_error`
 //!   and tallied per tool; `--strict-upstream-errors` relabels such replies
 //!   as errors, payload unchanged;
+//! - a line from the agent host it cannot read as a JSON-RPC message (not
+//!   JSON, or JSON text that is not Unicode, such as a lone surrogate
+//!   escape `\ud800`) is answered with a JSON-RPC error, -32700 or -32602,
+//!   instead of being dropped, and recorded ([`super::framing`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -42,6 +46,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use super::calllog::{CallLog, soft_error};
+use super::framing;
 use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
 use super::sparql_only::{self, SparqlOnly};
@@ -434,24 +439,56 @@ impl Proxy {
 
     /// Serves MCP on stdin/stdout until the agent host closes it, then
     /// flushes the log and drops the upstream.
+    ///
+    /// rmcp reads and writes through in-memory pipes: [`framing::read_lines`]
+    /// stands between stdin and rmcp, answering (and recording) each line
+    /// that is not a JSON-RPC message the proxy can read, and
+    /// [`framing::write_lines`] alone writes stdout, so those answers and
+    /// rmcp's never cut into each other's lines.
+    ///
+    /// Errors: the MCP initialization with the agent host failed; the log
+    /// cannot be written.
     pub async fn serve_stdio(self) -> Result<()> {
-        let service = self
+        // Enough for rmcp to read ahead of the filter, small enough that a
+        // huge message streams through rather than being copied whole.
+        const PIPE_BYTES: usize = 1 << 20;
+        let max_bytes = super::upstream::MAX_MESSAGE_BYTES;
+        let (to_rmcp, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
+        let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
+        let (replies, queued) = tokio::sync::mpsc::unbounded_channel();
+        let recorder = self.clone();
+        let reader = tokio::spawn(framing::read_lines(
+            tokio::io::stdin(),
+            to_rmcp,
+            replies,
+            max_bytes,
+            move |rejected| recorder.record_unreadable(rejected),
+        ));
+        let writer = tokio::spawn(framing::write_lines(from_rmcp, queued, tokio::io::stdout()));
+        let served = self
             .clone()
             .serve(
-                rmcp::transport::async_rw::AsyncRwTransport::new_server(
-                    tokio::io::stdin(),
-                    tokio::io::stdout(),
-                )
-                .with_max_line_length(super::upstream::MAX_MESSAGE_BYTES),
+                rmcp::transport::async_rw::AsyncRwTransport::new_server(rmcp_input, rmcp_output)
+                    .with_max_line_length(max_bytes),
             )
-            .await
-            .map_err(|e| {
-                Error::Other(format!(
+            .await;
+        let service = match served {
+            Ok(service) => service,
+            Err(e) => {
+                reader.abort();
+                let _ = writer.await;
+                return Err(Error::Other(format!(
                     "proxy: MCP initialization with the agent host failed: {e}"
-                ))
-            })?;
+                )));
+            }
+        };
         let _ = service.waiting().await;
         self.inner.shutting_down.store(true, Ordering::SeqCst);
+        // rmcp has stopped: after the end of stdin the reader is done
+        // already; if rmcp stopped first, nothing more is read. The writer
+        // then ends once it has written every reply queued.
+        reader.abort();
+        let _ = writer.await;
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         state.log.flush()
     }
@@ -462,6 +499,36 @@ impl Proxy {
         if let Err(e) = state.log.flush() {
             errln!("proxy: cannot write the call log: {e}");
         }
+    }
+
+    /// Records a line from the agent host that could not be read
+    /// ([`framing`]), before its reply is sent: a reader of `calls.json`
+    /// sees every reply the agent got.
+    fn record_unreadable(&self, rejected: &framing::Rejected) {
+        let replied = rejected.reply.is_some();
+        let text = if replied {
+            rejected.message.clone()
+        } else {
+            String::new()
+        };
+        self.record(
+            CallRecord {
+                index: 0,
+                tool: rejected.tool.clone().unwrap_or_default(),
+                arguments: Value::Null,
+                start_s: self.now(),
+                duration_s: 0.0,
+                ok: false,
+                soft_error: None,
+                refused: false,
+                forwarded: false,
+                error: Some(rejected.message.clone()),
+                result_chars: text.chars().count(),
+                result_preview: preview(&text),
+                unreadable: Some(rejected.record.clone()),
+            },
+            false,
+        );
     }
 
     fn now(&self) -> f64 {
@@ -811,6 +878,7 @@ impl ServerHandler for Proxy {
                 error: outcome.error,
                 result_chars: outcome.text.chars().count(),
                 result_preview: preview(&outcome.text),
+                unreadable: None,
             },
             is_query,
         );

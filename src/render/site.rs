@@ -572,9 +572,13 @@ struct DiffView {
     rows: Vec<DiffRow>,
 }
 
-/// The status of a call as shown: ok, soft error, refused, error.
+/// The status of a call as shown: unreadable, refused, error, soft
+/// error, ok.
 fn call_status(c: &crate::layout::CallRecord) -> (String, String) {
-    if c.refused {
+    if c.unreadable.is_some() {
+        let error = c.error.as_deref().unwrap_or("the proxy could not read it");
+        (format!("unreadable request: {error}"), "bad".into())
+    } else if c.refused {
         ("refused (withheld tool)".into(), "bad".into())
     } else if let Some(e) = &c.error {
         (format!("error: {e}"), "bad".into())
@@ -876,7 +880,10 @@ fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
             width: format!("{:.1}", (c.duration_s / span * 100.0).clamp(0.5, 100.0)),
             start: format!("{:.3}", c.start_s),
             duration: format!("{:.3}", c.duration_s),
-            tool: c.tool.clone(),
+            tool: match &c.unreadable {
+                Some(_) if c.tool.is_empty() => "(unreadable request)".to_string(),
+                _ => c.tool.clone(),
+            },
             status,
             class,
             summary: arguments_summary(&c.arguments),
@@ -984,6 +991,38 @@ mod tests {
             rows: vec![vec![], vec![]],
         };
         assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
+    }
+
+    #[test]
+    fn an_unreadable_request_reads_as_such_on_the_attempt_page() {
+        let call = crate::layout::CallRecord {
+            index: 1,
+            tool: String::new(),
+            arguments: serde_json::Value::Null,
+            start_s: 0.0,
+            duration_s: 0.0,
+            ok: false,
+            soft_error: None,
+            refused: false,
+            forwarded: false,
+            error: Some("Parse error: the message is not JSON (trailing comma)".into()),
+            result_chars: 0,
+            result_preview: String::new(),
+            unreadable: Some(crate::layout::UnreadableRequest {
+                code: Some(-32700),
+                id: None,
+                method: None,
+                line_bytes: 12,
+                line_preview: "{\"a\":1,}".into(),
+            }),
+        };
+        assert_eq!(
+            call_status(&call),
+            (
+                "unreadable request: Parse error: the message is not JSON (trailing comma)".into(),
+                "bad".into()
+            )
+        );
     }
 
     #[test]

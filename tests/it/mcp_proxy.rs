@@ -882,6 +882,169 @@ mod regression {
         client.cancel().await.unwrap();
     }
 
+    /// The proxy started by hand as an agent host would, its stdin and
+    /// stdout as pipes: the child, its stdin, and its stdout's lines as they
+    /// come.
+    fn proxy_by_hand(
+        log: &Path,
+        profile: &Path,
+    ) -> (
+        KillOnDrop,
+        std::process::ChildStdin,
+        std::sync::mpsc::Receiver<String>,
+    ) {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(BIN)
+            .arg("proxy")
+            .arg("--log-dir")
+            .arg(log)
+            .arg("--profile")
+            .arg(profile)
+            .current_dir(repo())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start proxy");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (lines, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (KillOnDrop(child), stdin, received)
+    }
+
+    /// Writes one line to the proxy.
+    fn send(stdin: &mut std::process::ChildStdin, line: &str) {
+        use std::io::Write;
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next reply (a message with an id) within 5 s; other messages
+    /// (notifications) are skipped.
+    fn reply(received: &std::sync::mpsc::Receiver<String>, waiting_for: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = received
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no reply to {waiting_for} within 5 s ({e})"));
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("a line that is not JSON ({e}): {line}"));
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    // A request the proxy could not parse (a trailing comma; a submit_csv whose CSV holds the lone
+    // surrogate \ud800, valid JSON that Node's JSON.stringify writes) got no reply and left no trace:
+    // the agent's call hung.
+    #[test]
+    fn an_unreadable_request_is_answered_and_recorded_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (mut child, mut stdin, received) = proxy_by_hand(&log, &profile);
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}"#,
+        );
+        let initialized = reply(&received, "initialize");
+        assert_eq!(initialized["id"], 1, "{initialized}");
+        assert!(
+            initialized["result"]["serverInfo"].is_object(),
+            "{initialized}"
+        );
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+
+        let trailing_comma = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{},}"#;
+        send(&mut stdin, trailing_comma);
+        let parse_error = reply(&received, "the line with a trailing comma");
+        assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
+        assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+
+        let lone_surrogate = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\n\ud800\n"}}}"#;
+        send(&mut stdin, lone_surrogate);
+        let invalid_params = reply(&received, "the submit_csv holding \\ud800");
+        assert_eq!(invalid_params["id"], 3, "{invalid_params}");
+        assert_eq!(invalid_params["error"]["code"], -32602, "{invalid_params}");
+        assert!(
+            invalid_params["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("lone UTF-16 surrogate"),
+            "{invalid_params}"
+        );
+
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\nAlice\n"}}}"#,
+        );
+        let saved = reply(&received, "the valid submit_csv after them");
+        assert_eq!(saved["id"], 4, "{saved}");
+        assert_ne!(saved["result"]["isError"], true, "{saved}");
+        assert!(
+            saved["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("Answer saved: 1 row"),
+            "{saved}"
+        );
+
+        drop(stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.0.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the proxy did not exit at the end of its input"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+            "name\nAlice\n"
+        );
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls.as_array().unwrap().len(), 3, "{calls:#}");
+        let (first, second) = (&calls[0], &calls[1]);
+        assert_eq!(first["tool"], "");
+        assert_eq!(first["ok"], false);
+        assert_eq!(first["unreadable"]["code"], -32700);
+        assert_eq!(first["unreadable"]["id"], Value::Null);
+        assert_eq!(first["unreadable"]["line_bytes"], trailing_comma.len());
+        assert!(
+            first["error"].as_str().unwrap().contains("trailing comma"),
+            "{first}"
+        );
+        assert_eq!(second["tool"], "submit_csv");
+        assert_eq!(second["arguments"], Value::Null);
+        assert_eq!(second["unreadable"]["code"], -32602);
+        assert_eq!(second["unreadable"]["id"], 3);
+        assert_eq!(second["unreadable"]["method"], "tools/call");
+        assert_eq!(second["unreadable"]["line_bytes"], lone_surrogate.len());
+        assert_eq!(second["unreadable"]["line_preview"], lone_surrogate);
+        assert_eq!(calls[2]["tool"], "submit_csv");
+        assert_eq!(calls[2]["ok"], true);
+        assert!(calls[2].get("unreadable").is_none(), "{}", calls[2]);
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["calls"], 3, "{metrics}");
+        assert_eq!(metrics["unreadable_requests"], 2, "{metrics}");
+        assert_eq!(metrics["tools_called"], json!(["submit_csv"]), "{metrics}");
+        assert_eq!(metrics["submissions"], 1, "{metrics}");
+    }
+
     // Data echoing a failure word ("rate-limiting enzyme") was taken for a soft error.
     #[tokio::test(flavor = "multi_thread")]
     async fn data_that_mentions_failure_words_is_not_a_soft_error() {

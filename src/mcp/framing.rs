@@ -1,0 +1,752 @@
+//! The proxy's stdio with the agent host, read and written here rather
+//! than by rmcp directly: MCP over stdio is one JSON-RPC message per line
+//! (newline-delimited JSON), and rmcp ignores a line that is not JSON
+//! (rust-sdk issue 938, as the other MCP SDKs do). A request the proxy
+//! cannot read would then get no reply, nothing would be recorded, and the
+//! agent's call would hang until its host gave up.
+//!
+//! So every line from the agent host is judged first ([`judge`]):
+//!
+//! - a line that is JSON goes to rmcp unchanged (a JSON value that is not a
+//!   message rmcp knows is rmcp's to answer, with "Invalid Request");
+//! - a blank line is skipped, as rmcp skips it;
+//! - any other line is answered here with a JSON-RPC 2.0 error and recorded
+//!   in `calls.json` (`docs/FORMAT.md`, "calls.json", `unreadable`).
+//!
+//! A line is unreadable when it is not JSON at all (a trailing comma, a
+//! truncated line: -32700 Parse error, id null), when it is JSON text that
+//! is not Unicode (a string holding a lone UTF-16 surrogate escape such as
+//! `"\ud800"`, which the JSON grammar allows and Node's `JSON.stringify`
+//! writes for a broken string, but which is no Unicode text and so no
+//! string serde_json or rmcp can hold; or bytes that are not UTF-8), or
+//! when it is longer than the proxy reads (-32700). For text that is not
+//! Unicode, the request is re-read leniently, each bad escape or byte
+//! replaced: when its id and method come out the same whichever
+//! replacement is used, they are the agent's own, and the reply answers
+//! that id, with -32602 Invalid params when the damage is in the params
+//! (a `tools/call` then ends with an error instead of hanging). An id that
+//! cannot be recovered that way is answered as null, as JSON-RPC 2.0 says;
+//! a line recognisably a notification or a response gets no reply (JSON-RPC
+//! answers neither) and is still recorded.
+//!
+//! The proxy's own replies and rmcp's share stdout through one writer
+//! ([`write_lines`]), which puts a reply only between rmcp's lines, never
+//! inside one.
+
+use std::collections::VecDeque;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::layout::{LINE_PREVIEW_CHARS, UnreadableRequest};
+
+/// JSON-RPC 2.0: invalid JSON was received.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0: invalid method parameters.
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The UTF-8 byte order mark, which rmcp skips at the start of a line (RFC
+/// 8259, section 8.1, lets a parser ignore it).
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Bytes of an oversized line kept for its preview.
+const HEAD_BYTES: usize = 4 * LINE_PREVIEW_CHARS;
+
+/// A line the proxy could not read: what to answer and what to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The reply, one JSON-RPC error object and a line feed; `None` when no
+    /// reply is due (a notification or a response).
+    pub reply: Option<Vec<u8>>,
+    /// What went wrong, as the reply's error message says it.
+    pub message: String,
+    /// The tool name of a `tools/call`, when it could be recovered unchanged.
+    pub tool: Option<String>,
+    /// The record kept in `calls.json`.
+    pub record: UnreadableRequest,
+}
+
+/// What to do with one line from the agent host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// JSON: rmcp reads it.
+    Pass,
+    /// Empty or white space only: skipped.
+    Blank,
+    /// Answered and recorded here.
+    Reject(Box<Rejected>),
+}
+
+/// Judges one line (with or without its line end) from the agent host.
+/// Never panics, whatever the bytes.
+pub fn judge(line: &[u8]) -> Verdict {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let line_bytes = body.len();
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    let body = body.strip_prefix(BOM).unwrap_or(body);
+    if body
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        return Verdict::Blank;
+    }
+    let error = match serde_json::from_slice::<Value>(body) {
+        Ok(_) => return Verdict::Pass,
+        Err(error) => error,
+    };
+    let preview = preview(body);
+    Verdict::Reject(Box::new(match Recovered::from(body) {
+        None => rejected(
+            format!("Parse error: the message is not JSON ({error})"),
+            PARSE_ERROR,
+            &Recovered::default(),
+            line_bytes,
+            preview,
+        ),
+        Some(found) => {
+            let what = if std::str::from_utf8(body).is_err() {
+                "the message is not UTF-8 text"
+            } else {
+                "a string holds a lone UTF-16 surrogate escape (such as \\ud800), which is not Unicode text"
+            };
+            let (code, label) = if found.method.is_some() && found.params_damaged {
+                (INVALID_PARAMS, "Invalid params")
+            } else {
+                (PARSE_ERROR, "Parse error")
+            };
+            rejected(
+                format!(
+                    "{label}: {what} ({error}); send strings as UTF-8, with any \\u escapes in valid surrogate pairs"
+                ),
+                code,
+                &found,
+                line_bytes,
+                preview,
+            )
+        }
+    }))
+}
+
+/// A line longer than `max_bytes`, of which `head` is the start: answered
+/// with a parse error, id null (what the line held was never read).
+pub fn oversized(line_bytes: usize, head: &[u8], max_bytes: usize) -> Rejected {
+    rejected(
+        format!(
+            "Parse error: the message is {line_bytes} bytes, more than the {max_bytes} bytes the proxy reads in one message; it was not read"
+        ),
+        PARSE_ERROR,
+        &Recovered::default(),
+        line_bytes,
+        preview(head),
+    )
+}
+
+/// What could be read from a line that does not parse as it stands.
+#[derive(Debug, Default)]
+struct Recovered {
+    /// The id, when it is a string or a number and the same in both
+    /// lenient readings.
+    id: Option<Value>,
+    /// The method, the same in both readings.
+    method: Option<String>,
+    /// `params.name` of a `tools/call`, the same in both readings.
+    tool: Option<String>,
+    /// The params differ between the readings: the damage is in them.
+    params_damaged: bool,
+    /// No reply is due: a notification (a method and no id) or a
+    /// response (no method, an id, and a result or an error).
+    no_reply: bool,
+}
+
+impl Recovered {
+    /// Reads `body` twice, each time with its lone surrogate escapes and
+    /// bytes that are not UTF-8 replaced by a different character, and
+    /// keeps what both readings agree on. `None` when the line is not JSON
+    /// even so.
+    fn from(body: &[u8]) -> Option<Recovered> {
+        let first = serde_json::from_str::<Value>(&lenient(body, '\u{FFFD}')).ok()?;
+        let second = serde_json::from_str::<Value>(&lenient(body, '\u{FFFE}')).ok()?;
+        let (Value::Object(first), Value::Object(second)) = (first, second) else {
+            return Some(Recovered::default());
+        };
+        let same = |key: &str| {
+            let value = first.get(key)?;
+            (second.get(key) == Some(value)).then_some(value)
+        };
+        let id = same("id")
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned();
+        let method = same("method").and_then(Value::as_str).map(str::to_string);
+        let name = |message: &serde_json::Map<String, Value>| {
+            message
+                .get("params")?
+                .get("name")?
+                .as_str()
+                .map(str::to_string)
+        };
+        let tool = match (method.as_deref(), name(&first)) {
+            (Some("tools/call"), Some(tool)) if name(&second).as_ref() == Some(&tool) => Some(tool),
+            _ => None,
+        };
+        // Whether an id is there is known only where no member name was
+        // damaged; otherwise the line is answered, in case it was a request.
+        let keys_intact = first.keys().eq(second.keys());
+        let has_id = first.contains_key("id");
+        let is_notification = keys_intact && method.is_some() && !has_id;
+        let is_response = keys_intact
+            && !first.contains_key("method")
+            && has_id
+            && (first.contains_key("result") || first.contains_key("error"));
+        Some(Recovered {
+            params_damaged: first.get("params") != second.get("params"),
+            id,
+            method,
+            tool,
+            no_reply: is_notification || is_response,
+        })
+    }
+}
+
+/// `body` as text a JSON parser accepts where the only fault is that it is
+/// not Unicode: bytes that are not UTF-8 and lone surrogate escapes
+/// (`\ud800` without a low surrogate after it, or `\udc00` without a high
+/// one before it) become `replacement`.
+fn lenient(body: &[u8], replacement: char) -> String {
+    let mut text = String::with_capacity(body.len());
+    for chunk in body.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push(replacement);
+        }
+    }
+    let bytes = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut replacement_utf8 = [0; 4];
+    let replacement_utf8 = replacement.encode_utf8(&mut replacement_utf8).as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match unicode_escape(bytes, i) {
+            Some(0xD800..=0xDBFF) => {
+                if unicode_escape(bytes, i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low))
+                {
+                    // A surrogate pair: one character, as it is.
+                    out.extend_from_slice(&bytes[i..i + 12]);
+                    i += 12;
+                } else {
+                    out.extend_from_slice(replacement_utf8);
+                    i += 6;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                out.extend_from_slice(replacement_utf8);
+                i += 6;
+            }
+            Some(_) => {
+                out.extend_from_slice(&bytes[i..i + 6]);
+                i += 6;
+            }
+            None => {
+                // Another escape (`\\`, `\"`, ...): both bytes as they are, so
+                // the backslash of `\\u` is not read as starting `\u`.
+                out.extend_from_slice(&bytes[i..(i + 2).min(bytes.len())]);
+                i += 2;
+            }
+        }
+    }
+    // Only ASCII escapes were replaced by whole characters, so this is
+    // UTF-8; the lossy conversion is never needed and cannot panic.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The code unit of a `\uXXXX` escape starting at byte `at`, if there is one.
+fn unicode_escape(bytes: &[u8], at: usize) -> Option<u32> {
+    let escape = bytes.get(at..at.checked_add(6)?)?;
+    if escape[0] != b'\\' || escape[1] != b'u' {
+        return None;
+    }
+    let hex = std::str::from_utf8(&escape[2..]).ok()?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(hex, 16).ok()
+}
+
+/// The first [`LINE_PREVIEW_CHARS`] characters of `bytes`, bytes that are
+/// not UTF-8 as U+FFFD.
+fn preview(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    String::from_utf8_lossy(head)
+        .chars()
+        .take(LINE_PREVIEW_CHARS)
+        .collect()
+}
+
+fn rejected(
+    message: String,
+    code: i64,
+    found: &Recovered,
+    line_bytes: usize,
+    line_preview: String,
+) -> Rejected {
+    let reply = (!found.no_reply).then(|| {
+        let reply = json!({
+            "jsonrpc": "2.0",
+            "id": found.id.clone().unwrap_or(Value::Null),
+            "error": {"code": code, "message": message},
+        });
+        // serde_json escapes every control character inside strings, so
+        // the reply is one line.
+        let mut line = serde_json::to_vec(&reply).unwrap_or_default();
+        line.push(b'\n');
+        line
+    });
+    Rejected {
+        record: UnreadableRequest {
+            code: reply.is_some().then_some(code),
+            id: found.id.clone(),
+            method: found.method.clone(),
+            line_bytes,
+            line_preview,
+        },
+        reply,
+        message,
+        tool: found.tool.clone(),
+    }
+}
+
+/// One line read from the agent host.
+enum Line {
+    /// A whole line, its line feed included when it had one (the last
+    /// line before the end of input may lack it).
+    Whole(Vec<u8>),
+    /// A line longer than the limit: its length (final line feed excluded)
+    /// and its first bytes.
+    Oversized { line_bytes: usize, head: Vec<u8> },
+    /// The end of input (or a read error, which ends it as well).
+    End,
+}
+
+/// Reads lines of at most `max_bytes` bytes (line feed included) without
+/// ever holding more: a longer line is counted and dropped as it streams.
+async fn next_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>, max_bytes: usize) -> Line {
+    let mut line = Vec::new();
+    let mut over: Option<(usize, Vec<u8>)> = None;
+    loop {
+        let (taken, ended) = {
+            let available = match input.fill_buf().await {
+                Ok(available) => available,
+                Err(_) => &[],
+            };
+            if available.is_empty() {
+                return match over {
+                    Some((line_bytes, head)) => Line::Oversized { line_bytes, head },
+                    None if line.is_empty() => Line::End,
+                    None => Line::Whole(line),
+                };
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let chunk = &available[..take];
+            match &mut over {
+                Some((seen, head)) => {
+                    *seen += take;
+                    let room = HEAD_BYTES.saturating_sub(head.len()).min(take);
+                    head.extend_from_slice(&chunk[..room]);
+                }
+                None if line.len().saturating_add(take) > max_bytes => {
+                    let mut head = std::mem::take(&mut line);
+                    let seen = head.len() + take;
+                    head.truncate(HEAD_BYTES);
+                    let room = HEAD_BYTES.saturating_sub(head.len()).min(take);
+                    head.extend_from_slice(&chunk[..room]);
+                    over = Some((seen, head));
+                }
+                None => line.extend_from_slice(chunk),
+            }
+            (take, newline.is_some())
+        };
+        input.consume(taken);
+        if ended {
+            return match over {
+                Some((seen, head)) => Line::Oversized {
+                    line_bytes: seen.saturating_sub(1),
+                    head,
+                },
+                None => Line::Whole(line),
+            };
+        }
+    }
+}
+
+/// Reads the agent host's lines from `input` until it ends: passes each
+/// line that is JSON to rmcp through `to_rmcp`, and for each other line
+/// calls `on_reject` (which records it) and then queues its reply on
+/// `replies` for [`write_lines`]. A line longer than `max_bytes` (line feed
+/// included) is rejected without being held. Stops when `input` ends or
+/// fails, or rmcp stops reading; dropping `to_rmcp` then tells rmcp the
+/// input has ended.
+pub async fn read_lines<R, W, F>(
+    input: R,
+    mut to_rmcp: W,
+    replies: UnboundedSender<Vec<u8>>,
+    max_bytes: usize,
+    mut on_reject: F,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    F: FnMut(&Rejected),
+{
+    let mut input = BufReader::new(input);
+    loop {
+        let rejected = match next_line(&mut input, max_bytes).await {
+            Line::End => break,
+            Line::Oversized { line_bytes, head } => oversized(line_bytes, &head, max_bytes),
+            Line::Whole(mut line) => match judge(&line) {
+                Verdict::Blank => continue,
+                Verdict::Reject(rejected) => *rejected,
+                Verdict::Pass => {
+                    if !line.ends_with(b"\n") {
+                        line.push(b'\n');
+                    }
+                    if to_rmcp.write_all(&line).await.is_err() || to_rmcp.flush().await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            },
+        };
+        on_reject(&rejected);
+        if let Some(reply) = rejected.reply {
+            let _ = replies.send(reply);
+        }
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// Copies rmcp's output (`from_rmcp`) to `out` as it comes, and writes each
+/// reply from `replies` (whole lines) only where rmcp's output is between
+/// lines, so no line is ever cut by another. Returns when rmcp's output has
+/// ended and no reply can come any more (every sender dropped), having
+/// written everything.
+///
+/// Errors: writing to `out` failed (the agent host closed its input).
+pub async fn write_lines<R, W>(
+    mut from_rmcp: R,
+    mut replies: UnboundedReceiver<Vec<u8>>,
+    mut out: W,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut queued: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut mid_line = false;
+    let (mut rmcp_open, mut replies_open) = (true, true);
+    loop {
+        if !mid_line && !queued.is_empty() {
+            while let Some(line) = queued.pop_front() {
+                out.write_all(&line).await?;
+            }
+            out.flush().await?;
+        }
+        if !rmcp_open && !replies_open {
+            break;
+        }
+        tokio::select! {
+            read = from_rmcp.read(&mut chunk), if rmcp_open => match read {
+                Ok(n) if n > 0 => {
+                    let bytes = &chunk[..n];
+                    out.write_all(bytes).await?;
+                    out.flush().await?;
+                    mid_line = bytes.last() != Some(&b'\n');
+                }
+                _ => {
+                    rmcp_open = false;
+                    if mid_line {
+                        // rmcp stopped inside a line: end it, so a reply
+                        // after it is still a line of its own.
+                        out.write_all(b"\n").await?;
+                        mid_line = false;
+                    }
+                }
+            },
+            reply = replies.recv(), if replies_open => match reply {
+                Some(line) => queued.push_back(line),
+                None => replies_open = false,
+            },
+        }
+    }
+    out.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rejected(line: impl AsRef<[u8]>) -> Rejected {
+        let line = line.as_ref();
+        match judge(line) {
+            Verdict::Reject(r) => *r,
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    fn reply(r: &Rejected) -> Value {
+        let bytes = r.reply.as_deref().expect("a reply");
+        assert!(bytes.ends_with(b"\n"));
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1);
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    #[test]
+    fn json_passes_and_blank_lines_are_skipped() {
+        assert_eq!(
+            judge(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"),
+            Verdict::Pass
+        );
+        assert_eq!(
+            judge(b"\xEF\xBB\xBF{\"a\": \"\\ud83d\\ude00\"}\r\n"),
+            Verdict::Pass
+        );
+        // JSON that is no message is rmcp's to answer.
+        assert_eq!(judge(b"[1, 2]"), Verdict::Pass);
+        assert_eq!(judge(b"\n"), Verdict::Blank);
+        assert_eq!(judge(b" \t\r\n"), Verdict::Blank);
+    }
+
+    #[test]
+    fn a_trailing_comma_is_a_parse_error_with_id_null() {
+        let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{},}"#;
+        let r = rejected(line);
+        let reply = reply(&r);
+        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["error"]["code"], PARSE_ERROR);
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Parse error: the message is not JSON (trailing comma"),
+            "{message}"
+        );
+        assert_eq!(r.record.code, Some(PARSE_ERROR));
+        assert_eq!((r.record.id.clone(), r.record.method.clone()), (None, None));
+        assert_eq!(r.record.line_bytes, line.len());
+        assert_eq!(r.record.line_preview, line);
+    }
+
+    #[test]
+    fn a_lone_surrogate_in_a_call_answers_its_id_with_invalid_params() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a\n\ud800\n"}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"x-3","method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a\n\udc00b"}}}"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"submit_csv\",\"arguments\":{\"csv\":\"a\xff\"}}}",
+        ] {
+            let r = rejected(line);
+            let reply = reply(&r);
+            assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{reply}");
+            assert!(reply["id"] == json!(3) || reply["id"] == json!("x-3"), "{reply}");
+            assert_eq!(r.record.id, Some(reply["id"].clone()));
+            assert_eq!(r.record.method.as_deref(), Some("tools/call"));
+            assert_eq!(r.tool.as_deref(), Some("submit_csv"));
+        }
+        let message = rejected(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"\ud800"}}}"#,
+        )
+        .message;
+        assert!(
+            message.starts_with("Invalid params: a string holds a lone UTF-16 surrogate escape (such as \\ud800), which is not Unicode text ("),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_valid_surrogate_pair_and_an_escaped_backslash_are_left_alone() {
+        assert_eq!(lenient(br#""\ud83d\ude00""#, '?'), r#""\ud83d\ude00""#);
+        assert_eq!(lenient(br#""\\ud800""#, '?'), r#""\\ud800""#);
+        assert_eq!(lenient(br#""\ud800\ud800x""#, '?'), r#""??x""#);
+        assert_eq!(lenient(b"\"\\", '?'), "\"\\");
+        assert_eq!(lenient(b"\"\\u12", '?'), "\"\\u12");
+    }
+
+    #[test]
+    fn an_id_that_is_itself_damaged_is_not_recovered() {
+        let r = rejected(r#"{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{}}"#);
+        let reply = reply(&r);
+        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["error"]["code"], PARSE_ERROR);
+        assert_eq!(r.record.method.as_deref(), Some("tools/call"));
+        // Damage outside the params is no params error.
+        let r = rejected(r#"{"jsonrpc":"2.0\ud800","id":4,"method":"ping"}"#);
+        assert_eq!(reply_code(&r), PARSE_ERROR);
+        assert_eq!(r.record.id, Some(json!(4)));
+    }
+
+    fn reply_code(r: &Rejected) -> i64 {
+        reply(r)["error"]["code"].as_i64().unwrap()
+    }
+
+    #[test]
+    fn notifications_and_responses_get_no_reply_but_are_recorded() {
+        let r = rejected(
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\ud800"}}"#,
+        );
+        assert_eq!(r.reply, None);
+        assert_eq!(r.record.code, None);
+        assert_eq!(r.record.method.as_deref(), Some("notifications/message"));
+        let r = rejected(r#"{"jsonrpc":"2.0","id":1,"result":{"x":"\ud800"}}"#);
+        assert_eq!(r.reply, None);
+        // A damaged member name may have been the id's: answered, id null.
+        let r = rejected(r#"{"jsonrpc":"2.0","i\ud800d":5,"method":"ping"}"#);
+        assert_eq!(reply(&r)["id"], Value::Null);
+    }
+
+    #[test]
+    fn an_oversized_line_is_answered_without_being_held() {
+        let r = oversized(1000, b"{\"jsonrpc\"", 100);
+        assert_eq!(reply_code(&r), PARSE_ERROR);
+        assert_eq!(r.record.line_bytes, 1000);
+        assert_eq!(r.record.line_preview, "{\"jsonrpc\"");
+        assert!(
+            r.message.contains("1000 bytes, more than the 100 bytes"),
+            "{}",
+            r.message
+        );
+    }
+
+    /// Runs `read_lines` over `input` with a limit of `max` bytes: what rmcp
+    /// received, the replies, and the rejections recorded.
+    async fn filter(input: &[u8], max: usize) -> (Vec<u8>, Vec<Vec<u8>>, Vec<Rejected>) {
+        let (to_rmcp, mut rmcp_in) = tokio::io::duplex(1 << 16);
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut recorded = Vec::new();
+        let reading = read_lines(input, to_rmcp, sender, max, |r| recorded.push(r.clone()));
+        let mut passed = Vec::new();
+        let (_, read) = tokio::join!(reading, rmcp_in.read_to_end(&mut passed));
+        read.unwrap();
+        let mut replies = Vec::new();
+        while let Ok(reply) = receiver.try_recv() {
+            replies.push(reply);
+        }
+        (passed, replies, recorded)
+    }
+
+    #[tokio::test]
+    async fn good_lines_reach_rmcp_unchanged_and_bad_ones_are_answered() {
+        let long = format!("{{\"long\":\"{}\"}}", "x".repeat(100));
+        let input = format!(
+            "{{\"a\":1}}\n{{\"a\":,}}\n\n{{\"b\":\"\\ud83d\\ude00\"}}\r\n{long}\n{{\"c\":2}}"
+        );
+        let (passed, replies, recorded) = filter(input.as_bytes(), 64).await;
+        assert_eq!(
+            String::from_utf8(passed).unwrap(),
+            "{\"a\":1}\n{\"b\":\"\\ud83d\\ude00\"}\r\n{\"c\":2}\n"
+        );
+        assert_eq!(replies.len(), 2);
+        assert_eq!(recorded.len(), 2);
+        assert_eq!(recorded[1].record.line_bytes, long.len());
+        assert!(recorded[1].message.contains("more than the 64 bytes"));
+    }
+
+    #[tokio::test]
+    async fn replies_never_land_inside_an_rmcp_line() {
+        let (mut rmcp_out, from_rmcp) = tokio::io::duplex(8);
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut out = Vec::new();
+        let writing = write_lines(from_rmcp, receiver, &mut out);
+        let feeding = async move {
+            rmcp_out
+                .write_all(b"{\"rmcp\":\"first line, long")
+                .await
+                .unwrap();
+            sender.send(b"{\"reply\":1}\n".to_vec()).unwrap();
+            tokio::task::yield_now().await;
+            rmcp_out
+                .write_all(b" enough to be split\"}\n{\"rmcp\":2}\n")
+                .await
+                .unwrap();
+            sender.send(b"{\"reply\":2}\n".to_vec()).unwrap();
+            drop(sender);
+            drop(rmcp_out);
+        };
+        let (written, ()) = tokio::join!(writing, feeding);
+        written.unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "{\"reply\":1}",
+                "{\"reply\":2}",
+                "{\"rmcp\":\"first line, long enough to be split\"}",
+                "{\"rmcp\":2}",
+            ]
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Whatever the bytes, judging them does not panic, and a reply is
+        /// one JSON-RPC error line.
+        #[test]
+        fn judging_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            check_verdict(&bytes);
+        }
+
+        /// The same over text shaped like JSON-RPC with escapes, surrogates
+        /// and stray bytes, where the lenient reading does most of its work.
+        #[test]
+        fn judging_json_like_text_never_panics(
+            parts in proptest::collection::vec(prop_oneof![
+                Just(&b"{\"jsonrpc\":\"2.0\",\"id\":"[..]),
+                Just(&b"\"method\":\"tools/call\",\"params\":{\"name\":\"submit_csv\",\"arguments\":{\"csv\":\""[..]),
+                Just(&b"\\ud800"[..]), Just(&b"\\udc00"[..]), Just(&b"\\ud83d\\ude00"[..]),
+                Just(&b"\\\\"[..]), Just(&b"\\u"[..]), Just(&b"\\"[..]), Just(&b"\""[..]),
+                Just(&b"}"[..]), Just(&b"{"[..]), Just(&b","[..]), Just(&b":"[..]), Just(&b"1"[..]),
+                Just(&b"\xff"[..]), Just(&b"\xe2\x82"[..]), Just("été 中文 😀\u{301}".as_bytes()),
+                Just(&b"\n"[..]), Just(&b"\r"[..]), Just(&b"\xEF\xBB\xBF"[..]),
+            ], 0..40)
+        ) {
+            check_verdict(&parts.concat());
+        }
+
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Every line serde_json reads as JSON goes to rmcp.
+        #[test]
+        fn json_always_passes(
+            text in any::<String>(),
+            number in any::<i64>(),
+            list in proptest::collection::vec(any::<String>(), 0..4),
+        ) {
+            let line = serde_json::to_vec(&json!({"a": text, "b": number, "d": list})).unwrap();
+            prop_assert_eq!(judge(&line), Verdict::Pass);
+        }
+    }
+
+    fn check_verdict(bytes: &[u8]) {
+        if let Verdict::Reject(r) = judge(bytes) {
+            assert!(r.record.line_preview.chars().count() <= LINE_PREVIEW_CHARS);
+            assert_eq!(
+                r.record.line_bytes,
+                bytes.strip_suffix(b"\n").unwrap_or(bytes).len()
+            );
+            if r.reply.is_some() {
+                let reply = reply(&r);
+                assert_eq!(reply["jsonrpc"], "2.0");
+                let code = reply["error"]["code"].as_i64().unwrap();
+                assert!(code == PARSE_ERROR || code == INVALID_PARAMS);
+            }
+        }
+    }
+}
