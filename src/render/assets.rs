@@ -579,19 +579,51 @@ pub fn rewrite_link(target: &str) -> String {
     target.to_string()
 }
 
+/// Raw HTML as a page shows it ([`rewrite_raw_html`]).
+#[derive(Debug, Default)]
+pub struct RawHtml {
+    /// The rewritten HTML.
+    pub html: String,
+    /// The local files it read (images).
+    pub read: Vec<PathBuf>,
+    /// The tags dropped because they would navigate the page or change
+    /// its base, as written.
+    pub dropped: Vec<String>,
+}
+
+/// True for a tag that would send the page elsewhere or change what its
+/// links mean, which the Content-Security-Policy does not govern: `<meta
+/// http-equiv>` (a `refresh` navigates) and `<base>`. `tag_lower` is the
+/// whole tag, ASCII-lowercased.
+fn navigating_tag(tag_lower: &str) -> bool {
+    let name: String = tag_lower
+        .chars()
+        .skip(1)
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    match name.as_str() {
+        "base" => true,
+        "meta" => attributes(tag_lower).iter().any(|(n, _)| n == "http-equiv"),
+        _ => false,
+    }
+}
+
 /// Rewrites `src="..."` of `<img>` tags and `href="..."` of `<a>` tags in
 /// raw HTML (prose may hold `<img src="assets/logo.png">` or a `<p
-/// align="center">` block): images inlined, Markdown links to HTML.
-/// Returns the rewritten HTML and the local files it read.
+/// align="center">` block): images inlined, Markdown links to HTML. Tags
+/// that would navigate the page or change its base ([`navigating_tag`])
+/// are dropped and named, so nothing in prose can send a reader elsewhere
+/// (`docs/PUBLISHING.md`).
 pub fn rewrite_raw_html(
     html: &str,
     base: &Path,
     prefix: &str,
     counter: &mut usize,
     assets: &dyn Assets,
-) -> (String, Vec<PathBuf>) {
+) -> RawHtml {
     let mut out = String::with_capacity(html.len());
     let mut read = Vec::new();
+    let mut dropped = Vec::new();
     let lower = html.to_ascii_lowercase();
     let mut at = 0;
     while let Some(i) = lower[at..].find('<') {
@@ -599,12 +631,18 @@ pub fn rewrite_raw_html(
         out.push_str(&html[at..start]);
         let Some(end) = tag_end(&html[start..]) else {
             out.push_str(&html[start..]);
-            return (out, read);
+            return RawHtml {
+                html: out,
+                read,
+                dropped,
+            };
         };
         let len = end - 1;
         let tag = &html[start..=start + len];
         let tag_lower = &lower[start..=start + len];
-        if tag_lower.starts_with("<img") {
+        if navigating_tag(tag_lower) {
+            dropped.push(tag.to_string());
+        } else if tag_lower.starts_with("<img") {
             if let Some(src) = attribute(tag, "src") {
                 *counter += 1;
                 let alt = attribute(tag, "alt").unwrap_or_default();
@@ -661,7 +699,11 @@ pub fn rewrite_raw_html(
         at = start + len + 1;
     }
     out.push_str(&html[at..]);
-    (out, read)
+    RawHtml {
+        html: out,
+        read,
+        dropped,
+    }
 }
 
 /// The length in bytes of the HTML tag `text` starts with (up to and
@@ -938,7 +980,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("p.png"), b"\x89PNG").unwrap();
         let mut n = 0;
-        let (html, _) = rewrite_raw_html(
+        let RawHtml { html, .. } = rewrite_raw_html(
             &format!("{tag} after"),
             dir.path(),
             "p",
@@ -953,10 +995,27 @@ mod tests {
     /// A raw link is rewritten in its href, not wherever its text first
     /// occurs, and a raw `javascript:` link goes nowhere.
     #[test]
+    fn tags_that_navigate_or_rebase_the_page_are_dropped_and_named() {
+        let html = "<p>a</p><meta http-equiv=\"refresh\" content=\"0; url=https://x.example/\">\
+                    <META HTTP-EQUIV='Refresh' CONTENT='1'><base href=\"https://x.example/\">\
+                    <BASE\nhref=/><meta name=\"description\" content=\"kept\"><metadata>m</metadata>\
+                    <basefont>b";
+        let mut n = 0;
+        let raw = rewrite_raw_html(html, Path::new("."), "p", &mut n, &AssetMap::new());
+        assert_eq!(
+            raw.html,
+            "<p>a</p><meta name=\"description\" content=\"kept\"><metadata>m</metadata><basefont>b"
+        );
+        assert_eq!(raw.dropped.len(), 4, "{:?}", raw.dropped);
+        assert!(raw.dropped[0].starts_with("<meta http-equiv=\"refresh\""));
+        assert_eq!(raw.dropped[3], "<BASE\nhref=/>");
+    }
+
+    #[test]
     fn raw_links_are_rewritten_in_their_href() {
         let dir = tempfile::tempdir().unwrap();
         let mut n = 0;
-        let (html, _) = rewrite_raw_html(
+        let RawHtml { html, .. } = rewrite_raw_html(
             r#"<a title="a.md" href="a.md?x=1&amp;y=2#s">A</a> <a href="javascript:alert(1)">B</a> <a href="https://x/a.md">C</a>"#,
             dir.path(),
             "p",
@@ -1002,7 +1061,7 @@ mod tests {
         )
         .unwrap();
         let mut n = 0;
-        let (html, _) = rewrite_raw_html(
+        let RawHtml { html, .. } = rewrite_raw_html(
             "<img alt=\"Logo\" width=\"250\" src=\"logo.svg\"><img src=\"bare.svg\" height=\"10\"><img src=\"logo.svg\">",
             dir.path(),
             "p",
@@ -1040,7 +1099,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("logo.png"), b"\x89PNG").unwrap();
         let mut n = 0;
-        let (html, read) = rewrite_raw_html(
+        let RawHtml { html, read, .. } = rewrite_raw_html(
             "<p align=\"center\"><img src=\"logo.png\" width=\"40%\" alt=\"# logo\"><a href=\"README_zh.md\">中文</a></p>",
             dir.path(),
             "r",

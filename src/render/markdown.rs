@@ -28,6 +28,9 @@ pub struct Rendered {
     pub read: Vec<PathBuf>,
     /// Images that were referenced but not found, as written.
     pub missing: Vec<String>,
+    /// Raw HTML tags dropped because they would navigate the page or
+    /// change its base (`<meta http-equiv>`, `<base>`), as written.
+    pub dropped: Vec<String>,
 }
 
 /// The parser options every page uses.
@@ -72,6 +75,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         figures: 0,
         read: Vec::new(),
         missing: Vec::new(),
+        dropped: Vec::new(),
         used: HashMap::new(),
         taken: std::collections::HashSet::new(),
         notes: HashMap::new(),
@@ -142,6 +146,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         body,
         read: page.read,
         missing: page.missing,
+        dropped: page.dropped,
     }
 }
 
@@ -183,6 +188,7 @@ struct Page<'p> {
     figures: usize,
     read: Vec<PathBuf>,
     missing: Vec<String>,
+    dropped: Vec<String>,
     /// Heading slugs and how often each was used.
     used: HashMap<String, usize>,
     /// Every id given out (headings and footnotes).
@@ -310,15 +316,16 @@ impl Page<'_> {
     }
 
     fn raw_html(&mut self, text: &str) -> String {
-        let (html, files) = rewrite_raw_html(
+        let raw = rewrite_raw_html(
             text,
             self.base,
             &format!("{}h", self.prefix),
             &mut self.figures,
             self.assets,
         );
-        self.read.extend(files);
-        html
+        self.read.extend(raw.read);
+        self.dropped.extend(raw.dropped);
+        raw.html
     }
 }
 

@@ -94,6 +94,13 @@ pub fn page_with(
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }
+    for tag in &rendered.dropped {
+        warnings.push(format!(
+            "{}: {} dropped: raw HTML may not send the page elsewhere or change its base",
+            path.display(),
+            tag.split_whitespace().collect::<Vec<_>>().join(" ")
+        ));
+    }
     let title = rendered.title.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())

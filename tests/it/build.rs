@@ -1096,6 +1096,37 @@ mod regression {
         assert!(!d.join("site/roots/runs-cut").exists());
     }
 
+    // A `<meta http-equiv="refresh">` in prose sent the published page
+    // elsewhere: the Content-Security-Policy does not govern navigation.
+    #[test]
+    fn raw_html_that_navigates_or_rebases_the_page_is_dropped_and_named() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("NOTES.md"),
+            "# Notes\n\n<meta http-equiv=\"refresh\" content=\"0; url=https://x.example/\">\n\n\
+             <base href=\"https://x.example/\">\n\n<details><summary>kept</summary>text</details>\n",
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains(
+                "warning: ./NOTES.md: <meta http-equiv=\"refresh\" content=\"0; \
+                 url=https://x.example/\"> dropped: raw HTML may not send the page elsewhere"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("warning: ./NOTES.md: <base href=\"https://x.example/\"> dropped"),
+            "{err}"
+        );
+        let page = std::fs::read_to_string(d.join("NOTES.html")).unwrap();
+        assert!(!page.contains("x.example"), "{page}");
+        assert!(!page.contains("<base"), "{page}");
+        assert!(page.contains("<details><summary>kept</summary>"), "{page}");
+    }
+
     // freeze on a frozen root exited 2 as if something were wrong.
     #[test]
     fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {
