@@ -104,7 +104,16 @@ impl Error {
         let reason = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file or folder".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => err.to_string(),
+            // The system's words alone: tempfile adds ` at path "…"`, the
+            // path of its temporary file (`.okn-tmp-…`), to an error's
+            // text, and the file being written is already named.
+            _ => {
+                let text = err.to_string();
+                match text.find(" at path \"") {
+                    Some(at) => text[..at].to_string(),
+                    None => text,
+                }
+            }
         };
         Error::File {
             path: path.as_ref().to_path_buf(),

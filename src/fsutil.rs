@@ -147,6 +147,36 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> crate::error::
 mod tests {
     use super::*;
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_error_of_the_temporary_file_names_the_file_being_written() {
+        // /dev/full is not a folder: the temporary file cannot be made in
+        // it, and tempfile's error names the temporary file.
+        let e = tempfile::Builder::new()
+            .prefix(TEMPORARY_PREFIX)
+            .tempfile_in("/dev/full")
+            .unwrap_err();
+        assert!(e.to_string().contains(TEMPORARY_PREFIX), "{e}");
+        let message = Error::io(Path::new("out/README.md"), "write", e).to_string();
+        assert_eq!(
+            message,
+            "out/README.md: cannot write: Not a directory (os error 20)"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_not_the_temporary_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("README.md");
+        std::fs::create_dir(&target).unwrap();
+        let message = write_atomic(&target, b"x").unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("{}: cannot write: ", target.display())),
+            "{message}"
+        );
+        assert!(!message.contains(TEMPORARY_PREFIX), "{message}");
+    }
+
     #[test]
     fn writes_and_replaces_atomically() {
         let dir = tempfile::tempdir().unwrap();

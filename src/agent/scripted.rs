@@ -160,7 +160,11 @@ async fn answer(client: &Session, record: &Record, played: &Strategy) -> (String
                 .call_tool(CallToolRequestParams::new(SUBMIT_CSV).with_arguments(submit))
                 .await;
             turns += 1;
-            format!("submitted {} rows ({played})", answer.rows.len())
+            format!(
+                "submitted {} row{} ({played})",
+                answer.rows.len(),
+                crate::format::plural(answer.rows.len())
+            )
         }
         None => format!("ran the query and submitted nothing ({played})"),
     };

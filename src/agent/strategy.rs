@@ -95,7 +95,14 @@ impl std::str::FromStr for Strategy {
             "no-answer" => Strategy::NoAnswer,
             "hang" => Strategy::Hang,
             other => match other.strip_prefix("mixed:") {
-                Some(seed) if !seed.is_empty() => Strategy::Mixed(seed.to_string()),
+                Some(seed) if !seed.is_empty() && seed.bytes().all(|b| b.is_ascii_digit()) => {
+                    Strategy::Mixed(seed.to_string())
+                }
+                Some(seed) => {
+                    return Err(format!(
+                        "'mixed:{seed}': the seed must be a whole number, as in mixed:7"
+                    ));
+                }
                 _ => {
                     return Err(format!(
                         "unknown strategy '{other}': expected oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty, no-answer, hang or mixed:SEED"
@@ -299,6 +306,10 @@ mod tests {
             assert_eq!(name.parse::<Strategy>().unwrap().to_string(), name);
         }
         assert!("mixed:".parse::<Strategy>().is_err());
+        assert_eq!(
+            "mixed:abc".parse::<Strategy>().unwrap_err(),
+            "'mixed:abc': the seed must be a whole number, as in mixed:7"
+        );
         assert!(
             "guess"
                 .parse::<Strategy>()

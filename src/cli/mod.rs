@@ -162,10 +162,50 @@ impl CorpusArgs {
     }
 }
 
+/// `error` (clap's message for missing arguments) with its usage line
+/// replaced by the command's own, which names the required arguments and
+/// `[OPTIONS]`: clap's lists the optional flags that were given as if they
+/// were required too. `args` is the command line, program first.
+fn plain_usage(error: &str, args: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    let mut at = &mut command;
+    for arg in args.skip(1) {
+        if arg.starts_with('-') {
+            continue;
+        }
+        if at.has_subcommands() && at.find_subcommand(&arg).is_some() {
+            at = at.find_subcommand_mut(&arg).expect("found above");
+        } else {
+            break;
+        }
+    }
+    let usage = at.render_usage().to_string();
+    let mut out = String::with_capacity(error.len());
+    for line in error.lines() {
+        if line.starts_with("Usage: ") {
+            out.push_str(usage.trim_end());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code. Errors print as one `error:` line on stderr.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
+            let text = e.render().to_string();
+            errln!("{}", plain_usage(&text, std::env::args()));
+            return ExitCode::from(crate::error::EXIT_BAD_INPUT);
+        }
+        Err(e) => e.exit(),
+    };
     let outcome = match cli.command {
         Command::Build(a) => build::run(a),
         Command::Corpus(c) => corpus::run(c),

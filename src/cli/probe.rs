@@ -79,8 +79,9 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         .map(|t| t.name.to_string())
         .collect();
     outln!(
-        "all-tools: {} tools: {}; {}",
+        "all-tools: {} tool{}: {}; {}",
         offered.len(),
+        crate::format::plural(offered.len()),
         offered.join(", "),
         if instructions.is_empty() {
             "the server sends no instructions"

@@ -20,7 +20,8 @@ pub(crate) struct ReferenceArgs {
     #[command(flatten)]
     corpus: CorpusArgs,
     /// SPARQL endpoint: a SPARQL 1.1 Protocol URL, or RDF data (a .nq/.trig/.ttl file
-    /// or a folder of them) to load into the embedded store.
+    /// or a folder of them) to load into the embedded store [default: `endpoint` under
+    /// `[reference]` in the nearest okn-benchmark.toml, from the current folder up].
     #[arg(long, value_name = "URL|PATH")]
     endpoint: Option<String>,
     /// Where ground truth is cached [default: CORPUS/ground-truth].
@@ -68,7 +69,12 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
             ),
             Outcome::Failed(message) => format!("FAILED   {:id_width$}  {message}", record.id),
         };
-        outln!("[{index}/{total}] {line}");
+        // The index padded to the total's width, so the columns stay put
+        // from [9/12] to [10/12].
+        outln!(
+            "[{index:>width$}/{total}] {line}",
+            width = total.to_string().len()
+        );
     })?;
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let built = count(|o| matches!(o, Outcome::Built { .. }));

@@ -89,9 +89,12 @@ impl Faults {
         };
         let (kind, n) = spec.split_once('=').ok_or_else(usage)?;
         let n: u64 = n.trim().parse().map_err(|_| usage())?;
+        if n == 0 {
+            return Err(usage());
+        }
         match kind.trim() {
-            "rate-limit-every" if n > 0 => self.rate_limit_every = Some(n),
-            "rpc-error-every" if n > 0 => self.rpc_error_every = Some(n),
+            "rate-limit-every" => self.rate_limit_every = Some(n),
+            "rpc-error-every" => self.rpc_error_every = Some(n),
             "hang-after" => self.hang_after = Some(n),
             "die-after" => self.die_after = Some(n),
             _ => return Err(usage()),

@@ -678,11 +678,17 @@ fn condition_number(
             .get("k")
             .ok_or(format!("{name} needs k=N"))?
             .parse()
-            .map_err(|_| "k must be a whole number".to_string())?;
-        s.pass
-            .iter()
-            .position(|x| x.k == k)
-            .ok_or_else(|| format!("k={k}: {} has {} attempts per question", c.key, s.repeat))
+            .ok()
+            .filter(|k| *k >= 1)
+            .ok_or_else(|| "k must be a whole number of at least 1".to_string())?;
+        s.pass.iter().position(|x| x.k == k).ok_or_else(|| {
+            format!(
+                "k={k}: {} has {} attempt{} per question",
+                c.key,
+                s.repeat,
+                crate::format::plural(s.repeat as usize)
+            )
+        })
     };
     Ok(match metric {
         Metric::ExactRate => show(s.exact_rate),

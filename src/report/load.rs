@@ -296,8 +296,12 @@ fn counts(q: &QuestionSummary) -> [Option<u32>; 6] {
 
 fn counts_text(q: &QuestionSummary) -> String {
     format!(
-        "{} attempts, {} measured, {} blocked, {} exact",
-        q.attempts, q.measured, q.blocked, q.exact
+        "{} attempt{}, {} measured, {} blocked, {} exact",
+        q.attempts,
+        crate::format::plural(q.attempts as usize),
+        q.measured,
+        q.blocked,
+        q.exact
     )
 }
 

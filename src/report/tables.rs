@@ -169,8 +169,11 @@ impl ConditionFigure {
             ConditionFigure::Blocked => a.blocked_attempts.into(),
             ConditionFigure::BlockedInWords if a.blocked_attempts == 0 => none(),
             ConditionFigure::BlockedInWords => format!(
-                "{} attempts, {} questions measured nothing",
-                a.blocked_attempts, a.measured_nothing
+                "{} attempt{}, {} question{} measured nothing",
+                a.blocked_attempts,
+                crate::format::plural(a.blocked_attempts as usize),
+                a.measured_nothing,
+                crate::format::plural(a.measured_nothing as usize)
             )
             .into(),
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),

@@ -334,8 +334,9 @@ impl Scope<'_> {
         for n in attempt_numbers(&root.condition_dir(id, name)) {
             if n == 0 || n > repeat {
                 outcome.problems.push(format!(
-                    "{}: left out (the condition has {repeat} attempts a question)",
-                    root.attempt_dir(id, name, n).display()
+                    "{}: left out (the condition has {repeat} attempt{} a question)",
+                    root.attempt_dir(id, name, n).display(),
+                    crate::format::plural(repeat as usize)
                 ));
             }
         }

@@ -424,9 +424,10 @@ fn ground_truths(
         )?;
     } else {
         return Err(Error::Usage(format!(
-            "no ground truth for {} of {} records ({}): run 'okn-benchmark reference --corpus {}' first",
+            "no ground truth for {} of {} record{} ({}): run 'okn-benchmark reference --corpus {}' first",
             missing.len(),
             selected.len(),
+            crate::format::plural(selected.len()),
             missing
                 .iter()
                 .take(5)
@@ -870,7 +871,7 @@ fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String
     args
 }
 
-/// The progress line of one attempt: `[2/12] ID  attempt 1/3  4.2 s
+/// The progress line of one attempt: `[ 2/12] ID  attempt 1/3  4.2 s
 /// exact (f1 1.00)`. `seconds` is how long it took, `None` when `--resume`
 /// reused it.
 fn progress_line(
@@ -882,9 +883,12 @@ fn progress_line(
 ) -> String {
     let verdict = result.verdict().line();
     format!(
-        "[{index}/{total}] {id}  attempt {attempt}/{repeat}  {}  {verdict}{}",
+        "[{index:>width$}/{total}] {id}  attempt {attempt:>repeat_width$}/{repeat}  {}  {verdict}{}",
         seconds.map_or_else(|| "-".to_string(), |s| format!("{s:.1} s")),
-        if seconds.is_none() { "  [resumed]" } else { "" }
+        if seconds.is_none() { "  [resumed]" } else { "" },
+        // Padded to the totals' widths: the columns stay put from 9 to 10.
+        width = total.to_string().len(),
+        repeat_width = repeat.to_string().len(),
     )
 }
 

@@ -749,6 +749,8 @@ pub struct HttpEndpoint {
     agent: ureq::Agent,
     url: String,
     info: EndpointInfo,
+    /// The whole-request timeout a query has unless its limits set one.
+    timeout: Duration,
 }
 
 impl HttpEndpoint {
@@ -771,6 +773,7 @@ impl HttpEndpoint {
                 engine_version: None,
                 identity: url.to_string(),
             },
+            timeout,
         }
     }
 }
@@ -816,12 +819,13 @@ impl HttpEndpoint {
         if let Some(timeout) = timeout {
             request = request.config().timeout_global(Some(timeout)).build();
         }
+        let waited = timeout.unwrap_or(self.timeout);
         let response = request
             .send_form(
                 std::iter::once(("query", sparql))
                     .chain(default_graph.map(|g| ("default-graph-uri", g))),
             )
-            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
+            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e, waited)))?;
         let status = response.status();
         let location = response
             .headers()
@@ -833,7 +837,7 @@ impl HttpEndpoint {
             .with_config()
             .limit(1 << 30)
             .read_to_vec()
-            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e)))?;
+            .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e, waited)))?;
         if status.is_redirection() {
             return Err(QueryError::Failed(format!(
                 "HTTP {} from {}: it redirects to {}; use that URL as the endpoint",
@@ -887,9 +891,16 @@ impl HttpEndpoint {
     }
 }
 
-fn describe_transport_error(url: &str, error: &ureq::Error) -> String {
+fn describe_transport_error(url: &str, error: &ureq::Error, timeout: Duration) -> String {
     match error {
-        ureq::Error::Timeout(_) => format!("{url} did not answer within the timeout"),
+        ureq::Error::Timeout(_) => format!(
+            "{url} did not answer within the timeout of {} s",
+            if timeout.subsec_millis() == 0 {
+                timeout.as_secs().to_string()
+            } else {
+                format!("{:.1}", timeout.as_secs_f64())
+            }
+        ),
         ureq::Error::ConnectionFailed | ureq::Error::Io(_) => {
             format!("cannot reach {url}: {error} (is the endpoint running, and the URL right?)")
         }

@@ -1127,6 +1127,25 @@ mod regression {
         assert!(page.contains("<details><summary>kept</summary>"), "{page}");
     }
 
+    // A region's `k=0` was told "has N attempts per question", not that k
+    // must be at least 1.
+    #[test]
+    fn a_region_with_k_zero_says_k_must_be_at_least_one() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/SUMMARY.md"),
+            "# S\n\nPass: <!-- okn:number condition=named metric=pass-at-k k=0 -->?<!-- /okn:number -->\n",
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("k must be a whole number of at least 1"),
+            "{err}"
+        );
+    }
+
     // freeze on a frozen root exited 2 as if something were wrong.
     #[test]
     fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {

@@ -373,7 +373,7 @@ fn a_server_that_never_answers_hits_the_timeout() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stdout(&out).contains("did not answer within the timeout"),
+        stdout(&out).contains("did not answer within the timeout of 1 s"),
         "{}",
         stdout(&out)
     );

@@ -150,4 +150,118 @@ mod regression {
             .status(0)
             .run();
     }
+
+    // `kg-server --fault hang-after=0` was accepted though the help says
+    // N is a positive integer.
+    #[test]
+    fn a_fault_count_of_zero_is_refused_as_the_help_says() {
+        for kind in [
+            "rate-limit-every",
+            "rpc-error-every",
+            "hang-after",
+            "die-after",
+        ] {
+            Test::in_repo()
+                .args(["kg-server", "--data", "demo/kg", "--fault"])
+                .arg(format!("{kind}=0"))
+                .stderr_contains(format!(
+                    "--fault '{kind}=0': expected rate-limit-every=N, rpc-error-every=N, \
+                     hang-after=N or die-after=N (N a positive integer)"
+                ))
+                .status(2)
+                .run();
+        }
+    }
+
+    // The README named three of the four fault kinds.
+    #[test]
+    fn the_readme_names_every_fault_kind() {
+        let readme = std::fs::read_to_string(crate::support::repo().join("README.md")).unwrap();
+        for kind in [
+            "rate-limit-every",
+            "rpc-error-every",
+            "hang-after",
+            "die-after",
+        ] {
+            assert!(
+                readme.contains(&format!("`{kind}=N`")),
+                "README lacks {kind}"
+            );
+        }
+    }
+
+    // Messages said "1 tools".
+    #[test]
+    fn one_tool_is_one_tool() {
+        Test::in_repo()
+            .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+            .args([
+                "--without-tool",
+                "get_schema",
+                "--without-tool",
+                "get_descendants",
+            ])
+            .args([
+                "--without-tool",
+                "list_graphs",
+                "--without-tool",
+                "lookup_uri",
+            ])
+            .args(["--without-tool", "query"])
+            .stdout_contains("all-tools: 1 tool: submit_csv;")
+            .status(0)
+            .run();
+    }
+
+    // `reference --help` did not say the endpoint may come from
+    // okn-benchmark.toml.
+    #[test]
+    fn reference_help_says_where_the_endpoint_comes_from() {
+        let out = Test::new().args(["reference", "--help"]).run();
+        let flat = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "[default: `endpoint` under `[reference]` in the nearest okn-benchmark.toml"
+            ),
+            "{}",
+            out.stdout
+        );
+    }
+
+    // After a missing-argument error, the usage line listed the optional
+    // flags that were given as if they were required.
+    #[test]
+    fn the_usage_after_a_missing_argument_lists_only_what_is_required() {
+        let out = Test::new()
+            .args([
+                "run",
+                "--profile",
+                "p.toml",
+                "--repeat",
+                "2",
+                "--corpus",
+                "c",
+            ])
+            .stderr_contains(
+                "\nUsage: okn-benchmark run [OPTIONS] --corpus <DIR|GIT-URL> --out <ROOT> --tools \
+                 <TOOLS> --kg-hint <KG_HINT>\n",
+            )
+            .status(2)
+            .run();
+        assert!(
+            out.stderr.starts_with(
+                "error: the following required arguments were not provided:\n  --out <ROOT>\n"
+            ),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("--repeat <N>"), "{}", out.stderr);
+        Test::new()
+            .args(["corpus", "list"])
+            .stderr_contains(
+                "\nUsage: okn-benchmark corpus list [OPTIONS] --corpus <DIR|GIT-URL>\n",
+            )
+            .status(2)
+            .run();
+    }
 }

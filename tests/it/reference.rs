@@ -327,3 +327,35 @@ fn selfcheck_expects_the_fallbacks_where_the_guards_withdraw() {
         .stdout("ok    a_x  (7 checks)\n1 record, 7 checks, 0 findings\n")
         .run();
 }
+
+mod regression {
+    //! One test per fixed defect, named after what it guards; the comment
+    //! says what broke.
+
+    use super::*;
+
+    // The progress column shifted by one at [10/12].
+    #[test]
+    fn the_progress_columns_stay_put_past_nine_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Test::in_repo()
+            .args([
+                "reference",
+                "--corpus",
+                "demo/benchmarks-cross",
+                "--ground-truth",
+            ])
+            .arg(dir.path())
+            .run();
+        let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('[')).collect();
+        assert_eq!(lines.len(), 12, "{}", out.stdout);
+        assert!(lines[0].starts_with("[ 1/12] built    "), "{}", out.stdout);
+        assert!(lines[9].starts_with("[10/12] built    "), "{}", out.stdout);
+        // What follows the counter starts in one column on every line.
+        assert!(
+            lines.iter().all(|l| l.find(" built ") == Some(7)),
+            "{}",
+            out.stdout
+        );
+    }
+}

@@ -351,7 +351,7 @@ fn refused_combinations_stop_before_anything_runs() {
     ]
     .concat());
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no ground truth for 1 of 1 records (ubergraph-doid-xref_single): run 'okn-benchmark reference"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no ground truth for 1 of 1 record (ubergraph-doid-xref_single): run 'okn-benchmark reference"), "{}", stderr(&o));
 }
 
 #[test]
@@ -1800,5 +1800,23 @@ mod regression {
             stdout(&o)
         );
         assert!(!lock.exists());
+    }
+
+    // `scripted:mixed:abc` was accepted as a seed.
+    #[test]
+    fn a_mixed_seed_that_is_not_a_number_is_refused() {
+        let (_keep, out) = out_dir();
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:mixed:abc", "--limit", "1"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("'mixed:abc': the seed must be a whole number, as in mixed:7"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
     }
 }
