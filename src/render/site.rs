@@ -30,7 +30,7 @@ use super::Theme;
 use super::escape_html;
 use super::study::StudyView;
 use crate::error::Result;
-use crate::format::{agent_model, check, fixed, interval, rate, seconds};
+use crate::format::{agent_model, check, fraction, interval, rate, seconds};
 use crate::layout::ATTEMPT_FILES;
 use crate::layout::{
     CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE, RunsRoot,
@@ -814,12 +814,12 @@ fn score_view(s: &crate::score::Score) -> ScoreView {
     ScoreView {
         exact: check(Some(s.exact)),
         ordered: check(s.ordered),
-        f1: fixed(s.f1, 2),
-        precision: fixed(s.row_precision, 2),
-        recall: fixed(s.row_recall, 2),
+        f1: fraction(s.f1, 2),
+        precision: fraction(s.row_precision, 2),
+        recall: fraction(s.row_recall, 2),
         strict_exact: check(Some(s.strict_exact)),
         strict_ordered: check(s.strict_ordered),
-        strict_f1: fixed(s.strict_f1, 2),
+        strict_f1: fraction(s.strict_f1, 2),
         answer_rows: s.answer_rows,
         key_rows: s.key_rows,
         matched_rows: s.matched_rows,

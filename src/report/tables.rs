@@ -398,14 +398,16 @@ pub const SUMMARY_COLUMNS: [&str; 17] = [
 ];
 
 /// One `summary.csv` row for an attempt: values as recorded, F1 to four
-/// decimals and seconds to the millisecond; a blocked attempt has no
-/// verdict (empty `exact`, `ordered`, `f1`).
+/// decimals (more where four would round a value below 1 to `1.0000` or
+/// above 0 to `0.0000`: [`crate::format::fraction`]) and seconds to the
+/// millisecond; a blocked attempt has no verdict (empty `exact`,
+/// `ordered`, `f1`).
 pub fn summary_row(
     result: &QuestionResult,
     identity: &Identity,
     attempt: &AttemptResult,
 ) -> Vec<Cell> {
-    use crate::format::fixed;
+    use crate::format::{fixed, fraction};
     let blank = |blocked: bool, text: String| if blocked { String::new() } else { text };
     vec![
         result.question.clone(),
@@ -422,7 +424,7 @@ pub fn summary_row(
             (false, Some(o)) => o.to_string(),
             _ => String::new(),
         },
-        blank(attempt.blocked, fixed(attempt.f1, 4)),
+        blank(attempt.blocked, fraction(attempt.f1, 4)),
         attempt.queries.to_string(),
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 3),
