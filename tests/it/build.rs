@@ -1101,4 +1101,98 @@ mod regression {
         // A folder with no runs root and no study gets no site/.
         assert!(!project.join("site").exists() && !project.join("notes/site").exists());
     }
+
+    // The attempt page of a 3,965-row answer with one row dropped showed
+    // the first 500 rows, all the same, then "3465 more rows not shown":
+    // the missing row never appeared, and the header said "Not exact ·
+    // F1 1.00".
+    #[test]
+    fn the_one_row_missing_from_thousands_is_shown_and_its_f1_is_not_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // 61 × 65 = 3,965 rows; the scripted drop-row agent leaves out the
+        // last the server returns, (31, 33), which sorts into the middle.
+        let a: Vec<String> = std::iter::once(31)
+            .chain((1..=61).filter(|i| *i != 31))
+            .map(|i| i.to_string())
+            .collect();
+        let b: Vec<String> = (1..=65)
+            .filter(|i| *i != 33)
+            .chain(std::iter::once(33))
+            .map(|i| i.to_string())
+            .collect();
+        std::fs::create_dir_all(d.join("corpus")).unwrap();
+        std::fs::write(
+            d.join("corpus/grid_t.rq"),
+            format!(
+                "#+ summary: Every pair of a number from 1 to 61 and one from 1 to 65, as a set.\n#+ tags:\n#+   - spoke-okn\n\nSELECT ?a ?b WHERE {{ VALUES ?a {{ {} }} VALUES ?b {{ {} }} }}\n",
+                a.join(" "),
+                b.join(" ")
+            ),
+        )
+        .unwrap();
+        let o = crate::support::okn()
+            .arg("reference")
+            .arg("--corpus")
+            .arg(d.join("corpus"))
+            .args(["--endpoint", "demo/kg"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+        let o = crate::support::okn()
+            .arg("run")
+            .arg("--corpus")
+            .arg(d.join("corpus"))
+            .args([
+                "--agent",
+                "scripted:drop-row",
+                "--profile",
+                "profiles/demo-kg.local.toml",
+                "--tools",
+                "all-tools",
+                "--kg-hint",
+                "tags",
+                "--out",
+            ])
+            .arg(d.join("runs-grid"))
+            .output()
+            .unwrap();
+        let said = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{said}{}",
+            crate::support::stderr(&o)
+        );
+        // F1 = 7928/7929: below 1, so never "1.00".
+        assert!(said.contains("miss (f1 0.9999)"), "{said}");
+        assert!(said.contains("mean F1 0.9999"), "{said}");
+        build(d);
+        let page = std::fs::read_to_string(
+            d.join("site/roots/runs-grid/a/grid_t/demo-kg-all-tools__kg-named/attempt-1.html"),
+        )
+        .unwrap();
+        assert!(page.contains("Not exact · F1 0.9999"), "{page}");
+        assert!(
+            page.contains("<td>0.9999</td><td>1.00</td><td>0.9997</td>"),
+            "F1, precision and recall: {page}"
+        );
+        // The missing row, first of all, with three identical rows each side.
+        assert!(
+            page.contains(
+                "<tr class=\"same\"><td></td><td><code>31,32</code></td></tr>\n<tr class=\"del\"><td>−</td><td><code>31,33</code></td></tr>\n<tr class=\"same\"><td></td><td><code>31,34</code></td></tr>"
+            ),
+            "{page}"
+        );
+        assert_eq!(page.matches("<tr class=\"del\">").count(), 1, "{page}");
+        assert_eq!(page.matches("<tr class=\"same\">").count(), 1 + 6, "{page}");
+        assert!(
+            page.contains("1 row missing from the answer, 0 extra in it; 3964 identical. Every differing row is shown, with up to 3 identical rows around it; 3958 of the 3964 identical rows are not shown."),
+            "{page}"
+        );
+        assert!(!page.contains("more rows not shown"), "{page}");
+        let readme = std::fs::read_to_string(d.join("runs-grid/README.md")).unwrap();
+        assert!(!readme.contains("| 1.00 | 0 | 0 | 0 |"), "{readme}");
+        assert!(readme.contains("| 0.9999 |"), "{readme}");
+    }
 }
