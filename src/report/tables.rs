@@ -656,6 +656,32 @@ pub fn study_questions(data: &StudyData, text: bool) -> Grid {
     grid
 }
 
+/// The measured attempts by the strategy the scripted agent recorded
+/// playing ([`StudyData::strategies`]): attempts, exact in each tier, and
+/// exact only once normalized. Attempts that record no strategy are the
+/// last row, `not recorded`.
+pub fn strategies(counts: &[crate::report::study::StrategyCount]) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("strategy played", Left),
+        Column::new("attempts", Right),
+        Column::new("exact", Right),
+        Column::new("strict exact", Right),
+        Column::new("exact only once normalized", Right),
+    ]);
+    for c in counts {
+        grid.push(vec![
+            c.strategy
+                .as_ref()
+                .map_or_else(|| Cell::from("not recorded"), |s| Cell::Code(s.clone())),
+            c.attempts.into(),
+            c.exact.into(),
+            c.strict_exact.into(),
+            c.normalized_only.into(),
+        ]);
+    }
+    grid
+}
+
 /// The questions that separate a study's conditions, with the labels of
 /// those always and never exact on it; `None` when no question does.
 pub fn separating(data: &StudyData) -> Option<Grid> {
