@@ -280,9 +280,10 @@ fn the_cycle_check_finds_a_cycle() {
 /// The modules that may read or write files: loaders, the build's IO
 /// side, the recording half, and the command line. Every other module of
 /// the reporting and render layers is a function of its inputs.
-const PURE: [&str; 19] = [
+const PURE: [&str; 20] = [
     "format",
     "report",
+    "report::diff",
     "report::grid",
     "report::stats",
     "report::study",

@@ -2,13 +2,16 @@
 //! region and terminal line formats through here, so a rate reads the same
 //! in a README, on the site, in a study's prose and in the paper's tables.
 //! (A figure labels its marks in its own compact style, `render::figures`:
-//! rates as `0.67`, intervals as `[0.50, 0.83]`.)
+//! rates as `0.67`, intervals as `[0.50, 0.83]`, each number a
+//! [`fraction`] too.)
 //!
 //! A leaf module (std only): the scorer, the CSV reader and the proxy use
 //! [`plural`] too. Conventions: a value that does not
-//! exist is [`NONE`] (`—`), never `0`; rates and F1 have two decimals;
-//! durations are [`seconds`]; a negative number uses a true minus sign
-//! (U+2212) where it is shown signed; nothing prints `-0`.
+//! exist is [`NONE`] (`—`), never `0`; rates and F1 have two decimals, or
+//! more where two would round a value strictly between 0 and 1 to `0.00`
+//! or `1.00` ([`fraction`]); durations are [`seconds`]; a negative number
+//! uses a true minus sign (U+2212) where it is shown signed; nothing
+//! prints `-0`.
 
 /// What a missing value prints as: an em dash.
 pub const NONE: &str = "—";
@@ -48,15 +51,59 @@ pub fn maybe_seconds(value: Option<f64>) -> String {
     value.map_or_else(|| NONE.to_string(), seconds)
 }
 
-/// A rate or an F1 (a fraction in [0, 1]): two decimals, [`NONE`] when
-/// there is none (nothing was measured).
-pub fn rate(value: Option<f64>) -> String {
-    value.map_or_else(|| NONE.to_string(), |v| fixed(v, 2))
+/// The fewest decimals, at least `digits`, at which `value` rounds to
+/// neither 0 nor `high` when it lies strictly between them; `digits` for
+/// any other value.
+fn digits_within(value: f64, high: f64, digits: usize) -> usize {
+    if !(value > 0.0 && value < high) {
+        return digits;
+    }
+    let mut d = digits;
+    loop {
+        let text = format!("{value:.d$}");
+        // Every f64 has a finite decimal expansion, so a value strictly
+        // inside reads as neither bound once there are decimals enough
+        // (by 17 near 1, by 324 for the smallest subnormal).
+        let reads_high = text == format!("{high:.d$}");
+        let reads_zero = text.bytes().all(|b| b == b'0' || b == b'.');
+        if !reads_high && !reads_zero {
+            return d;
+        }
+        d += 1;
+    }
 }
 
-/// A rate as a whole percentage (`67%`), [`NONE`] when there is none.
+/// A fraction in [0, 1] (a rate, an F1, a precision or a recall) with
+/// `digits` decimals, or, where `digits` would round a value strictly
+/// between 0 and 1 to 0 or to 1, the fewest decimals at which it does
+/// not, rounded to nearest as `format!` rounds: F1 `7928/7929` is
+/// `0.9999`, not `1.00`; `0.004` is `0.004`, not `0.00`. So a fraction
+/// shown as `1.00` is exactly 1, and one shown as `0.00` exactly 0
+/// (`docs/SCORING.md`, "How scores are shown"). Other values print as
+/// [`fixed`].
+pub fn fraction(value: f64, digits: usize) -> String {
+    fixed(value, digits_within(value, 1.0, digits))
+}
+
+/// A rate or an F1 (a fraction in [0, 1]): two decimals, more where two
+/// would show a value below 1 as `1.00` or above 0 as `0.00`
+/// ([`fraction`]); [`NONE`] when there is none (nothing was measured).
+pub fn rate(value: Option<f64>) -> String {
+    value.map_or_else(|| NONE.to_string(), |v| fraction(v, 2))
+}
+
+/// A rate as a percentage: whole (`67%`), or with the fewest decimals at
+/// which a rate strictly between 0 and 1 reads neither `0%` nor `100%`
+/// (`99.9%` for 999 of 1000, `0.1%` for 1 of 1000); [`NONE`] when there
+/// is none.
 pub fn percent(value: Option<f64>) -> String {
-    value.map_or_else(|| NONE.to_string(), |v| format!("{}%", fixed(v * 100.0, 0)))
+    value.map_or_else(
+        || NONE.to_string(),
+        |v| {
+            let p = v * 100.0;
+            format!("{}%", fixed(p, digits_within(p, 100.0, 0)))
+        },
+    )
 }
 
 /// `part/whole` (exact attempts over measured attempts), [`NONE`] when
@@ -70,6 +117,9 @@ pub fn count(part: u32, whole: u32) -> String {
 }
 
 /// A signed difference of rates: `+0.08`, `−0.06` (U+2212), `0.00`.
+/// Always two decimals: a difference that rounds to `0.00` is no
+/// difference at the precision of the rates it compares (and a mean of
+/// differences carries float noise that more digits would show).
 pub fn signed(value: f64) -> String {
     let text = fixed(value, 2);
     if text == "0.00" {
@@ -81,12 +131,13 @@ pub fn signed(value: f64) -> String {
     }
 }
 
-/// An interval of rates as `low–high` (an en dash), [`NONE`] when there is
-/// none. The bounds are anything that gives `(low, high)`.
+/// An interval of rates as `low–high` (an en dash), each bound a
+/// [`fraction`] with two decimals or more, [`NONE`] when there is none.
+/// The bounds are anything that gives `(low, high)`.
 pub fn interval<B: Into<(f64, f64)>>(bounds: Option<B>) -> String {
     bounds.map(Into::into).map_or_else(
         || NONE.to_string(),
-        |(low, high)| format!("{}–{}", fixed(low, 2), fixed(high, 2)),
+        |(low, high)| format!("{}–{}", fraction(low, 2), fraction(high, 2)),
     )
 }
 
@@ -170,11 +221,12 @@ const NEVER_REACHED: &str = "never reached the tools";
 impl Verdict {
     /// The verdict for a progress line (`run`): `exact (f1 1.00)`,
     /// `miss (f1 0.46)`, `no answer`, `timed out, no answer`,
-    /// `blocked (REASON)`.
+    /// `blocked (REASON)`. F1 is a [`fraction`]: `miss (f1 0.9999)`, never
+    /// `1.00` below 1.
     pub fn line(&self) -> String {
         match self {
-            Verdict::Exact { f1 } => format!("exact (f1 {f1:.2})"),
-            Verdict::Miss { f1 } => format!("miss (f1 {f1:.2})"),
+            Verdict::Exact { f1 } => format!("exact (f1 {})", fraction(*f1, 2)),
+            Verdict::Miss { f1 } => format!("miss (f1 {})", fraction(*f1, 2)),
             Verdict::NoAnswer { timed_out: true } => "timed out, no answer".into(),
             Verdict::NoAnswer { timed_out: false } => "no answer".into(),
             Verdict::Blocked { reason } => {
@@ -187,8 +239,8 @@ impl Verdict {
     /// `✗ F1 0.46`, `✗ no answer`, `blocked`.
     pub fn cell(&self) -> String {
         match self {
-            Verdict::Exact { f1 } => format!("✓ exact · F1 {}", fixed(*f1, 2)),
-            Verdict::Miss { f1 } => format!("✗ F1 {}", fixed(*f1, 2)),
+            Verdict::Exact { f1 } => format!("✓ exact · F1 {}", fraction(*f1, 2)),
+            Verdict::Miss { f1 } => format!("✗ F1 {}", fraction(*f1, 2)),
             Verdict::NoAnswer { .. } => "✗ no answer".into(),
             Verdict::Blocked { .. } => BLOCKED.into(),
         }
@@ -200,7 +252,7 @@ impl Verdict {
     pub fn headline(&self) -> String {
         match self {
             Verdict::Exact { .. } => "Exact".into(),
-            Verdict::Miss { f1 } => format!("Not exact · F1 {}", fixed(*f1, 2)),
+            Verdict::Miss { f1 } => format!("Not exact · F1 {}", fraction(*f1, 2)),
             Verdict::NoAnswer { .. } => "No answer submitted".into(),
             Verdict::Blocked { reason } => format!(
                 "Blocked: {} (left out of every rate)",
@@ -249,6 +301,89 @@ mod tests {
         assert_eq!(check(None), "—");
         assert_eq!(format!("1 question{}", plural(1)), "1 question");
         assert_eq!(format!("0 question{}", plural(0)), "0 questions");
+    }
+
+    #[test]
+    fn a_fraction_below_one_never_reads_one_and_above_zero_never_zero() {
+        // One row of 3965 dropped: F1 = 7928/7929.
+        assert_eq!(fraction(7928.0 / 7929.0, 2), "0.9999");
+        assert_eq!(fraction(0.996, 2), "0.996");
+        assert_eq!(fraction(0.994, 2), "0.99");
+        assert_eq!(fraction(0.004, 2), "0.004");
+        assert_eq!(fraction(0.0, 2), "0.00");
+        assert_eq!(fraction(1.0, 2), "1.00");
+        assert_eq!(fraction(0.99996, 4), "0.99996");
+        assert_eq!(fraction(1.0 - f64::EPSILON / 2.0, 2), "0.9999999999999999");
+        assert_eq!(rate(Some(999.0 / 1000.0)), "0.999");
+        assert_eq!(interval(Some((0.001, 0.9995))), "0.001–0.9995");
+        assert_eq!(percent(Some(0.999)), "99.9%");
+        assert_eq!(percent(Some(0.001)), "0.1%");
+        assert_eq!(percent(Some(1.0)), "100%");
+        assert_eq!(percent(Some(0.0)), "0%");
+        assert_eq!(percent(Some(0.72)), "72%");
+        assert_eq!(
+            Verdict::Miss {
+                f1: 7928.0 / 7929.0
+            }
+            .headline(),
+            "Not exact · F1 0.9999"
+        );
+        assert_eq!(
+            Verdict::Miss {
+                f1: 7928.0 / 7929.0
+            }
+            .line(),
+            "miss (f1 0.9999)"
+        );
+        assert_eq!(
+            Verdict::Miss {
+                f1: 7928.0 / 7929.0
+            }
+            .cell(),
+            "✗ F1 0.9999"
+        );
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #[test]
+        fn fractions_inside_read_inside_and_parse_back(
+            x in proptest::prop_oneof![
+                0.0f64..1.0,
+                // Near the ends, where two decimals would round to 0 or 1.
+                (-300.0f64..-2.0).prop_map(|e| 10f64.powf(e)),
+                (-16.0f64..-2.0).prop_map(|e| 1.0 - 10f64.powf(e)),
+            ],
+            digits in 0usize..5,
+        ) {
+            proptest::prop_assume!(x > 0.0 && x < 1.0);
+            let text = fraction(x, digits);
+            let shown: f64 = text.parse().unwrap();
+            proptest::prop_assert!(shown > 0.0 && shown < 1.0, "{x} -> {text}");
+            proptest::prop_assert_ne!(&text, &fixed(0.0, digits));
+            proptest::prop_assert_ne!(&text, &fixed(1.0, digits));
+            let decimals = text.split_once('.').map_or(0, |(_, d)| d.len());
+            proptest::prop_assert!(decimals >= digits);
+            // Within half a unit of the last decimal shown.
+            let half = 0.5 * 10f64.powi(-(decimals as i32));
+            proptest::prop_assert!((shown - x).abs() <= half * (1.0 + 1e-9), "{x} -> {text}");
+            // And no more decimals than needed.
+            if decimals > digits {
+                let fewer = fixed(x, decimals - 1);
+                proptest::prop_assert!(fewer == fixed(0.0, decimals - 1) || fewer == fixed(1.0, decimals - 1), "{x} -> {text}");
+            }
+        }
+
+        #[test]
+        fn rates_and_percentages_inside_read_inside(x in 1e-12f64..(1.0 - 1e-12)) {
+            let r = rate(Some(x));
+            proptest::prop_assert!(r != "0.00" && r != "1.00", "{x} -> {r}");
+            let p = percent(Some(x));
+            proptest::prop_assert!(p != "0%" && p != "100%", "{x} -> {p}");
+            let shown: f64 = p.trim_end_matches('%').parse().unwrap();
+            proptest::prop_assert!(shown > 0.0 && shown < 100.0, "{x} -> {p}");
+        }
     }
 
     #[test]

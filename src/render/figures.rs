@@ -32,6 +32,7 @@ use plotters::style::{
 
 use super::escape_html;
 use crate::error::{Error, Result};
+use crate::format::fraction;
 use crate::report::study::{ConditionStats, StudyData};
 
 pub use crate::report::study::FigureKind;
@@ -729,15 +730,21 @@ fn exact_rate(stats: &[ConditionStats]) -> Drawn<String> {
                 continue;
             };
             let mut value = vec![format!(
-                "{rate:.2} ({}/{} attempts)",
-                s.exact_attempts, s.measured_attempts
+                "{} ({}/{} attempts)",
+                fraction(rate, 2),
+                s.exact_attempts,
+                s.measured_attempts
             )];
             if let Some(iv) = s.interval {
                 let (a, b) = (scale.at(iv.low), scale.at(iv.high));
                 c.line(vec![(a, y), (b, y)], BLUE, 2)?;
                 c.line(vec![(a, y - 7), (a, y + 7)], BLUE, 2)?;
                 c.line(vec![(b, y - 7), (b, y + 7)], BLUE, 2)?;
-                value.push(format!("[{:.2}, {:.2}]", iv.low, iv.high));
+                value.push(format!(
+                    "[{}, {}]",
+                    fraction(iv.low, 2),
+                    fraction(iv.high, 2)
+                ));
             }
             c.dot((scale.at(rate), y), 6, BLUE, 1.0)?;
             rows.value(c, i, &value)?;
@@ -978,7 +985,10 @@ fn f1(stats: &[ConditionStats]) -> Drawn<String> {
             rows.value(
                 c,
                 i,
-                &[format!("mean {mean:.2}"), format!("n = {}", v.len())],
+                &[
+                    format!("mean {}", fraction(mean, 2)),
+                    format!("n = {}", v.len()),
+                ],
             )?;
         }
         Ok(())
@@ -1268,12 +1278,12 @@ fn pass_k(stats: &[ConditionStats]) -> Drawn<String> {
                 }
                 let x = xa + 8;
                 c.text(
-                    &format!("{:.2}", unit(last.pass_at_k)),
+                    &fraction(unit(last.pass_at_k), 2),
                     (x, la),
                     Font::new(11.0).bold().color(BLUE),
                 )?;
                 c.text(
-                    &format!("{:.2}", unit(last.pass_hat_k)),
+                    &fraction(unit(last.pass_hat_k), 2),
                     (x, lh),
                     Font::new(11.0).bold().color(VERMILLION),
                 )?;
@@ -1306,7 +1316,7 @@ fn pass_one(stats: &[ConditionStats], labels: &[String]) -> Drawn<String> {
             };
             let v = p.pass_at_k.clamp(0.0, 1.0);
             c.dot((scale.at(v), rows.center(i)), 6, BLUE, 1.0)?;
-            rows.value(c, i, &[format!("pass@1 {v:.2}")])?;
+            rows.value(c, i, &[format!("pass@1 {}", fraction(v, 2))])?;
         }
         Ok(())
     })
@@ -1427,12 +1437,17 @@ mod tests {
             assert!(has(
                 &t,
                 &format!(
-                    "{rate:.2} ({}/{} attempts)",
-                    s.exact_attempts, s.measured_attempts
+                    "{} ({}/{} attempts)",
+                    fraction(rate, 2),
+                    s.exact_attempts,
+                    s.measured_attempts
                 )
             ));
             assert!(i.low <= rate && rate <= i.high, "{i:?} misses {rate}");
-            assert!(has(&t, &format!("[{:.2}, {:.2}]", i.low, i.high)));
+            assert!(has(
+                &t,
+                &format!("[{}, {}]", fraction(i.low, 2), fraction(i.high, 2))
+            ));
         }
     }
 
@@ -1466,7 +1481,7 @@ mod tests {
         for c in &study.conditions {
             let s = c.stats();
             let mean = s.f1.iter().sum::<f64>() / s.f1.len() as f64;
-            assert!(has(&t, &format!("mean {mean:.2}")));
+            assert!(has(&t, &format!("mean {}", fraction(mean, 2))));
             assert!(has(&t, &format!("n = {}", s.f1.len())));
             dots += s.f1.len();
         }
@@ -1513,8 +1528,8 @@ mod tests {
         assert!(t.iter().any(|x| x.starts_with("pass^k")));
         for c in &study.conditions {
             let last = *c.stats().pass.last().unwrap();
-            assert!(has(&t, &format!("{:.2}", last.pass_at_k)));
-            assert!(has(&t, &format!("{:.2}", last.pass_hat_k)));
+            assert!(has(&t, &fraction(last.pass_at_k, 2)));
+            assert!(has(&t, &fraction(last.pass_hat_k, 2)));
         }
         // A solid polyline per condition, and dashes for pass^k.
         assert!(svg.matches("<polyline").count() >= study.conditions.len());

@@ -30,12 +30,13 @@ use super::Theme;
 use super::escape_html;
 use super::study::StudyView;
 use crate::error::Result;
-use crate::format::{agent_model, check, fixed, interval, rate, seconds};
+use crate::format::{agent_model, check, fraction, interval, plural, rate, seconds};
 use crate::layout::ATTEMPT_FILES;
 use crate::layout::{
-    CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE, RunsRoot,
-    SUMMARY_FILE,
+    ANSWER_FILE, CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE,
+    RunsRoot, SUMMARY_FILE,
 };
+use crate::report::diff::{self, DiffLine, RowKind};
 use crate::report::view::{AttemptView, QuestionDetail, RootView};
 use crate::runs::records::QuestionResult;
 use crate::table::Table;
@@ -46,7 +47,9 @@ pub const SITE_DIR: &str = "site";
 /// Ground-truth rows shown on a question page (the rest is one click away).
 pub const GROUND_TRUTH_ROWS_SHOWN: usize = 50;
 
-/// Rows of an answer diff shown on an attempt page.
+/// Rows of an answer diff shown on an attempt page at most (the columns
+/// and the counts of rows left out aside): differing rows come first, so
+/// only an answer with more differing rows than this hides any of them.
 pub const DIFF_ROWS_SHOWN: usize = 500;
 
 /// One runs root as the site sees it.
@@ -570,6 +573,10 @@ struct DiffRow {
 struct DiffView {
     note: String,
     rows: Vec<DiffRow>,
+    /// What was left out when more rows differ than a page shows.
+    more: Option<String>,
+    /// The whole answer and ground truth, linked beside `more`.
+    files: Vec<Link>,
 }
 
 /// The status of a call as shown: unreadable, refused, error, soft
@@ -626,44 +633,28 @@ fn arguments_summary(arguments: &serde_json::Value) -> String {
     }
 }
 
-/// Each row of `table` as its CSV line (no line end).
-fn csv_lines(table: &Table) -> Vec<String> {
-    let line = |row: &Vec<String>| {
-        let mut t = Table::new(vec![String::new(); row.len()]);
-        t.rows.push(row.clone());
-        let csv = t.to_csv();
-        csv.split_once('\n')
-            .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
-    };
-    // Where no cell holds a line end, each row is one line of the whole
-    // table's CSV: one table written instead of one per row.
-    let width = table.rows.first().map_or(0, Vec::len);
-    if width == 0
-        || table.rows.iter().any(|r| r.len() != width)
-        || table.rows.iter().flatten().any(|c| c.contains('\n'))
-    {
-        return table.rows.iter().map(line).collect();
+/// The sign and the row class (of `static/style.css`) a diff row shows.
+fn diff_mark(kind: RowKind) -> (&'static str, &'static str) {
+    match kind {
+        RowKind::Same => ("", "same"),
+        RowKind::Missing => ("−", "del"),
+        RowKind::Extra => ("+", "ins"),
+        RowKind::MovedFromHere => ("−↕", "soft"),
+        RowKind::MovedHere => ("+↕", "soft"),
     }
-    let whole = Table {
-        columns: vec![String::new(); width],
-        rows: table.rows.clone(),
-    };
-    let csv = whole.to_csv();
-    let mut lines = csv.split('\n');
-    lines.next(); // the header
-    lines.take(table.rows.len()).map(str::to_string).collect()
 }
 
-/// The answer against the ground truth, row by row (`similar`), rows
-/// written as CSV lines; for an unordered key both sides are sorted first,
-/// so only membership differences show.
-fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
-    let mut a = csv_lines(answer);
-    let mut t = csv_lines(truth);
-    if !ordered {
-        a.sort();
-        t.sort();
-    }
+/// `n thing` or `n things`.
+fn counted(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", plural(n))
+}
+
+/// The answer against the ground truth as the page shows it
+/// ([`diff::answer_diff`]): the columns, every differing row before any
+/// identical one, and what was left out, counted. `files` are the links
+/// to the whole answer and ground truth, given where rows are left out.
+fn diff_view(answer: &Table, truth: &Table, ordered: bool, files: Vec<Link>) -> DiffView {
+    let d = diff::answer_diff(answer, truth, ordered, DIFF_ROWS_SHOWN);
     let mut rows = Vec::new();
     let header = |cols: &[String]| cols.join(",");
     if answer.columns != truth.columns {
@@ -684,44 +675,111 @@ fn answer_diff(answer: &Table, truth: &Table, ordered: bool) -> DiffView {
             text: format!("columns: {}", header(&truth.columns)),
         });
     }
-    let t_rows: Vec<&str> = t.iter().map(String::as_str).collect();
-    let a_rows: Vec<&str> = a.iter().map(String::as_str).collect();
-    let diff = similar::TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_slices(&t_rows, &a_rows);
-    let mut shown = 0;
-    let mut hidden = 0;
-    for change in diff.iter_all_changes() {
-        if shown >= DIFF_ROWS_SHOWN {
-            hidden += 1;
-            continue;
-        }
-        let (sign, class) = match change.tag() {
-            similar::ChangeTag::Delete => ("−", "del"),
-            similar::ChangeTag::Insert => ("+", "ins"),
-            similar::ChangeTag::Equal => ("", "same"),
-        };
-        rows.push(DiffRow {
-            sign,
-            class,
-            text: change.value().to_string(),
+    for line in &d.lines {
+        rows.push(match line {
+            DiffLine::Row { kind, text } => {
+                let (sign, class) = diff_mark(*kind);
+                DiffRow {
+                    sign,
+                    class,
+                    text: text.clone(),
+                }
+            }
+            DiffLine::Skipped { rows } => DiffRow {
+                sign: "⋯",
+                class: "muted",
+                text: format!("{} not shown", counted(*rows, "identical row")),
+            },
         });
-        shown += 1;
     }
-    let mut note = format!(
-        "− a ground-truth row the answer lacks, + an answer row the ground truth lacks; {} answer rows, {} ground-truth rows{}. The diff compares text; the score reads numbers and IRIs as the scoring rules say.",
-        answer.rows.len(),
-        truth.rows.len(),
+    let mut note = String::from(
+        "− a ground-truth row the answer lacks, + an answer row the ground truth lacks",
+    );
+    if d.moved > 0 {
+        note.push_str(
+            ", ↕ a row both hold at different places (−↕ where the ground truth has it, +↕ where the answer has it)",
+        );
+    }
+    note.push_str(&format!(
+        "; {}, {}{}. ",
+        counted(d.answer_rows, "answer row"),
+        counted(d.truth_rows, "ground-truth row"),
         if ordered {
             ", in order (the key is ordered)"
         } else {
             ", both sorted (the key is unordered)"
         }
-    );
-    if hidden > 0 {
-        note.push_str(&format!(" {hidden} more rows not shown."));
+    ));
+    let differing = d.missing + d.extra + 2 * d.moved;
+    if differing == 0 {
+        note.push_str(if d.identical == 0 {
+            "Both are empty. "
+        } else {
+            "Every row is the same. "
+        });
+        if d.identical_hidden > 0 {
+            note.push_str(&format!(
+                "The first {} are shown; {} more are not. ",
+                counted(DIFF_ROWS_SHOWN, "row"),
+                d.identical_hidden
+            ));
+        }
+    } else {
+        note.push_str(&format!(
+            "{} missing from the answer, {} extra in it",
+            counted(d.missing, "row"),
+            d.extra
+        ));
+        if d.moved > 0 {
+            note.push_str(&format!(", {} out of place", d.moved));
+        }
+        note.push_str(&format!("; {} identical. ", d.identical));
+        if d.differing_hidden == 0 && d.identical_hidden > 0 {
+            note.push_str("Every differing row is shown");
+            if d.context > 0 {
+                note.push_str(&format!(
+                    ", with up to {} around it",
+                    counted(d.context, "identical row")
+                ));
+            }
+            if d.identical_hidden == d.identical {
+                note.push_str(&format!(
+                    "; the {} {} not shown. ",
+                    counted(d.identical, "identical row"),
+                    if d.identical == 1 { "is" } else { "are" }
+                ));
+            } else {
+                note.push_str(&format!(
+                    "; {} of the {} identical rows {} not shown. ",
+                    d.identical_hidden,
+                    d.identical,
+                    if d.identical_hidden == 1 { "is" } else { "are" }
+                ));
+            }
+        }
     }
-    DiffView { note, rows }
+    note.push_str(
+        "The diff compares text; the score reads numbers and IRIs as the scoring rules say.",
+    );
+    let more = (d.differing_hidden > 0).then(|| {
+        let identical = if d.identical_hidden > 0 {
+            format!(" and {}", counted(d.identical_hidden, "identical row"))
+        } else {
+            String::new()
+        };
+        format!(
+            "The first {} are shown; {} more differing row{}{identical} are not.",
+            counted(DIFF_ROWS_SHOWN, "differing row"),
+            d.differing_hidden,
+            plural(d.differing_hidden),
+        )
+    });
+    DiffView {
+        note,
+        rows,
+        files: if more.is_some() { files } else { Vec::new() },
+        more,
+    }
 }
 
 /// The page of one attempt: its prompt and verdict, both scoring tiers,
@@ -762,7 +820,21 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
     // The answer against the ground truth.
     let (diff, missing) = match (&v.answer, c.ground_truth) {
         (Some(Ok(table)), Some(truth)) => {
-            (Some(answer_diff(table, truth, c.result.ordered_key)), "")
+            let files = std::iter::once(Link {
+                name: ANSWER_FILE.to_string(),
+                href: relative_link(&page, &v.dir.join(ANSWER_FILE)),
+            })
+            .chain(
+                c.shared_raw
+                    .iter()
+                    .filter(|l| l.name == GROUND_TRUTH_CSV)
+                    .cloned(),
+            )
+            .collect();
+            (
+                Some(diff_view(table, truth, c.result.ordered_key, files)),
+                "",
+            )
         }
         (Some(Err(e)), Some(_)) => {
             context.insert(
@@ -824,12 +896,12 @@ fn score_view(s: &crate::score::Score) -> ScoreView {
     ScoreView {
         exact: check(Some(s.exact)),
         ordered: check(s.ordered),
-        f1: fixed(s.f1, 2),
-        precision: fixed(s.row_precision, 2),
-        recall: fixed(s.row_recall, 2),
+        f1: fraction(s.f1, 2),
+        precision: fraction(s.row_precision, 2),
+        recall: fraction(s.row_recall, 2),
         strict_exact: check(Some(s.strict_exact)),
         strict_ordered: check(s.strict_ordered),
-        strict_f1: fixed(s.strict_f1, 2),
+        strict_f1: fraction(s.strict_f1, 2),
         answer_rows: s.answer_rows,
         key_rows: s.key_rows,
         matched_rows: s.matched_rows,
@@ -958,42 +1030,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_lines_are_the_rows_written_one_by_one() {
-        let one_by_one = |t: &Table| -> Vec<String> {
-            t.rows
-                .iter()
-                .map(|row| {
-                    let mut one = Table::new(vec![String::new(); row.len()]);
-                    one.rows.push(row.clone());
-                    let csv = one.to_csv();
-                    csv.split_once('\n')
-                        .map_or(String::new(), |(_, r)| r.trim_end_matches('\n').to_string())
-                })
-                .collect()
-        };
-        for csv in [
-            &b"a,b\n1,x\n\" q\",\"c,d\"\n,\n"[..],
-            b"a\n\"\"\nx\n",
-            b"a,b\n\"two\nlines\",y\n3,z\n",
-            b"a,b\n\"cr\rhere\",y\n",
-            b"a\n",
-        ] {
-            let t = Table::from_csv(csv).unwrap();
-            assert_eq!(
-                csv_lines(&t),
-                one_by_one(&t),
-                "{}",
-                String::from_utf8_lossy(csv)
-            );
-        }
-        let ragged = Table {
-            columns: vec![],
-            rows: vec![vec![], vec![]],
-        };
-        assert_eq!(csv_lines(&ragged), one_by_one(&ragged));
-    }
-
-    #[test]
     fn an_unreadable_request_reads_as_such_on_the_attempt_page() {
         let call = crate::layout::CallRecord {
             index: 1,
@@ -1084,7 +1120,7 @@ mod tests {
     fn diffs_sort_unordered_rows_and_mark_both_sides() {
         let truth = Table::from_csv(b"a,b\n1,x\n2,y\n3,z\n").unwrap();
         let answer = Table::from_csv(b"a,b\n3,z\n1,x\n4,\"w,<script>\"\n").unwrap();
-        let d = answer_diff(&answer, &truth, false);
+        let d = diff_view(&answer, &truth, false, Vec::new());
         let shown: Vec<(String, String)> = d
             .rows
             .iter()
@@ -1099,7 +1135,7 @@ mod tests {
         assert!(shown.contains(&("".into(), "1,x".into())), "{shown:?}");
         assert!(shown.contains(&("".into(), "3,z".into())), "{shown:?}");
         // Ordered: a moved row is a difference.
-        let d = answer_diff(&answer, &truth, true);
+        let d = diff_view(&answer, &truth, true, Vec::new());
         assert!(d.rows.iter().filter(|r| !r.sign.is_empty()).count() >= 3);
     }
 

@@ -20,7 +20,7 @@ use crate::error::{Error, Result, line_at};
 use crate::format::{
     interval, maybe_seconds, percent, rate, signed, signed_interval as delta_interval,
 };
-use crate::report::study::{StudyCondition, StudyData};
+use crate::report::study::{StrategyCount, StudyCondition, StudyData};
 use crate::report::tables;
 
 pub use crate::report::study::{FIGURES_DIR, StudyView};
@@ -30,17 +30,26 @@ pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 /// "Generated regions":
 /// tables, a number inside a sentence, figure embeds, and the
 /// questions that defeat every condition or separate them).
-pub const KINDS: [(&str, &[&str]); 7] = [
+pub const KINDS: [(&str, &[&str]); 8] = [
     ("rates", &[]),
     ("questions", &["text"]),
     ("deltas", &["baseline"]),
     (
         "number",
-        &["metric", "condition", "baseline", "question", "k", "format"],
+        &[
+            "metric",
+            "condition",
+            "baseline",
+            "question",
+            "k",
+            "format",
+            "strategy",
+        ],
     ),
     ("figure", &["name"]),
     ("defeats-every-condition", &[]),
     ("separating", &[]),
+    ("strategies", &["condition"]),
 ];
 
 /// What a `number` region can show. Per condition (`condition=KEY`):
@@ -48,7 +57,11 @@ pub const KINDS: [(&str, &[&str]); 7] = [
 /// and `delta-interval` (with optional `baseline=KEY`), and with
 /// `question=ID` the question's `exact` count (`2/3`), rate or F1.
 /// Study-wide (no condition): `conditions`, `questions`, `attempts`,
-/// `defeats-every-condition`, `separating`.
+/// `defeats-every-condition`, `separating`, and the attempt counts
+/// (`measured-attempts`, `exact-attempts`, `strict-exact-attempts`,
+/// `normalized-only-attempts`) over every condition. Those four also take
+/// `strategy=NAME`: only the attempts the scripted agent recorded playing
+/// that strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     /// `exact-rate`.
@@ -73,6 +86,11 @@ pub enum Metric {
     BlockedAttempts,
     /// `exact-attempts`.
     ExactAttempts,
+    /// `strict-exact-attempts`: exact in the strict tier.
+    StrictExactAttempts,
+    /// `normalized-only-attempts`: exact in the normalized tier and not
+    /// in the strict one.
+    NormalizedOnlyAttempts,
     /// `always-exact`.
     AlwaysExact,
     /// `ever-exact`.
@@ -107,7 +125,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order errors list them.
-    pub const ALL: [Metric; 26] = [
+    pub const ALL: [Metric; 28] = [
         Metric::ExactRate,
         Metric::StrictExactRate,
         Metric::OrderedRate,
@@ -119,6 +137,8 @@ impl Metric {
         Metric::MeasuredAttempts,
         Metric::BlockedAttempts,
         Metric::ExactAttempts,
+        Metric::StrictExactAttempts,
+        Metric::NormalizedOnlyAttempts,
         Metric::AlwaysExact,
         Metric::EverExact,
         Metric::NeverExact,
@@ -150,6 +170,8 @@ impl Metric {
             Metric::MeasuredAttempts => "measured-attempts",
             Metric::BlockedAttempts => "blocked-attempts",
             Metric::ExactAttempts => "exact-attempts",
+            Metric::StrictExactAttempts => "strict-exact-attempts",
+            Metric::NormalizedOnlyAttempts => "normalized-only-attempts",
             Metric::AlwaysExact => "always-exact",
             Metric::EverExact => "ever-exact",
             Metric::NeverExact => "never-exact",
@@ -187,21 +209,37 @@ impl Metric {
         )
     }
 
-    /// Shown for the whole study: always for some, and for `questions`
-    /// and `attempts` when no condition is named.
+    /// Shown for the whole study: always for some, and for `questions`,
+    /// `attempts` and the attempt counts when no condition is named.
     fn study_wide(self, with_condition: bool) -> bool {
         matches!(
             self,
             Metric::Conditions | Metric::DefeatsEveryCondition | Metric::Separating
-        ) || (matches!(self, Metric::Questions | Metric::Attempts) && !with_condition)
+        ) || (!with_condition
+            && (matches!(self, Metric::Questions | Metric::Attempts) || self.by_strategy()))
+    }
+
+    /// An attempt count that `strategy=NAME` may narrow to the attempts
+    /// that played it.
+    fn by_strategy(self) -> bool {
+        matches!(
+            self,
+            Metric::MeasuredAttempts
+                | Metric::ExactAttempts
+                | Metric::StrictExactAttempts
+                | Metric::NormalizedOnlyAttempts
+        )
     }
 
     /// The keys a region with this metric takes: any other is an error,
     /// so a key that would be ignored cannot look as if it mattered.
     fn takes(self, with_condition: bool) -> Vec<&'static str> {
         let mut takes = vec!["metric"];
-        if !self.study_wide(with_condition) {
+        if !self.study_wide(with_condition) || self.by_strategy() {
             takes.push("condition");
+        }
+        if self.by_strategy() {
+            takes.push("strategy");
         }
         if self.is_rate() {
             takes.push("format");
@@ -590,6 +628,10 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
         }
         "defeats-every-condition" => block(defeats_list(study)),
         "separating" => block(separating_table(study)),
+        "strategies" => block(strategies_table(
+            &study.data,
+            condition(study, p, "condition")?,
+        )),
         "number" => number(study, p)?,
         other => return Err(format!("unknown region kind '{other}'")),
     })
@@ -621,6 +663,9 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
             takes.join(", ")
         ));
     }
+    if metric.by_strategy() && (p.contains_key("strategy") || !p.contains_key("condition")) {
+        return attempts_by_strategy(study, metric, p);
+    }
     if metric.study_wide(p.contains_key("condition")) {
         return Ok(study_number(study, metric));
     }
@@ -644,6 +689,52 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
         };
     }
     condition_number(study, c, metric, p, &show)
+}
+
+/// An attempt count of `metric` over the attempts of `condition=KEY` (of
+/// every condition without it) that played `strategy=NAME` (every
+/// strategy without it).
+///
+/// Errors: a condition the study does not have; a strategy no measured
+/// attempt played (naming those that were).
+fn attempts_by_strategy(
+    study: &StudyView,
+    metric: Metric,
+    p: &BTreeMap<String, String>,
+) -> std::result::Result<String, String> {
+    let counts = study.data.strategies(condition(study, p, "condition")?);
+    let counts: Vec<&StrategyCount> = match p.get("strategy") {
+        None => counts.iter().collect(),
+        Some(name) => {
+            let found: Vec<&StrategyCount> = counts
+                .iter()
+                .filter(|c| c.strategy.as_deref() == Some(name.as_str()))
+                .collect();
+            if found.is_empty() {
+                let played: Vec<&str> = counts
+                    .iter()
+                    .filter_map(|c| c.strategy.as_deref())
+                    .collect();
+                return Err(format!(
+                    "strategy={name}: no measured attempt recorded playing it; played: {}",
+                    if played.is_empty() {
+                        "none (only the scripted agent records a strategy)".to_string()
+                    } else {
+                        played.join(", ")
+                    }
+                ));
+            }
+            found
+        }
+    };
+    let count = |f: fn(&StrategyCount) -> u32| counts.iter().map(|c| f(c)).sum::<u32>();
+    Ok(match metric {
+        Metric::MeasuredAttempts => count(|c| c.attempts),
+        Metric::ExactAttempts => count(|c| c.exact),
+        Metric::StrictExactAttempts => count(|c| c.strict_exact),
+        _ => count(|c| c.normalized_only),
+    }
+    .to_string())
 }
 
 /// A study-wide number.
@@ -702,6 +793,9 @@ fn condition_number(
         Metric::MeasuredAttempts => s.measured_attempts.to_string(),
         Metric::BlockedAttempts => s.blocked_attempts.to_string(),
         Metric::ExactAttempts => s.exact_attempts.to_string(),
+        Metric::StrictExactAttempts | Metric::NormalizedOnlyAttempts => {
+            return attempts_by_strategy(study, metric, p);
+        }
         Metric::AlwaysExact => s.always_exact.to_string(),
         Metric::EverExact => s.ever_exact.to_string(),
         Metric::NeverExact => {
@@ -786,6 +880,21 @@ fn defeats_list(study: &StudyView) -> String {
     out
 }
 
+/// The measured attempts by the strategy the scripted agent recorded
+/// playing (Markdown), of `only` or of every condition: how far each
+/// corruption gets through each scoring tier.
+pub fn strategies_table(data: &StudyData, only: Option<&StudyCondition>) -> String {
+    let counts = data.strategies(only);
+    if counts.is_empty() {
+        return "No attempt was measured.".to_string();
+    }
+    if counts.iter().all(|c| c.strategy.is_none()) {
+        return "No attempt records a strategy played: only the scripted agent plays one."
+            .to_string();
+    }
+    md_table(&tables::strategies(&counts))
+}
+
 fn separating_table(study: &StudyView) -> String {
     match tables::separating(&study.data) {
         Some(grid) => md_table(&grid),
@@ -823,6 +932,94 @@ mod tests {
         );
         let (dir, study) = study_with(&toml);
         (dir, study.unwrap())
+    }
+
+    #[test]
+    fn strategy_counts_are_what_the_demo_root_recorded() {
+        let root = demo_root();
+        let (_dir, study) = study_with(&format!(
+            "title = \"T\"\nroots = [{root:?}]\nfigures = []\n"
+        ));
+        let study = study.unwrap();
+        let fill_one = |region: &str| {
+            let text = format!("x {region}");
+            fill(&study, Path::new("S.md"), &text)
+                .map(|t| t.trim_start_matches("x ").to_string())
+                .map_err(|e| e.to_string())
+        };
+        let n = |params: &str| {
+            fill_one(&format!(
+                "<!-- okn:number {params} -->?<!-- /okn:number -->"
+            ))
+            .map(|t| {
+                t.split("-->")
+                    .nth(1)
+                    .and_then(|r| r.split("<!--").next())
+                    .unwrap_or_default()
+                    .to_string()
+            })
+        };
+        // Only the local-name corruption is exact once normalized and not
+        // before; the four-significant-figure one is exact in both tiers.
+        assert_eq!(n("metric=normalized-only-attempts").unwrap(), "6");
+        assert_eq!(
+            n("metric=normalized-only-attempts strategy=local-names").unwrap(),
+            "6"
+        );
+        assert_eq!(
+            n("metric=measured-attempts strategy=local-names").unwrap(),
+            "6"
+        );
+        assert_eq!(
+            n("metric=measured-attempts strategy=decimals-4").unwrap(),
+            "13"
+        );
+        assert_eq!(
+            n("metric=strict-exact-attempts strategy=decimals-4").unwrap(),
+            "13"
+        );
+        assert_eq!(
+            n("metric=normalized-only-attempts strategy=decimals-4").unwrap(),
+            "0"
+        );
+        assert_eq!(n("metric=measured-attempts").unwrap(), "108");
+        let key = &study.data.conditions[0].key;
+        assert_eq!(
+            n(&format!("metric=measured-attempts condition={key}")).unwrap(),
+            "36"
+        );
+        // The same count with and without strategy= agrees with the stats.
+        let named = &study.data.conditions[0];
+        assert_eq!(
+            n(&format!("metric=exact-attempts condition={key}")).unwrap(),
+            named.stats().exact_attempts.to_string()
+        );
+        let e = n("metric=exact-attempts strategy=nope").unwrap_err();
+        assert!(e.contains("strategy=nope: no measured attempt recorded playing it; played: decimals-4, drop-row"), "{e}");
+        let e = n(&format!(
+            "metric=exact-rate condition={key} strategy=oracle"
+        ))
+        .unwrap_err();
+        assert!(e.contains("does not take strategy="), "{e}");
+        let table = fill_one("<!-- okn:strategies -->\n<!-- /okn:strategies -->").unwrap();
+        for row in [
+            "| `decimals-4` | 13 | 13 | 13 | 0 |",
+            "| `local-names` | 6 | 6 | 0 | 6 |",
+            "| `oracle` | 36 | 36 | 36 | 0 |",
+        ] {
+            assert!(table.contains(row), "{table}");
+        }
+        assert!(!table.contains("not recorded"), "{table}");
+        let one = fill_one(&format!(
+            "<!-- okn:strategies condition={key} -->\n<!-- /okn:strategies -->"
+        ))
+        .unwrap();
+        let rows: u32 = one
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.split('|').nth(2).unwrap().trim().parse::<u32>().unwrap())
+            .sum();
+        assert_eq!(rows, 36, "{one}");
     }
 
     #[test]

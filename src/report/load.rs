@@ -67,10 +67,21 @@ pub fn root(path: &Path) -> RootView {
                 .find_map(|r| question_text(&runs_root, r))
         })
         .collect();
+    let mut played = played(&runs_root, &conditions, &results);
     let questions = results
         .into_iter()
         .zip(texts)
-        .map(|((id, results), text)| (id, QuestionView { text, results }))
+        .map(|((id, results), text)| {
+            let played = played.remove(&id).unwrap_or_default();
+            (
+                id,
+                QuestionView {
+                    text,
+                    results,
+                    played,
+                },
+            )
+        })
         .collect();
     RootView {
         version: VIEW_VERSION,
@@ -164,6 +175,57 @@ fn results(
     }
     results
 }
+
+/// The strategy each attempt of a scripted condition recorded playing:
+/// `played` in its `agent.json`, which the scripted agent writes
+/// (`agent::scripted`; `docs/FORMAT.md`, "A runs root"), by question,
+/// condition and attempt. Other agent hosts record none, so their attempts
+/// are not read. An attempt whose `agent.json` is missing, is not JSON or
+/// names no strategy has no entry: the reports count it as not recorded.
+fn played(
+    root: &RunsRoot,
+    conditions: &BTreeMap<String, ConditionView>,
+    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+) -> BTreeMap<String, BTreeMap<String, BTreeMap<u32, String>>> {
+    let scripted = |name: &str| {
+        conditions
+            .get(name)
+            .is_some_and(|c| c.file.identity.agent.starts_with(SCRIPTED_AGENT))
+    };
+    let wanted: Vec<(&String, &String, u32)> = results
+        .iter()
+        .flat_map(|(q, by_condition)| {
+            by_condition
+                .iter()
+                .filter(|(name, _)| scripted(name))
+                .flat_map(move |(name, r)| r.attempts.iter().map(move |a| (q, name, a.attempt)))
+        })
+        .collect();
+    let read: Vec<Option<String>> = wanted
+        .par_iter()
+        .map(|(q, name, attempt)| {
+            let bytes = std::fs::read(root.attempt_dir(q, name, *attempt).join(AGENT_FILE)).ok()?;
+            let report: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+            report.get("played")?.as_str().map(str::to_string)
+        })
+        .collect();
+    let mut played: BTreeMap<String, BTreeMap<String, BTreeMap<u32, String>>> = BTreeMap::new();
+    for ((q, name, attempt), strategy) in wanted.into_iter().zip(read) {
+        if let Some(strategy) = strategy {
+            played
+                .entry(q.clone())
+                .or_default()
+                .entry(name.clone())
+                .or_default()
+                .insert(attempt, strategy);
+        }
+    }
+    played
+}
+
+/// How a condition names the scripted agent: `scripted:STRATEGY`
+/// (`agent::Agent::name`).
+const SCRIPTED_AGENT: &str = "scripted:";
 
 /// The condition file repeats each question's summary and their
 /// aggregate: both must agree with the result files, or a table built

@@ -7,11 +7,14 @@
 //!   statistics; [`stats`]: bootstrap intervals, pass@k.
 //! - [`grid`]: a table described once, typed cells; [`tables`]: every table
 //!   of the reports as a grid.
+//! - [`diff`]: an answer against its ground truth, row by row (an attempt
+//!   page's diff).
 //!
 //! Everything here is deterministic: sorted conditions and questions, and
 //! numbers worded by [`crate::format`] alone. Writing a report in a
 //! syntax (Markdown, HTML, terminal, CSV, RTF) is the render layer's.
 
+pub mod diff;
 pub mod grid;
 pub mod load;
 pub mod stats;

@@ -28,6 +28,10 @@ pub struct StudyCondition {
     pub condition: ConditionFile,
     /// Question id → its result under this condition.
     pub results: BTreeMap<String, QuestionResult>,
+    /// Question id → attempt → the strategy the scripted agent recorded
+    /// playing ([`super::view::QuestionView::played`]); empty for other
+    /// agent hosts.
+    pub played: BTreeMap<String, BTreeMap<u32, String>>,
     /// The bootstrap interval of the exact rate, drawn once: every figure,
     /// table and region asks for [`StudyCondition::stats`] (it depends on
     /// the results only, never on key or label).
@@ -57,6 +61,26 @@ pub struct Cell {
     pub rate: Option<f64>,
     /// Mean F1 over measured attempts.
     pub mean_f1: Option<f64>,
+}
+
+/// What the measured attempts that played one strategy came to
+/// ([`StudyData::strategies`]): how far each corruption of the scripted
+/// agent gets through each scoring tier (`docs/SCORING.md`, "The two
+/// tiers").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StrategyCount {
+    /// The strategy (`oracle`, `decimals-4`, …), `None` for attempts that
+    /// record none.
+    pub strategy: Option<String>,
+    /// Measured attempts.
+    pub attempts: u32,
+    /// Exact in the normalized tier.
+    pub exact: u32,
+    /// Exact in the strict tier (cell text as written).
+    pub strict_exact: u32,
+    /// Exact in the normalized tier and not in the strict one: the
+    /// attempts the serialization adjustments alone made exact.
+    pub normalized_only: u32,
 }
 
 /// pass@k and pass^k at one `k`, each the mean over measured questions.
@@ -283,6 +307,44 @@ impl StudyData {
         self.conditions.iter().find(|c| c.key == key)
     }
 
+    /// The measured attempts of `only` (of every condition when `None`)
+    /// by the strategy the scripted agent recorded playing, sorted by
+    /// strategy, with the attempts that record none last (a model's, or a
+    /// scripted attempt whose `agent.json` is gone); empty when nothing
+    /// was measured. Blocked attempts measured nothing and are left out,
+    /// as from every rate.
+    pub fn strategies(&self, only: Option<&StudyCondition>) -> Vec<StrategyCount> {
+        let mut counts: BTreeMap<Option<&str>, StrategyCount> = BTreeMap::new();
+        let conditions: Vec<&StudyCondition> = match only {
+            Some(c) => vec![c],
+            None => self.conditions.iter().collect(),
+        };
+        for c in conditions {
+            for (q, result) in &c.results {
+                for a in result.attempts.iter().filter(|a| !a.blocked) {
+                    let strategy = c
+                        .played
+                        .get(q)
+                        .and_then(|p| p.get(&a.attempt))
+                        .map(String::as_str);
+                    let n = counts.entry(strategy).or_insert_with(|| StrategyCount {
+                        strategy: strategy.map(str::to_string),
+                        ..StrategyCount::default()
+                    });
+                    n.attempts += 1;
+                    n.exact += u32::from(a.exact);
+                    n.strict_exact += u32::from(a.strict_exact);
+                    n.normalized_only += u32::from(a.exact && !a.strict_exact);
+                }
+            }
+        }
+        // `None` sorts first in a map; it goes last.
+        let mut out: Vec<StrategyCount> = counts.into_values().collect();
+        let unrecorded_first = out.first().is_some_and(|c| c.strategy.is_none());
+        out.rotate_left(usize::from(unrecorded_first));
+        out
+    }
+
     /// The paired delta `candidate − baseline` of exact rates over the
     /// questions both measured.
     pub fn delta(
@@ -359,12 +421,18 @@ impl StudyData {
                 .iter()
                 .filter_map(|(q, question)| Some((q.clone(), question.results.get(name)?.clone())))
                 .collect();
+            let played = view
+                .questions
+                .iter()
+                .filter_map(|(q, question)| Some((q.clone(), question.played.get(name)?.clone())))
+                .collect();
             study.conditions.push(StudyCondition {
                 key: name.clone(),
                 label: condition.label.clone(),
                 root: view.path.clone(),
                 condition: condition.file.clone(),
                 results,
+                played,
                 interval: std::sync::OnceLock::new(),
             });
         }
@@ -504,6 +572,64 @@ mod tests {
             .map(StudyData::from_root)
             .max_by_key(|s| s.conditions.len())
             .unwrap()
+    }
+
+    #[test]
+    fn strategies_count_each_tier_and_put_the_unrecorded_last() {
+        let mut study = demo();
+        let c = &mut study.conditions[0];
+        // Every attempt of the first question played "b-x", of the
+        // second "a-y"; the rest record nothing.
+        let questions: Vec<String> = c.results.keys().cloned().collect();
+        c.played.clear();
+        for (q, name) in questions.iter().zip(["b-x", "a-y"]) {
+            let attempts = c.results[q]
+                .attempts
+                .iter()
+                .map(|a| (a.attempt, name.to_string()));
+            c.played.insert(q.clone(), attempts.collect());
+        }
+        // One attempt blocked: it measured nothing.
+        let first = &questions[0];
+        let result = c.results.get_mut(first).unwrap();
+        result.attempts[0].blocked = true;
+        let c = &study.conditions[0];
+        let counts = study.strategies(Some(c));
+        let names: Vec<Option<&str>> = counts.iter().map(|n| n.strategy.as_deref()).collect();
+        assert_eq!(names, [Some("a-y"), Some("b-x"), None]);
+        let tally = |q: &str| {
+            let measured = c.results[q].attempts.iter().filter(|a| !a.blocked);
+            measured.fold(StrategyCount::default(), |mut n, a| {
+                n.attempts += 1;
+                n.exact += u32::from(a.exact);
+                n.strict_exact += u32::from(a.strict_exact);
+                n.normalized_only += u32::from(a.exact && !a.strict_exact);
+                n
+            })
+        };
+        let b = tally(first);
+        assert_eq!(
+            (counts[1].attempts, counts[1].exact, counts[1].strict_exact),
+            (b.attempts, b.exact, b.strict_exact)
+        );
+        assert_eq!(counts[1].attempts, 2, "the blocked attempt is left out");
+        let total: u32 = counts.iter().map(|n| n.attempts).sum();
+        assert_eq!(total + 1, c.stats().attempts);
+        // Over every condition, the demo root's own record of what was played.
+        let study = demo();
+        let all = study.strategies(None);
+        let get = |name: &str| {
+            all.iter()
+                .find(|n| n.strategy.as_deref() == Some(name))
+                .unwrap()
+        };
+        let local = get("local-names");
+        assert_eq!(local.normalized_only, local.attempts);
+        assert!(local.attempts > 0 && local.strict_exact == 0);
+        let decimals = get("decimals-4");
+        assert_eq!(decimals.strict_exact, decimals.attempts);
+        assert_eq!(decimals.normalized_only, 0);
+        assert!(all.iter().all(|n| n.strategy.is_some()));
     }
 
     #[test]

@@ -401,14 +401,16 @@ pub const SUMMARY_COLUMNS: [&str; 17] = [
 ];
 
 /// One `summary.csv` row for an attempt: values as recorded, F1 to four
-/// decimals and seconds to the millisecond; a blocked attempt has no
-/// verdict (empty `exact`, `ordered`, `f1`).
+/// decimals (more where four would round a value below 1 to `1.0000` or
+/// above 0 to `0.0000`: [`crate::format::fraction`]) and seconds to the
+/// millisecond; a blocked attempt has no verdict (empty `exact`,
+/// `ordered`, `f1`).
 pub fn summary_row(
     result: &QuestionResult,
     identity: &Identity,
     attempt: &AttemptResult,
 ) -> Vec<Cell> {
-    use crate::format::fixed;
+    use crate::format::{fixed, fraction};
     let blank = |blocked: bool, text: String| if blocked { String::new() } else { text };
     vec![
         result.question.clone(),
@@ -425,7 +427,7 @@ pub fn summary_row(
             (false, Some(o)) => o.to_string(),
             _ => String::new(),
         },
-        blank(attempt.blocked, fixed(attempt.f1, 4)),
+        blank(attempt.blocked, fraction(attempt.f1, 4)),
         attempt.queries.to_string(),
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 3),
@@ -653,6 +655,32 @@ pub fn study_questions(data: &StudyData, text: bool) -> Grid {
             });
         }
         grid.push(row);
+    }
+    grid
+}
+
+/// The measured attempts by the strategy the scripted agent recorded
+/// playing ([`StudyData::strategies`]): attempts, exact in each tier, and
+/// exact only once normalized. Attempts that record no strategy are the
+/// last row, `not recorded`.
+pub fn strategies(counts: &[crate::report::study::StrategyCount]) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("strategy played", Left),
+        Column::new("attempts", Right),
+        Column::new("exact", Right),
+        Column::new("strict exact", Right),
+        Column::new("exact only once normalized", Right),
+    ]);
+    for c in counts {
+        grid.push(vec![
+            c.strategy
+                .as_ref()
+                .map_or_else(|| Cell::from("not recorded"), |s| Cell::Code(s.clone())),
+            c.attempts.into(),
+            c.exact.into(),
+            c.strict_exact.into(),
+            c.normalized_only.into(),
+        ]);
     }
     grid
 }

@@ -132,6 +132,11 @@ pub struct QuestionView {
     pub text: Option<String>,
     /// Its result under each condition that recorded it, by condition name.
     pub results: BTreeMap<String, QuestionResult>,
+    /// The strategy the scripted agent recorded playing (`played` in an
+    /// attempt's `agent.json`), by condition name and attempt number:
+    /// empty for other agent hosts, which record none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub played: BTreeMap<String, BTreeMap<u32, String>>,
 }
 
 impl RootView {

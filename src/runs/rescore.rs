@@ -101,7 +101,10 @@ fn differences(
     let ordered =
         |o: Option<bool>| o.map_or_else(|| crate::format::NONE.to_string(), |b| b.to_string());
     push("ordered", ordered(old.ordered), ordered(new.ordered));
-    push("f1", format!("{:.4}", old.f1), format!("{:.4}", new.f1));
+    // Four decimals, more where four would round a value below 1 to 1 (or
+    // above 0 to 0): a move from 0.99996 to 1 is a move.
+    let f1 = |v: f64| crate::format::fraction(v, 4);
+    push("f1", f1(old.f1), f1(new.f1));
     moved
 }
 
@@ -384,8 +387,12 @@ impl Scope<'_> {
 
 /// The condition-wide rates that moved from `old` to `new`.
 fn aggregate_moves(name: &str, old: &Aggregate, new: &Aggregate) -> Vec<Moved> {
-    let show =
-        |v: Option<f64>| v.map_or_else(|| crate::format::NONE.to_string(), |v| format!("{v:.4}"));
+    let show = |v: Option<f64>| {
+        v.map_or_else(
+            || crate::format::NONE.to_string(),
+            |v| crate::format::fraction(v, 4),
+        )
+    };
     [
         ("exact_rate", old.exact_rate, new.exact_rate),
         (
