@@ -286,8 +286,9 @@ async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
         *n
     };
     if let Some(dir) = &state.log_dir {
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::write(dir.join(format!("request-{id:04}.json")), &body);
+        // Whole or absent, as every file the tool writes: a test reading
+        // the log while the CLI still talks never sees half a request.
+        let _ = crate::fsutil::write_atomic(&dir.join(format!("request-{id:04}.json")), &body);
     }
     if state.reject_key {
         return (

@@ -128,6 +128,9 @@ async fn connect_inner(
                 if let Some(dir) = cwd {
                     cmd.current_dir(base.join(dir));
                 }
+                // Not written atomically, on purpose: it is the server's
+                // live stream, and what it wrote before it (or the run)
+                // was killed is the evidence the attempt page links.
                 let stderr = match stderr_log {
                     Some(path) => std::fs::File::create(path)
                         .map(Stdio::from)
