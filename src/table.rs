@@ -13,6 +13,7 @@
 //! form (no language tag or datatype), blank nodes as `_:label`, unbound
 //! variables as an empty field.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use oxigraph::model::Term;
@@ -119,6 +120,360 @@ impl Table {
         Table {
             columns: variables,
             rows,
+        }
+    }
+}
+
+/// Rows of text cells, as the scorer reads them: a [`Table`], or CSV text
+/// read in place ([`CsvText`]). Cells are borrowed wherever the source
+/// holds them as written.
+pub trait Rows {
+    /// Column names, in order.
+    fn column_names(&self) -> Vec<&str>;
+    /// Number of rows.
+    fn row_count(&self) -> usize;
+    /// Replaces the contents of `out` with the cells of row `index`
+    /// (`index < row_count()`; nothing is written otherwise).
+    fn row_into<'s>(&'s self, index: usize, out: &mut Vec<Cow<'s, str>>);
+}
+
+impl Rows for Table {
+    fn column_names(&self) -> Vec<&str> {
+        self.columns.iter().map(String::as_str).collect()
+    }
+
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row_into<'s>(&'s self, index: usize, out: &mut Vec<Cow<'s, str>>) {
+        out.clear();
+        if let Some(row) = self.rows.get(index) {
+            out.extend(row.iter().map(|c| Cow::Borrowed(c.as_str())));
+        }
+    }
+}
+
+/// CSV text read as [`Table::from_csv`] reads it, without a `String` per
+/// cell: each row is kept as the range of the text it spans and split again
+/// when it is visited, so a large answer costs little more memory than its
+/// bytes.
+///
+/// The text is read in place when it keeps to plain RFC 4180 (UTF-8; LF or
+/// CRLF line ends; a quote only around a whole field, doubled inside it;
+/// every record as wide as the header; no blank line in a one-column
+/// table). Anything else (including every malformed text) is read by
+/// [`Table::from_csv`] itself, so the rows, and the errors with their
+/// lines, are always exactly that function's.
+pub struct CsvText<'a> {
+    inner: CsvInner<'a>,
+}
+
+enum CsvInner<'a> {
+    InPlace {
+        text: &'a str,
+        columns: Vec<String>,
+        /// Byte ranges of the rows (line end excluded); the top bit of the
+        /// end marks a row with a quoted field.
+        rows: Vec<(u32, u32)>,
+    },
+    Table(Table),
+}
+
+/// Marks a row range holding a quoted field (the top bit of its end).
+const QUOTED: u32 = 1 << 31;
+
+impl<'a> CsvText<'a> {
+    /// Reads `bytes` as CSV; the same rows and errors as
+    /// [`Table::from_csv`].
+    pub fn read(bytes: &'a [u8]) -> Result<CsvText<'a>, CsvError> {
+        let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        if let Some(inner) = read_in_place(text) {
+            return Ok(CsvText { inner });
+        }
+        Ok(CsvText {
+            inner: CsvInner::Table(Table::from_csv(bytes)?),
+        })
+    }
+
+    /// True when the text was read in place (not through [`Table::from_csv`]).
+    pub fn in_place(&self) -> bool {
+        matches!(self.inner, CsvInner::InPlace { .. })
+    }
+
+    /// The rows as a [`Table`] (a copy of every cell).
+    pub fn to_table(&self) -> Table {
+        let mut table = Table::new(self.column_names().iter().map(|c| c.to_string()).collect());
+        let mut cells = Vec::new();
+        for i in 0..self.row_count() {
+            self.row_into(i, &mut cells);
+            table
+                .rows
+                .push(cells.drain(..).map(Cow::into_owned).collect());
+        }
+        table
+    }
+}
+
+impl Rows for CsvText<'_> {
+    fn column_names(&self) -> Vec<&str> {
+        match &self.inner {
+            CsvInner::InPlace { columns, .. } => columns.iter().map(String::as_str).collect(),
+            CsvInner::Table(table) => table.column_names(),
+        }
+    }
+
+    fn row_count(&self) -> usize {
+        match &self.inner {
+            CsvInner::InPlace { rows, .. } => rows.len(),
+            CsvInner::Table(table) => table.rows.len(),
+        }
+    }
+
+    fn row_into<'s>(&'s self, index: usize, out: &mut Vec<Cow<'s, str>>) {
+        match &self.inner {
+            CsvInner::InPlace { text, rows, .. } => {
+                out.clear();
+                let Some(&(start, end)) = rows.get(index) else {
+                    return;
+                };
+                let quoted = end & QUOTED != 0;
+                let Some(line) = text.get(start as usize..(end & !QUOTED) as usize) else {
+                    return;
+                };
+                if quoted {
+                    split_quoted(line, out);
+                } else {
+                    out.extend(line.split(',').map(Cow::Borrowed));
+                }
+            }
+            CsvInner::Table(table) => table.row_into(index, out),
+        }
+    }
+}
+
+/// Reads `text` (byte-order mark removed) in place, or `None` when it
+/// leaves the plain subset [`CsvText`] describes.
+fn read_in_place(bytes: &[u8]) -> Option<CsvInner<'_>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if bytes.is_empty() || bytes.len() >= QUOTED as usize {
+        return None;
+    }
+    let mut columns: Option<Vec<String>> = None;
+    let mut rows = Vec::new();
+    let mut blank_line = false;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        match bytes[pos] {
+            b'\n' => {
+                blank_line = true;
+                pos += 1;
+                continue;
+            }
+            b'\r' if bytes.get(pos + 1) == Some(&b'\n') => {
+                blank_line = true;
+                pos += 2;
+                continue;
+            }
+            b'\r' => return None,
+            _ => {}
+        }
+        let record = record_at(bytes, pos)?;
+        match &columns {
+            None => {
+                let mut cells = Vec::new();
+                let line = &text[pos..record.end];
+                if record.quoted {
+                    split_quoted(line, &mut cells);
+                } else {
+                    cells.extend(line.split(',').map(Cow::Borrowed));
+                }
+                columns = Some(cells.into_iter().map(Cow::into_owned).collect());
+            }
+            Some(names) if names.len() != record.fields => return None,
+            Some(_) => {
+                if rows.is_empty() {
+                    // Room for as many rows as long as the first one, and
+                    // a tenth more: one allocation for most tables.
+                    let guess = (bytes.len() - pos) / (record.next - pos).max(1);
+                    rows.reserve(guess + guess / 10 + 1);
+                }
+                rows.push((
+                    pos as u32,
+                    record.end as u32 | if record.quoted { QUOTED } else { 0 },
+                ));
+            }
+        }
+        pos = record.next;
+    }
+    let columns = columns?;
+    if columns.len() == 1 && blank_line {
+        return None;
+    }
+    Some(CsvInner::InPlace {
+        text,
+        columns,
+        rows,
+    })
+}
+
+/// One record found by [`record_at`].
+struct Record {
+    /// Fields in the record.
+    fields: usize,
+    /// End of its text (line end excluded).
+    end: usize,
+    /// Where the next record (or blank line) starts.
+    next: usize,
+    /// It holds a quoted field.
+    quoted: bool,
+}
+
+/// The record starting at `start` (not at a line end), or `None` when it
+/// leaves the plain subset: a quote inside an unquoted field, text after a
+/// closing quote, a quote never closed, a carriage return not before a
+/// line feed.
+fn record_at(bytes: &[u8], start: usize) -> Option<Record> {
+    let line_end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+    let (content_end, next) = match line_end {
+        n if n < bytes.len() && n > start && bytes[n - 1] == b'\r' => (n - 1, n + 1),
+        n if n < bytes.len() => (n, n + 1),
+        n if n > start && bytes[n - 1] == b'\r' => (n - 1, n),
+        n => (n, n),
+    };
+    let line = &bytes[start..content_end];
+    if memchr::memchr(b'"', line).is_none() {
+        if memchr::memchr(b'\r', line).is_some() {
+            return None;
+        }
+        return Some(Record {
+            fields: memchr::memchr_iter(b',', line).count() + 1,
+            end: content_end,
+            next,
+            quoted: false,
+        });
+    }
+    quoted_record_at(bytes, start)
+}
+
+/// [`record_at`] for a record holding a quote: field by field, a quoted
+/// field possibly spanning lines.
+fn quoted_record_at(bytes: &[u8], start: usize) -> Option<Record> {
+    let mut fields = 1;
+    let mut i = start;
+    loop {
+        if bytes.get(i) == Some(&b'"') {
+            i += 1;
+            loop {
+                i += memchr::memchr(b'"', &bytes[i..])?;
+                if bytes.get(i + 1) == Some(&b'"') {
+                    i += 2;
+                } else {
+                    i += 1;
+                    break;
+                }
+            }
+        } else {
+            let rest = &bytes[i..];
+            let at = memchr::memchr3(b',', b'\n', b'"', rest).unwrap_or(rest.len());
+            let field = &rest[..at];
+            let cr = memchr::memchr(b'\r', field);
+            match cr {
+                None => i += at,
+                // A carriage return only as the first half of a line end.
+                Some(c) if c + 1 == at && rest.get(at) == Some(&b'\n') => i += c,
+                Some(c) if c + 1 == field.len() && at == rest.len() => i += c,
+                Some(_) => return None,
+            }
+        }
+        match bytes.get(i) {
+            None => {
+                return Some(Record {
+                    fields,
+                    end: i,
+                    next: i,
+                    quoted: true,
+                });
+            }
+            Some(b',') => {
+                fields += 1;
+                i += 1;
+            }
+            Some(b'\n') => {
+                return Some(Record {
+                    fields,
+                    end: i,
+                    next: i + 1,
+                    quoted: true,
+                });
+            }
+            Some(b'\r') if bytes.get(i + 1) == Some(&b'\n') => {
+                return Some(Record {
+                    fields,
+                    end: i,
+                    next: i + 2,
+                    quoted: true,
+                });
+            }
+            Some(b'\r') if i + 1 == bytes.len() => {
+                return Some(Record {
+                    fields,
+                    end: i,
+                    next: i + 1,
+                    quoted: true,
+                });
+            }
+            Some(_) => return None,
+        }
+    }
+}
+
+/// Splits one record of the plain subset that holds a quoted field into
+/// `out` (cleared first): a quoted field's text without its quotes, a
+/// doubled quote read as one.
+fn split_quoted<'s>(line: &'s str, out: &mut Vec<Cow<'s, str>>) {
+    out.clear();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    loop {
+        if bytes.get(i) == Some(&b'"') {
+            let open = i + 1;
+            let mut j = open;
+            let mut doubled = false;
+            while j < bytes.len() {
+                match memchr::memchr(b'"', &bytes[j..]) {
+                    Some(k) if bytes.get(j + k + 1) == Some(&b'"') => {
+                        doubled = true;
+                        j += k + 2;
+                    }
+                    Some(k) => {
+                        j += k;
+                        break;
+                    }
+                    None => j = bytes.len(),
+                }
+            }
+            let inner = line.get(open..j).unwrap_or_default();
+            out.push(if doubled {
+                Cow::Owned(inner.replace("\"\"", "\""))
+            } else {
+                Cow::Borrowed(inner)
+            });
+            i = j + 1;
+        } else {
+            let at = memchr::memchr(b',', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+            out.push(Cow::Borrowed(line.get(i..at).unwrap_or_default()));
+            i = at;
+        }
+        if i >= bytes.len() {
+            return;
+        }
+        // At a comma: the next field starts after it (an empty last field
+        // when the comma ends the line).
+        i += 1;
+        if i == bytes.len() {
+            out.push(Cow::Borrowed(""));
+            return;
         }
     }
 }
@@ -395,6 +750,84 @@ mod tests {
             Table::from_csv(b"a,b\n5\" tall,x\n").unwrap(),
             t(&["a", "b"], &[&["5\" tall", "x"]])
         );
+    }
+
+    /// Text [`CsvText`] reads in place and text it leaves to
+    /// [`Table::from_csv`]: either way, the same rows.
+    #[test]
+    fn csv_text_reads_as_from_csv_reads() {
+        for (text, in_place) in [
+            (&b"a,b\n1,2\n"[..], true),
+            (b"\xEF\xBB\xBFa,b\r\n1,2\r\n\r\n3,\r\n", true),
+            (b"a,b\n\"x,\"\"y\"\"\nz\",\"\"\n,\n", true),
+            (b"a,b\n\"x\",\"y\"", true),
+            (b"a,b\n1,2\r", true),
+            (b"x\n\"\"\nv\n", true),
+            (b"a,b\n\n\n1,2", true),
+            (b"x\n\nv\n", false),
+            (b"a,b\n5\" tall,x\n", false),
+            (b"a,b\n\"x\"y,1\n", false),
+            (b"a,b\n1,2\r3,4\n", false),
+            (b"", false),
+        ] {
+            let read = CsvText::read(text).unwrap();
+            assert_eq!(read.in_place(), in_place, "{text:?}");
+            assert_eq!(read.to_table(), Table::from_csv(text).unwrap(), "{text:?}");
+        }
+        for text in [&b"a,b\n1\n"[..], b"a\n\"open\n", b"a\n\xff\n"] {
+            assert_eq!(
+                CsvText::read(text).err(),
+                Table::from_csv(text).err(),
+                "{text:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any text over the bytes CSV gives meaning to reads the same both
+        /// ways: same rows, or the same error.
+        #[test]
+        fn csv_text_is_from_csv(text in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(b'a'), proptest::strategy::Just(b','),
+                proptest::strategy::Just(b'"'), proptest::strategy::Just(b'\n'),
+                proptest::strategy::Just(b'\r'), proptest::strategy::Just(b' '),
+                proptest::strategy::Just(0xC3), proptest::strategy::Just(0xA9),
+            ],
+            0..40,
+        )) {
+            let want = Table::from_csv(&text);
+            let got = CsvText::read(&text).map(|t| t.to_table());
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// Tables as `to_csv` writes them (quotes, commas and line ends
+        /// in cells; LF or CRLF between records) read in place, as
+        /// `from_csv` reads them.
+        #[test]
+        fn written_tables_read_in_place(
+            width in 1usize..4,
+            cells in proptest::collection::vec("[a,\"\n\r é]{0,4}", 0..24),
+            crlf in proptest::bool::ANY,
+        ) {
+            let table = t(
+                &(0..width).map(|i| ["a", "b", "c"][i]).collect::<Vec<_>>(),
+                &cells.chunks_exact(width)
+                    .map(|r| r.iter().map(String::as_str).collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+                    .iter().map(Vec::as_slice).collect::<Vec<_>>(),
+            );
+            let mut text = table.to_csv();
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            let read = CsvText::read(text.as_bytes()).unwrap();
+            // A one-column table with an empty cell has a blank line.
+            proptest::prop_assert!(read.in_place() || width == 1 || table.rows.is_empty());
+            proptest::prop_assert_eq!(read.to_table(), Table::from_csv(text.as_bytes()).unwrap());
+        }
     }
 
     #[test]

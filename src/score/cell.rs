@@ -19,17 +19,25 @@ pub fn unwrap_syntax(text: &str) -> Cow<'_, str> {
     {
         return Cow::Borrowed(inner);
     }
-    if let Some(lexical) = literal_lexical_form(text) {
-        return Cow::Owned(lexical);
-    }
-    Cow::Borrowed(text)
+    literal_lexical_form(text).unwrap_or(Cow::Borrowed(text))
 }
 
-/// The lexical form of a literal written in SPARQL syntax, or `None`.
-fn literal_lexical_form(text: &str) -> Option<String> {
+/// The lexical form of a literal written in SPARQL syntax, or `None`;
+/// borrowed from `text` when it holds no escape.
+fn literal_lexical_form(text: &str) -> Option<Cow<'_, str>> {
     let quote = text.chars().next()?;
     if quote != '"' && quote != '\'' {
         return None;
+    }
+    let body = &text[1..];
+    match body.find([quote, '\\']) {
+        Some(close) if body[close..].starts_with(quote) => {
+            let rest = &body[close + 1..];
+            return (rest.is_empty() || is_language_tag(rest) || is_datatype_suffix(rest))
+                .then_some(Cow::Borrowed(&body[..close]));
+        }
+        None => return None,
+        Some(_) => {}
     }
     // Find the closing quote, honouring backslash escapes.
     let mut lexical = String::new();
@@ -55,7 +63,7 @@ fn literal_lexical_form(text: &str) -> Option<String> {
     }
     let rest = &text[end?..];
     if rest.is_empty() || is_language_tag(rest) || is_datatype_suffix(rest) {
-        Some(lexical)
+        Some(Cow::Owned(lexical))
     } else {
         None
     }
@@ -105,22 +113,23 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
 /// True for an absolute IRI as a SPARQL CSV result writes it: a scheme then
 /// `://` (or the `urn:` scheme), and no whitespace.
 pub fn is_absolute_iri(text: &str) -> bool {
-    if text.is_empty() || text.contains(char::is_whitespace) {
+    if text.is_empty() || has_whitespace(text) {
         return false;
     }
     if text.starts_with("urn:") {
         return true;
     }
-    match text.split_once("://") {
-        Some((scheme, rest)) => {
-            !rest.is_empty()
-                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-        }
-        None => false,
-    }
+    // The scheme is the text before the first "://": every character of
+    // it a scheme character, so "://" must follow the longest run of them.
+    let bytes = text.as_bytes();
+    let scheme = bytes
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        .count();
+    scheme > 0
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[scheme..].starts_with(b"://")
+        && bytes.len() > scheme + 3
 }
 
 /// The local name of an IRI-like text: what follows the last `#` or `/`
@@ -128,17 +137,18 @@ pub fn is_absolute_iri(text: &str) -> bool {
 /// → `MONDO_0000745`), else what follows the first `:` of a prefixed name
 /// (`obo:MONDO_0000745` → `MONDO_0000745`, `urn:isbn:1` → `isbn:1`), else
 /// the text itself. `None` for text with whitespace, or when the local name
-/// would be empty (`http://ex.org/`).
+/// would be empty (`http://ex.org/`). It is always a suffix of `text`.
 pub fn local_name(text: &str) -> Option<&str> {
-    if text.is_empty() || text.contains(char::is_whitespace) {
+    if text.is_empty() || has_whitespace(text) {
         return None;
     }
-    let local = if let Some(i) = text.rfind(['#', '/']) {
+    let bytes = text.as_bytes();
+    let local = if let Some(i) = bytes.iter().rposition(|&b| b == b'#' || b == b'/') {
         &text[i + 1..]
     } else if let Some((prefix, rest)) = text.split_once(':') {
         if prefix
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
         {
             rest
         } else {
@@ -148,6 +158,18 @@ pub fn local_name(text: &str) -> Option<&str> {
         text
     };
     (!local.is_empty()).then_some(local)
+}
+
+/// `text.contains(char::is_whitespace)`, a byte at a time while the text
+/// is ASCII.
+fn has_whitespace(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        return bytes
+            .iter()
+            .any(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r'));
+    }
+    text.contains(char::is_whitespace)
 }
 
 #[cfg(test)]
@@ -166,6 +188,48 @@ mod tests {
         assert_eq!(unwrap_syntax("'x'"), "x");
         assert_eq!(unwrap_syntax("\"say \\\"hi\\\"\""), "say \"hi\"");
         assert_eq!(unwrap_syntax("\"\""), "");
+    }
+
+    /// The lexical form as an escape-aware scan over every character
+    /// finds it: what `unwrap_syntax` must agree with, borrowed or not.
+    fn scanned(text: &str) -> Option<String> {
+        let quote = text.chars().next()?;
+        if quote != '"' && quote != '\'' {
+            return None;
+        }
+        let mut lexical = String::new();
+        let mut chars = text[1..].char_indices();
+        let mut end = None;
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    let (_, escaped) = chars.next()?;
+                    lexical.push(match escaped {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        other => other,
+                    });
+                }
+                c if c == quote => {
+                    end = Some(1 + i + c.len_utf8());
+                    break;
+                }
+                c => lexical.push(c),
+            }
+        }
+        let rest = &text[end?..];
+        (rest.is_empty() || is_language_tag(rest) || is_datatype_suffix(rest)).then_some(lexical)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn literal_forms_agree_with_a_full_scan(text in "[\"'\\\\a@^<>:n é-]{0,10}") {
+            if !text.starts_with('<') {
+                let want = scanned(&text).unwrap_or_else(|| text.clone());
+                proptest::prop_assert_eq!(unwrap_syntax(&text).into_owned(), want);
+            }
+        }
     }
 
     #[test]
@@ -201,6 +265,30 @@ mod tests {
         assert!(!is_absolute_iri("Time: 10"));
         assert!(!is_absolute_iri("ratio:1"));
         assert!(!is_absolute_iri("http://"));
+    }
+
+    proptest::proptest! {
+        /// The byte-wise checks are the character-wise ones they replace.
+        #[test]
+        fn iri_checks_agree_with_their_definitions(text in "[a-z0-9+.:/# \t\u{b}\u{85}\u{a0}é_-]{0,12}") {
+            let white = text.contains(char::is_whitespace);
+            proptest::prop_assert_eq!(has_whitespace(&text), white);
+            let absolute = !text.is_empty() && !white && (text.starts_with("urn:") || match text.split_once("://") {
+                Some((scheme, rest)) => !rest.is_empty()
+                    && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')),
+                None => false,
+            });
+            proptest::prop_assert_eq!(is_absolute_iri(&text), absolute);
+            let local = if text.is_empty() || white { None } else {
+                let l = if let Some(i) = text.rfind(['#', '/']) { &text[i + 1..] }
+                    else if let Some((p, r)) = text.split_once(':') {
+                        if p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) { r } else { &text[..] }
+                    } else { &text[..] };
+                (!l.is_empty()).then_some(l)
+            };
+            proptest::prop_assert_eq!(local_name(&text), local);
+        }
     }
 
     #[test]

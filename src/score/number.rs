@@ -241,6 +241,265 @@ impl Decimal {
     }
 }
 
+/// Significant digits a number may have for [`push_canonical_at`] to read
+/// it without allocating; longer ones go through [`Decimal`].
+const INLINE_DIGITS: usize = 64;
+
+/// A number read by [`read`]: its digits inline, or (past
+/// [`INLINE_DIGITS`]) a [`Decimal`].
+pub(crate) enum Reading {
+    /// `(-1)^negative × digits[..len] × 10^exponent`, as in [`Decimal`].
+    Inline {
+        negative: bool,
+        digits: [u8; INLINE_DIGITS],
+        len: usize,
+        exponent: i64,
+    },
+    /// Too many digits to hold inline.
+    Long(Decimal),
+}
+
+impl Reading {
+    /// True when the value is a whole number ([`Decimal::is_integral`]).
+    pub(crate) fn is_integral(&self) -> bool {
+        match self {
+            Reading::Inline { exponent, .. } => *exponent >= 0,
+            Reading::Long(d) => d.is_integral(),
+        }
+    }
+
+    /// True when the value has at most 15 significant digits and its
+    /// magnitude is that of a normal `f64`: then no other such value has
+    /// the same nearest `f64` (15 decimal digits survive a round trip
+    /// through binary64), so equal `f64`s mean equal values.
+    pub(crate) fn f64_is_exact_key(&self, approx: f64) -> bool {
+        matches!(self, Reading::Inline { len, .. } if *len <= 15) && approx.is_normal()
+    }
+
+    /// Appends [`Decimal::canonical_at`] of this value to `out`.
+    pub(crate) fn push_canonical_at(self, figures: u32, out: &mut String) {
+        match self {
+            Reading::Inline {
+                negative,
+                mut digits,
+                mut len,
+                mut exponent,
+            } => {
+                if exponent < 0 {
+                    round_inline(&mut digits, &mut len, &mut exponent, figures);
+                }
+                push_canonical(negative, &digits[..len], exponent, out);
+            }
+            Reading::Long(d) => out.push_str(&d.canonical_at(figures)),
+        }
+    }
+}
+
+/// Reads `text` as [`Decimal::parse`] does (the same texts are numbers),
+/// without allocating for up to [`INLINE_DIGITS`] significant digits.
+pub(crate) fn read(text: &str) -> Option<Reading> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut negative = false;
+    if let Some(&sign) = bytes.first()
+        && (sign == b'+' || sign == b'-')
+    {
+        negative = sign == b'-';
+        i = 1;
+    }
+    let int_start = i;
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_part = &bytes[int_start..i];
+    let mut frac_part: &[u8] = &[];
+    if i < bytes.len() && bytes[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac_part = &bytes[frac_start..i];
+    }
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    if int_part.len() > 1 && int_part[0] == b'0' {
+        return None;
+    }
+    let mut exponent: i64 = 0;
+    if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+        i += 1;
+        let mut exp_negative = false;
+        if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
+            exp_negative = bytes[i] == b'-';
+            i += 1;
+        }
+        let exp_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        let exp_digits = &bytes[exp_start..i];
+        if exp_digits.is_empty() || exp_digits.len() > 6 {
+            return None;
+        }
+        exponent = exp_digits
+            .iter()
+            .fold(0i64, |e, d| e * 10 + i64::from(d - b'0'));
+        if exp_negative {
+            exponent = -exponent;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    let mut digits = [0u8; INLINE_DIGITS];
+    let mut len = 0;
+    for &b in int_part.iter().chain(frac_part) {
+        let d = b - b'0';
+        if len == 0 && d == 0 {
+            continue;
+        }
+        if len == INLINE_DIGITS {
+            return Decimal::parse(text).map(Reading::Long);
+        }
+        digits[len] = d;
+        len += 1;
+    }
+    exponent -= frac_part.len() as i64;
+    while len > 0 && digits[len - 1] == 0 {
+        len -= 1;
+        exponent += 1;
+    }
+    if len == 0 {
+        return Some(Reading::Inline {
+            negative: false,
+            digits,
+            len: 0,
+            exponent: 0,
+        });
+    }
+    if exponent.abs() > MAX_EXPONENT {
+        return None;
+    }
+    Some(Reading::Inline {
+        negative,
+        digits,
+        len,
+        exponent,
+    })
+}
+
+/// Appends `Decimal::parse(text).map(|d| d.canonical_at(figures))` to
+/// `out` and returns whether the number is integral, or returns `None`
+/// (leaving `out` as it was) when `text` is not a number. Allocates
+/// nothing for a number of up to [`INLINE_DIGITS`] significant digits.
+pub fn push_canonical_at(text: &str, figures: u32, out: &mut String) -> Option<bool> {
+    if is_canonical_integer(text.as_bytes()) {
+        out.push_str(text);
+        return Some(true);
+    }
+    let reading = read(text)?;
+    let integral = reading.is_integral();
+    reading.push_canonical_at(figures, out);
+    Some(integral)
+}
+
+/// An integer already in canonical form (`0`, `-12`, `5000`: no sign but
+/// `-`, no leading zero, at most [`MAX_PLAIN_DIGITS`] digits).
+fn is_canonical_integer(bytes: &[u8]) -> bool {
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    match digits.first() {
+        Some(b'0') => bytes == b"0",
+        Some(b'1'..=b'9') => {
+            digits.len() as i64 <= MAX_PLAIN_DIGITS && digits.iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    }
+}
+
+/// [`Decimal::round_to`] on inline digits.
+fn round_inline(
+    digits: &mut [u8; INLINE_DIGITS],
+    len: &mut usize,
+    exponent: &mut i64,
+    figures: u32,
+) {
+    let figures = figures.max(1) as usize;
+    if *len <= figures {
+        return;
+    }
+    let round_up = digits[figures] >= 5;
+    *exponent += (*len - figures) as i64;
+    *len = figures;
+    if round_up {
+        let mut i = figures;
+        loop {
+            if i == 0 {
+                // Every kept digit was 9: the value is 1 followed by zeros.
+                digits[0] = 1;
+                *len = 1;
+                *exponent += figures as i64;
+                break;
+            }
+            i -= 1;
+            if digits[i] == 9 {
+                digits[i] = 0;
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    while *len > 0 && digits[*len - 1] == 0 {
+        *len -= 1;
+        *exponent += 1;
+    }
+}
+
+/// [`Decimal::canonical`] of `(-1)^negative × digits × 10^exponent`.
+fn push_canonical(negative: bool, digits: &[u8], exponent: i64, out: &mut String) {
+    if digits.is_empty() {
+        out.push('0');
+        return;
+    }
+    if negative {
+        out.push('-');
+    }
+    let len = digits.len() as i64;
+    if exponent >= 0 && len + exponent <= MAX_PLAIN_DIGITS {
+        out.extend(digits.iter().map(|d| char::from(b'0' + d)));
+        out.extend(std::iter::repeat_n('0', exponent as usize));
+        return;
+    }
+    out.push(char::from(b'0' + digits[0]));
+    if digits.len() > 1 {
+        out.push('.');
+        out.extend(digits[1..].iter().map(|d| char::from(b'0' + d)));
+    }
+    out.push('e');
+    push_integer(exponent + len - 1, out);
+}
+
+/// Appends `value` in decimal digits (what `to_string` writes).
+fn push_integer(value: i64, out: &mut String) {
+    if value < 0 {
+        out.push('-');
+    }
+    let mut rest = value.unsigned_abs();
+    let mut buffer = [0u8; 20];
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(buffer[at..].iter().map(|&b| char::from(b)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +563,83 @@ mod tests {
         }
         for text in ["0", "0.5", ".5", "5.", "-0.5", "1E+3", "1e-07"] {
             assert!(Decimal::parse(text).is_some(), "{text:?}");
+        }
+    }
+
+    /// The inline reading writes what `Decimal` writes, for every text
+    /// `Decimal` reads and many it does not.
+    #[test]
+    fn push_canonical_at_is_decimal_canonical_at() {
+        let texts = [
+            "0",
+            "-0",
+            "+0",
+            "5",
+            "-5",
+            "+5",
+            "007",
+            "0.5",
+            ".5",
+            "5.",
+            "-0.5",
+            "1E+3",
+            "1e-07",
+            "9.999995",
+            "0.9999995",
+            "99999.95",
+            "1234567.5",
+            "2.5",
+            "-2.5",
+            "0.453562",
+            "0.4535625",
+            "-0.0001234567",
+            "1e10000",
+            "1e10001",
+            "1e-10001",
+            "0e999999",
+            "123456789012345678901234567890123456789012",
+            "1000000000000000000000000000000000000000",
+            "10000000000000000000000000000000000000000",
+            "-1e40",
+            "1e39",
+            "72,",
+            "",
+            "e5",
+            "1.2.3",
+            "00.5",
+            "0.000",
+            "5.000",
+            "50e-1",
+        ];
+        let long = format!("0.{}1", "9".repeat(80));
+        let longer = format!("{}5", "9".repeat(70));
+        for text in texts
+            .iter()
+            .copied()
+            .chain([long.as_str(), longer.as_str()])
+        {
+            for figures in [0, 1, 2, 6, 15, 30] {
+                let want = Decimal::parse(text).map(|d| (d.is_integral(), d.canonical_at(figures)));
+                let mut out = String::from("x");
+                let got =
+                    push_canonical_at(text, figures, &mut out).map(|i| (i, out[1..].to_string()));
+                assert_eq!(got, want, "{text:?} at {figures}");
+                if want.is_none() {
+                    assert_eq!(out, "x");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn push_canonical_at_agrees(text in "[-+]?[0-9]{0,22}(\\.[0-9]{0,22})?([eE][-+]?[0-9]{1,7})?", figures in 1u32..31) {
+            let want = Decimal::parse(&text).map(|d| (d.is_integral(), d.canonical_at(figures)));
+            let mut out = String::new();
+            let got = push_canonical_at(&text, figures, &mut out).map(|i| (i, out));
+            proptest::prop_assert_eq!(got, want);
         }
     }
 
