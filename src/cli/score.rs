@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use crate::error::{Error, Result, read_file};
 use crate::score::{
-    DEFAULT_SIGNIFICANT_FIGURES, NUMERIC_REL_TOL, ScoreOptions, score, score_unreadable,
+    DEFAULT_SIGNIFICANT_FIGURES, NUMERIC_REL_TOL, ScoreOptions, score_rows, score_unreadable_rows,
 };
-use crate::table::Table;
+use crate::table::{CsvText, Rows};
 
 /// Score an answer CSV against a ground-truth CSV by denotation.
 ///
@@ -36,26 +36,42 @@ pub(crate) struct ScoreArgs {
 }
 
 pub(crate) fn run(args: ScoreArgs) -> Result<ExitCode> {
-    let key_bytes = read_file(&args.reference)?;
-    let key = Table::from_csv(&key_bytes).map_err(|e| match e.line {
+    // Both files are read (and split into rows) at once; cells stay in
+    // the files' bytes (table::CsvText), so memory is little more than
+    // the two files.
+    let (key_bytes, answer_bytes) =
+        rayon::join(|| read_file(&args.reference), || read_file(&args.answer));
+    // Errors in the order a reader meets them: the ground truth first.
+    let key_bytes = key_bytes?;
+    let (answer_bytes, answer_error) = match answer_bytes {
+        Ok(bytes) => (bytes, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let (key, answer) = rayon::join(
+        || CsvText::read(&key_bytes),
+        || CsvText::read(&answer_bytes),
+    );
+    let key = key.map_err(|e| match e.line {
         Some(line) => Error::at_line(&args.reference, line, e.message),
         None => Error::file(&args.reference, e.message),
     })?;
-    if key.columns.is_empty() {
+    if key.column_names().is_empty() {
         return Err(Error::file(
             &args.reference,
             "empty: ground truth needs at least a header row of column names",
         ));
     }
-    let answer_bytes = read_file(&args.answer)?;
+    if let Some(e) = answer_error {
+        return Err(e);
+    }
     let options = ScoreOptions {
         ordered: args.ordered,
         significant_figures: args.precision,
         numeric_rel_tol: NUMERIC_REL_TOL,
     };
-    let result = match Table::from_csv(&answer_bytes) {
-        Ok(answer) => score(&key, &answer, &options),
-        Err(e) => score_unreadable(&key, &format!("{}: {e}", args.answer.display()), &options),
+    let result = match answer {
+        Ok(answer) => score_rows(&key, &answer, &options),
+        Err(e) => score_unreadable_rows(&key, &format!("{}: {e}", args.answer.display()), &options),
     };
     let mut text =
         serde_json::to_string_pretty(&result).map_err(|e| Error::Other(e.to_string()))?;
