@@ -135,6 +135,15 @@ pub trait Rows {
     /// Replaces the contents of `out` with the cells of row `index`
     /// (`index < row_count()`; nothing is written otherwise).
     fn row_into<'s>(&'s self, index: usize, out: &mut Vec<Cow<'s, str>>);
+    /// Loads row `index` into the processor's caches ahead of its being
+    /// read (a hint; it changes nothing).
+    fn touch(&self, _index: usize) {}
+    /// The text row `index` was read from (line end excluded), when the
+    /// rows are read in place: two rows of the same text have the same
+    /// cells.
+    fn row_text(&self, _index: usize) -> Option<&str> {
+        None
+    }
 }
 
 impl Rows for Table {
@@ -248,6 +257,29 @@ impl Rows for CsvText<'_> {
                 }
             }
             CsvInner::Table(table) => table.row_into(index, out),
+        }
+    }
+
+    fn row_text(&self, index: usize) -> Option<&str> {
+        match &self.inner {
+            CsvInner::InPlace { text, rows, .. } => {
+                let &(start, end) = rows.get(index)?;
+                text.get(start as usize..(end & !QUOTED) as usize)
+            }
+            CsvInner::Table(_) => None,
+        }
+    }
+
+    fn touch(&self, index: usize) {
+        if let CsvInner::InPlace { text, rows, .. } = &self.inner
+            && let Some(&(start, end)) = rows.get(index)
+        {
+            let bytes = text.as_bytes();
+            let end = (end & !QUOTED) as usize;
+            std::hint::black_box((
+                bytes.get(start as usize).copied(),
+                bytes.get(end.saturating_sub(1)).copied(),
+            ));
         }
     }
 }

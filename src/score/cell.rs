@@ -113,11 +113,8 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
 /// True for an absolute IRI as a SPARQL CSV result writes it: a scheme then
 /// `://` (or the `urn:` scheme), and no whitespace.
 pub fn is_absolute_iri(text: &str) -> bool {
-    if text.is_empty() || has_whitespace(text) {
-        return false;
-    }
     if text.starts_with("urn:") {
-        return true;
+        return !has_whitespace(text);
     }
     // The scheme is the text before the first "://": every character of
     // it a scheme character, so "://" must follow the longest run of them.
@@ -130,6 +127,7 @@ pub fn is_absolute_iri(text: &str) -> bool {
         && bytes[0].is_ascii_alphabetic()
         && bytes[scheme..].starts_with(b"://")
         && bytes.len() > scheme + 3
+        && !has_whitespace(text)
 }
 
 /// The local name of an IRI-like text: what follows the last `#` or `/`
@@ -142,6 +140,12 @@ pub fn local_name(text: &str) -> Option<&str> {
     if text.is_empty() || has_whitespace(text) {
         return None;
     }
+    local_name_of_iri(text)
+}
+
+/// [`local_name`] of a text known to hold no whitespace (such as an
+/// absolute IRI, [`is_absolute_iri`]).
+pub fn local_name_of_iri(text: &str) -> Option<&str> {
     let bytes = text.as_bytes();
     let local = if let Some(i) = bytes.iter().rposition(|&b| b == b'#' || b == b'/') {
         &text[i + 1..]
@@ -163,13 +167,21 @@ pub fn local_name(text: &str) -> Option<&str> {
 /// `text.contains(char::is_whitespace)`, a byte at a time while the text
 /// is ASCII.
 fn has_whitespace(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.is_ascii() {
-        return bytes
-            .iter()
-            .any(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r'));
+    // Without an early exit, so that the loop is vectorized: cells are
+    // short, and most hold no whitespace.
+    let (white, wide) = text
+        .as_bytes()
+        .iter()
+        .fold((false, false), |(white, wide), &b| {
+            (
+                white | (b == b' ') | (b.wrapping_sub(b'\t') < 5),
+                wide | (b >= 0x80),
+            )
+        });
+    if wide {
+        return text.contains(char::is_whitespace);
     }
-    text.contains(char::is_whitespace)
+    white
 }
 
 #[cfg(test)]

@@ -5,11 +5,16 @@
 //! Nothing here holds a `String` per cell: key texts are borrowed from the
 //! table they are in, canonical numbers are written into one text, and a
 //! cell's canonical values are [`Val`]s, borrowed or in a row's scratch
-//! text.
+//! text. The key is read once ([`key_cell`] with a [`KeyScan`] gathering
+//! what the guards need), and the guards are then decided from what was
+//! gathered ([`KeyContext::finish`]), in sorted runs rather than through a
+//! table probed once per cell.
 
 use std::borrow::Cow;
+use std::hash::Hasher;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 
 use super::number::{self, Decimal};
 use super::{ScoreOptions, cell};
@@ -19,6 +24,12 @@ use crate::table::Rows;
 pub(super) const STRICT: usize = 0;
 /// Index of the normalized tier in a pair of canonical values.
 pub(super) const NORMALIZED: usize = 1;
+
+/// Rows per unit of parallel work.
+pub(super) const CHUNK: usize = 4096;
+
+/// Key IRIs whose texts are loaded together when compared.
+const WINDOW: usize = 64;
 
 /// A canonical value: text borrowed from a table or from the key's
 /// context, or a byte range of the scratch text of the row it belongs to.
@@ -84,6 +95,14 @@ fn detach<'v>(value: Val<'_>, scratch: &mut String) -> Val<'v> {
     }
 }
 
+/// `text` in NFC as a value: `text`'s own when it is already.
+fn nfc_val<'x>(text: &Cow<'x, str>, scratch: &mut String) -> Val<'x> {
+    match cell::nfc(text) {
+        Cow::Borrowed(_) => whole(text, scratch),
+        Cow::Owned(n) => push(scratch, &n),
+    }
+}
+
 /// A key cell trimmed and without literal or IRI syntax, borrowed from the
 /// table wherever the cell is.
 fn unwrapped<'v>(cell: &Cow<'v, str>) -> Cow<'v, str> {
@@ -99,75 +118,389 @@ fn approx(text: &str) -> f64 {
         .unwrap_or_else(|_| Decimal::parse(text).map_or(f64::NAN, |d| d.to_f64()))
 }
 
-/// Key IRIs by local name, within one group: the first IRI seen under each.
+/// A hash of one canonical value (not of its place).
+pub(super) fn hash(text: &str) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(text.as_bytes());
+    h.write_usize(text.len());
+    h.finish()
+}
+
+/// A bijective mixing of 64 bits (the finalizer of MurmurHash3).
+pub(super) fn mix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// The hash a local name is looked up by within its group.
+fn local_key(group: usize, local: &str) -> u64 {
+    mix(hash(local) ^ (group as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// Key IRIs by local name within one group, the first IRI seen under
+/// each: the exact reading of the guard, used when a key IRI is not text
+/// of the table as written or when the guard must name what broke it.
 #[derive(Default)]
-pub(super) struct LocalNames<'v> {
+struct LocalNames<'v> {
     borrowed: HashMap<&'v str, &'v str>,
     /// Names of IRIs that are not text of the table as written (a literal
-    /// with escapes, a quoted CSV field with a doubled quote): rare.
+    /// with escapes, a quoted CSV field with a doubled quote).
     owned: HashMap<String, String>,
-    /// Bit `b` is set when some local name starts with byte `b`: most
-    /// cells that are not a local name are told so without hashing.
-    first_bytes: [u64; 4],
 }
 
 impl<'v> LocalNames<'v> {
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.borrowed.is_empty() && self.owned.is_empty()
     }
 
-    fn might_hold(&self, local: &str) -> bool {
-        local
-            .as_bytes()
-            .first()
-            .is_some_and(|&b| self.first_bytes[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
-    }
-
-    /// The key IRI recorded under `local`.
-    pub(super) fn get(&self, local: &str) -> Option<&str> {
-        if !self.might_hold(local) {
-            return None;
-        }
+    fn get(&self, local: &str) -> Option<&str> {
         self.borrowed
             .get(local)
             .copied()
             .or_else(|| self.owned.get(local).map(String::as_str))
     }
 
-    /// Records `iri` under `local` unless an IRI is recorded already;
-    /// true when that IRI differs (two key IRIs share the local name).
-    /// `rows` sizes the table at its first entry.
-    fn insert_first(&mut self, local: Cow<'v, str>, iri: Cow<'v, str>, rows: usize) -> bool {
-        if !self.owned.is_empty()
-            && let Some(existing) = self.owned.get(&*local)
-        {
-            return *existing != iri;
-        }
-        if let Some(&b) = local.as_bytes().first() {
-            self.first_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+    /// Records `iri` under `local` unless an IRI is recorded already.
+    fn insert_first(&mut self, local: Cow<'v, str>, iri: Cow<'v, str>) {
+        if self.get(&local).is_some() {
+            return;
         }
         match (local, iri) {
             (Cow::Borrowed(local), Cow::Borrowed(iri)) => {
-                if self.borrowed.is_empty() {
-                    self.borrowed.reserve(rows);
-                }
-                let existing = *self.borrowed.entry(local).or_insert(iri);
-                existing != iri
+                self.borrowed.insert(local, iri);
             }
-            (local, iri) => match self.borrowed.get(&*local) {
-                Some(existing) => **existing != *iri,
-                None => {
-                    self.owned
-                        .entry(local.into_owned())
-                        .or_insert_with(|| iri.into_owned());
-                    false
-                }
-            },
+            (local, iri) => {
+                self.owned.insert(local.into_owned(), iri.into_owned());
+            }
         }
     }
+}
 
-    fn clear(&mut self) {
-        *self = LocalNames::default();
+/// The key's IRIs by local name, for the answer cells that need them.
+enum Locals<'v> {
+    /// None: no key IRI has a local name, or the reduction is withdrawn.
+    None,
+    /// One IRI per distinct `(group, local name)` ([`local_key`]), and an
+    /// open-addressing index of them (`slots[i]` is an entry's position
+    /// + 1, 0 when free).
+    Index {
+        entries: Vec<IriCell<'v>>,
+        slots: Vec<u32>,
+    },
+    /// Per group, as [`LocalNames`].
+    Maps(Vec<LocalNames<'v>>),
+}
+
+impl Locals<'_> {
+    /// The key IRI of `group` whose local name is `local`.
+    fn get(&self, group: usize, local: &str) -> Option<&str> {
+        match self {
+            Locals::None => None,
+            Locals::Index { entries, slots } => {
+                // The same local name in two groups never has the same key
+                // (`local_key` is a bijection of the name's hash for each
+                // group), so an entry of this key and name is this group's.
+                let key = local_key(group, local);
+                let mask = slots.len() - 1;
+                let mut i = key as usize & mask;
+                loop {
+                    let at = slots[i] as usize;
+                    if at == 0 {
+                        return None;
+                    }
+                    let IriCell { key: k, iri } = entries[at - 1];
+                    if k == key && cell::local_name(iri) == Some(local) {
+                        return Some(iri);
+                    }
+                    i = (i + 1) & mask;
+                }
+            }
+            Locals::Maps(maps) => maps.get(group).and_then(|m| m.get(local)),
+        }
+    }
+}
+
+/// A key decimal where it was found, for the closeness guard.
+struct KeyDecimal {
+    value: f64,
+    row: u32,
+    /// The column, and in the top bit whether its `f64` tells it from
+    /// every other decimal ([`number::Reading::f64_is_exact_key`]).
+    column: u32,
+}
+
+/// Marks a [`KeyDecimal`] whose `f64` tells it apart.
+const EXACT: u32 = 1 << 31;
+
+impl KeyDecimal {
+    fn column(&self) -> u32 {
+        self.column & !EXACT
+    }
+
+    fn exact(&self) -> bool {
+        self.column & EXACT != 0
+    }
+}
+
+/// A key IRI with a local name, for the injectivity guard: its
+/// [`local_key`] (which says its group) and the IRI.
+#[derive(Clone, Copy)]
+struct IriCell<'v> {
+    key: u64,
+    iri: &'v str,
+}
+
+/// What reading key cells gathers for the guards (one per chunk of rows,
+/// in row order within it).
+pub(super) struct KeyScan<'v> {
+    decimals: Vec<KeyDecimal>,
+    iris: Vec<IriCell<'v>>,
+    /// Per group: holds an absolute IRI with a local name; holds a value
+    /// that is not an absolute IRI.
+    kinds: Vec<(bool, bool)>,
+    /// Some key IRI is not text of the table as written.
+    owned_iri: bool,
+    /// Some key IRI was read by its local name.
+    pub(super) reduced_any: bool,
+    /// Per group: holds a plain value with a local name that is not all
+    /// of it.
+    ambiguous: Vec<bool>,
+    /// Per group: the first bytes of its IRIs' local names, as
+    /// [`Group::first_bytes`].
+    first_bytes: Vec<[u64; 4]>,
+}
+
+impl KeyScan<'_> {
+    pub(super) fn new(groups: usize) -> Self {
+        KeyScan {
+            decimals: Vec::new(),
+            iris: Vec::new(),
+            kinds: vec![(false, false); groups],
+            ambiguous: vec![false; groups],
+            first_bytes: vec![[0; 4]; groups],
+            owned_iri: false,
+            reduced_any: false,
+        }
+    }
+}
+
+/// What the guards learn from one key cell.
+enum Facts<'x> {
+    /// A value that is not an absolute IRI (and not a decimal);
+    /// `ambiguous`: it has a local name that is not the whole of it, so an
+    /// answer cell of the same text might read as that name.
+    Plain { ambiguous: bool },
+    /// A non-integral number, with its value.
+    Decimal { value: f64, exact: bool },
+    /// An absolute IRI with a local name (`key`, its first byte); the IRI
+    /// when borrowed.
+    Iri {
+        key: u64,
+        first: u8,
+        iri: Option<&'x str>,
+    },
+    /// An absolute IRI without a local name.
+    Neither,
+}
+
+/// A key cell read: its canonical values and, when its normalized value
+/// is a local name, the IRI it names.
+pub(super) struct KeyCell<'x> {
+    pub(super) values: [Val<'x>; 2],
+    pub(super) iri: Option<Val<'x>>,
+    /// The cell is written in literal or IRI syntax.
+    pub(super) unwrapped: bool,
+    facts: Facts<'x>,
+}
+
+/// Where in the key a cell read by [`key_cell`] is, with what gathers its
+/// facts.
+pub(super) struct Place<'s, 'v> {
+    pub(super) scan: &'s mut KeyScan<'v>,
+    pub(super) row: u32,
+    pub(super) column: u32,
+}
+
+/// Canonical values of a key cell of `group` as `[strict, normalized]`
+/// (`docs/SCORING.md`, "Cells"): in the normalized tier a key IRI is its
+/// local name when `reduce` (the reduction is in force), and text is in
+/// Unicode NFC; non-integral numbers are rounded to `figures`. With a
+/// `place`, what the guards need is gathered there.
+pub(super) fn key_cell<'v>(
+    text: &Cow<'v, str>,
+    group: usize,
+    (reduce, figures): (bool, u32),
+    scratch: &mut String,
+    place: Option<Place<'_, 'v>>,
+) -> KeyCell<'v> {
+    let gather = place.is_some();
+    let read = match text {
+        Cow::Borrowed(text) => key_cell_in(text, (group, reduce, gather), figures, scratch),
+        Cow::Owned(text) => {
+            let read = key_cell_in(text, (group, reduce, gather), figures, scratch);
+            KeyCell {
+                values: read.values.map(|v| detach(v, scratch)),
+                iri: read.iri.map(|v| detach(v, scratch)),
+                unwrapped: read.unwrapped,
+                facts: match read.facts {
+                    Facts::Iri { key, first, .. } => Facts::Iri {
+                        key,
+                        first,
+                        iri: None,
+                    },
+                    Facts::Decimal { value, exact } => Facts::Decimal { value, exact },
+                    Facts::Plain { ambiguous } => Facts::Plain { ambiguous },
+                    Facts::Neither => Facts::Neither,
+                },
+            }
+        }
+    };
+    if let Some(Place { scan, row, column }) = place {
+        let kinds = &mut scan.kinds[group];
+        match read.facts {
+            Facts::Plain { ambiguous } => {
+                kinds.1 = true;
+                scan.ambiguous[group] |= ambiguous;
+            }
+            Facts::Decimal { value, exact } => {
+                kinds.1 = true;
+                scan.decimals.push(KeyDecimal {
+                    value,
+                    row,
+                    column: column | if exact { EXACT } else { 0 },
+                });
+            }
+            Facts::Iri { key, first, iri } => {
+                kinds.0 = true;
+                scan.first_bytes[group][usize::from(first >> 6)] |= 1 << (first & 63);
+                match iri {
+                    Some(iri) => scan.iris.push(IriCell { key, iri }),
+                    None => scan.owned_iri = true,
+                }
+            }
+            Facts::Neither => {}
+        }
+        scan.reduced_any |= read.iri.is_some();
+    }
+    read
+}
+
+/// A number's canonical value (borrowed when the text is already
+/// canonical), and whether it is a decimal (not integral).
+fn number_val<'x>(text: &'x str, figures: u32, scratch: &mut String) -> Option<(Val<'x>, bool)> {
+    if number::is_canonical_integer(text.as_bytes()) {
+        return Some((Val::Text(text), false));
+    }
+    let reading = number::read(text)?;
+    let start = scratch.len() as u32;
+    reading.push_canonical_at(figures, scratch);
+    Some((
+        Val::Scratch(start, scratch.len() as u32),
+        !reading.is_integral(),
+    ))
+}
+
+/// The facts of a number of `text`: a decimal's value, or plain (and
+/// nothing to learn unless `gather`).
+fn number_facts<'x>(text: &str, decimal: bool, gather: bool) -> Facts<'x> {
+    if !decimal || !gather {
+        return Facts::Plain { ambiguous: false };
+    }
+    let value = approx(text);
+    let exact = number::read(text).is_some_and(|r| r.f64_is_exact_key(value));
+    Facts::Decimal { value, exact }
+}
+
+/// [`key_cell`] of a cell's text; `(group, reduce, gather)`: the cell's
+/// group, whether IRIs are read by local name, whether the guards' facts
+/// are wanted.
+fn key_cell_in<'x>(
+    text: &'x str,
+    (group, reduce, gather): (usize, bool, bool),
+    figures: u32,
+    scratch: &mut String,
+) -> KeyCell<'x> {
+    let t = text.trim();
+    let strict_number = number_val(t, figures, scratch);
+    let strict = strict_number.map_or(Val::Text(t), |(v, _)| v);
+    let value = cell::unwrap_syntax(t);
+    let unchanged = matches!(value, Cow::Borrowed(v) if v.len() == t.len());
+    let number = if unchanged {
+        strict_number
+    } else {
+        number_val_of(&value, figures, scratch)
+    };
+    if let Some((normalized, decimal)) = number {
+        return KeyCell {
+            values: [strict, normalized],
+            iri: None,
+            unwrapped: !unchanged,
+            facts: number_facts(&value, decimal, gather),
+        };
+    }
+    if cell::is_absolute_iri(&value) {
+        let Some(local) = cell::local_name_of_iri(&value) else {
+            return KeyCell {
+                values: [strict, nfc_val(&value, scratch)],
+                iri: None,
+                unwrapped: !unchanged,
+                facts: Facts::Neither,
+            };
+        };
+        let facts = Facts::Iri {
+            key: if gather { local_key(group, local) } else { 0 },
+            first: local.as_bytes().first().copied().unwrap_or_default(),
+            iri: match value {
+                Cow::Borrowed(v) => Some(v),
+                Cow::Owned(_) => None,
+            },
+        };
+        if reduce {
+            let len = local.len();
+            return KeyCell {
+                values: [strict, suffix(&value, len, scratch)],
+                iri: Some(whole(&value, scratch)),
+                unwrapped: !unchanged,
+                facts,
+            };
+        }
+        return KeyCell {
+            values: [strict, nfc_val(&value, scratch)],
+            iri: None,
+            unwrapped: !unchanged,
+            facts,
+        };
+    }
+    let ascii = t.is_ascii();
+    let normalized = if unchanged && ascii {
+        strict
+    } else {
+        nfc_val(&value, scratch)
+    };
+    // A plain value an answer cell of the same text could read otherwise:
+    // its local name is not the whole text.
+    let ambiguous =
+        gather && cell::local_name(&value).is_some_and(|l| l.len() != value.len() || !ascii);
+    KeyCell {
+        values: [strict, normalized],
+        iri: None,
+        unwrapped: !unchanged,
+        facts: Facts::Plain { ambiguous },
+    }
+}
+
+/// [`number_val`] of an unwrapped value, borrowed or not.
+fn number_val_of<'x>(
+    value: &Cow<'x, str>,
+    figures: u32,
+    scratch: &mut String,
+) -> Option<(Val<'x>, bool)> {
+    match value {
+        Cow::Borrowed(v) => number_val(v, figures, scratch),
+        Cow::Owned(v) => number_val(v, figures, scratch).map(|(n, d)| (detach(n, scratch), d)),
     }
 }
 
@@ -180,18 +513,27 @@ pub(super) struct Group<'v> {
     /// Canonical text of every numeric key cell: an answer number equal to
     /// one of them is taken at its word and never snapped.
     numbers: HashSet<&'v str>,
-    /// Local name → key IRI.
-    pub(super) local_names: LocalNames<'v>,
+    /// The group's key IRIs are read by local name (it has some, and the
+    /// reduction is in force).
+    pub(super) reduced: bool,
+    /// Bit `b` is set when some local name of the group starts with byte
+    /// `b`: most cells that are not one are told so without a lookup.
+    first_bytes: [u64; 4],
 }
 
-/// A key decimal where it was found, for the closeness guard.
-struct KeyDecimal {
-    value: f64,
-    row: u32,
-    column: u32,
-    /// Its `f64` tells it from every other decimal
-    /// ([`number::Reading::f64_is_exact_key`]).
-    exact: bool,
+impl Group<'_> {
+    fn might_hold(&self, local: &str) -> bool {
+        local
+            .as_bytes()
+            .first()
+            .is_some_and(|&b| self.first_bytes[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+    }
+
+    fn note_first_byte(&mut self, local: &str) {
+        if let Some(&b) = local.as_bytes().first() {
+            self.first_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+    }
 }
 
 /// What the key alone decides. A group is one key column when columns are
@@ -199,13 +541,18 @@ struct KeyDecimal {
 /// columns together for sorted tuples.
 pub(super) struct KeyContext<'v> {
     pub(super) groups: Vec<Group<'v>>,
+    locals: Locals<'v>,
     /// Snapping is in force (not withdrawn for the question).
     pub(super) snapping: bool,
     /// IRI local-name reduction is in force (not withdrawn).
     pub(super) iri_normalization: bool,
     pub(super) notes: Vec<String>,
+    /// Two cells of the same text (trimmed) have the same canonical values
+    /// in both tiers, whichever is the key's: no group read by local name
+    /// holds a plain value that has a local name other than itself.
+    pub(super) same_text_is_same: bool,
     by_name: bool,
-    figures: u32,
+    pub(super) figures: u32,
     tol: f64,
 }
 
@@ -219,78 +566,67 @@ pub(super) struct KeyNumbers {
 }
 
 impl<'v> KeyContext<'v> {
-    /// The guards over the key's cells: the closeness of its decimals
-    /// (`docs/SCORING.md`, "Snapping withdrawn") and the injectivity of
-    /// its IRIs' local names ("Injectivity guard"), with the local names.
-    /// `by_name` says whether each key column is its own group.
-    pub(super) fn read<K: Rows + ?Sized>(
+    /// The guards, from what reading the key's cells gathered (`scans`,
+    /// in row order): the closeness of its decimals (`docs/SCORING.md`,
+    /// "Snapping withdrawn") and the injectivity of its IRIs' local names
+    /// ("Injectivity guard"), with the local names. `by_name` says whether
+    /// each key column is its own group.
+    pub(super) fn finish<K: Rows + ?Sized + Sync>(
         key: &'v K,
+        scans: Vec<KeyScan<'v>>,
         by_name: bool,
         options: &ScoreOptions,
     ) -> KeyContext<'v> {
-        let width = key.column_names().len();
-        let count = if by_name { width.max(1) } else { 1 };
+        let count = groups_of(key, by_name);
         let mut context = KeyContext {
             groups: (0..count).map(|_| Group::default()).collect(),
+            locals: Locals::None,
             snapping: true,
             iri_normalization: true,
             notes: Vec::new(),
+            same_text_is_same: false,
             by_name,
             figures: options.significant_figures,
             tol: options.numeric_rel_tol,
         };
-        let mut decimals = Vec::new();
-        let mut conflict = false;
-        // Groups holding both IRIs and other values: only there can a
-        // local name also be a plain key value.
+        let mut ambiguous = vec![false; count];
         let mut kinds = vec![(false, false); count];
-        let mut cells = Vec::new();
-        let rows = key.row_count();
-        for row in 0..rows {
-            key.row_into(row, &mut cells);
-            for (column, text) in cells.iter().enumerate() {
-                let g = context.group_of(column);
-                let value = unwrapped(text);
-                if let Some(reading) = number::read(&value) {
-                    kinds[g].1 = true;
-                    if !reading.is_integral() {
-                        let value = approx(&value);
-                        decimals.push(KeyDecimal {
-                            value,
-                            row: row as u32,
-                            column: column as u32,
-                            exact: reading.f64_is_exact_key(value),
-                        });
-                    }
-                    continue;
-                }
-                if !cell::is_absolute_iri(&value) {
-                    kinds[g].1 = true;
-                    continue;
-                }
-                kinds[g].0 = true;
-                let Some(local) = cell::local_name(&value) else {
-                    continue;
-                };
-                let local = match &value {
-                    Cow::Borrowed(v) => {
-                        Cow::Borrowed(v.get(v.len() - local.len()..).unwrap_or_default())
-                    }
-                    Cow::Owned(_) => Cow::Owned(local.to_string()),
-                };
-                conflict |= context.groups[g]
-                    .local_names
-                    .insert_first(local, value, rows);
+        let mut owned = false;
+        let mut decimals = Vec::with_capacity(scans.iter().map(|s| s.decimals.len()).sum());
+        let mut iris = Vec::with_capacity(scans.iter().map(|s| s.iris.len()).sum());
+        for scan in scans {
+            for (all, chunk) in kinds.iter_mut().zip(&scan.kinds) {
+                all.0 |= chunk.0;
+                all.1 |= chunk.1;
             }
+            owned |= scan.owned_iri;
+            for (group, first) in context.groups.iter_mut().zip(&scan.first_bytes) {
+                for (all, chunk) in group.first_bytes.iter_mut().zip(first) {
+                    *all |= chunk;
+                }
+            }
+            for (all, chunk) in ambiguous.iter_mut().zip(&scan.ambiguous) {
+                *all |= chunk;
+            }
+            decimals.extend(scan.decimals);
+            iris.extend(scan.iris);
         }
         context.check_closeness(key, decimals);
         let mixed: Vec<bool> = kinds.iter().map(|&(iri, plain)| iri && plain).collect();
-        context.check_local_names(key, &mixed, conflict);
+        let iri_groups: Vec<bool> = kinds.iter().map(|&(iri, _)| iri).collect();
+        if owned || !context.index_local_names(key, iris, (iri_groups, &mixed)) {
+            context.exact_local_names(key, &mixed);
+        }
+        context.same_text_is_same = context
+            .groups
+            .iter()
+            .zip(&ambiguous)
+            .all(|(group, &ambiguous)| !(group.reduced && ambiguous));
         context
     }
 
     /// The group key column `column` belongs to.
-    fn group_of(&self, column: usize) -> usize {
+    pub(super) fn group_of(&self, column: usize) -> usize {
         if self.by_name {
             column.min(self.groups.len() - 1)
         } else {
@@ -303,11 +639,11 @@ impl<'v> KeyContext<'v> {
     /// text), withdraw snapping for the question; the note names the text
     /// each value first appears as.
     fn check_closeness<K: Rows + ?Sized>(&mut self, key: &K, mut decimals: Vec<KeyDecimal>) {
-        decimals.sort_unstable_by(|a, b| {
+        decimals.par_sort_unstable_by(|a, b| {
             a.value
                 .total_cmp(&b.value)
                 .then(a.row.cmp(&b.row))
-                .then(a.column.cmp(&b.column))
+                .then(a.column().cmp(&b.column()))
         });
         let mut previous: Option<(f64, Spot)> = None;
         let mut start = 0;
@@ -320,8 +656,8 @@ impl<'v> KeyContext<'v> {
                     .count();
             let run = &decimals[start..end];
             start = end;
-            let distinct: Vec<Spot> = if run.iter().all(|d| d.exact) {
-                vec![Spot::At(run[0].row, run[0].column)]
+            let distinct: Vec<Spot> = if run.iter().all(KeyDecimal::exact) {
+                vec![Spot::At(run[0].row, run[0].column())]
             } else {
                 distinct_texts(key, run)
             };
@@ -343,57 +679,172 @@ impl<'v> KeyContext<'v> {
         }
     }
 
-    /// IRI local names, and the injectivity guard: within a group, two
-    /// distinct key IRIs may not share a local name, and no IRI's local
-    /// name may equal another key value of the group (else a bare name
-    /// could stand for either). Either withdraws it for the question.
-    /// `mixed` marks the groups holding both IRIs and other values;
-    /// `conflict` says two key IRIs share a local name.
-    fn check_local_names<K: Rows + ?Sized>(&mut self, key: &K, mixed: &[bool], conflict: bool) {
-        let mut plain: Vec<HashSet<String>> =
-            (0..self.groups.len()).map(|_| HashSet::default()).collect();
-        let mut any = false;
-        if mixed.iter().any(|&m| m) {
+    /// The local names of the key's IRIs (`iris`, all borrowed; the groups
+    /// holding any, `iri_groups`), from runs of equal local names: true
+    /// when they are injective and no plain value of a `mixed` group is
+    /// one of them (then they are indexed for lookups), false when the
+    /// exact reading must say what broke the guard.
+    fn index_local_names<K: Rows + ?Sized + Sync>(
+        &mut self,
+        key: &K,
+        mut iris: Vec<IriCell<'v>>,
+        (iri_groups, mixed): (Vec<bool>, &[bool]),
+    ) -> bool {
+        if iris.is_empty() {
+            return true;
+        }
+        iris.par_sort_unstable_by_key(|c| c.key);
+        // Equal local-name keys must be the same IRI, else the guard is
+        // broken (or two local names share a hash): the exact reading
+        // decides. Comparing reads IRIs all over the key's text: a window
+        // of them is loaded at once, so that the waits overlap.
+        let same = iris.par_chunks(WINDOW).enumerate().all(|(w, window)| {
+            let loaded = window.iter().fold(0u8, |acc, c| {
+                acc ^ c.iri.as_bytes().last().copied().unwrap_or_default()
+            });
+            std::hint::black_box(loaded);
+            window.iter().enumerate().all(|(k, c)| {
+                let i = w * WINDOW + k;
+                i == 0 || iris[i - 1].key != c.key || iris[i - 1].iri == c.iri
+            })
+        });
+        if !same {
+            return false;
+        }
+        // One entry per local name: the first of each run, kept in place.
+        iris.dedup_by_key(|c| c.key);
+        iris.shrink_to_fit();
+        let entries = iris;
+        for (group, scanned) in self.groups.iter_mut().zip(iri_groups) {
+            group.reduced = scanned;
+        }
+        let mut slots = vec![0u32; (entries.len() + entries.len() / 3 + 1).next_power_of_two()];
+        let mask = slots.len() - 1;
+        for (at, c) in entries.iter().enumerate() {
+            let mut i = c.key as usize & mask;
+            while slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = at as u32 + 1;
+        }
+        self.locals = Locals::Index { entries, slots };
+        !self.plain_value_is_a_local_name(key, mixed)
+    }
+
+    /// True when some value of a `mixed` group that is not an absolute IRI
+    /// (in NFC) is the local name of one of the group's IRIs.
+    fn plain_value_is_a_local_name<K: Rows + ?Sized + Sync>(
+        &self,
+        key: &K,
+        mixed: &[bool],
+    ) -> bool {
+        if !mixed.iter().any(|&m| m) {
+            return false;
+        }
+        let rows = key.row_count();
+        (0..rows.div_ceil(CHUNK)).into_par_iter().any(|c| {
             let mut cells = Vec::new();
-            for row in 0..key.row_count() {
+            (c * CHUNK..((c + 1) * CHUNK).min(rows)).any(|row| {
                 key.row_into(row, &mut cells);
-                for (column, text) in cells.iter().enumerate() {
+                cells.iter().enumerate().any(|(column, text)| {
                     let g = self.group_of(column);
                     if !mixed[g] {
-                        continue;
+                        return false;
                     }
                     let value = unwrapped(text);
                     if cell::is_absolute_iri(&value) {
-                        continue;
+                        return false;
                     }
                     let value = cell::nfc(&value);
-                    if self.groups[g].local_names.get(&value).is_some() {
-                        plain[g].insert(value.into_owned());
-                        any = true;
+                    self.groups[g].might_hold(&value) && self.locals.get(g, &value).is_some()
+                })
+            })
+        })
+    }
+
+    /// The injectivity guard read exactly, in row order (as
+    /// `docs/SCORING.md` states it): within a group, two distinct key IRIs
+    /// may not share a local name, and no IRI's local name may equal
+    /// another key value of the group (a bare name could stand for
+    /// either). Either withdraws the reduction for the question, with a
+    /// note naming the first IRI, in row order, that breaks it.
+    fn exact_local_names<K: Rows + ?Sized>(&mut self, key: &'v K, mixed: &[bool]) {
+        let mut maps: Vec<LocalNames<'v>> = (0..self.groups.len())
+            .map(|_| LocalNames::default())
+            .collect();
+        let mut cells = Vec::new();
+        for row in 0..key.row_count() {
+            key.row_into(row, &mut cells);
+            for (column, text) in cells.iter().enumerate() {
+                let value = unwrapped(text);
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                let Some(local) = cell::local_name(&value) else {
+                    continue;
+                };
+                let local = match &value {
+                    Cow::Borrowed(v) => {
+                        Cow::Borrowed(v.get(v.len() - local.len()..).unwrap_or_default())
                     }
+                    Cow::Owned(_) => Cow::Owned(local.to_string()),
+                };
+                maps[self.group_of(column)].insert_first(local, value);
+            }
+        }
+        let mut plain: Vec<HashSet<String>> =
+            (0..self.groups.len()).map(|_| HashSet::default()).collect();
+        for row in 0..key.row_count() {
+            key.row_into(row, &mut cells);
+            for (column, text) in cells.iter().enumerate() {
+                let g = self.group_of(column);
+                if !mixed[g] {
+                    continue;
+                }
+                let value = unwrapped(text);
+                if cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                let value = cell::nfc(&value);
+                if maps[g].get(&value).is_some() {
+                    plain[g].insert(value.into_owned());
                 }
             }
         }
-        if !conflict && !any {
-            return;
-        }
-        if let Some(why) = self.first_collision(key, &plain) {
-            self.iri_normalization = false;
-            self.notes.push(format!(
-                "IRI normalization withdrawn: {why}, so IRIs are compared in full"
-            ));
-            for group in &mut self.groups {
-                group.local_names.clear();
+        for (group, map) in self.groups.iter_mut().zip(&maps) {
+            *group = Group::default();
+            group.reduced = !map.is_empty();
+            for local in map
+                .borrowed
+                .keys()
+                .copied()
+                .chain(map.owned.keys().map(String::as_str))
+            {
+                group.note_first_byte(local);
             }
+        }
+        match self.first_collision(key, &maps, &plain) {
+            Some(why) => {
+                self.iri_normalization = false;
+                self.notes.push(format!(
+                    "IRI normalization withdrawn: {why}, so IRIs are compared in full"
+                ));
+                self.locals = Locals::None;
+                for group in &mut self.groups {
+                    *group = Group::default();
+                }
+            }
+            None => self.locals = Locals::Maps(maps),
         }
     }
 
     /// The first key IRI, in row order, whose local name is a plain key
     /// value of its group (`plain`: those that are) or is shared with an
-    /// earlier key IRI, and why.
+    /// earlier key IRI (`maps`: the first IRI under each name), and why.
     fn first_collision<K: Rows + ?Sized>(
         &self,
         key: &K,
+        maps: &[LocalNames<'_>],
         plain: &[HashSet<String>],
     ) -> Option<String> {
         let mut cells = Vec::new();
@@ -413,7 +864,7 @@ impl<'v> KeyContext<'v> {
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
                 }
-                match self.groups[g].local_names.get(local) {
+                match maps[g].get(local) {
                     Some(existing) if *existing != *value => {
                         let (first, second) = if *existing < *value {
                             (existing, &*value)
@@ -454,80 +905,42 @@ impl<'v> KeyContext<'v> {
         self
     }
 
-    /// Canonical values of a key cell of `group` as `[strict, normalized]`:
-    /// in the normalized tier a key IRI is its local name (while that is
-    /// injective), and text is in Unicode NFC.
-    pub(super) fn key_cell(
-        &self,
-        text: &Cow<'v, str>,
-        group: usize,
-        scratch: &mut String,
-    ) -> [Val<'v>; 2] {
-        match text {
-            Cow::Borrowed(text) => self.key_cell_in(text, group, scratch),
-            Cow::Owned(text) => self
-                .key_cell_in(text, group, scratch)
-                .map(|v| detach(v, scratch)),
+    /// The key IRI of `group` whose local name is `local`, if any.
+    pub(super) fn local_iri(&self, group: usize, local: &str) -> Option<&str> {
+        if !self.groups[group].might_hold(local) {
+            return None;
         }
-    }
-
-    fn key_cell_in<'x>(&self, text: &'x str, group: usize, scratch: &mut String) -> [Val<'x>; 2]
-    where
-        'v: 'x,
-    {
-        let t = text.trim();
-        let start = scratch.len() as u32;
-        let strict = match number::push_canonical_at(t, self.figures, scratch) {
-            Some(_) => Val::Scratch(start, scratch.len() as u32),
-            None => Val::Text(t),
-        };
-        let value = cell::unwrap_syntax(t);
-        // Every absolute key IRI with a local name is recorded under it in
-        // its group (`read`), unless the reduction is withdrawn: then no
-        // group holds any.
-        if !self.groups[group].local_names.is_empty()
-            && cell::is_absolute_iri(&value)
-            && let Some(local) = cell::local_name(&value)
-        {
-            let len = local.len();
-            return [strict, suffix(&value, len, scratch)];
-        }
-        if matches!(value, Cow::Borrowed(v) if v.len() == t.len()) {
-            // As written: the strict tier's number, or the text in NFC.
-            if let Val::Scratch(..) = strict {
-                return [strict, strict];
-            }
-            return match cell::nfc(t) {
-                Cow::Borrowed(_) => [strict, strict],
-                Cow::Owned(n) => [strict, push(scratch, &n)],
-            };
-        }
-        let start = scratch.len() as u32;
-        if number::push_canonical_at(&value, self.figures, scratch).is_some() {
-            return [strict, Val::Scratch(start, scratch.len() as u32)];
-        }
-        let normalized = match cell::nfc(&value) {
-            Cow::Borrowed(_) => whole(&value, scratch),
-            Cow::Owned(n) => push(scratch, &n),
-        };
-        [strict, normalized]
+        self.locals.get(group, local)
     }
 
     /// Canonical values of an answer cell compared against `group`, as
     /// `[strict, normalized]`, with what adjusted it (normalized tier)
     /// counted in `tally`.
+    ///
+    /// With `speculate`, a cell that is not a number and whose local name
+    /// might be a key IRI's takes that local name as its normalized value
+    /// without looking it up; the returned text (the cell without literal
+    /// syntax) says so, and the caller must confirm it ([`Self::local_iri`],
+    /// or a key cell it equals that is such an IRI) and count it in the
+    /// tally.
     pub(super) fn answer_cell(
         &self,
         text: &Cow<'v, str>,
         group: usize,
+        speculate: bool,
         scratch: &mut String,
         tally: &mut Tally,
-    ) -> [Val<'v>; 2] {
+    ) -> ([Val<'v>; 2], Option<Val<'v>>) {
         match text {
-            Cow::Borrowed(text) => self.answer_cell_in(text, group, scratch, tally),
-            Cow::Owned(text) => self
-                .answer_cell_in(text, group, scratch, tally)
-                .map(|v| detach(v, scratch)),
+            Cow::Borrowed(text) => self.answer_cell_in(text, group, speculate, scratch, tally),
+            Cow::Owned(text) => {
+                let (values, speculated) =
+                    self.answer_cell_in(text, group, speculate, scratch, tally);
+                (
+                    values.map(|v| detach(v, scratch)),
+                    speculated.map(|v| detach(v, scratch)),
+                )
+            }
         }
     }
 
@@ -535,9 +948,10 @@ impl<'v> KeyContext<'v> {
         &self,
         text: &'x str,
         group: usize,
+        speculate: bool,
         scratch: &mut String,
         tally: &mut Tally,
-    ) -> [Val<'x>; 2]
+    ) -> ([Val<'x>; 2], Option<Val<'x>>)
     where
         'v: 'x,
     {
@@ -546,41 +960,57 @@ impl<'v> KeyContext<'v> {
         let number = self.answer_number(t, g, scratch);
         let strict = number.map_or(Val::Text(t), |(v, _)| v);
         let value = cell::unwrap_syntax(t);
-        let unchanged = *value == *t;
+        // Reading literal or IRI syntax always shortens the text.
+        let unchanged = matches!(value, Cow::Borrowed(v) if v.len() == t.len());
         if !unchanged {
             tally.unwrapped += 1;
         }
         // An answer cell naming a key IRI by its local name (in any of the
         // forms servers print) is that local name, like the key's IRI.
-        if !g.local_names.is_empty()
+        if g.reduced
             && let Some(local) = cell::local_name(&value)
-            && let Some(iri) = g.local_names.get(local)
+            && g.might_hold(local)
         {
-            if *iri != *value {
-                tally.by_local_name += 1;
-            }
             let len = local.len();
-            return [strict, suffix(&value, len, scratch)];
+            let is_number = if unchanged {
+                number.is_some()
+            } else {
+                number::read(&value).is_some()
+            };
+            if speculate && !is_number {
+                return (
+                    [strict, suffix(&value, len, scratch)],
+                    Some(whole(&value, scratch)),
+                );
+            }
+            if let Some(iri) = self.locals.get(group, local) {
+                if *iri != *value {
+                    tally.by_local_name += 1;
+                }
+                return ([strict, suffix(&value, len, scratch)], None);
+            }
         }
         if unchanged {
             if let Some((v, snapped)) = number {
                 tally.snapped += usize::from(snapped);
-                return [strict, v];
+                return ([strict, v], None);
             }
-            return match cell::nfc(t) {
-                Cow::Borrowed(_) => [strict, strict],
-                Cow::Owned(n) => [strict, push(scratch, &n)],
-            };
+            if t.is_ascii() {
+                return ([strict, strict], None);
+            }
+            return ([strict, nfc_val(&value, scratch)], None);
         }
-        if let Some((v, snapped)) = self.answer_number(&value, g, scratch) {
-            tally.snapped += usize::from(snapped);
-            return [strict, v];
-        }
-        let normalized = match cell::nfc(&value) {
-            Cow::Borrowed(_) => whole(&value, scratch),
-            Cow::Owned(n) => push(scratch, &n),
+        let number = match &value {
+            Cow::Borrowed(v) => self.answer_number(v, g, scratch),
+            Cow::Owned(v) => self
+                .answer_number(v, g, scratch)
+                .map(|(n, s)| (detach(n, scratch), s)),
         };
-        [strict, normalized]
+        if let Some((v, snapped)) = number {
+            tally.snapped += usize::from(snapped);
+            return ([strict, v], None);
+        }
+        ([strict, nfc_val(&value, scratch)], None)
     }
 
     /// `text` read as an answer number of group `g`: its canonical value,
@@ -588,23 +1018,33 @@ impl<'v> KeyContext<'v> {
     /// that is not a number.
     fn answer_number<'x>(
         &self,
-        text: &str,
+        text: &'x str,
         g: &Group<'v>,
         scratch: &mut String,
     ) -> Option<(Val<'x>, bool)>
     where
         'v: 'x,
     {
-        let start = scratch.len();
-        number::push_canonical_at(text, self.figures, scratch)?;
+        let (own, _) = number_val(text, self.figures, scratch)?;
         if self.snapping
-            && !g.numbers.contains(&scratch[start..])
+            && !g.numbers.contains(own.resolve(scratch))
             && let Some(target) = snap_target(&g.decimals, approx(text), self.tol)
         {
-            scratch.truncate(start);
+            if let Val::Scratch(start, _) = own {
+                scratch.truncate(start as usize);
+            }
             return Some((Val::Text(target), true));
         }
-        Some((Val::Scratch(start as u32, scratch.len() as u32), false))
+        Some((own, false))
+    }
+}
+
+/// How many groups the key's columns form.
+pub(super) fn groups_of<K: Rows + ?Sized>(key: &K, by_name: bool) -> usize {
+    if by_name {
+        key.column_names().len().max(1)
+    } else {
+        1
     }
 }
 
@@ -665,7 +1105,7 @@ impl Spot {
 fn distinct_texts<K: Rows + ?Sized>(key: &K, run: &[KeyDecimal]) -> Vec<Spot> {
     let mut seen: Vec<(String, String)> = Vec::new();
     for d in run {
-        let text = Spot::At(d.row, d.column).text(key);
+        let text = Spot::At(d.row, d.column()).text(key);
         let exact = Decimal::parse(&text)
             .map(|d| d.canonical())
             .unwrap_or_default();

@@ -34,8 +34,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::plural;
 use crate::table::{Rows, Table};
-use context::{KeyContext, KeyNumbers, NORMALIZED, STRICT, Tally};
-use rows::{Layout, Sides, TierCount};
+use context::{NORMALIZED, STRICT, Tally};
+use rows::{Layout, TierCount};
 
 /// Version of the comparison contract in `docs/SCORING.md`. Bump it whenever
 /// a rule there changes, so a recorded score says which rules produced it.
@@ -148,29 +148,16 @@ where
         &mut column_notes,
     );
     let by_name = matches!(columns, Columns::ByName(_));
-    let guards = KeyContext::read(key, by_name, options);
-    let numbers = if guards.snapping {
-        KeyNumbers::read(key, &guards)
-    } else {
-        KeyNumbers::default()
-    };
-    let context = guards.with_numbers(&numbers);
-    let mut notes = context.notes.clone();
-    notes.extend(column_notes);
     let layout = match &columns {
         Columns::ByName(permutation) => Layout::ByName(permutation),
         Columns::SortedTuple => Layout::SortedTuple {
             answer_width: answer_names.len(),
         },
     };
-    let sides = Sides {
-        key,
-        answer,
-        context: &context,
-        layout,
-        ordered: options.ordered,
-    };
-    let (counts, tally) = sides.compare();
+    let outcome = rows::compare(key, answer, by_name, layout, options);
+    let (counts, tally) = (outcome.counts, outcome.tally);
+    let mut notes = outcome.notes;
+    notes.extend(column_notes);
     let (key_rows, answer_rows) = (key.row_count(), answer.row_count());
     let tier = |count: TierCount| {
         let exact = count.matched == key_rows && count.matched == answer_rows;
@@ -195,8 +182,8 @@ where
         answer_rows,
         matched_rows: counts[NORMALIZED].matched,
         columns: Some(columns.kind()),
-        iri_normalization: context.iri_normalization,
-        snapping: context.snapping,
+        iri_normalization: outcome.iri_normalization,
+        snapping: outcome.snapping,
         significant_figures: options.significant_figures,
         numeric_rel_tol: options.numeric_rel_tol,
         notes,
@@ -240,14 +227,14 @@ pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Sc
 }
 
 /// [`score_unreadable`] over any [`Rows`].
-pub fn score_unreadable_rows<K: Rows + ?Sized>(
+pub fn score_unreadable_rows<K: Rows + ?Sized + Sync>(
     key: &K,
     reason: &str,
     options: &ScoreOptions,
 ) -> Score {
-    let context = KeyContext::read(key, false, options);
+    let (snapping, iri_normalization, guard_notes) = rows::key_guards(key, options);
     let mut notes = vec![format!("answer could not be read: {reason}")];
-    notes.extend(context.notes);
+    notes.extend(guard_notes);
     Score {
         scoring_version: SCORING_VERSION.to_string(),
         exact: false,
@@ -262,8 +249,8 @@ pub fn score_unreadable_rows<K: Rows + ?Sized>(
         answer_rows: 0,
         matched_rows: 0,
         columns: None,
-        iri_normalization: context.iri_normalization,
-        snapping: context.snapping,
+        iri_normalization,
+        snapping,
         significant_figures: options.significant_figures,
         numeric_rel_tol: options.numeric_rel_tol,
         notes,

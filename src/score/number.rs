@@ -277,18 +277,19 @@ impl Reading {
     }
 
     /// Appends [`Decimal::canonical_at`] of this value to `out`.
-    pub(crate) fn push_canonical_at(self, figures: u32, out: &mut String) {
+    pub(crate) fn push_canonical_at(&self, figures: u32, out: &mut String) {
         match self {
             Reading::Inline {
                 negative,
-                mut digits,
-                mut len,
-                mut exponent,
+                digits,
+                len,
+                exponent,
             } => {
+                let (mut digits, mut len, mut exponent) = (*digits, *len, *exponent);
                 if exponent < 0 {
                     round_inline(&mut digits, &mut len, &mut exponent, figures);
                 }
-                push_canonical(negative, &digits[..len], exponent, out);
+                push_canonical(*negative, &digits[..len], exponent, out);
             }
             Reading::Long(d) => out.push_str(&d.canonical_at(figures)),
         }
@@ -407,7 +408,7 @@ pub fn push_canonical_at(text: &str, figures: u32, out: &mut String) -> Option<b
 
 /// An integer already in canonical form (`0`, `-12`, `5000`: no sign but
 /// `-`, no leading zero, at most [`MAX_PLAIN_DIGITS`] digits).
-fn is_canonical_integer(bytes: &[u8]) -> bool {
+pub(crate) fn is_canonical_integer(bytes: &[u8]) -> bool {
     let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
     match digits.first() {
         Some(b'0') => bytes == b"0",

@@ -8,15 +8,23 @@
 //! one from the count of the class it equals. Nothing is kept per cell:
 //! a row's values are computed when it is visited, and a class's
 //! representative again when a row is compared with it.
+//!
+//! Memory is touched in batches: the table slots of a batch of rows, then
+//! the representatives those slots name, are loaded before any is
+//! compared, so the waits for memory overlap instead of adding up.
 
 use std::borrow::Cow;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use rayon::prelude::*;
-use rustc_hash::FxHasher;
 
-use super::context::{KeyContext, NORMALIZED, STRICT, Tally, Val};
+use super::ScoreOptions;
+use super::context::{
+    self, CHUNK, KeyContext, KeyNumbers, KeyScan, NORMALIZED, Place, STRICT, Tally, Val, hash, mix,
+};
 use crate::table::Rows;
+
+/// Rows whose memory is loaded together.
+const BATCH: usize = 16;
 
 /// How answer cells line up with the key's.
 #[derive(Clone, Copy)]
@@ -38,6 +46,18 @@ pub(super) struct TierCount {
     pub(super) in_order: bool,
 }
 
+/// What comparing found, with what the key decided.
+pub(super) struct Outcome {
+    /// `[strict, normalized]`.
+    pub(super) counts: [TierCount; 2],
+    /// What adjusted answer cells (normalized tier).
+    pub(super) tally: Tally,
+    pub(super) snapping: bool,
+    pub(super) iri_normalization: bool,
+    /// The guards' notes.
+    pub(super) notes: Vec<String>,
+}
+
 /// One row's canonical values in both tiers.
 #[derive(Default)]
 struct Canon<'v> {
@@ -47,22 +67,30 @@ struct Canon<'v> {
     hashes: [Vec<u64>; 2],
     /// Cell indices by (hash, text): the order sorted tuples compare in.
     order: [Vec<u32>; 2],
+    /// Per cell, for a key row: the IRI its normalized value is the local
+    /// name of. For an answer row: the cell's text when its normalized
+    /// value is a local name taken without looking it up.
+    named: Vec<Option<Val<'v>>>,
     /// The key row held, when it is one.
     key_row: Option<usize>,
+    /// Key cells written in literal or IRI syntax.
+    unwrapped: u16,
 }
 
 impl<'v> Canon<'v> {
     fn clear(&mut self) {
+        self.unwrapped = 0;
         self.scratch.clear();
         for tier in [STRICT, NORMALIZED] {
             self.values[tier].clear();
             self.hashes[tier].clear();
             self.order[tier].clear();
         }
+        self.named.clear();
         self.key_row = None;
     }
 
-    fn push(&mut self, pair: [Val<'v>; 2]) {
+    fn push(&mut self, pair: [Val<'v>; 2], named: Option<Val<'v>>) {
         let strict = hash(pair[STRICT].resolve(&self.scratch));
         let normalized = if pair[NORMALIZED].is(pair[STRICT]) {
             strict
@@ -73,41 +101,49 @@ impl<'v> Canon<'v> {
         self.values[NORMALIZED].push(pair[NORMALIZED]);
         self.hashes[STRICT].push(strict);
         self.hashes[NORMALIZED].push(normalized);
+        self.named.push(named);
     }
 
-    /// Reads key row `index`.
+    /// Reads key row `index`; `reduce`: IRIs are read by local name; with
+    /// a `scan`, what the guards need is gathered there.
     fn read_key<K: Rows + ?Sized>(
         &mut self,
-        key: &'v K,
-        index: usize,
-        context: &KeyContext<'v>,
+        (key, index): (&'v K, usize),
         layout: Layout<'_>,
+        (reduce, figures): (bool, u32),
+        mut scan: Option<&mut KeyScan<'v>>,
     ) {
         self.clear();
         let mut cells = std::mem::take(&mut self.cells);
         key.row_into(index, &mut cells);
         let width = match layout {
-            Layout::ByName(permutation) => permutation.len(),
+            Layout::ByName(permutation) => permutation.len().min(cells.len()),
             Layout::SortedTuple { .. } => cells.len(),
         };
         let by_name = matches!(layout, Layout::ByName(_));
         for (column, text) in cells.iter().take(width).enumerate() {
             let group = if by_name { column } else { 0 };
-            let pair = context.key_cell(text, group, &mut self.scratch);
-            self.push(pair);
+            let place = scan.as_deref_mut().map(|scan| Place {
+                scan,
+                row: index as u32,
+                column: column as u32,
+            });
+            let read = context::key_cell(text, group, (reduce, figures), &mut self.scratch, place);
+            self.unwrapped = self.unwrapped.saturating_add(u16::from(read.unwrapped));
+            self.push(read.values, read.iri);
         }
         self.cells = cells;
         self.key_row = Some(index);
     }
 
     /// Reads answer row `index`, in the key's column order when columns
-    /// are matched by name.
+    /// are matched by name; `speculate` as in [`KeyContext::answer_cell`].
     fn read_answer<A: Rows + ?Sized>(
         &mut self,
-        answer: &'v A,
-        index: usize,
+        (answer, index): (&'v A, usize),
         context: &KeyContext<'v>,
         layout: Layout<'_>,
+        speculate: bool,
         tally: &mut Tally,
     ) {
         self.clear();
@@ -117,15 +153,17 @@ impl<'v> Canon<'v> {
             Layout::ByName(permutation) => {
                 for (k, &a) in permutation.iter().enumerate() {
                     if let Some(text) = cells.get(a) {
-                        let pair = context.answer_cell(text, k, &mut self.scratch, tally);
-                        self.push(pair);
+                        let (pair, named) =
+                            context.answer_cell(text, k, speculate, &mut self.scratch, tally);
+                        self.push(pair, named);
                     }
                 }
             }
             Layout::SortedTuple { answer_width } => {
                 for text in cells.iter().take(answer_width) {
-                    let pair = context.answer_cell(text, 0, &mut self.scratch, tally);
-                    self.push(pair);
+                    let (pair, named) =
+                        context.answer_cell(text, 0, speculate, &mut self.scratch, tally);
+                    self.push(pair, named);
                 }
             }
         }
@@ -167,6 +205,23 @@ impl<'v> Canon<'v> {
         });
         self.order[tier] = order;
     }
+
+    /// The cell of `other` that cell `i` of this row was compared with in
+    /// the last [`same_row`] of `tier` that found them equal.
+    fn partner(&self, other: &Canon<'_>, tier: usize, i: usize, sorted: bool) -> Option<usize> {
+        if !sorted {
+            return Some(i);
+        }
+        let k = self.order[tier].iter().position(|&o| o as usize == i)?;
+        other.order[tier].get(k).map(|&o| o as usize)
+    }
+}
+
+/// A key row's cells as written.
+#[derive(Default)]
+struct Raw<'v> {
+    cells: Vec<Cow<'v, str>>,
+    row: Option<usize>,
 }
 
 /// True when rows `a` and `b` are equal in `tier`: value by value, or as
@@ -188,161 +243,435 @@ fn same_row(a: &mut Canon<'_>, b: &mut Canon<'_>, tier: usize, sorted: bool) -> 
     })
 }
 
-/// A hash of one canonical value.
-fn hash(text: &str) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(text.as_bytes());
-    h.write_usize(text.len());
-    h.finish()
+/// What the key's reading keeps of each row.
+#[derive(Clone, Copy, Default)]
+struct KeyRow {
+    /// The row's hashes, `[strict, normalized]`.
+    hashes: [u64; 2],
+    /// The hash of its text as written (0 when it was not read in place).
+    line: u64,
 }
 
-/// A bijective mixing of 64 bits (the finalizer of MurmurHash3).
-fn mix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-/// A hasher for keys that are hashes already.
-#[derive(Default)]
-struct Passthrough(u64);
-
-impl Hasher for Passthrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix(self.0 ^ u64::from(b));
+impl KeyRow {
+    fn of<K: Rows + ?Sized>(key: &K, index: usize, canon: &Canon<'_>, sorted: bool) -> KeyRow {
+        KeyRow {
+            hashes: [canon.hash(STRICT, sorted), canon.hash(NORMALIZED, sorted)],
+            line: key.row_text(index).map_or(0, hash),
         }
     }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
+}
+
+/// What reading the key keeps: per row its [`KeyRow`] and its cells
+/// written in literal or IRI syntax.
+struct KeyRows {
+    rows: Vec<KeyRow>,
+    unwrapped: Vec<u16>,
+}
+
+/// The size of an open-addressing table for `n` entries: a power of two,
+/// never more than seven eighths full.
+fn table_size(n: usize) -> usize {
+    (n + n / 7 + 1).next_power_of_two().max(8)
+}
+
+/// The part of a hash a table slot keeps to tell entries apart (the
+/// bits the slot's position is not taken from); an equal part is only a
+/// candidate, always compared.
+fn tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
+/// The key's rows by their text as written: an open-addressing table of
+/// `(tag, row)`.
+struct Lines {
+    slots: Vec<(u32, u32)>,
+}
+
+impl Lines {
+    fn new(rows: &[KeyRow]) -> Lines {
+        let size = table_size(rows.len());
+        let mut lines = Lines {
+            slots: vec![(0, EMPTY); size],
+        };
+        let mask = size - 1;
+        for (j, row) in rows.iter().enumerate() {
+            let hash = row.line;
+            let mut i = hash as usize & mask;
+            while lines.slots[i].1 != EMPTY {
+                i = (i + 1) & mask;
+            }
+            lines.slots[i] = (tag(hash), j as u32);
+        }
+        lines
+    }
+
+    fn start(&self, hash: u64) -> usize {
+        hash as usize & (self.slots.len() - 1)
+    }
+
+    /// A key row whose text is `text` (of hash `hash`), if any.
+    fn find<K: Rows + ?Sized>(&self, key: &K, hash: u64, text: &str) -> Option<usize> {
+        let mut i = self.start(hash);
+        loop {
+            let (t, row) = self.slots[i];
+            if row == EMPTY {
+                return None;
+            }
+            if t == tag(hash) && key.row_text(row as usize) == Some(text) {
+                return Some(row as usize);
+            }
+            i = (i + 1) & (self.slots.len() - 1);
+        }
     }
 }
 
+/// A slot of [`Classes`]: a class of equal key rows.
+#[derive(Clone, Copy)]
+struct Slot {
+    /// The class's row hash ([`tag`]).
+    tag: u32,
+    /// The representative key row, or [`EMPTY`].
+    rep: u32,
+    /// Rows of the class not yet matched.
+    left: u32,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// No class: the answer row equals no key row.
 const NONE: u32 = u32::MAX;
 
-/// Key rows of one tier grouped into classes of equal rows.
+/// Key rows of one tier in classes of equal rows: an open-addressing
+/// table of slots (a class is its slot's index).
 struct Classes {
-    /// Row hash → first class with it (others chained through `next`).
-    index: std::collections::HashMap<u64, u32, BuildHasherDefault<Passthrough>>,
-    /// `(representative key row, rows left to match, next class with the hash)`.
-    classes: Vec<(u32, u32, u32)>,
-    /// The class of each key row (kept only for the ordered verdict).
+    slots: Vec<Slot>,
+    /// The class of each key row.
     of_key: Vec<u32>,
 }
 
+impl Classes {
+    fn new(rows: usize) -> Classes {
+        Classes {
+            slots: vec![
+                Slot {
+                    tag: 0,
+                    rep: EMPTY,
+                    left: 0,
+                };
+                table_size(rows)
+            ],
+            of_key: Vec::new(),
+        }
+    }
+
+    fn start(&self, hash: u64) -> usize {
+        hash as usize & (self.slots.len() - 1)
+    }
+
+    /// The first class with `hash` and its representative, if any.
+    fn candidate(&self, hash: u64) -> Option<(u32, u32)> {
+        let mut i = self.start(hash);
+        loop {
+            let slot = self.slots[i];
+            if slot.rep == EMPTY {
+                return None;
+            }
+            if slot.tag == tag(hash) {
+                return Some((i as u32, slot.rep));
+            }
+            i = (i + 1) & (self.slots.len() - 1);
+        }
+    }
+}
+
 /// What the comparison reads: both tables and how their cells line up.
-pub(super) struct Sides<'v, 'p, K: ?Sized, A: ?Sized> {
-    pub(super) key: &'v K,
-    pub(super) answer: &'v A,
-    pub(super) context: &'p KeyContext<'v>,
-    pub(super) layout: Layout<'p>,
-    /// Keep what the ordered verdict needs.
-    pub(super) ordered: bool,
+struct Sides<'v, 'p, K: ?Sized, A: ?Sized> {
+    key: &'v K,
+    answer: &'v A,
+    context: &'p KeyContext<'v>,
+    layout: Layout<'p>,
+    sorted: bool,
+}
+
+/// Compares `answer`'s rows with `key`'s in both tiers. `by_name` says
+/// whether each key column is its own group (columns matched by name).
+pub(super) fn compare<K, A>(
+    key: &K,
+    answer: &A,
+    by_name: bool,
+    layout: Layout<'_>,
+    options: &ScoreOptions,
+) -> Outcome
+where
+    K: Rows + ?Sized + Sync,
+    A: Rows + ?Sized + Sync,
+{
+    let sorted = matches!(layout, Layout::SortedTuple { .. });
+    let (context, mut key_rows, reduced) = read_key(key, by_name, layout, options);
+    let numbers = if context.snapping {
+        KeyNumbers::read(key, &context)
+    } else {
+        KeyNumbers::default()
+    };
+    let context = context.with_numbers(&numbers);
+    if reduced && !context.iri_normalization {
+        // The key's IRIs were read by local name before the guard
+        // withdrew that: their rows are hashed again.
+        key_rows.rows = map_rows(key.row_count(), |canon: &mut Canon, i| {
+            canon.read_key((key, i), layout, (false, context.figures), None);
+            KeyRow::of(key, i, canon, sorted)
+        });
+    }
+    let sides = Sides {
+        key,
+        answer,
+        context: &context,
+        layout,
+        sorted,
+    };
+    let mut classes = sides.classes(&key_rows.rows);
+    let verbatim = sides.verbatim(key_rows);
+    let (classed, tally) = sides.class_answers(&classes, verbatim.as_ref());
+    let mut counts = [TierCount {
+        matched: 0,
+        in_order: true,
+    }; 2];
+    for (i, pair) in classed.iter().enumerate() {
+        for tier in [STRICT, NORMALIZED] {
+            let class = pair[tier];
+            let table = &mut classes[tier];
+            if class != NONE {
+                let left = &mut table.slots[class as usize].left;
+                if *left > 0 {
+                    *left -= 1;
+                    counts[tier].matched += 1;
+                }
+            }
+            counts[tier].in_order &= class != NONE && table.of_key.get(i) == Some(&class);
+        }
+    }
+    Outcome {
+        counts,
+        tally,
+        snapping: context.snapping,
+        iri_normalization: context.iri_normalization,
+        notes: context.notes.clone(),
+    }
+}
+
+/// The key's guards and notes alone (for an answer that could not be read).
+pub(super) fn key_guards<K: Rows + ?Sized + Sync>(
+    key: &K,
+    options: &ScoreOptions,
+) -> (bool, bool, Vec<String>) {
+    let (context, _, _) = read_key(key, false, Layout::SortedTuple { answer_width: 0 }, options);
+    (context.snapping, context.iri_normalization, context.notes)
+}
+
+/// Reads the key once: each row's hashes in both tiers (with IRIs read by
+/// local name, as they are unless the guard withdraws it), and the guards
+/// from what its cells showed. Also says whether any IRI was read by
+/// local name.
+fn read_key<'v, K: Rows + ?Sized + Sync>(
+    key: &'v K,
+    by_name: bool,
+    layout: Layout<'_>,
+    options: &ScoreOptions,
+) -> (KeyContext<'v>, KeyRows, bool) {
+    let sorted = matches!(layout, Layout::SortedTuple { .. });
+    let groups = context::groups_of(key, by_name);
+    let rows = key.row_count();
+    let figures = options.significant_figures;
+    let mut read = KeyRows {
+        rows: vec![KeyRow::default(); rows],
+        unwrapped: vec![0; rows],
+    };
+    let scans: Vec<KeyScan<'v>> = read
+        .rows
+        .par_chunks_mut(CHUNK)
+        .zip(read.unwrapped.par_chunks_mut(CHUNK))
+        .enumerate()
+        .map(|(c, (out, unwrapped))| {
+            let mut scan = KeyScan::new(groups);
+            let mut canon = Canon::default();
+            for (k, (row, unwrapped)) in out.iter_mut().zip(unwrapped).enumerate() {
+                let i = c * CHUNK + k;
+                canon.read_key((key, i), layout, (true, figures), Some(&mut scan));
+                *row = KeyRow::of(key, i, &canon, sorted);
+                *unwrapped = canon.unwrapped;
+            }
+            scan
+        })
+        .collect();
+    let reduced = scans.iter().any(|s| s.reduced_any);
+    let context = KeyContext::finish(key, scans, by_name, options);
+    (context, read, reduced)
+}
+
+/// `f` over rows `0..rows` in chunks (in parallel), results in order.
+fn map_rows<'v, T: Send>(rows: usize, f: impl Fn(&mut Canon<'v>, usize) -> T + Sync) -> Vec<T> {
+    let chunks: Vec<Vec<T>> = (0..rows.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut canon = Canon::default();
+            (c * CHUNK..((c + 1) * CHUNK).min(rows))
+                .map(|i| f(&mut canon, i))
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::with_capacity(rows);
+    for chunk in chunks {
+        out.extend(chunk);
+    }
+    out
 }
 
 impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
-    /// Compares the answer's rows with the key's in both tiers; the counts
-    /// are `[strict, normalized]`, the tally the normalized tier's.
-    pub(super) fn compare(&self) -> ([TierCount; 2], Tally) {
-        let sorted = matches!(self.layout, Layout::SortedTuple { .. });
-        let mut classes = self.classes(sorted);
-        let (classed, tally) = self.class_answers(&classes, sorted);
-        let mut counts = [TierCount {
-            matched: 0,
-            in_order: true,
-        }; 2];
-        for (i, pair) in classed.iter().enumerate() {
-            for tier in [STRICT, NORMALIZED] {
-                let class = pair[tier];
-                let table = &mut classes[tier];
-                if class != NONE {
-                    let left = &mut table.classes[class as usize].1;
-                    if *left > 0 {
-                        *left -= 1;
-                        counts[tier].matched += 1;
-                    }
-                }
-                if self.ordered {
-                    counts[tier].in_order &= class != NONE && table.of_key.get(i) == Some(&class);
-                }
-            }
-        }
-        (counts, tally)
+    fn read_key(&self, canon: &mut Canon<'v>, index: usize) {
+        let reading = (self.context.iri_normalization, self.context.figures);
+        canon.read_key((self.key, index), self.layout, reading, None);
     }
 
-    /// The key's rows in classes, both tiers.
-    fn classes(&self, sorted: bool) -> [Classes; 2] {
-        let rows = self.key.row_count();
-        let hashes: Vec<[u64; 2]> = self.map_rows(rows, |canon, i| {
-            canon.read_key(self.key, i, self.context, self.layout);
-            [canon.hash(STRICT, sorted), canon.hash(NORMALIZED, sorted)]
-        });
-        let mut classes = [STRICT, NORMALIZED].map(|_| Classes {
-            index: std::collections::HashMap::with_capacity_and_hasher(rows, Default::default()),
-            classes: Vec::with_capacity(rows),
-            of_key: Vec::with_capacity(if self.ordered { rows } else { 0 }),
-        });
+    /// The key's rows in classes, both tiers, from their hashes.
+    fn classes(&self, rows: &[KeyRow]) -> [Classes; 2] {
+        let mut tables = [Classes::new(rows.len()), Classes::new(rows.len())];
         let mut row = Canon::default();
         let mut rep = Canon::default();
-        for (j, pair) in hashes.iter().enumerate() {
-            for tier in [STRICT, NORMALIZED] {
-                let table = &mut classes[tier];
-                let found = table.index.get(&pair[tier]).copied().and_then(|first| {
-                    if row.key_row != Some(j) {
-                        row.read_key(self.key, j, self.context, self.layout);
-                    }
-                    self.find(table, first, &mut row, &mut rep, tier, sorted)
-                });
-                let class = match found {
-                    Some(c) => {
-                        table.classes[c as usize].1 += 1;
-                        c
-                    }
-                    None => {
-                        let c = table.classes.len() as u32;
-                        let next = table.index.insert(pair[tier], c).unwrap_or(NONE);
-                        table.classes.push((j as u32, 1, next));
-                        c
-                    }
-                };
-                if self.ordered {
-                    table.of_key.push(class);
+        for (b, batch) in rows.chunks(BATCH).enumerate() {
+            let mut loaded = 0u32;
+            for key_row in batch {
+                for tier in [STRICT, NORMALIZED] {
+                    let table = &tables[tier];
+                    loaded ^= table.slots[table.start(key_row.hashes[tier])].tag;
+                }
+            }
+            std::hint::black_box(loaded);
+            for (k, key_row) in batch.iter().enumerate() {
+                let j = b * BATCH + k;
+                for tier in [STRICT, NORMALIZED] {
+                    let hash = key_row.hashes[tier];
+                    let class = self.insert(&mut tables[tier], (hash, j), &mut row, &mut rep, tier);
+                    tables[tier].of_key.push(class);
                 }
             }
         }
-        classes
+        tables
+    }
+
+    /// The key's rows by their text as written, with the count of cells
+    /// written in literal or IRI syntax of each, when an answer row of the
+    /// same text is known to be that row in both tiers: columns matched by
+    /// name and in the key's order, every row read in place, and
+    /// [`KeyContext::same_text_is_same`].
+    fn verbatim(&self, rows: KeyRows) -> Option<(Lines, Vec<u16>)> {
+        let Layout::ByName(permutation) = self.layout else {
+            return None;
+        };
+        let in_order = permutation.iter().enumerate().all(|(i, &a)| i == a);
+        let in_place = self.key.row_count() == 0 || self.key.row_text(0).is_some();
+        if !in_order || !in_place || !self.context.same_text_is_same {
+            return None;
+        }
+        let lines = Lines::new(&rows.rows);
+        drop(rows.rows);
+        Some((lines, rows.unwrapped))
+    }
+
+    /// Puts key row `j` (with `hash`) in its class of `tier`, and returns
+    /// the class.
+    fn insert(
+        &self,
+        table: &mut Classes,
+        (hash, j): (u64, usize),
+        row: &mut Canon<'v>,
+        rep: &mut Canon<'v>,
+        tier: usize,
+    ) -> u32 {
+        let mask = table.slots.len() - 1;
+        let mut i = table.start(hash);
+        loop {
+            let slot = table.slots[i];
+            if slot.rep == EMPTY {
+                table.slots[i] = Slot {
+                    tag: tag(hash),
+                    rep: j as u32,
+                    left: 1,
+                };
+                return i as u32;
+            }
+            if slot.tag == tag(hash) {
+                if row.key_row != Some(j) {
+                    self.read_key(row, j);
+                }
+                if rep.key_row != Some(slot.rep as usize) {
+                    self.read_key(rep, slot.rep as usize);
+                }
+                if same_row(row, rep, tier, self.sorted) {
+                    table.slots[i].left += 1;
+                    return i as u32;
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The class `row` (hash `hash`) equals in `tier`, if any; `rep` holds
+    /// its representative after.
+    fn find(
+        &self,
+        table: &Classes,
+        hash: u64,
+        row: &mut Canon<'v>,
+        rep: &mut Canon<'v>,
+        tier: usize,
+    ) -> Option<u32> {
+        let mask = table.slots.len() - 1;
+        let mut i = table.start(hash);
+        loop {
+            let slot = table.slots[i];
+            if slot.rep == EMPTY {
+                return None;
+            }
+            if slot.tag == tag(hash) {
+                if rep.key_row != Some(slot.rep as usize) {
+                    self.read_key(rep, slot.rep as usize);
+                }
+                if same_row(row, rep, tier, self.sorted) {
+                    return Some(i as u32);
+                }
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// The class each answer row belongs to in each tier (`NONE`: no key
-    /// row equals it), and the normalized tier's tally.
-    fn class_answers(&self, classes: &[Classes; 2], sorted: bool) -> (Vec<[u32; 2]>, Tally) {
+    /// row equals it), and the normalized tier's tally. An answer row
+    /// whose text is a key row's (`verbatim`) is in that row's classes.
+    fn class_answers(
+        &self,
+        tables: &[Classes; 2],
+        verbatim: Option<&(Lines, Vec<u16>)>,
+    ) -> (Vec<[u32; 2]>, Tally) {
         let rows = self.answer.row_count();
         let chunks: Vec<(Vec<[u32; 2]>, Tally)> = (0..rows.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
-                let mut row = Canon::default();
-                let mut rep = Canon::default();
+                let mut batch: Vec<Canon<'v>> = (0..BATCH).map(|_| Canon::default()).collect();
+                let mut reps = (Canon::default(), Raw::default());
                 let mut tally = Tally::default();
-                let out = (c * CHUNK..((c + 1) * CHUNK).min(rows))
-                    .map(|i| {
-                        row.read_answer(self.answer, i, self.context, self.layout, &mut tally);
-                        [STRICT, NORMALIZED].map(|tier| {
-                            let table = &classes[tier];
-                            table
-                                .index
-                                .get(&row.hash(tier, sorted))
-                                .and_then(|&first| {
-                                    self.find(table, first, &mut row, &mut rep, tier, sorted)
-                                })
-                                .unwrap_or(NONE)
-                        })
-                    })
-                    .collect();
+                let end = ((c + 1) * CHUNK).min(rows);
+                let mut out = Vec::with_capacity(end - c * CHUNK);
+                for start in (c * CHUNK..end).step_by(BATCH) {
+                    let range = start..(start + BATCH).min(end);
+                    let same = self.same_rows(tables, verbatim, range.clone(), &mut tally);
+                    self.classify_batch(
+                        tables,
+                        (range, &same),
+                        (&mut batch, &mut reps),
+                        &mut out,
+                        &mut tally,
+                    );
+                }
                 (out, tally)
             })
             .collect();
@@ -355,51 +684,223 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         (classed, tally)
     }
 
-    /// The class, among those chained from `first`, whose representative
-    /// equals `row` in `tier`.
-    fn find(
+    /// Classifies answer rows `range` into `out`: those `same` names by
+    /// the key row of their text, the others read (into `batch`) and
+    /// compared, with their memory loaded together first.
+    fn classify_batch(
         &self,
-        table: &Classes,
-        first: u32,
-        row: &mut Canon<'v>,
-        rep: &mut Canon<'v>,
-        tier: usize,
-        sorted: bool,
-    ) -> Option<u32> {
-        let mut c = first;
-        loop {
-            let (representative, _, next) = table.classes[c as usize];
-            if rep.key_row != Some(representative as usize) {
-                rep.read_key(self.key, representative as usize, self.context, self.layout);
+        tables: &[Classes; 2],
+        (range, same): (std::ops::Range<usize>, &[Option<[u32; 2]>; BATCH]),
+        (batch, (rep, raw)): (&mut [Canon<'v>], &mut (Canon<'v>, Raw<'v>)),
+        out: &mut Vec<[u32; 2]>,
+        tally: &mut Tally,
+    ) {
+        let mut tallies = [Tally::default(); BATCH];
+        let mut rest = 0;
+        for (b, i) in range.clone().enumerate() {
+            if same[b].is_none() {
+                let row = &mut batch[rest];
+                row.read_answer(
+                    (self.answer, i),
+                    self.context,
+                    self.layout,
+                    true,
+                    &mut tallies[rest],
+                );
+                rest += 1;
             }
-            if same_row(row, rep, tier, sorted) {
-                return Some(c);
+        }
+        self.load(tables, &batch[..rest]);
+        let mut next = 0;
+        for (b, i) in range.enumerate() {
+            if let Some(classes) = same[b] {
+                out.push(classes);
+                continue;
             }
-            if next == NONE {
-                return None;
-            }
-            c = next;
+            let row = (&mut batch[next], i);
+            out.push(self.classify(tables, row, (&mut *rep, &mut *raw), &mut tallies[next]));
+            tally.add(tallies[next]);
+            next += 1;
         }
     }
 
-    /// `f` over rows `0..rows` in chunks (in parallel), results in order.
-    fn map_rows<T: Send>(
+    /// For each answer row of `range` whose text is a key row's, that
+    /// row's classes (and its cells in literal or IRI syntax counted in
+    /// `tally`); the texts are hashed, then their table slots and key rows
+    /// loaded, before any is compared.
+    fn same_rows(
         &self,
-        rows: usize,
-        f: impl Fn(&mut Canon<'v>, usize) -> T + Sync,
-    ) -> Vec<T> {
-        let chunks: Vec<Vec<T>> = (0..rows.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let mut canon = Canon::default();
-                (c * CHUNK..((c + 1) * CHUNK).min(rows))
-                    .map(|i| f(&mut canon, i))
-                    .collect()
-            })
-            .collect();
-        chunks.into_iter().flatten().collect()
+        tables: &[Classes; 2],
+        verbatim: Option<&(Lines, Vec<u16>)>,
+        range: std::ops::Range<usize>,
+        tally: &mut Tally,
+    ) -> [Option<[u32; 2]>; BATCH] {
+        let mut same = [None; BATCH];
+        let Some((lines, unwrapped)) = verbatim else {
+            return same;
+        };
+        let mut hashes = [0u64; BATCH];
+        let mut loaded = 0u32;
+        for (b, i) in range.clone().enumerate() {
+            hashes[b] = self.answer.row_text(i).map_or(0, hash);
+            loaded ^= lines.slots[lines.start(hashes[b])].0;
+        }
+        std::hint::black_box(loaded);
+        for hash in &hashes[..range.len()] {
+            let (t, row) = lines.slots[lines.start(*hash)];
+            if t == tag(*hash) && row != EMPTY {
+                self.key.touch(row as usize);
+            }
+        }
+        for (b, i) in range.enumerate() {
+            let Some(text) = self.answer.row_text(i) else {
+                continue;
+            };
+            if let Some(j) = lines.find(self.key, hashes[b], text) {
+                same[b] = Some([tables[STRICT].of_key[j], tables[NORMALIZED].of_key[j]]);
+                tally.unwrapped += usize::from(unwrapped[j]);
+            }
+        }
+        same
+    }
+
+    /// Loads what classifying `batch` will read: the table slots its
+    /// hashes start at, then the key rows those slots name.
+    fn load(&self, tables: &[Classes; 2], batch: &[Canon<'v>]) {
+        let mut loaded = 0u32;
+        for row in batch {
+            for tier in [STRICT, NORMALIZED] {
+                let table = &tables[tier];
+                loaded ^= table.slots[table.start(row.hash(tier, self.sorted))].tag;
+            }
+        }
+        std::hint::black_box(loaded);
+        for row in batch {
+            for tier in [STRICT, NORMALIZED] {
+                if let Some((_, rep)) = tables[tier].candidate(row.hash(tier, self.sorted)) {
+                    self.key.touch(rep as usize);
+                }
+            }
+        }
+    }
+
+    /// The classes of answer row `index` (read into `row`, speculatively)
+    /// in both tiers; the local names it took without a lookup are
+    /// confirmed, or the row is read again with lookups.
+    ///
+    /// A row whose cells are, trimmed, the very texts of a class's
+    /// representative is in that class, in either tier, when
+    /// [`KeyContext::same_text_is_same`]; its local names are then right
+    /// and name the key IRIs as written. Otherwise rows are compared by
+    /// their canonical values.
+    fn classify(
+        &self,
+        tables: &[Classes; 2],
+        (row, index): (&mut Canon<'v>, usize),
+        (rep, raw): (&mut Canon<'v>, &mut Raw<'v>),
+        tally: &mut Tally,
+    ) -> [u32; 2] {
+        let sorted = self.sorted;
+        let hashes = [row.hash(STRICT, sorted), row.hash(NORMALIZED, sorted)];
+        let [strict_text, normalized_text] = [STRICT, NORMALIZED].map(|tier| {
+            let (class, representative) = tables[tier].candidate(hashes[tier])?;
+            self.same_text(row, representative as usize, raw)
+                .then_some(class)
+        });
+        let strict = match strict_text {
+            Some(class) => class,
+            None => self
+                .find(&tables[STRICT], hashes[STRICT], row, rep, STRICT)
+                .unwrap_or(NONE),
+        };
+        if let Some(class) = normalized_text {
+            return [strict, class];
+        }
+        let normalized = self.find(
+            &tables[NORMALIZED],
+            hashes[NORMALIZED],
+            row,
+            rep,
+            NORMALIZED,
+        );
+        if row.named.iter().all(Option::is_none) {
+            return [strict, normalized.unwrap_or(NONE)];
+        }
+        let partner = normalized.map(|_| &*rep);
+        if self.confirm(row, partner, tally) {
+            return [strict, normalized.unwrap_or(NONE)];
+        }
+        // A name taken without a lookup is no key IRI's: read again.
+        *tally = Tally::default();
+        row.read_answer(
+            (self.answer, index),
+            self.context,
+            self.layout,
+            false,
+            tally,
+        );
+        let normalized = self.find(
+            &tables[NORMALIZED],
+            row.hash(NORMALIZED, sorted),
+            row,
+            rep,
+            NORMALIZED,
+        );
+        [strict, normalized.unwrap_or(NONE)]
+    }
+
+    /// True when answer `row`'s cells, trimmed, are key row `index`'s, in
+    /// the key's column order, and that makes them equal
+    /// ([`KeyContext::same_text_is_same`]; columns matched by name).
+    fn same_text(&self, row: &Canon<'v>, index: usize, raw: &mut Raw<'v>) -> bool {
+        let Layout::ByName(permutation) = self.layout else {
+            return false;
+        };
+        if !self.context.same_text_is_same {
+            return false;
+        }
+        if raw.row != Some(index) {
+            self.key.row_into(index, &mut raw.cells);
+            raw.row = Some(index);
+        }
+        raw.cells.len() == permutation.len()
+            && permutation
+                .iter()
+                .zip(&raw.cells)
+                .all(|(&a, k)| row.cells.get(a).is_some_and(|c| c.trim() == k.trim()))
+    }
+
+    /// Confirms each local name `row` took without a lookup: the key cell
+    /// it was found equal to in `partner` (its normalized class's
+    /// representative) is an IRI with that local name, or a lookup finds
+    /// one. Counts those that name a key IRI in another form in `tally`.
+    /// False when one names no key IRI and its text is not that name.
+    fn confirm(&self, row: &Canon<'v>, partner: Option<&Canon<'v>>, tally: &mut Tally) -> bool {
+        for (i, named) in row.named.iter().enumerate() {
+            let Some(value) = named else {
+                continue;
+            };
+            let value = value.resolve(&row.scratch);
+            let local = row.text(NORMALIZED, i);
+            let iri = partner
+                .and_then(|p| {
+                    let j = row.partner(p, NORMALIZED, i, self.sorted)?;
+                    p.named
+                        .get(j)
+                        .copied()
+                        .flatten()
+                        .map(|v| v.resolve(&p.scratch))
+                })
+                .or_else(|| {
+                    let group = if self.sorted { 0 } else { i };
+                    self.context.local_iri(group, local)
+                });
+            match iri {
+                Some(iri) => tally.by_local_name += usize::from(iri != value),
+                None if *super::cell::nfc(value) == *local => {}
+                None => return false,
+            }
+        }
+        true
     }
 }
-
-/// Rows per unit of parallel work.
-const CHUNK: usize = 4096;
