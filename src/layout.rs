@@ -234,8 +234,9 @@ pub fn round_seconds(value: f64) -> f64 {
 }
 
 /// The files of an attempt folder its page links, in the order it lists
-/// them.
-pub const ATTEMPT_FILES: [&str; 7] = [
+/// them (the two stderr logs only when present: that is where a server's
+/// or a host's traceback is).
+pub const ATTEMPT_FILES: [&str; 9] = [
     PROMPT_FILE,
     COMMAND_FILE,
     ANSWER_FILE,
@@ -243,6 +244,8 @@ pub const ATTEMPT_FILES: [&str; 7] = [
     METRICS_FILE,
     AGENT_FILE,
     EPISODE_FILE,
+    UPSTREAM_STDERR_FILE,
+    AGENT_STDERR_FILE,
 ];
 
 /// Paths inside one runs root.

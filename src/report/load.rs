@@ -523,6 +523,9 @@ fn attempt(
     // agent.json is the agent host's own output, kept as it came: one
     // that does not parse is said so, not silently left out.
     let final_message = listing.read(AGENT_FILE).and_then(|b| {
+        if b.iter().all(u8::is_ascii_whitespace) {
+            return Some("(agent.json is empty: the agent host reported nothing)".to_string());
+        }
         match serde_json::from_slice::<serde_json::Value>(&b) {
             Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
             Err(e) => Some(format!(

@@ -30,8 +30,9 @@ pub fn model_from_report(report: &Value) -> Option<String> {
 /// expired login, a rate limit, an overloaded API), so it is blocked, not
 /// a miss (`docs/FORMAT.md`, `result.json`). Either `agent.json` says
 /// `"is_error": true` (with its `result` as the reason), or the host exited
-/// with an error code and reported nothing usable. A timeout is the
-/// agent's own outcome, never this.
+/// with an error code, or was killed by a signal not this runner's, and
+/// reported nothing usable (an empty `agent.json` is nothing). A timeout is
+/// the agent's own outcome, never this.
 pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
     if episode.is_some_and(|e| e.timed_out) {
         return None;
@@ -49,10 +50,22 @@ pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
             .unwrap_or_else(|| "no reason given".to_string());
         return Some(format!("the agent host reported an error: {said}"));
     }
-    let code = episode.and_then(|e| e.exit_code).filter(|c| *c != 0)?;
-    report
-        .is_none()
-        .then(|| format!("the agent host exited with code {code} and reported nothing"))
+    if report.is_some() {
+        return None;
+    }
+    let episode = episode?;
+    match episode.exit_code {
+        Some(0) => None,
+        Some(code) => Some(format!(
+            "the agent host exited with code {code} and reported nothing"
+        )),
+        // Ended by a signal this runner did not send (its timeout is
+        // handled above): killed from outside, or by the system.
+        None if episode.source == "runner" => {
+            Some("the agent host was killed by a signal and reported nothing".to_string())
+        }
+        None => None,
+    }
 }
 
 /// Reads `episode.json`, or recovers an episode from `agent.json` alone

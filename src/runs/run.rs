@@ -722,7 +722,12 @@ fn play_attempt(
         &options.agent_env,
         options.agent_timeout,
     )?;
-    write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+    // A host killed before it reported leaves no agent.json (an empty one
+    // would read as a JSON error on the attempt page); episode.json says
+    // how it ended.
+    if !outcome.stdout.is_empty() {
+        write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+    }
     if !outcome.stderr.is_empty() {
         write_atomic(&dir.join(AGENT_STDERR_FILE), &outcome.stderr)?;
     }

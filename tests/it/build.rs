@@ -1146,6 +1146,40 @@ mod regression {
         );
     }
 
+    // The attempt page's raw files left out upstream.stderr.log and
+    // agent.stderr.log, where a server's traceback is.
+    #[test]
+    fn the_attempt_page_links_both_stderr_logs_when_they_were_recorded() {
+        let dir = fixture();
+        let d = dir.path();
+        let attempt = d.join(format!(
+            "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1"
+        ));
+        std::fs::write(
+            attempt.join("upstream.stderr.log"),
+            "Traceback (most recent call last):\n",
+        )
+        .unwrap();
+        std::fs::write(attempt.join("agent.stderr.log"), "warning\n").unwrap();
+        build(d);
+        let page = std::fs::read_to_string(d.join(format!(
+            "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"
+        )))
+        .unwrap();
+        for name in ["upstream.stderr.log", "agent.stderr.log"] {
+            assert!(
+                page.contains(&format!("{CONDITION}/attempt-1/{name}\">{name}</a>")),
+                "{name} not linked:\n{page}"
+            );
+        }
+        // Attempt 2 recorded neither: neither is linked.
+        let second = std::fs::read_to_string(d.join(format!(
+            "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-2.html"
+        )))
+        .unwrap_or_default();
+        assert!(!second.contains("stderr.log"));
+    }
+
     // freeze on a frozen root exited 2 as if something were wrong.
     #[test]
     fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {

@@ -1819,4 +1819,46 @@ mod regression {
         );
         assert!(!out.exists());
     }
+
+    // A host killed from outside left a 0-byte agent.json, which the
+    // attempt page showed as a JSON parse error, and the attempt read as
+    // the agent's own failure.
+    #[test]
+    fn a_host_killed_from_outside_is_blocked_as_such_and_leaves_no_empty_report() {
+        let (_keep, out) = out_dir();
+        let child = hanging_run(&out, "60", "1");
+        let attempt = out.join(CONDITION_DIR).join("attempt-1");
+        wait_until("the agent host", || attempt.join("calls.json").is_file());
+        // The scripted agent host: the one process whose command line
+        // names this attempt's folder and is not the proxy.
+        let hosts = String::from_utf8(
+            Command::new("pgrep")
+                .args(["-f", &format!("scripted-agent.*{}", out.display())])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let host = hosts
+            .lines()
+            .next()
+            .unwrap_or_else(|| panic!("no host found"));
+        assert!(
+            Command::new("kill")
+                .args(["-9", host])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let o = child.wait_with_output().unwrap();
+        // The only attempt was blocked: the run measured nothing.
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(!attempt.join("agent.json").exists(), "no empty agent.json");
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(result["attempts"][0]["blocked"], true, "{result}");
+        assert_eq!(
+            result["attempts"][0]["blocked_reason"],
+            "the agent host was killed by a signal and reported nothing"
+        );
+    }
 }
