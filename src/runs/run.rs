@@ -453,11 +453,17 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
         return Ok(None);
     };
     let runtime = crate::mcp::runtime()?;
-    match runtime.block_on(crate::mcp::upstream::connect(
+    // A stdio server's stderr goes to a scratch log, not the terminal; its
+    // last lines join the error when the server cannot be reached.
+    let scratch = tempfile::tempdir()
+        .map_err(|e| Error::Other(format!("cannot make a scratch folder: {e}")))?;
+    let log = scratch.path().join(UPSTREAM_STDERR_FILE);
+    let connected = runtime.block_on(crate::mcp::upstream::connect(
         profile,
         options.timeout,
-        None,
-    )) {
+        Some(&log),
+    ));
+    match connected {
         Ok(connection) => {
             crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
             Ok(connection
@@ -468,12 +474,35 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
         Err(reason) => Err(Error::Usage(format!(
             "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
              start it, or fix {}, and run again (`okn-benchmark probe --profile {}` shows \
-             what an agent would see)",
+             what an agent would see){}",
             profile.name,
             profile.path.display(),
-            profile.path.display()
+            profile.path.display(),
+            stderr_tail(&log)
         ))),
     }
+}
+
+/// The last lines a server wrote on stderr (at most 20), as a block to
+/// append to an error; empty when it wrote nothing.
+fn stderr_tail(log: &Path) -> String {
+    let text = std::fs::read(log)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let shown = &lines[lines.len().saturating_sub(20)..];
+    format!(
+        ". The server's stderr{}:\n  {}",
+        if shown.len() < lines.len() {
+            " (its last 20 lines)"
+        } else {
+            ""
+        },
+        shown.join("\n  ")
+    )
 }
 
 /// The condition's name and identity from the options.

@@ -1861,4 +1861,73 @@ mod regression {
             "the agent host was killed by a signal and reported nothing"
         );
     }
+
+    // run's startup check spilled the server's stderr onto the terminal.
+    #[test]
+    fn the_startup_check_keeps_the_servers_stderr_off_the_terminal() {
+        let (keep, out) = out_dir();
+        let chatty = keep.path().join("chatty.toml");
+        std::fs::write(
+            &chatty,
+            format!(
+                "name = \"chatty\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"sh\"\n\
+                 args = [\"-c\", \"echo 'banner: starting' >&2; exec {BIN} kg-server --data demo/kg\"]\n\
+                 cwd = \"{}\"\n",
+                repo().display()
+            ),
+        )
+        .unwrap();
+        let o = run(&[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--tools",
+            "all-tools",
+            "--profile",
+            chatty.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("banner"), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("banner"), "{}", stdout(&o));
+        let log = out.join("biobricks-ice-active-chemicals_single_results/chatty-all-tools__kg-named/attempt-1/upstream.stderr.log");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "banner: starting\n");
+        // A server that dies at startup: its last words join the error.
+        let dying = keep.path().join("dying.toml");
+        std::fs::write(
+            &dying,
+            "name = \"dying\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"sh\"\n\
+             args = [\"-c\", \"echo 'Traceback: boom' >&2; exit 3\"]\n",
+        )
+        .unwrap();
+        let o = run(&[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--tools",
+            "all-tools",
+            "--profile",
+            dying.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains("what an agent would see). The server's stderr:\n  Traceback: boom\n"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
