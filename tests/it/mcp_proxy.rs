@@ -1071,4 +1071,66 @@ mod regression {
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
         assert_eq!(calls[0]["soft_error"], Value::Null);
     }
+
+    // A server that died mid-episode left the call in flight waiting for
+    // --timeout instead of failing when the transport closed.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_call_in_flight_fails_as_soon_as_the_server_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "die-after=1"]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &["--profile", profile.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        call(&client, "list_graphs", json!({})).await;
+        let started = std::time::Instant::now();
+        let died = call(&client, "list_graphs", json!({})).await;
+        let waited = started.elapsed();
+        assert_eq!(died.is_error, Some(true));
+        assert!(
+            waited < Duration::from_secs(10),
+            "waited {waited:?} for a dead server"
+        );
+        client.cancel().await.unwrap();
+        // The same over streamable HTTP.
+        let port = free_port();
+        let mut server = std::process::Command::new(BIN)
+            .args([
+                "kg-server",
+                "--transport",
+                "http",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(["--fault", "die-after=1", "--data"])
+            .arg(repo().join("demo/kg"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut server);
+        let _server = KillOnDrop(server);
+        let remote = dir.path().join("remote.toml");
+        std::fs::write(
+            &remote,
+            format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+        )
+        .unwrap();
+        let client = proxy(
+            &dir.path().join("log-http"),
+            &["--profile", remote.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        call(&client, "list_graphs", json!({})).await;
+        let started = std::time::Instant::now();
+        let died = call(&client, "list_graphs", json!({})).await;
+        let waited = started.elapsed();
+        assert_eq!(died.is_error, Some(true), "{}", text(&died));
+        assert!(
+            waited < Duration::from_secs(10),
+            "waited {waited:?} for a dead HTTP server"
+        );
+        client.cancel().await.unwrap();
+    }
 }
