@@ -1133,4 +1133,124 @@ mod regression {
         );
         client.cancel().await.unwrap();
     }
+
+    /// `oxigraph serve` on 127.0.0.1 over two triples; killed on drop.
+    fn tiny_oxigraph(dir: &Path) -> (KillOnDrop, u16) {
+        let oxigraph = tool("oxigraph");
+        let data = dir.join("data.nt");
+        std::fs::write(
+            &data,
+            "<http://ex.org/a> <http://www.w3.org/2000/01/rdf-schema#label> \"Alpha\" .\n\
+             <http://ex.org/b> <http://www.w3.org/2000/01/rdf-schema#label> \"error\" .\n",
+        )
+        .unwrap();
+        let db = dir.join("db");
+        let status = std::process::Command::new(&oxigraph)
+            .args(["load", "--location"])
+            .arg(&db)
+            .arg("--file")
+            .arg(&data)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "oxigraph load failed");
+        let port = free_port();
+        let mut child = std::process::Command::new(&oxigraph)
+            .args(["serve", "--location"])
+            .arg(&db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut child);
+        (KillOnDrop(child), port)
+    }
+
+    // mcp-server-sparql answers an endpoint's 404 and a malformed query
+    // with isError=false and {"error": ...}: both were recorded ok, with no
+    // soft error, and counted among the queries that worked.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn mcp_server_sparql_error_replies_are_soft_errors_and_its_results_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, port) = tiny_oxigraph(dir.path());
+        let profile = |name: &str, endpoint: &str| {
+            let path = dir.path().join(format!("{name}.toml"));
+            std::fs::write(
+                &path,
+                format!(
+                    "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"--endpoint\", \"{endpoint}\"]\n\
+                     env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+                    tool("mcp-server-sparql").display().to_string()
+                ),
+            )
+            .unwrap();
+            path
+        };
+        let good = profile("sparql", &format!("http://127.0.0.1:{port}/query"));
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &["--profile", good.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        assert_eq!(tool_names(&client).await, ["query", "submit_csv"]);
+        // A good query whose result holds the word "error" in a cell.
+        let result = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l } ORDER BY ?l"}),
+        )
+        .await;
+        assert!(text(&result).contains("\"error\""), "{}", text(&result));
+        let malformed = call(&client, "query", json!({"query_string": "SELECT ?s WHERE { ?s ?p }"})).await;
+        assert_ne!(malformed.is_error, Some(true), "it fails softly");
+        assert!(
+            text(&malformed).contains("QueryBadFormed"),
+            "{}",
+            text(&malformed)
+        );
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["soft_error"], Value::Null, "{}", calls[0]);
+        assert_eq!(calls[1]["soft_error"], "malformed query", "{}", calls[1]);
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(
+            (
+                metrics["queries_ok"].clone(),
+                metrics["queries_errored"].clone()
+            ),
+            (json!(1), json!(1)),
+            "{metrics}"
+        );
+        // An endpoint that answers 404.
+        let missing = profile(
+            "sparql404",
+            &format!("http://127.0.0.1:{port}/no-such-endpoint"),
+        );
+        let log = dir.path().join("log404");
+        let client = proxy(
+            &log,
+            &["--profile", missing.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        let gone = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT * WHERE { ?s ?p ?o }"}),
+        )
+        .await;
+        assert_ne!(gone.is_error, Some(true), "it fails softly");
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(
+            calls[0]["soft_error"], "HTTP 404 (endpoint not found)",
+            "{}",
+            calls[0]
+        );
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["queries_errored"], 1, "{metrics}");
+        assert_eq!(metrics["upstream_soft_errors"], json!({"query": 1}));
+    }
 }

@@ -62,7 +62,13 @@ pub fn tool(name: &str) -> PathBuf {
         Some(repo().join("target/test-tools")),
     ];
     for root in roots.into_iter().flatten() {
-        for sub in ["venv/bin", "okn-venv/bin", "node_modules/.bin", "bin"] {
+        for sub in [
+            "venv/bin",
+            "okn-venv/bin",
+            "sparql-venv/bin",
+            "node_modules/.bin",
+            "bin",
+        ] {
             let candidate = root.join(sub).join(name);
             if candidate.is_file() {
                 return candidate;
