@@ -72,6 +72,14 @@ pub fn terminal(view: &RootView) -> String {
                 let _ = writeln!(out, "  {}: {id}: {}", file.name, tables::blocked_text(q));
             }
         }
+        if !condition.soft_errors.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {}: soft errors {}",
+                file.name,
+                condition.soft_errors_text()
+            );
+        }
     }
     for problem in &view.problems {
         let _ = writeln!(out, "  unreadable: {problem}");

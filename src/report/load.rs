@@ -25,6 +25,10 @@ use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
 use crate::table::Table;
 
+/// The kind given to soft errors judged before `soft_error_kinds` was
+/// recorded (`rescore` records it).
+pub const UNKNOWN_SOFT_ERROR: &str = "kind not recorded (rescore the root)";
+
 /// Reads every condition and result of the runs root at `path`, with the
 /// question texts and what the pages link to. An unreadable or
 /// inconsistent file is named in [`RootView::problems`] and left out.
@@ -49,6 +53,7 @@ pub fn root(path: &Path) -> RootView {
                     ConditionView {
                         label: super::label(&condition),
                         file: condition,
+                        soft_errors: BTreeMap::new(),
                     },
                 );
             }
@@ -57,6 +62,25 @@ pub fn root(path: &Path) -> RootView {
     }
     let unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
+    for by_condition in results.values() {
+        for (name, result) in by_condition {
+            if let Some(condition) = conditions.get_mut(name) {
+                for attempt in &result.attempts {
+                    for (label, n) in &attempt.soft_error_kinds {
+                        *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+                    }
+                    // Judged before kinds were recorded: counted, never
+                    // dropped, and said to be of no known kind.
+                    if attempt.soft_error_kinds.is_empty() && !attempt.soft_errors.is_empty() {
+                        *condition
+                            .soft_errors
+                            .entry(UNKNOWN_SOFT_ERROR.to_string())
+                            .or_insert(0) += attempt.soft_errors.values().sum::<usize>();
+                    }
+                }
+            }
+        }
+    }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results

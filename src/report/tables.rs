@@ -128,6 +128,10 @@ pub enum ConditionFigure {
     BlockedInWords,
     /// Mean queries per measured attempt.
     Queries,
+    /// Soft errors, by kind ([`ConditionView::soft_errors_text`]).
+    SoftErrors,
+    /// Soft errors, counted.
+    SoftErrorCount,
     /// Mean wall seconds.
     WallS,
     /// Mean server seconds.
@@ -177,6 +181,8 @@ impl ConditionFigure {
             )
             .into(),
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),
+            ConditionFigure::SoftErrors => c.soft_errors_text().into(),
+            ConditionFigure::SoftErrorCount => c.soft_errors.values().sum::<usize>().into(),
             ConditionFigure::WallS => Cell::Seconds(a.mean_wall_s),
             ConditionFigure::ServerS => Cell::Seconds(a.mean_server_s),
         }
@@ -227,6 +233,7 @@ pub fn root_conditions(view: &RootView) -> Grid {
             ("ever exact", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::BlockedInWords),
+            ("soft errors", Left, F::SoftErrors),
             ("queries", Right, F::Queries),
             ("wall s", Right, F::WallS),
             ("server s", Right, F::ServerS),
@@ -251,6 +258,7 @@ pub fn root_summary(view: &RootView) -> Grid {
             ("ever", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::Blocked),
+            ("soft errors", Right, F::SoftErrorCount),
         ],
     )
 }
@@ -274,6 +282,7 @@ pub fn site_conditions(view: &RootView) -> Grid {
             ("ever", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::Blocked),
+            ("soft errors", Left, F::SoftErrors),
         ],
     )
 }

@@ -111,9 +111,33 @@ pub struct ConditionView {
     pub label: String,
     /// `conditions/NAME.json` as recorded.
     pub file: ConditionFile,
+    /// Soft errors over its attempts, by what they were (label → calls,
+    /// from each attempt's `soft_error_kinds`); empty when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub soft_errors: BTreeMap<String, usize>,
 }
 
 impl ConditionView {
+    /// Its soft errors in words: `none`, or `N: LABEL ×n, LABEL ×m` (the
+    /// three most frequent kinds, then how many more).
+    pub fn soft_errors_text(&self) -> String {
+        if self.soft_errors.is_empty() {
+            return "none".into();
+        }
+        let total: usize = self.soft_errors.values().sum();
+        let mut kinds: Vec<(&String, &usize)> = self.soft_errors.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut shown: Vec<String> = kinds
+            .iter()
+            .take(3)
+            .map(|(label, n)| format!("{label} ×{n}"))
+            .collect();
+        if kinds.len() > 3 {
+            shown.push(format!("{} more kinds", kinds.len() - 3));
+        }
+        format!("{total}: {}", shown.join(", "))
+    }
+
     /// The model as the README shows it: resolved, with the one asked for
     /// beside it where they differ ([`crate::format::model`]).
     pub fn model(&self) -> Option<String> {

@@ -174,6 +174,12 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     for (tool, n) in &soft_errors {
         notes.push(format!("{n} soft error(s) from {tool}"));
     }
+    let mut soft_error_kinds = std::collections::BTreeMap::new();
+    for call in crate::layout::read_calls(dir).unwrap_or_default() {
+        if let Some(label) = call.soft_error {
+            *soft_error_kinds.entry(label).or_insert(0) += 1;
+        }
+    }
     if let Some(s) = &score {
         notes.extend(s.notes.iter().cloned());
     }
@@ -200,6 +206,7 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         tools_called,
         refused,
         soft_errors,
+        soft_error_kinds,
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),

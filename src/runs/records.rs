@@ -79,6 +79,10 @@ pub struct AttemptResult {
     pub refused: usize,
     /// Soft errors per tool.
     pub soft_errors: BTreeMap<String, usize>,
+    /// Soft errors by what they were (`calls.json`'s `soft_error` label →
+    /// calls), so a dead backend and a 404 read apart; absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub soft_error_kinds: BTreeMap<String, usize>,
     /// Wall time, seconds.
     pub wall_s: f64,
     /// Of which waiting on the server, seconds.
@@ -385,6 +389,7 @@ mod tests {
             tools_called: vec!["query".into(), "submit_csv".into()],
             refused: 0,
             soft_errors: BTreeMap::new(),
+            soft_error_kinds: BTreeMap::new(),
             wall_s: 10.0,
             server_s: 2.0,
             model_resolved: None,

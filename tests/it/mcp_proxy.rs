@@ -1204,7 +1204,12 @@ mod regression {
         )
         .await;
         assert!(text(&result).contains("\"error\""), "{}", text(&result));
-        let malformed = call(&client, "query", json!({"query_string": "SELECT ?s WHERE { ?s ?p }"})).await;
+        let malformed = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT ?s WHERE { ?s ?p }"}),
+        )
+        .await;
         assert_ne!(malformed.is_error, Some(true), "it fails softly");
         assert!(
             text(&malformed).contains("QueryBadFormed"),

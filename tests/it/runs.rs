@@ -1930,4 +1930,93 @@ mod regression {
             stderr(&o)
         );
     }
+
+    // Two conditions, one against a dead backend and one against a 404,
+    // read identically: soft errors were only in per-attempt notes.
+    #[test]
+    fn soft_errors_of_two_conditions_read_apart_in_report_and_readme() {
+        let (keep, out) = out_dir();
+        // An endpoint that answers 404: any HTTP server on 127.0.0.1 that
+        // has no such path (the demo KG server over HTTP).
+        let port = free_port();
+        let mut server = Command::new(BIN)
+            .args([
+                "kg-server",
+                "--transport",
+                "http",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .arg("--data")
+            .arg(repo().join("demo/kg"))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut server);
+        let _server = KillOnDrop(server);
+        let closed = free_port();
+        for (name, endpoint) in [
+            ("sparql-dead", format!("http://127.0.0.1:{closed}/sparql")),
+            (
+                "sparql-404",
+                format!("http://127.0.0.1:{port}/no-such-endpoint"),
+            ),
+        ] {
+            let profile = keep.path().join(format!("{name}.toml"));
+            std::fs::write(
+                &profile,
+                format!(
+                    "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\n\
+                     args = [\"--endpoint\", \"{endpoint}\"]\n\
+                     env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+                    crate::support::tool("mcp-server-sparql")
+                        .display()
+                        .to_string()
+                ),
+            )
+            .unwrap();
+            let o = run(&[
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--tools",
+                "all-tools",
+                "--profile",
+                profile.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        }
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = stdout(&report);
+        assert!(
+            text.contains("sparql-dead-all-tools__kg-named: soft errors 1: backend unreachable (connection refused) ×1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "sparql-404-all-tools__kg-named: soft errors 1: HTTP 404 (endpoint not found) ×1"
+            ),
+            "{text}"
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("| soft errors |"), "{readme}");
+        assert!(
+            readme.contains("| 1: HTTP 404 (endpoint not found) ×1 |"),
+            "{readme}"
+        );
+        assert!(
+            readme.contains("| 1: backend unreachable (connection refused) ×1 |"),
+            "{readme}"
+        );
+    }
 }
