@@ -186,6 +186,12 @@ pub struct Metrics {
     pub server_s: f64,
     /// Soft errors per tool (see [`CallRecord::soft_error`]).
     pub upstream_soft_errors: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context, per
+    /// tool (forwarded calls, and the sparql-only control's query replies;
+    /// [`CallRecord::result_chars`]). Absent in
+    /// logs written before it was recorded, which is not the same as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_chars: Option<BTreeMap<String, usize>>,
     /// Calls refused because they named a withheld tool.
     pub refused: usize,
     /// How many times submit_csv was called.

@@ -67,6 +67,13 @@ impl CallLog {
         if call.forwarded || is_query {
             m.server_s = round_seconds(m.server_s + call.duration_s);
         }
+        // The server's replies, or the control's answers to its queries.
+        if call.forwarded || is_query {
+            *m.reply_chars
+                .get_or_insert_with(Default::default)
+                .entry(call.tool.clone())
+                .or_default() += call.result_chars;
+        }
         if let Some(_reason) = &call.soft_error {
             *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
         }

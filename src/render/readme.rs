@@ -72,6 +72,12 @@ pub fn terminal(view: &RootView) -> String {
                 let _ = writeln!(out, "  {}: {id}: {}", file.name, tables::blocked_text(q));
             }
         }
+        let _ = writeln!(
+            out,
+            "  {}: the server's replies put {} into the context",
+            file.name,
+            condition.reply_chars_text()
+        );
         if !condition.soft_errors.is_empty() {
             let _ = writeln!(
                 out,

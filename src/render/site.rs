@@ -548,6 +548,8 @@ struct CallView {
     tool: String,
     status: String,
     class: String,
+    /// Characters the reply put into the agent's context.
+    chars: usize,
     summary: String,
     arguments: String,
 }
@@ -958,6 +960,7 @@ fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
             },
             status,
             class,
+            chars: c.result_chars,
             summary: arguments_summary(&c.arguments),
             arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
         });

@@ -54,6 +54,8 @@ pub fn root(path: &Path) -> RootView {
                         label: super::label(&condition),
                         file: condition,
                         soft_errors: BTreeMap::new(),
+                        reply_chars: BTreeMap::new(),
+                        reply_recorded: (0, 0),
                     },
                 );
             }
@@ -68,6 +70,15 @@ pub fn root(path: &Path) -> RootView {
                 for attempt in &result.attempts {
                     for (label, n) in &attempt.soft_error_kinds {
                         *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+                    }
+                    match &attempt.reply_chars {
+                        Some(by_tool) => {
+                            condition.reply_recorded.0 += 1;
+                            for (tool, n) in by_tool {
+                                *condition.reply_chars.entry(tool.clone()).or_insert(0) += n;
+                            }
+                        }
+                        None => condition.reply_recorded.1 += 1,
                     }
                     // Judged before kinds were recorded: counted, never
                     // dropped, and said to be of no known kind.

@@ -132,6 +132,9 @@ pub enum ConditionFigure {
     SoftErrors,
     /// Soft errors, counted.
     SoftErrorCount,
+    /// Mean characters the server's replies put into the context per
+    /// attempt ([`ConditionView::mean_reply_chars`]).
+    ReplyChars,
     /// Mean wall seconds.
     WallS,
     /// Mean server seconds.
@@ -183,6 +186,9 @@ impl ConditionFigure {
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),
             ConditionFigure::SoftErrors => c.soft_errors_text().into(),
             ConditionFigure::SoftErrorCount => c.soft_errors.values().sum::<usize>().into(),
+            ConditionFigure::ReplyChars => c
+                .mean_reply_chars()
+                .map_or_else(|| Cell::from("not recorded"), |m| format!("{m:.0}").into()),
             ConditionFigure::WallS => Cell::Seconds(a.mean_wall_s),
             ConditionFigure::ServerS => Cell::Seconds(a.mean_server_s),
         }
@@ -234,6 +240,7 @@ pub fn root_conditions(view: &RootView) -> Grid {
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::BlockedInWords),
             ("soft errors", Left, F::SoftErrors),
+            ("reply chars", Right, F::ReplyChars),
             ("queries", Right, F::Queries),
             ("wall s", Right, F::WallS),
             ("server s", Right, F::ServerS),
@@ -283,6 +290,7 @@ pub fn site_conditions(view: &RootView) -> Grid {
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::Blocked),
             ("soft errors", Left, F::SoftErrors),
+            ("reply chars", Right, F::ReplyChars),
         ],
     )
 }

@@ -115,9 +115,43 @@ pub struct ConditionView {
     /// from each attempt's `soft_error_kinds`); empty when none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub soft_errors: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context over
+    /// its attempts, per tool (each attempt's `reply_chars`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub reply_chars: BTreeMap<String, usize>,
+    /// Attempts that recorded `reply_chars` / that did not (judged before
+    /// it was recorded).
+    pub reply_recorded: (usize, usize),
 }
 
 impl ConditionView {
+    /// The mean characters the server's replies put into the context per
+    /// attempt, when every attempt recorded them (`None`: some did not, so
+    /// no honest mean exists).
+    pub fn mean_reply_chars(&self) -> Option<f64> {
+        let (recorded, missing) = self.reply_recorded;
+        (missing == 0 && recorded > 0)
+            .then(|| self.reply_chars.values().sum::<usize>() as f64 / recorded as f64)
+    }
+
+    /// The replies' characters in words: `N characters (M per attempt)`,
+    /// or why there is no figure.
+    pub fn reply_chars_text(&self) -> String {
+        match self.mean_reply_chars() {
+            Some(mean) => format!(
+                "{} characters ({:.0} per attempt)",
+                self.reply_chars.values().sum::<usize>(),
+                mean
+            ),
+            None => format!(
+                "an unknown number of characters ({} of {} attempts were recorded before reply \
+                 sizes were)",
+                self.reply_recorded.1,
+                self.reply_recorded.0 + self.reply_recorded.1
+            ),
+        }
+    }
+
     /// Its soft errors in words: `none`, or `N: LABEL ×n, LABEL ×m` (the
     /// three most frequent kinds, then how many more).
     pub fn soft_errors_text(&self) -> String {

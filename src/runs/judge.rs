@@ -207,6 +207,7 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         refused,
         soft_errors,
         soft_error_kinds,
+        reply_chars: metrics.as_ref().and_then(|m| m.reply_chars.clone()),
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),

@@ -83,6 +83,11 @@ pub struct AttemptResult {
     /// calls), so a dead backend and a 404 read apart; absent when none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub soft_error_kinds: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context, per
+    /// tool (`metrics.json`'s `reply_chars`); absent when the proxy's log
+    /// predates it (not recorded, which is not zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_chars: Option<BTreeMap<String, usize>>,
     /// Wall time, seconds.
     pub wall_s: f64,
     /// Of which waiting on the server, seconds.
@@ -390,6 +395,7 @@ mod tests {
             refused: 0,
             soft_errors: BTreeMap::new(),
             soft_error_kinds: BTreeMap::new(),
+            reply_chars: None,
             wall_s: 10.0,
             server_s: 2.0,
             model_resolved: None,

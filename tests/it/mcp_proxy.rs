@@ -1204,6 +1204,10 @@ mod regression {
         )
         .await;
         assert!(text(&result).contains("\"error\""), "{}", text(&result));
+        // FastMCP sends the same JSON as text and as structured content:
+        // what the agent received is counted once.
+        assert!(result.structured_content.is_some());
+        let received = text(&result).chars().count();
         let malformed = call(
             &client,
             "query",
@@ -1219,6 +1223,7 @@ mod regression {
         client.cancel().await.unwrap();
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
         assert_eq!(calls[0]["soft_error"], Value::Null, "{}", calls[0]);
+        assert_eq!(calls[0]["result_chars"], received, "{}", calls[0]);
         assert_eq!(calls[1]["soft_error"], "malformed query", "{}", calls[1]);
         let metrics = json_file(&log.join("metrics.json"));
         assert_eq!(
@@ -1229,6 +1234,8 @@ mod regression {
             (json!(1), json!(1)),
             "{metrics}"
         );
+        let both = received + calls[1]["result_chars"].as_u64().unwrap() as usize;
+        assert_eq!(metrics["reply_chars"], json!({"query": both}), "{metrics}");
         // An endpoint that answers 404.
         let missing = profile(
             "sparql404",

@@ -2019,4 +2019,44 @@ mod regression {
             "{readme}"
         );
     }
+
+    // What the server's replies put into the agent's context was in no
+    // table (issue: a FastMCP reply's structured content was counted
+    // twice, too).
+    #[test]
+    fn the_replies_characters_are_tallied_per_condition_from_the_calls() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let mut total = 0;
+        let mut attempts = 0;
+        for entry in walkdir::WalkDir::new(&out) {
+            let entry = entry.unwrap();
+            if entry.file_name() == "calls.json" {
+                attempts += 1;
+                for call in json(entry.path())["calls"].as_array().unwrap() {
+                    if call["forwarded"] == true {
+                        total += call["result_chars"].as_u64().unwrap();
+                    }
+                }
+            }
+        }
+        assert_eq!(attempts, 2);
+        assert!(total > 0);
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let expected = format!(
+            "demo-kg-all-tools__kg-named: the server's replies put {total} characters ({:.0} per \
+             attempt) into the context",
+            total as f64 / 2.0
+        );
+        assert!(
+            stdout(&report).contains(&expected),
+            "{expected}\n{}",
+            stdout(&report)
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("| reply chars |"), "{readme}");
+    }
 }
