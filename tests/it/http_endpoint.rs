@@ -141,6 +141,12 @@ fn http_endpoint_gives_the_same_ground_truth_as_the_embedded_store() {
         serde_json::from_str(&read(dir.path(), "gt-http/prevalence_x.json")).unwrap();
     assert_eq!(meta["endpoint"]["kind"], "http");
     assert_eq!(meta["endpoint"]["location"], server.url.as_str());
+    // What the server says of itself (`Server: Oxigraph/0.5.13`), recorded
+    // but not fingerprinted.
+    assert_eq!(meta["endpoint"]["engine"], "Oxigraph", "{meta}");
+    let version = meta["endpoint"]["engine_version"].as_str().unwrap_or("");
+    assert!(version.starts_with("0.5."), "{meta}");
+    assert_eq!(meta["endpoint"]["identity"], server.url.as_str());
     assert_eq!(meta["ordered"], true);
     assert_eq!(meta["row_count"], 3);
     let embedded_meta: serde_json::Value =
