@@ -164,6 +164,15 @@ fn verify(
         plural(total),
         dir.display()
     );
+    let elsewhere = verifications.iter().filter(|v| v.note.is_some()).count();
+    if elsewhere > 0 {
+        outln!(
+            "note: the ground truth of {elsewhere} of these record{} was built from another endpoint, \
+             or other data, than this one: 'okn-benchmark reference' would rebuild {}",
+            plural(elsewhere),
+            if elsewhere == 1 { "it" } else { "them" }
+        );
+    }
     if failed > 0 {
         return Err(Error::Other(format!(
             "{failed} answer key{} failed, so {} not verified",
@@ -188,18 +197,13 @@ fn verify(
 /// The lines `--verify` prints for one record: its verdict, then (when its
 /// rows differ) the diff, indented.
 fn verification_lines(id: &str, id_width: usize, v: &Verification) -> Vec<String> {
-    let note = v
-        .note
-        .as_deref()
-        .map(|n| format!(" (note: {n})"))
-        .unwrap_or_default();
     match &v.verdict {
         Verdict::Same { rows } => vec![format!(
-            "same       {id:id_width$}  {rows} row{}{note}",
+            "same       {id:id_width$}  {rows} row{}",
             plural(*rows)
         )],
         Verdict::Unchecked(why) => vec![format!("UNCHECKED  {id:id_width$}  {why}")],
-        Verdict::Failed(message) => vec![format!("FAILED     {id:id_width$}  {message}{note}")],
+        Verdict::Failed(message) => vec![format!("FAILED     {id:id_width$}  {message}")],
         Verdict::Differs {
             cached,
             now,
@@ -207,7 +211,7 @@ fn verification_lines(id: &str, id_width: usize, v: &Verification) -> Vec<String
         } => {
             let diff = answer_diff(now, cached, *ordered, VERIFY_ROWS_SHOWN);
             let mut lines = vec![format!(
-                "DIFFERS    {id:id_width$}  {} ({} cached, {} now){note}",
+                "DIFFERS    {id:id_width$}  {} ({} cached, {} now)",
                 diff_counts(&diff),
                 cached.rows.len(),
                 now.rows.len()

@@ -45,7 +45,8 @@ pub struct VerifiedFile {
 /// One record's last check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifiedRecord {
-    /// When the answer key was re-run: RFC 3339 UTC, to the second.
+    /// When the `reference --verify` run that checked it began: RFC 3339
+    /// UTC, to the second (one moment for every record of a run).
     pub verified_at: String,
     /// Who answered the check (for HTTP, with the engine its `Server`
     /// header named then).
@@ -92,7 +93,8 @@ pub struct Verification {
     /// What was found.
     pub verdict: Verdict,
     /// Something worth saying beside it: the endpoint is not the one the
-    /// ground truth was built from.
+    /// ground truth was built from (its identity differs: another URL, or
+    /// RDF files whose bytes changed), so `reference` would rebuild it.
     pub note: Option<String>,
     /// The log entry, when rows were compared.
     pub logged: Option<VerifiedRecord>,
@@ -142,7 +144,12 @@ fn checkable(dir: &Path, record: &Record) -> std::result::Result<GroundTruth, St
 }
 
 /// Checks one record's cached `truth` against `endpoint`.
-fn check(record: &Record, truth: GroundTruth, endpoint: &dyn Endpoint) -> Verification {
+fn check(
+    record: &Record,
+    truth: GroundTruth,
+    endpoint: &dyn Endpoint,
+    verified_at: &str,
+) -> Verification {
     let note = (truth.meta.endpoint.identity != endpoint.info().identity).then(|| {
         format!(
             "its ground truth was built from another endpoint ({}), or other data: \
@@ -163,7 +170,7 @@ fn check(record: &Record, truth: GroundTruth, endpoint: &dyn Endpoint) -> Verifi
     let ordered = truth.meta.ordered;
     let matched = same_rows(&truth.table, &now, ordered);
     let logged = VerifiedRecord {
-        verified_at: crate::format::utc_now(),
+        verified_at: verified_at.to_string(),
         endpoint: endpoint.info().clone(),
         fingerprint: truth.meta.fingerprint.clone(),
         csv_sha256: truth.meta.csv_sha256.clone(),
@@ -200,6 +207,7 @@ pub fn verify(
     spec: &EndpointSpec,
     mut progress: impl FnMut(&Record, &Verification),
 ) -> Result<Vec<Verification>> {
+    let started = crate::format::utc_now();
     let mut endpoint: Option<Box<dyn Endpoint>> = None;
     let mut out = Vec::with_capacity(records.len());
     for record in records {
@@ -213,7 +221,8 @@ pub fn verify(
                 if endpoint.is_none() {
                     endpoint = Some(spec.open()?);
                 }
-                check(record, truth, endpoint.as_deref().expect("opened above"))
+                let endpoint = endpoint.as_deref().expect("opened above");
+                check(record, truth, endpoint, &started)
             }
         };
         progress(record, &verification);
