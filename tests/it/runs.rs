@@ -1556,6 +1556,47 @@ mod regression {
         );
     }
 
+    // Ground truth rebuilt with other rows under the same fingerprint (what
+    // `reference --force` does after an update behind a SPARQL URL) judged
+    // one condition by the new rows, the others by the old.
+    #[test]
+    fn ground_truth_with_other_rows_under_the_same_fingerprint_is_refused() {
+        let (keep, out) = out_dir();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let corpus_arg = corpus.to_str().unwrap();
+        let limit = ["--agent", "scripted:oracle", "--limit", "1"];
+        assert_eq!(scripted(&out, corpus_arg, &limit).status.code(), Some(0));
+        let o = scripted(
+            &out,
+            corpus_arg,
+            &[&limit[..], &["--label", "again"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The rows change, the answer key and endpoint (so the fingerprint)
+        // do not.
+        let id = "biobricks-ice-active-chemicals_single";
+        let csv = corpus.join(format!("ground-truth/{id}.csv"));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let fewer: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&csv, &fewer).unwrap();
+        let json_path = corpus.join(format!("ground-truth/{id}.json"));
+        let mut meta = json(&json_path);
+        meta["csv_sha256"] = okn_benchmark::reference::sha256_tag(fewer.as_bytes()).into();
+        meta["row_count"] = 1.into();
+        std::fs::write(&json_path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+        let o = scripted(&out, corpus_arg, &[&limit[..], &["--resume"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "the ground truth of {id} changed since {} recorded it (its answer key, endpoint or rows changed)",
+                out.display()
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+
     // A timed-out attempt was reused under a longer --agent-timeout.
     #[test]
     fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
