@@ -167,9 +167,8 @@ fn verify(
     let elsewhere = verifications.iter().filter(|v| v.note.is_some()).count();
     if elsewhere > 0 {
         outln!(
-            "note: the ground truth of {elsewhere} of these record{} was built from another endpoint, \
+            "note: the ground truth of {elsewhere} of these records was built from another endpoint, \
              or other data, than this one: 'okn-benchmark reference' would rebuild {}",
-            plural(elsewhere),
             if elsewhere == 1 { "it" } else { "them" }
         );
     }
