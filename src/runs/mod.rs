@@ -12,6 +12,8 @@
 //! - [`lock`]: one run per condition at a time.
 //! - [`run`]: one condition over a corpus, resumable.
 //! - [`rescore`]: every attempt judged again, and freezing a root.
+//! - [`verified`]: when the ground truth a root was judged by was last
+//!   verified against its endpoint.
 
 pub mod identity;
 pub mod judge;
@@ -21,3 +23,4 @@ pub mod prompt;
 pub mod records;
 pub mod rescore;
 pub mod run;
+pub mod verified;

@@ -574,7 +574,9 @@ fn check_recorded(
         )));
     }
     // Ground truth that changed since this root recorded a question would
-    // judge this condition by another key than the ones beside it.
+    // judge this condition by another key than the ones beside it. Its rows
+    // are compared too: rebuilt against a URL whose data was updated
+    // (`reference --verify`, then `--force`), it keeps its fingerprint.
     for (id, truth) in truths {
         let recorded_truth = root.question_dir(id).join(GROUND_TRUTH_JSON);
         let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
@@ -583,9 +585,11 @@ fn check_recorded(
         let others = condition_dirs_of_question(root, id)
             .into_iter()
             .any(|c| c != name);
-        if others && old.fingerprint != truth.meta.fingerprint {
+        let changed =
+            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
+        if others && changed {
             return Err(Error::Usage(format!(
-                "the ground truth of {} changed since {} recorded it (its answer key or endpoint changed), and other conditions there were judged by the old one: record this run into a new root",
+                "the ground truth of {} changed since {} recorded it (its answer key, endpoint or rows changed), and other conditions there were judged by the old one: record this run into a new root",
                 id,
                 root.root.display()
             )));

@@ -715,8 +715,15 @@ unreadable  {}:1: key must be a string at line 1 column 3
 ",
         second.join("result.json").display()
     );
+    // Last, what is known of the ground truth's verification (that line
+    // depends on the repository's corpus, not on this root).
+    let (text, verified) = split_verified(&stdout(&o));
+    assert!(
+        verified.starts_with("ground truth (demo/benchmarks-single/ground-truth): "),
+        "{verified}"
+    );
     assert_eq!(
-        stdout(&o),
+        text,
         want,
         "{}",
         crate::support::test::diff(&want, &stdout(&o))
@@ -841,6 +848,15 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
         .filter(|e| e.file_type().is_file())
         .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
         .collect()
+}
+
+/// `rescore`'s or `report`'s output split before its last line, which
+/// says when the ground truth was last verified (`ground truth (...): ...`).
+fn split_verified(text: &str) -> (String, String) {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let (head, last) = body.rsplit_once('\n').unwrap_or(("", body));
+    assert!(last.starts_with("ground truth ("), "{text}");
+    (format!("{head}\n"), last.to_string())
 }
 
 fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
@@ -1382,6 +1398,7 @@ mod regression {
             !text.contains("attempt-01"),
             "attempt-01 is not an attempt folder: {text}"
         );
+        let (text, _) = split_verified(&text);
         assert!(
             text.ends_with("\n2 attempts re-scored, 0 scores moved\n"),
             "{text}"
@@ -1551,6 +1568,47 @@ mod regression {
             stderr(&o).contains(
                 "the ground truth of biobricks-ice-active-chemicals_single changed since"
             ),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // Ground truth rebuilt with other rows under the same fingerprint (what
+    // `reference --force` does after an update behind a SPARQL URL) judged
+    // one condition by the new rows, the others by the old.
+    #[test]
+    fn ground_truth_with_other_rows_under_the_same_fingerprint_is_refused() {
+        let (keep, out) = out_dir();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let corpus_arg = corpus.to_str().unwrap();
+        let limit = ["--agent", "scripted:oracle", "--limit", "1"];
+        assert_eq!(scripted(&out, corpus_arg, &limit).status.code(), Some(0));
+        let o = scripted(
+            &out,
+            corpus_arg,
+            &[&limit[..], &["--label", "again"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The rows change, the answer key and endpoint (so the fingerprint)
+        // do not.
+        let id = "biobricks-ice-active-chemicals_single";
+        let csv = corpus.join(format!("ground-truth/{id}.csv"));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let fewer: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&csv, &fewer).unwrap();
+        let json_path = corpus.join(format!("ground-truth/{id}.json"));
+        let mut meta = json(&json_path);
+        meta["csv_sha256"] = okn_benchmark::reference::sha256_tag(fewer.as_bytes()).into();
+        meta["row_count"] = 1.into();
+        std::fs::write(&json_path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+        let o = scripted(&out, corpus_arg, &[&limit[..], &["--resume"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "the ground truth of {id} changed since {} recorded it (its answer key, endpoint or rows changed)",
+                out.display()
+            )),
             "{}",
             stderr(&o)
         );
