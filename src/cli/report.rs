@@ -200,6 +200,9 @@ pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
             ),
         ));
     }
+    // A root that lost files its records name would be closed broken:
+    // rescore then refuses it as frozen, and build as unreadable.
+    crate::runs::rescore::refuse_lost_files(&root, "the root was not frozen")?;
     // No build writes into a frozen root: its files and page are made now.
     let base = crate::cli::build::project_above(&root.root).unwrap_or_else(|| PathBuf::from("."));
     for path in crate::render::build::write_frozen_files(&base, &view)? {

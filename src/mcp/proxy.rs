@@ -25,8 +25,9 @@
 //!   as errors, payload unchanged;
 //! - a line from the agent host it cannot read as a JSON-RPC message (not
 //!   JSON, or JSON text that is not Unicode, such as a lone surrogate
-//!   escape `\ud800`) is answered with a JSON-RPC error, -32700 or -32602,
-//!   instead of being dropped, and recorded ([`super::framing`]);
+//!   escape `\ud800`; or JSON that is not a valid request) is answered with
+//!   a JSON-RPC error, -32700, -32600 or -32602, instead of being dropped or
+//!   answered without its id, and recorded ([`super::framing`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 

@@ -155,19 +155,22 @@ fn unfinished(
             questions: 0,
             attempts: 0,
             has_file: condition.is_some() || root.condition_file(&name).exists(),
-            running: root.lock_file(&name).exists(),
+            running: crate::runs::lock::held(root, &name),
         });
         entry.questions += 1;
         entry.attempts += attempts;
     }
-    // A run that holds the lock and has recorded nothing yet.
+    // A run going on that has recorded nothing yet (a stale lock alone,
+    // left by a run killed before it recorded anything, is no condition).
     for name in root.locked_conditions() {
-        found.entry(name.clone()).or_insert_with(|| Unfinished {
-            questions: 0,
-            attempts: 0,
-            has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
-            running: true,
-        });
+        if crate::runs::lock::held(root, &name) {
+            found.entry(name.clone()).or_insert_with(|| Unfinished {
+                questions: 0,
+                attempts: 0,
+                has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
+                running: true,
+            });
+        }
     }
     // Only `run` makes `ID_results/NAME/`: a folder that no condition
     // file lists is a run's, even with no attempt finished in it.

@@ -1105,7 +1105,8 @@ mod regression {
         std::fs::write(
             d.join("NOTES.md"),
             "# Notes\n\n<meta http-equiv=\"refresh\" content=\"0; url=https://x.example/\">\n\n\
-             <base href=\"https://x.example/\">\n\n<details><summary>kept</summary>text</details>\n",
+             <base href=\"https://x.example/\">\n\n<details><summary>kept</summary>text</details>\n\n\
+             <base\nhref=\"https://split.example/\">\n",
         )
         .unwrap();
         let (code, _, err) = build_args(d, &[]);
@@ -1121,8 +1122,15 @@ mod regression {
             err.contains("warning: ./NOTES.md: <base href=\"https://x.example/\"> dropped"),
             "{err}"
         );
+        // A tag whose attributes follow on the next line (pulldown-cmark
+        // hands an HTML block over line by line) is caught too.
+        assert!(
+            err.contains("<base href=\"https://split.example/\"> dropped"),
+            "{err}"
+        );
         let page = std::fs::read_to_string(d.join("NOTES.html")).unwrap();
         assert!(!page.contains("x.example"), "{page}");
+        assert!(!page.contains("split.example"), "{page}");
         assert!(!page.contains("<base"), "{page}");
         assert!(page.contains("<details><summary>kept</summary>"), "{page}");
     }
@@ -1178,6 +1186,32 @@ mod regression {
         )))
         .unwrap_or_default();
         assert!(!second.contains("stderr.log"));
+    }
+
+    // freeze closed a root whose answer.csv was gone; rescore then refused
+    // it as frozen and build as unreadable, for good.
+    #[test]
+    fn freeze_refuses_a_root_that_lost_a_recorded_answer() {
+        let dir = fixture();
+        let d = dir.path();
+        let answer = d.join(format!(
+            "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1/answer.csv"
+        ));
+        assert!(answer.is_file());
+        std::fs::remove_file(&answer).unwrap();
+        let out = okn_in(d)
+            .args(["freeze", "--reason", "published", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("that the records name is gone, so the root was not frozen")
+                && stderr(&out)
+                    .contains("attempt-1/answer.csv: result.json records a submitted answer"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!d.join("runs-demo/.frozen").exists());
     }
 
     // freeze on a frozen root exited 2 as if something were wrong.

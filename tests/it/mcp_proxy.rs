@@ -988,6 +988,18 @@ mod regression {
             "{invalid_params}"
         );
 
+        // JSON that rmcp answered without its id (the call then hung).
+        let bad_params = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#;
+        send(&mut stdin, bad_params);
+        let answered = reply(&received, "a tools/call whose params are an array");
+        assert_eq!(answered["id"], 9, "{answered}");
+        assert_eq!(answered["error"]["code"], -32602, "{answered}");
+        let fractional_id = r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#;
+        send(&mut stdin, fractional_id);
+        let answered = reply(&received, "a request whose id is 1.5");
+        assert_eq!(answered["id"], 1.5, "{answered}");
+        assert_eq!(answered["error"]["code"], -32600, "{answered}");
+
         send(
             &mut stdin,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\nAlice\n"}}}"#,
@@ -1017,7 +1029,11 @@ mod regression {
             "name\nAlice\n"
         );
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
-        assert_eq!(calls.as_array().unwrap().len(), 3, "{calls:#}");
+        assert_eq!(calls.as_array().unwrap().len(), 5, "{calls:#}");
+        assert_eq!(calls[2]["unreadable"]["code"], -32602, "{}", calls[2]);
+        assert_eq!(calls[3]["unreadable"]["code"], -32600, "{}", calls[3]);
+        assert_eq!(calls[3]["unreadable"]["id"], 1.5, "{}", calls[3]);
+        let calls = json!([calls[0], calls[1], calls[4]]);
         let (first, second) = (&calls[0], &calls[1]);
         assert_eq!(first["tool"], "");
         assert_eq!(first["ok"], false);
@@ -1039,8 +1055,8 @@ mod regression {
         assert_eq!(calls[2]["ok"], true);
         assert!(calls[2].get("unreadable").is_none(), "{}", calls[2]);
         let metrics = json_file(&log.join("metrics.json"));
-        assert_eq!(metrics["calls"], 3, "{metrics}");
-        assert_eq!(metrics["unreadable_requests"], 2, "{metrics}");
+        assert_eq!(metrics["calls"], 5, "{metrics}");
+        assert_eq!(metrics["unreadable_requests"], 4, "{metrics}");
         assert_eq!(metrics["tools_called"], json!(["submit_csv"]), "{metrics}");
         assert_eq!(metrics["submissions"], 1, "{metrics}");
     }

@@ -2117,4 +2117,137 @@ mod regression {
         let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
         assert!(readme.contains("| reply chars |"), "{readme}");
     }
+
+    // With the binary installed outside the project (~/.cargo/bin, on
+    // PATH), command.txt recorded the way there from the attempt folder:
+    // a folder of the machine.
+    #[test]
+    fn an_installed_binary_is_recorded_by_its_name_and_still_resumes() {
+        let (keep, out) = out_dir();
+        let bin = keep.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::copy(BIN, bin.join("okn-benchmark")).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let run_installed = |extra: &[&str]| {
+            Command::new(bin.join("okn-benchmark"))
+                .current_dir(repo())
+                .env("PATH", &path)
+                .env_remove("XDG_CACHE_HOME")
+                .args([
+                    "run",
+                    "--corpus",
+                    "demo/benchmarks-single",
+                    "--kg-hint",
+                    "tags",
+                ])
+                .args(DEMO)
+                .args(["--agent", "scripted:oracle", "--limit", "1", "--out"])
+                .arg(&out)
+                .args(extra)
+                .output()
+                .unwrap()
+        };
+        let o = run_installed(&[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let line =
+            std::fs::read_to_string(out.join(CONDITION_DIR).join("attempt-1/command.txt")).unwrap();
+        assert!(line.starts_with("okn-benchmark scripted-agent "), "{line}");
+        assert!(line.contains(r#""command":"okn-benchmark""#), "{line}");
+        assert!(!line.contains("bin/okn-benchmark"), "{line}");
+        let o = run_installed(&["--resume"]);
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    }
+
+    // A frozen root named by a relative path was shown by its absolute
+    // path, a folder of the machine, in the refusal.
+    #[test]
+    fn a_frozen_root_is_named_as_the_user_named_it() {
+        let (keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let freeze = okn()
+            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            .output()
+            .unwrap();
+        assert_eq!(freeze.status.code(), Some(0));
+        let o = okn_in(keep.path())
+            .args(["rescore", "runs"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).starts_with("error: runs is frozen (Done.): rescore never writes into a frozen root (delete runs/.frozen by hand to unfreeze)"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // A disk that filled up cost the proxy the answer it could not save,
+    // and the attempt was recorded as the agent's miss (exit 0). The run
+    // now stops while there is too little space for an episode's records;
+    // OKN_MIN_FREE_BYTES stands for a full disk here (no disk is filled).
+    #[test]
+    fn a_run_stops_before_an_episode_when_the_disk_is_nearly_full() {
+        let (_keep, out) = out_dir();
+        let o = okn()
+            .env("OKN_MIN_FREE_BYTES", u64::MAX.to_string())
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+            ])
+            .args(DEMO)
+            .args(["--agent", "scripted:oracle", "--limit", "1", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("MiB free on its disk, less than the")
+                && stderr(&o).contains("free some space, then run again with --resume"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "nothing recorded");
+    }
+
+    // After kill -9 (or a second Ctrl-C), report, the README and build
+    // said a run was recording the condition, though its process was gone.
+    #[test]
+    fn a_stale_lock_reads_as_an_interrupted_run_not_a_running_one() {
+        let (_keep, out) = out_dir();
+        let child = hanging_run(&out, "60", "1");
+        wait_until("the first attempt", || {
+            out.join(CONDITION_DIR)
+                .join("attempt-1/prompt.txt")
+                .is_file()
+        });
+        let lock = out.join("conditions/demo-kg-all-tools__kg-named.lock");
+        Command::new("kill")
+            .args(["-9", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let _ = child.wait_with_output();
+        assert!(lock.is_file(), "kill -9 leaves the lock");
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&report)
+                .contains("(a run was interrupted: run it again with --resume to finish it)"),
+            "{}",
+            stdout(&report)
+        );
+        assert!(
+            !stdout(&report).contains("recording it now"),
+            "{}",
+            stdout(&report)
+        );
+    }
 }
