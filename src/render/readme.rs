@@ -78,6 +78,7 @@ pub fn terminal(view: &RootView) -> String {
             file.name,
             condition.reply_chars_text()
         );
+        let _ = writeln!(out, "  {}: {}", file.name, condition.cost.text());
         if !condition.soft_errors.is_empty() {
             let _ = writeln!(
                 out,

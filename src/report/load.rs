@@ -13,8 +13,8 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::view::{
-    AttemptView, ConditionAttempts, ConditionView, QuestionDetail, QuestionView, RootView,
-    Unfinished, VIEW_VERSION,
+    AttemptView, ConditionAttempts, ConditionView, CostView, QuestionDetail, QuestionView,
+    RootView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
@@ -56,6 +56,7 @@ pub fn root(path: &Path) -> RootView {
                         soft_errors: BTreeMap::new(),
                         reply_chars: BTreeMap::new(),
                         reply_recorded: (0, 0),
+                        cost: CostView::default(),
                     },
                 );
             }
@@ -70,6 +71,22 @@ pub fn root(path: &Path) -> RootView {
                 for attempt in &result.attempts {
                     for (label, n) in &attempt.soft_error_kinds {
                         *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+                    }
+                    let usage = attempt.usage.as_ref();
+                    match usage.and_then(|u| u.cost_usd) {
+                        Some(c) => {
+                            condition.cost.cost_usd += c;
+                            condition.cost.costed.0 += 1;
+                        }
+                        None => condition.cost.costed.1 += 1,
+                    }
+                    match usage.and_then(|u| Some((u.all_input_tokens()?, u.output_tokens?))) {
+                        Some((i, o)) => {
+                            condition.cost.input_tokens += i;
+                            condition.cost.output_tokens += o;
+                            condition.cost.tokened.0 += 1;
+                        }
+                        None => condition.cost.tokened.1 += 1,
                     }
                     match &attempt.reply_chars {
                         Some(by_tool) => {

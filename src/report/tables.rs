@@ -135,6 +135,8 @@ pub enum ConditionFigure {
     /// Mean characters the server's replies put into the context per
     /// attempt ([`ConditionView::mean_reply_chars`]).
     ReplyChars,
+    /// Mean cost per attempt in US dollars, as the hosts reported it.
+    Cost,
     /// Mean wall seconds.
     WallS,
     /// Mean server seconds.
@@ -186,6 +188,10 @@ impl ConditionFigure {
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),
             ConditionFigure::SoftErrors => c.soft_errors_text().into(),
             ConditionFigure::SoftErrorCount => c.soft_errors.values().sum::<usize>().into(),
+            ConditionFigure::Cost => c.cost.mean_cost().map_or_else(
+                || Cell::from("not reported"),
+                |m| crate::format::fixed(m, 4).into(),
+            ),
             ConditionFigure::ReplyChars => c
                 .mean_reply_chars()
                 .map_or_else(|| Cell::from("not recorded"), |m| format!("{m:.0}").into()),
@@ -241,6 +247,7 @@ pub fn root_conditions(view: &RootView) -> Grid {
             ("blocked", Right, F::BlockedInWords),
             ("soft errors", Left, F::SoftErrors),
             ("reply chars", Right, F::ReplyChars),
+            ("$/attempt", Right, F::Cost),
             ("queries", Right, F::Queries),
             ("wall s", Right, F::WallS),
             ("server s", Right, F::ServerS),
@@ -291,6 +298,7 @@ pub fn site_conditions(view: &RootView) -> Grid {
             ("blocked", Right, F::Blocked),
             ("soft errors", Left, F::SoftErrors),
             ("reply chars", Right, F::ReplyChars),
+            ("$/attempt", Right, F::Cost),
         ],
     )
 }
@@ -397,7 +405,7 @@ pub fn question_cell(result: Option<&QuestionResult>) -> Cell {
 }
 
 /// The columns of `summary.csv`, in order (`docs/FORMAT.md`).
-pub const SUMMARY_COLUMNS: [&str; 17] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "question",
     "tier",
     "condition",
@@ -414,6 +422,9 @@ pub const SUMMARY_COLUMNS: [&str; 17] = [
     "tools_called",
     "wall_s",
     "server_s",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
     "notes",
 ];
 
@@ -429,6 +440,7 @@ pub fn summary_row(
 ) -> Vec<Cell> {
     use crate::format::{fixed, fraction};
     let blank = |blocked: bool, text: String| if blocked { String::new() } else { text };
+    let usage = attempt.usage.as_ref();
     vec![
         result.question.clone(),
         result.tier.clone().unwrap_or_default(),
@@ -449,6 +461,16 @@ pub fn summary_row(
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 3),
         fixed(attempt.server_s, 3),
+        // Empty when the host reported none (a scripted agent): never 0.
+        usage
+            .and_then(|u| u.cost_usd)
+            .map_or_else(String::new, |c| fixed(c, 6)),
+        usage
+            .and_then(crate::runs::records::Usage::all_input_tokens)
+            .map_or_else(String::new, |n| n.to_string()),
+        usage
+            .and_then(|u| u.output_tokens)
+            .map_or_else(String::new, |n| n.to_string()),
         attempt.notes.join("; "),
     ]
     .into_iter()

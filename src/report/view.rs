@@ -122,6 +122,65 @@ pub struct ConditionView {
     /// Attempts that recorded `reply_chars` / that did not (judged before
     /// it was recorded).
     pub reply_recorded: (usize, usize),
+    /// What its attempts cost, as their agent hosts reported it.
+    pub cost: CostView,
+}
+
+/// A condition's cost over its attempts ([`ConditionView::cost`]): sums
+/// over the attempts whose host reported each figure, and how many did not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CostView {
+    /// US dollars, over the attempts that reported a cost.
+    pub cost_usd: f64,
+    /// Attempts that reported a cost / that did not.
+    pub costed: (usize, usize),
+    /// Input tokens (uncached, cache writes and reads) over the attempts
+    /// that reported them.
+    pub input_tokens: u64,
+    /// Output tokens, likewise.
+    pub output_tokens: u64,
+    /// Attempts that reported tokens / that did not.
+    pub tokened: (usize, usize),
+}
+
+impl CostView {
+    /// The mean cost per attempt, when every attempt reported one.
+    pub fn mean_cost(&self) -> Option<f64> {
+        (self.costed.1 == 0 && self.costed.0 > 0).then(|| self.cost_usd / self.costed.0 as f64)
+    }
+
+    /// The cost in words, or what is missing.
+    pub fn text(&self) -> String {
+        if self.costed.0 == 0 && self.tokened.0 == 0 {
+            return "cost and tokens not reported by the agent host".into();
+        }
+        let cost = match self.mean_cost() {
+            Some(mean) => format!(
+                "cost ${} over {} attempts (${} per attempt)",
+                crate::format::fixed(self.cost_usd, 4),
+                self.costed.0,
+                crate::format::fixed(mean, 4)
+            ),
+            None => format!(
+                "cost reported by {} of {} attempts (no honest total)",
+                self.costed.0,
+                self.costed.0 + self.costed.1
+            ),
+        };
+        let tokens = if self.tokened.1 == 0 {
+            format!(
+                "{} input and {} output tokens",
+                self.input_tokens, self.output_tokens
+            )
+        } else {
+            format!(
+                "tokens reported by {} of {} attempts",
+                self.tokened.0,
+                self.tokened.0 + self.tokened.1
+            )
+        };
+        format!("{cost}; {tokens}")
+    }
 }
 
 impl ConditionView {

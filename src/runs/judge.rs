@@ -91,6 +91,7 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
         timed_out: false,
         agent_timeout_s: None,
         source: AGENT_FILE.into(),
+        usage: super::records::Usage::from_report(&report),
     })
 }
 
@@ -208,6 +209,14 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         soft_errors,
         soft_error_kinds,
         reply_chars: metrics.as_ref().and_then(|m| m.reply_chars.clone()),
+        // What the episode recorded, else what the host's report says (a
+        // root recorded before usage was gets it on rescore).
+        usage: episode.as_ref().and_then(|e| e.usage.clone()).or_else(|| {
+            std::fs::read(dir.join(AGENT_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|r| super::records::Usage::from_report(&r))
+        }),
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),

@@ -845,6 +845,7 @@ fn play_attempt(
         timed_out: outcome.timed_out,
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
         source: "runner".into(),
+        usage: report.as_ref().and_then(Usage::from_report),
     };
     // episode.json is written last: its presence marks a finished attempt.
     write_json(&dir.join(EPISODE_FILE), &episode)?;

@@ -124,7 +124,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.starts_with(
-        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,notes\n"
+        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,cost_usd,input_tokens,output_tokens,notes\n"
     ));
     assert_eq!(summary.lines().count(), 4);
     // report regenerates exactly what run wrote.
