@@ -1214,6 +1214,25 @@ mod regression {
         assert!(!d.join("runs-demo/.frozen").exists());
     }
 
+    // A cost region over scripted attempts (which report none) must not
+    // print a number: there is none to print.
+    #[test]
+    fn a_cost_region_over_attempts_that_reported_none_is_refused() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/SUMMARY.md"),
+            "# S\n\nCost: <!-- okn:number condition=named metric=cost -->?<!-- /okn:number -->\n",
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("metric=cost: ") && err.contains("reported no cost (a scripted agent reports none): there is no honest figure to show"),
+            "{err}"
+        );
+    }
+
     // freeze on a frozen root exited 2 as if something were wrong.
     #[test]
     fn freeze_on_a_frozen_root_says_it_already_is_and_changes_nothing() {
