@@ -79,6 +79,7 @@ pub fn terminal(view: &RootView) -> String {
             condition.reply_chars_text()
         );
         let _ = writeln!(out, "  {}: {}", file.name, condition.cost.text());
+        let _ = writeln!(out, "  {}: {}", file.name, condition.trajectory.text());
         if !condition.soft_errors.is_empty() {
             let _ = writeln!(
                 out,

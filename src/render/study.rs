@@ -127,11 +127,17 @@ pub enum Metric {
     CostPerExact,
     /// `tokens`: mean input and output tokens per attempt.
     Tokens,
+    /// `first-query-hit`: measured attempts whose first query named only
+    /// the answer key's graphs.
+    FirstQueryHit,
+    /// `exploratory-calls`: calls before the first query, over the
+    /// measured attempts.
+    ExploratoryCalls,
 }
 
 impl Metric {
     /// Every metric, in the order errors list them.
-    pub const ALL: [Metric; 31] = [
+    pub const ALL: [Metric; 33] = [
         Metric::ExactRate,
         Metric::StrictExactRate,
         Metric::OrderedRate,
@@ -163,6 +169,8 @@ impl Metric {
         Metric::Cost,
         Metric::CostPerExact,
         Metric::Tokens,
+        Metric::FirstQueryHit,
+        Metric::ExploratoryCalls,
     ];
 
     /// Its name in a region (`metric=NAME`).
@@ -199,6 +207,8 @@ impl Metric {
             Metric::Cost => "cost",
             Metric::CostPerExact => "cost-per-exact",
             Metric::Tokens => "tokens",
+            Metric::FirstQueryHit => "first-query-hit",
+            Metric::ExploratoryCalls => "exploratory-calls",
         }
     }
 
@@ -703,6 +713,47 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
     condition_number(study, c, metric, p, &show)
 }
 
+/// `first-query-hit` or `exploratory-calls` of condition `c`, a count
+/// over its measured attempts, read off their calls
+/// ([`crate::runs::trajectory`]).
+///
+/// Errors: an attempt judged before trajectories were recorded (`rescore`
+/// records them), named with the count.
+fn trajectory_value(c: &StudyCondition, metric: Metric) -> std::result::Result<String, String> {
+    let measured: Vec<&crate::runs::records::AttemptResult> = c
+        .results
+        .values()
+        .flat_map(|r| r.attempts.iter())
+        .filter(|a| !a.blocked)
+        .collect();
+    let facts: Vec<&crate::runs::trajectory::Trajectory> = measured
+        .iter()
+        .filter_map(|a| a.trajectory.as_ref())
+        .collect();
+    if facts.len() < measured.len() {
+        return Err(format!(
+            "metric={}: {} of the {} measured attempts of condition={} have no trajectory \
+             recorded: run `okn-benchmark rescore` on the runs root",
+            metric.name(),
+            measured.len() - facts.len(),
+            measured.len(),
+            c.key
+        ));
+    }
+    Ok(match metric {
+        Metric::FirstQueryHit => facts
+            .iter()
+            .filter(|t| t.first_query_hit == Some(true))
+            .count()
+            .to_string(),
+        _ => facts
+            .iter()
+            .map(|t| t.exploratory_calls)
+            .sum::<usize>()
+            .to_string(),
+    })
+}
+
 /// `cost`, `cost-per-exact` or `tokens` of condition `c`, from what each
 /// attempt's agent host reported (`result.json`'s `usage`). Every attempt
 /// must have reported the figure: a mean over the ones that did would
@@ -866,6 +917,7 @@ fn condition_number(
         }
         Metric::Flaky => s.flaky.to_string(),
         Metric::Cost | Metric::CostPerExact | Metric::Tokens => return usage_value(c, metric),
+        Metric::FirstQueryHit | Metric::ExploratoryCalls => return trajectory_value(c, metric),
         Metric::MeanWallS => maybe_seconds(s.mean_wall_s),
         Metric::MeanServerS => maybe_seconds(s.mean_server_s),
         Metric::PassAtK => show(Some(s.pass[k()?].pass_at_k)),
@@ -996,6 +1048,36 @@ mod tests {
         );
         let (dir, study) = study_with(&toml);
         (dir, study.unwrap())
+    }
+
+    #[test]
+    fn trajectory_counts_are_what_the_demo_roots_calls_say() {
+        let (_dir, mut study) = demo_study();
+        let c = &study.data.conditions[0];
+        let measured = c
+            .results
+            .values()
+            .flat_map(|r| r.attempts.iter())
+            .filter(|a| !a.blocked)
+            .count();
+        // The scripted agents run the answer key first, naming its graphs.
+        assert_eq!(
+            trajectory_value(c, Metric::FirstQueryHit).unwrap(),
+            measured.to_string()
+        );
+        assert_eq!(trajectory_value(c, Metric::ExploratoryCalls).unwrap(), "0");
+        // An attempt judged before trajectories were recorded: no figure.
+        let first = study.data.conditions[0]
+            .results
+            .values_mut()
+            .next()
+            .unwrap();
+        first.attempts[0].trajectory = None;
+        let e = trajectory_value(&study.data.conditions[0], Metric::FirstQueryHit).unwrap_err();
+        assert!(
+            e.contains("have no trajectory recorded: run `okn-benchmark rescore`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::view::{
     AttemptView, ConditionAttempts, ConditionView, CostView, QuestionDetail, QuestionView,
-    RootView, Unfinished, VIEW_VERSION,
+    RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
@@ -57,6 +57,7 @@ pub fn root(path: &Path) -> RootView {
                         reply_chars: BTreeMap::new(),
                         reply_recorded: (0, 0),
                         cost: CostView::default(),
+                        trajectory: TrajectoryView::default(),
                     },
                 );
             }
@@ -71,6 +72,20 @@ pub fn root(path: &Path) -> RootView {
                 for attempt in &result.attempts {
                     for (label, n) in &attempt.soft_error_kinds {
                         *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+                    }
+                    if !attempt.blocked {
+                        let t = &mut condition.trajectory;
+                        match &attempt.trajectory {
+                            Some(facts) => {
+                                t.recorded.0 += 1;
+                                t.exploratory_calls += facts.exploratory_calls;
+                                if let Some(hit) = facts.first_query_hit {
+                                    t.first_query_judged += 1;
+                                    t.first_query_hits += usize::from(hit);
+                                }
+                            }
+                            None => t.recorded.1 += 1,
+                        }
                     }
                     let usage = attempt.usage.as_ref();
                     match usage.and_then(|u| u.cost_usd) {

@@ -137,6 +137,10 @@ pub enum ConditionFigure {
     ReplyChars,
     /// Mean cost per attempt in US dollars, as the hosts reported it.
     Cost,
+    /// First queries that hit the key's graphs, over those judged.
+    FirstQueryHit,
+    /// Mean exploratory calls before the first query per attempt.
+    Exploratory,
     /// Mean wall seconds.
     WallS,
     /// Mean server seconds.
@@ -188,6 +192,22 @@ impl ConditionFigure {
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),
             ConditionFigure::SoftErrors => c.soft_errors_text().into(),
             ConditionFigure::SoftErrorCount => c.soft_errors.values().sum::<usize>().into(),
+            ConditionFigure::FirstQueryHit => {
+                let t = &c.trajectory;
+                if t.recorded.0 == 0 || t.recorded.1 > 0 {
+                    "not recorded".into()
+                } else {
+                    format!("{}/{}", t.first_query_hits, t.first_query_judged).into()
+                }
+            }
+            ConditionFigure::Exploratory => {
+                let t = &c.trajectory;
+                if t.recorded.0 == 0 || t.recorded.1 > 0 {
+                    "not recorded".into()
+                } else {
+                    crate::format::fixed(t.exploratory_calls as f64 / t.recorded.0 as f64, 2).into()
+                }
+            }
             ConditionFigure::Cost => c.cost.mean_cost().map_or_else(
                 || Cell::from("not reported"),
                 |m| crate::format::fixed(m, 4).into(),
@@ -248,6 +268,8 @@ pub fn root_conditions(view: &RootView) -> Grid {
             ("soft errors", Left, F::SoftErrors),
             ("reply chars", Right, F::ReplyChars),
             ("$/attempt", Right, F::Cost),
+            ("first query hit", Right, F::FirstQueryHit),
+            ("exploratory calls", Right, F::Exploratory),
             ("queries", Right, F::Queries),
             ("wall s", Right, F::WallS),
             ("server s", Right, F::ServerS),
@@ -299,6 +321,8 @@ pub fn site_conditions(view: &RootView) -> Grid {
             ("soft errors", Left, F::SoftErrors),
             ("reply chars", Right, F::ReplyChars),
             ("$/attempt", Right, F::Cost),
+            ("first query hit", Right, F::FirstQueryHit),
+            ("exploratory calls", Right, F::Exploratory),
         ],
     )
 }

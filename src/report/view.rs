@@ -124,6 +124,47 @@ pub struct ConditionView {
     pub reply_recorded: (usize, usize),
     /// What its attempts cost, as their agent hosts reported it.
     pub cost: CostView,
+    /// How its attempts went about the questions.
+    pub trajectory: TrajectoryView,
+}
+
+/// A condition's trajectory facts over its measured attempts
+/// ([`crate::runs::trajectory`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TrajectoryView {
+    /// Attempts whose first query named only the answer key's graphs.
+    pub first_query_hits: usize,
+    /// Attempts whose first query could be judged (it named a graph).
+    pub first_query_judged: usize,
+    /// Exploratory calls before the first query, over the attempts.
+    pub exploratory_calls: usize,
+    /// Measured attempts with trajectory facts / without (judged before
+    /// they were recorded: `rescore` records them).
+    pub recorded: (usize, usize),
+}
+
+impl TrajectoryView {
+    /// In words: `first query hit the key's graphs in 59 of 72 attempts;
+    /// 0 exploratory calls before it`, or what is missing.
+    pub fn text(&self) -> String {
+        if self.recorded.0 == 0 {
+            return "trajectory not recorded (rescore the root)".into();
+        }
+        let partial = if self.recorded.1 > 0 {
+            format!(" ({} attempts not recorded)", self.recorded.1)
+        } else {
+            String::new()
+        };
+        format!(
+            "first query hit the key's graphs in {} of {} attempts; {} exploratory call{} before \
+             it over {} attempts{partial}",
+            self.first_query_hits,
+            self.first_query_judged,
+            self.exploratory_calls,
+            crate::format::plural(self.exploratory_calls),
+            self.recorded.0
+        )
+    }
 }
 
 /// A condition's cost over its attempts ([`ConditionView::cost`]): sums

@@ -175,12 +175,29 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     for (tool, n) in &soft_errors {
         notes.push(format!("{n} soft error(s) from {tool}"));
     }
+    let calls = crate::layout::read_calls(dir);
     let mut soft_error_kinds = std::collections::BTreeMap::new();
-    for call in crate::layout::read_calls(dir).unwrap_or_default() {
-        if let Some(label) = call.soft_error {
-            *soft_error_kinds.entry(label).or_insert(0) += 1;
+    for call in calls.iter().flatten() {
+        if let Some(label) = &call.soft_error {
+            *soft_error_kinds.entry(label.clone()).or_insert(0) += 1;
         }
     }
+    // The answer key the question's ground truth was built from, beside
+    // the condition folders (`ID_results/ground_truth.json`).
+    let answer_key = dir
+        .parent()
+        .and_then(Path::parent)
+        .and_then(|q| std::fs::read(q.join(crate::layout::GROUND_TRUTH_JSON)).ok())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v["answer_key"].as_str().map(str::to_string));
+    let trajectory = match (&calls, &answer_key) {
+        (Some(calls), Some(key)) => Some(super::trajectory::trajectory(
+            calls,
+            key,
+            crate::mcp::proxy::carries_query,
+        )),
+        _ => None,
+    };
     if let Some(s) = &score {
         notes.extend(s.notes.iter().cloned());
     }
@@ -209,6 +226,7 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         soft_errors,
         soft_error_kinds,
         reply_chars: metrics.as_ref().and_then(|m| m.reply_chars.clone()),
+        trajectory,
         // What the episode recorded, else what the host's report says (a
         // root recorded before usage was gets it on rescore).
         usage: episode.as_ref().and_then(|e| e.usage.clone()).or_else(|| {

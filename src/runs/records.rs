@@ -156,6 +156,10 @@ pub struct AttemptResult {
     /// else `agent.json`); absent when not reported, never 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// How it went about the question, from `calls.json` against the
+    /// answer key ([`super::trajectory`]); absent when either is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<super::trajectory::Trajectory>,
     /// Wall time, seconds.
     pub wall_s: f64,
     /// Of which waiting on the server, seconds.
@@ -465,6 +469,7 @@ mod tests {
             soft_error_kinds: BTreeMap::new(),
             reply_chars: None,
             usage: None,
+            trajectory: None,
             wall_s: 10.0,
             server_s: 2.0,
             model_resolved: None,

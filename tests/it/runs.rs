@@ -2250,4 +2250,35 @@ mod regression {
             stdout(&report)
         );
     }
+
+    // "The first query hit the target graph 59 times, with no exploratory
+    // calls": a fact read off the call logs that no table could state.
+    #[test]
+    fn the_first_query_and_the_exploration_before_it_are_read_off_the_calls() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(
+            result["attempts"][0]["trajectory"],
+            serde_json::json!({"first_query_hit": true, "exploratory_calls": 0})
+        );
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&report).contains(
+                "demo-kg-all-tools__kg-named: first query hit the key's graphs in 2 of 2 \
+                 attempts; 0 exploratory calls before it over 2 attempts"
+            ),
+            "{}",
+            stdout(&report)
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(
+            readme.contains("| first query hit | exploratory calls |"),
+            "{readme}"
+        );
+        assert!(readme.contains("| 2/2 | 0.00 |"), "{readme}");
+    }
 }
