@@ -256,22 +256,7 @@ async fn a_withheld_tool_is_hidden_and_a_remembered_name_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamable_http_upstream_on_loopback() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = std::process::Command::new(BIN)
-        .args([
-            "kg-server",
-            "--transport",
-            "http",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
-        .arg(repo().join("demo/kg"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut server);
-    let _server = KillOnDrop(server);
+    let (_server, port) = crate::support::kg_server_http(&[]);
     let profile = dir.path().join("remote.toml");
     std::fs::write(
         &profile,
@@ -1111,22 +1096,7 @@ mod regression {
         );
         client.cancel().await.unwrap();
         // The same over streamable HTTP.
-        let port = free_port();
-        let mut server = std::process::Command::new(BIN)
-            .args([
-                "kg-server",
-                "--transport",
-                "http",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .args(["--fault", "die-after=1", "--data"])
-            .arg(repo().join("demo/kg"))
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for_port(port, &mut server);
-        let _server = KillOnDrop(server);
+        let (_server, port) = crate::support::kg_server_http(&["--fault", "die-after=1"]);
         let remote = dir.path().join("remote.toml");
         std::fs::write(
             &remote,

@@ -1996,22 +1996,7 @@ mod regression {
         let (keep, out) = out_dir();
         // An endpoint that answers 404: any HTTP server on 127.0.0.1 that
         // has no such path (the demo KG server over HTTP).
-        let port = free_port();
-        let mut server = Command::new(BIN)
-            .args([
-                "kg-server",
-                "--transport",
-                "http",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .arg("--data")
-            .arg(repo().join("demo/kg"))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for_port(port, &mut server);
-        let _server = KillOnDrop(server);
+        let (_server, port) = crate::support::kg_server_http(&[]);
         let closed = free_port();
         for (name, endpoint) in [
             ("sparql-dead", format!("http://127.0.0.1:{closed}/sparql")),

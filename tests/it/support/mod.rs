@@ -141,3 +141,25 @@ pub fn processes_mentioning(text: &str) -> usize {
         })
         .count()
 }
+
+/// The demo KG server over streamable HTTP on a free port of 127.0.0.1,
+/// with `extra` arguments (`--fault ...`), killed on drop; and its port.
+pub fn kg_server_http(extra: &[&str]) -> (KillOnDrop, u16) {
+    let port = free_port();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"))
+        .args([
+            "kg-server",
+            "--transport",
+            "http",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(extra)
+        .arg("--data")
+        .arg(repo().join("demo/kg"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start kg-server");
+    wait_for_port(port, &mut server);
+    (KillOnDrop(server), port)
+}
