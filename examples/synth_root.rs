@@ -678,6 +678,7 @@ fn attempt(
             timed_out: how == Play::TimedOut,
             agent_timeout_s: Some(900),
             source: "runner".into(),
+            usage: okn_benchmark::runs::records::Usage::from_report(&report),
         },
     )
     .map_err(io)?;

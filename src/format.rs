@@ -272,9 +272,53 @@ impl Verdict {
     }
 }
 
+/// A moment as an RFC 3339 UTC timestamp to the second,
+/// `2026-12-03T14:02:05Z`, from seconds since the Unix epoch (the
+/// proleptic Gregorian calendar, as `date -u` prints it).
+pub fn utc_timestamp(unix_seconds: u64) -> String {
+    let days = unix_seconds / 86_400;
+    let of_day = unix_seconds % 86_400;
+    // Days to a civil date (H. Hinnant, "chrono-Compatible Low-Level Date
+    // Algorithms", days_from_civil inverted), in unsigned arithmetic from
+    // 0000-03-01.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+/// [`utc_timestamp`] of the present moment.
+pub fn utc_now() -> String {
+    utc_timestamp(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_rfc_3339_utc() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(utc_timestamp(4_102_444_800), "2100-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(1_798_984_925), "2027-01-03T14:02:05Z");
+    }
 
     #[test]
     fn fixed_has_no_negative_zero() {

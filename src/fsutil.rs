@@ -143,6 +143,37 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> crate::error::
     write_atomic(path, text.as_bytes())
 }
 
+/// Bytes free for an unprivileged writer on the file system holding
+/// `path` (or its nearest existing ancestor), when the system says.
+pub fn available_bytes(path: &Path) -> Option<u64> {
+    let existing = path
+        .ancestors()
+        .find(|a| a.exists() && !a.as_os_str().is_empty())?;
+    available_at(existing)
+}
+
+#[cfg(unix)]
+fn available_at(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: statvfs reads the NUL-terminated path and fills `stat`; it
+    // is read only when the call succeeded.
+    let status = unsafe { libc::statvfs(c_path.as_ptr(), stat.as_mut_ptr()) };
+    if status != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let stat = unsafe { stat.assume_init() };
+    #[allow(clippy::useless_conversion)]
+    Some(u64::from(stat.f_bavail).saturating_mul(u64::from(stat.f_frsize)))
+}
+
+#[cfg(not(unix))]
+fn available_at(_path: &Path) -> Option<u64> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

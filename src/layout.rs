@@ -186,6 +186,12 @@ pub struct Metrics {
     pub server_s: f64,
     /// Soft errors per tool (see [`CallRecord::soft_error`]).
     pub upstream_soft_errors: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context, per
+    /// tool (forwarded calls, and the sparql-only control's query replies;
+    /// [`CallRecord::result_chars`]). Absent in
+    /// logs written before it was recorded, which is not the same as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_chars: Option<BTreeMap<String, usize>>,
     /// Calls refused because they named a withheld tool.
     pub refused: usize,
     /// How many times submit_csv was called.
@@ -234,8 +240,9 @@ pub fn round_seconds(value: f64) -> f64 {
 }
 
 /// The files of an attempt folder its page links, in the order it lists
-/// them.
-pub const ATTEMPT_FILES: [&str; 7] = [
+/// them (the two stderr logs only when present: that is where a server's
+/// or a host's traceback is).
+pub const ATTEMPT_FILES: [&str; 9] = [
     PROMPT_FILE,
     COMMAND_FILE,
     ANSWER_FILE,
@@ -243,6 +250,8 @@ pub const ATTEMPT_FILES: [&str; 7] = [
     METRICS_FILE,
     AGENT_FILE,
     EPISODE_FILE,
+    UPSTREAM_STDERR_FILE,
+    AGENT_STDERR_FILE,
 ];
 
 /// Paths inside one runs root.

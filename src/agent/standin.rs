@@ -59,8 +59,39 @@ enum Turn {
     Hang,
 }
 
+/// The tokens the stand-in says a message took, as the Messages API
+/// reports them: input counted from the request (a quarter of its bytes),
+/// a fixed share of it read from the prompt cache, output from the reply.
+/// Deterministic, so a test can add up what the CLI should report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tokens {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl Tokens {
+    /// The tokens of a reply `turn` to a request of `request_bytes` bytes.
+    fn of(request_bytes: usize, turn: &Turn) -> Tokens {
+        let all = (request_bytes as u64 / 4).max(1);
+        let reply_chars = match turn {
+            Turn::Text(t) => t.chars().count(),
+            Turn::ToolUse { input, .. } => input.to_string().chars().count(),
+            Turn::Hang => 0,
+        } as u64;
+        Tokens {
+            input: all - all / 4,
+            cache_read: all / 4,
+            output: reply_chars / 4 + 1,
+        }
+    }
+}
+
 /// The SSE body of one assistant message.
-fn sse(model: &str, turn: &Turn, id: u64) -> String {
+fn sse(model: &str, turn: &Turn, id: u64, tokens: Tokens) -> String {
     let mut out = String::new();
     event(
         &mut out,
@@ -68,7 +99,8 @@ fn sse(model: &str, turn: &Turn, id: u64) -> String {
         json!({"type": "message_start", "message": {
             "id": format!("msg_standin_{id}"), "type": "message", "role": "assistant",
             "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            "usage": {"input_tokens": tokens.input, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": tokens.cache_read, "output_tokens": 1}}}),
     );
     let stop = match turn {
         Turn::Text(text) => {
@@ -121,7 +153,7 @@ fn sse(model: &str, turn: &Turn, id: u64) -> String {
     event(
         &mut out,
         "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": tokens.output}}),
     );
     event(&mut out, "message_stop", json!({"type": "message_stop"}));
     out
@@ -302,7 +334,8 @@ async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
     if turn == Turn::Hang {
         std::future::pending::<()>().await;
     }
-    let text = sse(&model, &turn, id);
+    let tokens = Tokens::of(body.len(), &turn);
+    let text = sse(&model, &turn, id, tokens);
     if request["stream"] == json!(true) {
         ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response()
     } else {
@@ -321,7 +354,8 @@ async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
         };
         axum::Json(json!({"id": format!("msg_standin_{id}"), "type": "message", "role": "assistant", "model": model,
             "content": [message], "stop_reason": stop, "stop_sequence": null,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}))
+            "usage": {"input_tokens": tokens.input, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": tokens.cache_read, "output_tokens": tokens.output}}))
         .into_response()
     }
 }
@@ -370,6 +404,11 @@ mod tests {
                 input: json!({"query": "SELECT * { ?s ?p ?o }"}),
             },
             7,
+            Tokens {
+                input: 3,
+                cache_read: 1,
+                output: 2,
+            },
         );
         let kinds: Vec<&str> = body
             .lines()

@@ -6,13 +6,20 @@ use std::process::ExitCode;
 use super::CorpusArgs;
 use crate::error::{Error, Result};
 use crate::format::plural;
+use crate::reference::verify::{Verdict, Verification};
 use crate::reference::{Outcome, build, ground_truth_dir, orphans};
+use crate::report::diff::{AnswerDiff, DiffLine, RowKind, answer_diff};
+
+/// Differing rows a `--verify` diff shows per record.
+const VERIFY_ROWS_SHOWN: usize = 10;
 
 /// Run every selected answer key against the SPARQL endpoint and cache the
 /// expected rows (ID.csv) with a record of how they were made (ID.json).
 ///
 /// A record whose answer key and endpoint are unchanged since the last run
 /// is reused without querying; one whose key or endpoint changed is rebuilt.
+/// For RDF files the endpoint changes with their bytes; for a URL only with
+/// the URL: data updated behind a URL is noticed by --verify alone.
 /// Subset runs (--tier, --exclude, --limit) touch nothing else. The endpoint
 /// is --endpoint, or [reference] endpoint in the nearest okn-benchmark.toml.
 #[derive(Debug, clap::Args)]
@@ -30,6 +37,12 @@ pub(crate) struct ReferenceArgs {
     /// Rebuild every selected record even when its fingerprint matches.
     #[arg(long)]
     force: bool,
+    /// Re-run the selected answer keys and compare their rows with the cached ground
+    /// truth, writing none: list every record whose rows differ, with a row diff (exit
+    /// 1 if any differs or has no usable ground truth). What was found is logged in
+    /// GROUND-TRUTH/.verified.json, which rescore and report read.
+    #[arg(long, conflicts_with = "force")]
+    verify: bool,
     /// Timeout for one query to an HTTP endpoint, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::sparql::DEFAULT_HTTP_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -44,6 +57,9 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
         *timeout = std::time::Duration::from_secs(args.timeout);
     }
     let dir = ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    if args.verify {
+        return verify(&dir, &selected, &spec);
+    }
     let id_width = selected.iter().map(|r| r.id.len()).max().unwrap_or(0);
     let total = selected.len();
     let mut index = 0;
@@ -104,4 +120,154 @@ pub(crate) fn run(args: ReferenceArgs) -> Result<ExitCode> {
         )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `reference --verify`: one line per record (with a row diff under each
+/// that differs), a summary, the log written; exit 1 when a record differs
+/// or could not be checked, 2 (an error) when an answer key failed.
+fn verify(
+    dir: &std::path::Path,
+    selected: &[&crate::corpus::Record],
+    spec: &crate::sparql::EndpointSpec,
+) -> Result<ExitCode> {
+    let id_width = selected.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let total = selected.len();
+    let mut index = 0;
+    let verifications = crate::reference::verify::verify(dir, selected, spec, |record, v| {
+        index += 1;
+        let counter = format!("[{index:>width$}/{total}]", width = total.to_string().len());
+        // The counter on the record's line; its diff indented under it.
+        let mut lines = verification_lines(&record.id, id_width, v).into_iter();
+        if let Some(first) = lines.next() {
+            outln!("{counter} {first}");
+        }
+        for line in lines {
+            outln!("{line}");
+        }
+    })?;
+    let count = |f: fn(&Verdict) -> bool| verifications.iter().filter(|v| f(&v.verdict)).count();
+    let same = count(|v| matches!(v, Verdict::Same { .. }));
+    let differ = count(|v| matches!(v, Verdict::Differs { .. }));
+    let unchecked = count(|v| matches!(v, Verdict::Unchecked(_)));
+    let failed = count(|v| matches!(v, Verdict::Failed(_)));
+    let logged = match crate::reference::verify::record(dir, selected, &verifications) {
+        Ok(Some(path)) => format!("; logged in {}", path.display()),
+        Ok(None) => String::new(),
+        Err(e) => {
+            errln!("warning: the verification was not logged: {e}");
+            String::new()
+        }
+    };
+    outln!(
+        "{total} record{} verified: {same} same, {differ} differ, {unchecked} unchecked, {failed} failed; \
+         ground truth in {} left as it was{logged}",
+        plural(total),
+        dir.display()
+    );
+    let elsewhere = verifications.iter().filter(|v| v.note.is_some()).count();
+    if elsewhere > 0 {
+        outln!(
+            "note: the ground truth of {elsewhere} of these records was built from another endpoint, \
+             or other data, than this one: 'okn-benchmark reference' would rebuild {}",
+            if elsewhere == 1 { "it" } else { "them" }
+        );
+    }
+    if failed > 0 {
+        return Err(Error::Other(format!(
+            "{failed} answer key{} failed, so {} not verified",
+            plural(failed),
+            if failed == 1 { "it was" } else { "they were" }
+        )));
+    }
+    if differ + unchecked > 0 {
+        if differ > 0 {
+            errln!(
+                "reference --verify: the endpoint no longer answers the cached ground truth of {differ} record{}: \
+                 'okn-benchmark reference --force' rebuilds it (runs roots judged by the old rows keep them; \
+                 record new runs into a new root)",
+                plural(differ)
+            );
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lines `--verify` prints for one record: its verdict, then (when its
+/// rows differ) the diff, indented.
+fn verification_lines(id: &str, id_width: usize, v: &Verification) -> Vec<String> {
+    match &v.verdict {
+        Verdict::Same { rows } => vec![format!(
+            "same       {id:id_width$}  {rows} row{}",
+            plural(*rows)
+        )],
+        Verdict::Unchecked(why) => vec![format!("UNCHECKED  {id:id_width$}  {why}")],
+        Verdict::Failed(message) => vec![format!("FAILED     {id:id_width$}  {message}")],
+        Verdict::Differs {
+            cached,
+            now,
+            ordered,
+        } => {
+            let diff = answer_diff(now, cached, *ordered, VERIFY_ROWS_SHOWN);
+            let mut lines = vec![format!(
+                "DIFFERS    {id:id_width$}  {} ({} cached, {} now)",
+                diff_counts(&diff),
+                cached.rows.len(),
+                now.rows.len()
+            )];
+            if cached.columns != now.columns {
+                lines.push(format!(
+                    "    columns were {}, now {}",
+                    cached.columns.join(","),
+                    now.columns.join(",")
+                ));
+            }
+            lines.extend(diff_lines(&diff));
+            lines
+        }
+    }
+}
+
+/// `+N -M rows`, with the rows at another place for an ordered key.
+fn diff_counts(diff: &AnswerDiff) -> String {
+    let mut text = format!("+{} -{} rows", diff.extra, diff.missing);
+    if diff.moved > 0 {
+        text.push_str(&format!(", {} at another place", diff.moved));
+    }
+    text
+}
+
+/// The diff's rows, indented: `-` a cached row the endpoint no longer
+/// returns, `+` one it returns that the cache lacks, `<` and `>` a row both
+/// hold at another place (where the cache has it, where it is now), and
+/// identical rows as context (`docs/FORMAT.md`, "Ground truth (inside a
+/// corpus)").
+fn diff_lines(diff: &AnswerDiff) -> Vec<String> {
+    let mut lines: Vec<String> = diff
+        .lines
+        .iter()
+        .map(|line| match line {
+            DiffLine::Row { kind, text } => {
+                let mark = match kind {
+                    RowKind::Same => ' ',
+                    RowKind::Missing => '-',
+                    RowKind::Extra => '+',
+                    RowKind::MovedFromHere => '<',
+                    RowKind::MovedHere => '>',
+                };
+                format!("    {mark} {text}")
+            }
+            DiffLine::Skipped { rows } => {
+                format!("      ({rows} identical row{})", plural(*rows))
+            }
+        })
+        .collect();
+    if diff.differing_hidden > 0 {
+        lines.push(format!(
+            "      ... and {} more differing row{}",
+            diff.differing_hidden,
+            plural(diff.differing_hidden)
+        ));
+    }
+    lines
 }

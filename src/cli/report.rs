@@ -93,6 +93,16 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         }
         None => out!("{}", crate::render::readme::terminal(&view)),
     }
+    // Not with the Markdown on stdout: the date is no part of the report.
+    if args
+        .markdown
+        .as_deref()
+        .is_none_or(|p| p.as_os_str() != "-")
+    {
+        for line in crate::runs::verified::lines(&root) {
+            outln!("{line}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -142,6 +152,11 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
         outcome.moved.len(),
         crate::format::plural(outcome.moved.len())
     );
+    // Re-scoring judges by the recorded rows; whether the endpoint still
+    // answers them is what a verification says.
+    for line in crate::runs::verified::lines(&root) {
+        outln!("{line}");
+    }
     // A question whose ground truth could not be used kept its recorded
     // scores; the run still fails, so a script notices (exit 2: bad input).
     if !outcome.failed.is_empty() {
@@ -185,6 +200,9 @@ pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
             ),
         ));
     }
+    // A root that lost files its records name would be closed broken:
+    // rescore then refuses it as frozen, and build as unreadable.
+    crate::runs::rescore::refuse_lost_files(&root, "the root was not frozen")?;
     // No build writes into a frozen root: its files and page are made now.
     let base = crate::cli::build::project_above(&root.root).unwrap_or_else(|| PathBuf::from("."));
     for path in crate::render::build::write_frozen_files(&base, &view)? {

@@ -67,6 +67,13 @@ impl CallLog {
         if call.forwarded || is_query {
             m.server_s = round_seconds(m.server_s + call.duration_s);
         }
+        // The server's replies, or the control's answers to its queries.
+        if call.forwarded || is_query {
+            *m.reply_chars
+                .get_or_insert_with(Default::default)
+                .entry(call.tool.clone())
+                .or_default() += call.result_chars;
+        }
         if let Some(_reason) = &call.soft_error {
             *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
         }
@@ -112,8 +119,55 @@ pub fn soft_error(text: &str) -> Option<String> {
     }
 }
 
-/// [`soft_error`] for a JSON value (a reply's structured content).
+/// A JSON reply that is an error report by its shape: a top-level object
+/// with a non-empty `error` or `errors` member (observed: mcp-server-sparql
+/// answers a malformed query and an endpoint's 404 with `isError: false`
+/// and `{"error": "..."}`; GraphQL-style servers use `errors`). Its label
+/// is what [`soft_error`] finds in that member, else `error reply` with the
+/// member's first line. A result whose cells merely hold the word "error"
+/// has no such member and is not one.
+fn error_member(map: &serde_json::Map<String, Value>) -> Option<String> {
+    let member = map
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("error") || k.eq_ignore_ascii_case("errors"))
+        .map(|(_, v)| v)?;
+    let empty = match member {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(true) | Value::Number(_) => false,
+    };
+    if empty {
+        return None;
+    }
+    let text = match member {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Some(soft_error_in_text(&text).unwrap_or_else(|| {
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let clipped: String = first.trim().chars().take(120).collect();
+        format!("error reply: {clipped}")
+    }))
+}
+
+/// [`soft_error`] for a JSON value (a reply's structured content): an
+/// error report by its shape at the top level ([`error_member`]), else
+/// the text under error-like keys anywhere.
 pub fn soft_error_in_value(value: &Value) -> Option<String> {
+    if let Value::Object(map) = value
+        && let Some(found) = error_member(map)
+    {
+        return Some(found);
+    }
+    nested_soft_error(value)
+}
+
+/// [`soft_error_in_value`] below the top level: only the text under
+/// error-like keys is judged (a row whose `error` column holds a value is
+/// data).
+fn nested_soft_error(value: &Value) -> Option<String> {
     fn error_like(key: &str) -> bool {
         let key = key.to_lowercase();
         [
@@ -152,13 +206,13 @@ pub fn soft_error_in_value(value: &Value) -> Option<String> {
                     if let Some(found) = soft_error_in_text(&text) {
                         return Some(found);
                     }
-                } else if let Some(found) = soft_error_in_value(v) {
+                } else if let Some(found) = nested_soft_error(v) {
                     return Some(found);
                 }
             }
             None
         }
-        Value::Array(items) => items.iter().find_map(soft_error_in_value),
+        Value::Array(items) => items.iter().find_map(nested_soft_error),
         _ => None,
     }
 }
@@ -173,6 +227,17 @@ fn soft_error_in_text(text: &str) -> Option<String> {
     }
     if let Some(code) = status_code(&lower) {
         return Some(format!("HTTP {code}"));
+    }
+    // What SPARQL clients say of a request the endpoint refused (observed:
+    // SPARQLWrapper's QueryBadFormed, behind mcp-server-sparql).
+    if lower.contains("querybadformed") || lower.contains("badly formed") {
+        return Some("malformed query".into());
+    }
+    if lower.contains("bad request") {
+        return Some("HTTP 400 (bad request)".into());
+    }
+    if lower.contains("endpoint not found") {
+        return Some("HTTP 404 (endpoint not found)".into());
     }
     for phrase in [
         "internal server error",
@@ -342,6 +407,40 @@ mod tests {
             ),
         ] {
             assert_eq!(soft_error(text).as_deref(), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_error_member_at_the_top_is_a_soft_error_and_one_below_is_data() {
+        for (text, want) in [
+            // mcp-server-sparql's real replies.
+            (
+                "{\"error\": \"SPARQL endpoint not found: http://127.0.0.1:1/x\"}",
+                "HTTP 404 (endpoint not found)",
+            ),
+            (
+                "{\"error\": \"Query error: QueryBadFormed: A bad request has been sent to the endpoint: probably the SPARQL query is badly formed. \\n\\nResponse:\\nb'Parser error'\"}",
+                "malformed query",
+            ),
+            (
+                "{\"errors\": [{\"message\": \"Cannot query field\"}], \"data\": null}",
+                "error reply: [{\"message\":\"Cannot query field\"}]",
+            ),
+            ("{\"Error\": true}", "error reply: true"),
+        ] {
+            assert_eq!(soft_error(text).as_deref(), Some(want), "{text}");
+        }
+        for text in [
+            "{\"error\": null, \"rows\": [[1]]}",
+            "{\"error\": \"\", \"rows\": []}",
+            "{\"errors\": [], \"data\": {\"x\": 1}}",
+            "{\"error\": false}",
+            // A SPARQL result whose variable is named error, with a cell
+            // that says error.
+            "{\"head\": {\"vars\": [\"error\"]}, \"results\": {\"bindings\": [{\"error\": {\"type\": \"literal\", \"value\": \"error\"}}]}}",
+            "{\"rows\": [{\"error\": \"E-101\"}]}",
+        ] {
+            assert_eq!(soft_error(text), None, "{text}");
         }
     }
 

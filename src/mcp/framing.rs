@@ -46,6 +46,9 @@ pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC 2.0: invalid method parameters.
 pub const INVALID_PARAMS: i64 = -32602;
 
+/// JSON-RPC 2.0's code for JSON that is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+
 /// The UTF-8 byte order mark, which rmcp skips at the start of a line (RFC
 /// 8259, section 8.1, lets a parser ignore it).
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -92,7 +95,12 @@ pub fn judge(line: &[u8]) -> Verdict {
         return Verdict::Blank;
     }
     let error = match serde_json::from_slice::<Value>(body) {
-        Ok(_) => return Verdict::Pass,
+        Ok(value) => {
+            return match invalid_message(body, &value, line_bytes) {
+                Some(rejected) => Verdict::Reject(Box::new(rejected)),
+                None => Verdict::Pass,
+            };
+        }
         Err(error) => error,
     };
     let preview = preview(body);
@@ -126,6 +134,73 @@ pub fn judge(line: &[u8]) -> Verdict {
             )
         }
     }))
+}
+
+/// JSON that rmcp would not read as a message, or a `tools/call` whose
+/// params are not `{"name": string, "arguments"?: object}`: rmcp answers
+/// such a request without its id (or as an unknown method), and the
+/// agent's call waits forever. Answered here instead: -32600 Invalid
+/// Request (-32602 Invalid params for a call whose params are wrong), its
+/// id echoed when it is a string or a number, else null (JSON-RPC 2.0,
+/// section 5).
+fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Rejected> {
+    let object = value.as_object();
+    let method = object
+        .and_then(|o| o.get("method"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let found = || Recovered {
+        id: object
+            .and_then(|o| o.get("id"))
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned(),
+        method: method.clone(),
+        tool: object
+            .and_then(|o| o.get("params"))
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        params_damaged: false,
+        // A notification (a method, no id) is never answered.
+        no_reply: object.is_some_and(|o| o.contains_key("method") && !o.contains_key("id")),
+    };
+    if method.as_deref() == Some("tools/call") {
+        let params = object.and_then(|o| o.get("params"));
+        let fault = match params {
+            Some(Value::Object(p)) => match (p.get("name"), p.get("arguments")) {
+                (Some(Value::String(_)), None | Some(Value::Null | Value::Object(_))) => None,
+                (Some(Value::String(_)), Some(_)) => Some("params.arguments must be an object"),
+                _ => Some("params.name must be the tool's name, a string"),
+            },
+            _ => Some("params must be an object with the tool's name and its arguments"),
+        };
+        if let Some(fault) = fault {
+            return Some(rejected(
+                format!("Invalid params: {fault}"),
+                INVALID_PARAMS,
+                &found(),
+                line_bytes,
+                preview(body),
+            ));
+        }
+    }
+    if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_err() {
+        let what = if value.is_array() {
+            "a batch (a JSON array): the proxy reads one message per line".to_string()
+        } else {
+            "not a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", a method, \
+             and an id that is a string or an integer)"
+                .to_string()
+        };
+        return Some(rejected(
+            format!("Invalid Request: {what}"),
+            INVALID_REQUEST,
+            &found(),
+            line_bytes,
+            preview(body),
+        ));
+    }
+    None
 }
 
 /// A line longer than `max_bytes`, of which `head` is the start: answered
@@ -507,17 +582,81 @@ mod tests {
     }
 
     #[test]
+    fn requests_rmcp_would_answer_without_their_id_are_answered_here_with_it() {
+        for (line, code, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#,
+                INVALID_PARAMS,
+                json!(9),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":"x"}"#,
+                INVALID_PARAMS,
+                json!(9),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"q","arguments":"x"}}"#,
+                INVALID_PARAMS,
+                json!(20),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":5}}"#,
+                INVALID_PARAMS,
+                json!(21),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                INVALID_REQUEST,
+                json!(1.5),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                INVALID_REQUEST,
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+                INVALID_REQUEST,
+                Value::Null,
+            ),
+            (r#"{"id":3,"method":"ping"}"#, INVALID_REQUEST, json!(3)),
+            (
+                r#"{"jsonrpc":"1.0","id":4,"method":"ping"}"#,
+                INVALID_REQUEST,
+                json!(4),
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
+                INVALID_REQUEST,
+                Value::Null,
+            ),
+        ] {
+            let Verdict::Reject(r) = judge(line.as_bytes()) else {
+                panic!("{line} passed");
+            };
+            assert_eq!(r.record.code, Some(code), "{line}");
+            let reply = reply(&r);
+            assert_eq!(reply["id"], id, "{line}");
+            assert_eq!(reply["error"]["code"], code, "{line}");
+        }
+        // A notification that is not a valid message is recorded, never
+        // answered.
+        let Verdict::Reject(r) = judge(br#"{"jsonrpc":"1.0","method":"notifications/x"}"#) else {
+            panic!("passed");
+        };
+        assert!(r.reply.is_none());
+    }
+
+    #[test]
     fn json_passes_and_blank_lines_are_skipped() {
         assert_eq!(
             judge(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"),
             Verdict::Pass
         );
         assert_eq!(
-            judge(b"\xEF\xBB\xBF{\"a\": \"\\ud83d\\ude00\"}\r\n"),
+            judge(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":{\"a\": \"\\ud83d\\ude00\"}}\r\n"),
             Verdict::Pass
         );
-        // JSON that is no message is rmcp's to answer.
-        assert_eq!(judge(b"[1, 2]"), Verdict::Pass);
         assert_eq!(judge(b"\n"), Verdict::Blank);
         assert_eq!(judge(b" \t\r\n"), Verdict::Blank);
     }
@@ -638,19 +777,20 @@ mod tests {
 
     #[tokio::test]
     async fn good_lines_reach_rmcp_unchanged_and_bad_ones_are_answered() {
-        let long = format!("{{\"long\":\"{}\"}}", "x".repeat(100));
-        let input = format!(
-            "{{\"a\":1}}\n{{\"a\":,}}\n\n{{\"b\":\"\\ud83d\\ude00\"}}\r\n{long}\n{{\"c\":2}}"
-        );
-        let (passed, replies, recorded) = filter(input.as_bytes(), 64).await;
+        let long = format!("{{\"long\":\"{}\"}}", "x".repeat(200));
+        let a = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let b = r#"{"jsonrpc":"2.0","method":"x","params":{"b":"\ud83d\ude00"}}"#;
+        let c = r#"{"jsonrpc":"2.0","id":"c","method":"ping"}"#;
+        let input = format!("{a}\n{{\"a\":,}}\n\n{b}\r\n{long}\n{c}");
+        let (passed, replies, recorded) = filter(input.as_bytes(), 100).await;
         assert_eq!(
             String::from_utf8(passed).unwrap(),
-            "{\"a\":1}\n{\"b\":\"\\ud83d\\ude00\"}\r\n{\"c\":2}\n"
+            format!("{a}\n{b}\r\n{c}\n")
         );
         assert_eq!(replies.len(), 2);
         assert_eq!(recorded.len(), 2);
         assert_eq!(recorded[1].record.line_bytes, long.len());
-        assert!(recorded[1].message.contains("more than the 64 bytes"));
+        assert!(recorded[1].message.contains("more than the 100 bytes"));
     }
 
     #[tokio::test]
@@ -722,15 +862,22 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
-        /// Every line serde_json reads as JSON goes to rmcp.
+        /// Every JSON-RPC request rmcp reads goes to it, whatever text
+        /// its arguments hold; other JSON is an invalid request.
         #[test]
-        fn json_always_passes(
+        fn requests_always_pass_and_other_json_is_invalid(
             text in any::<String>(),
             number in any::<i64>(),
             list in proptest::collection::vec(any::<String>(), 0..4),
         ) {
-            let line = serde_json::to_vec(&json!({"a": text, "b": number, "d": list})).unwrap();
-            prop_assert_eq!(judge(&line), Verdict::Pass);
+            let call = json!({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                "params": {"name": text, "arguments": {"a": text, "d": list}}});
+            prop_assert_eq!(judge(&serde_json::to_vec(&call).unwrap()), Verdict::Pass);
+            let other = serde_json::to_vec(&json!({"a": text, "b": number, "d": list})).unwrap();
+            match judge(&other) {
+                Verdict::Reject(r) => prop_assert_eq!(r.record.code, Some(INVALID_REQUEST)),
+                v => prop_assert!(false, "{:?}", v),
+            }
         }
     }
 
@@ -745,7 +892,7 @@ mod tests {
                 let reply = reply(&r);
                 assert_eq!(reply["jsonrpc"], "2.0");
                 let code = reply["error"]["code"].as_i64().unwrap();
-                assert!(code == PARSE_ERROR || code == INVALID_PARAMS);
+                assert!([PARSE_ERROR, INVALID_PARAMS, INVALID_REQUEST].contains(&code));
             }
         }
     }

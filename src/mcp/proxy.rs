@@ -25,8 +25,9 @@
 //!   as errors, payload unchanged;
 //! - a line from the agent host it cannot read as a JSON-RPC message (not
 //!   JSON, or JSON text that is not Unicode, such as a lone surrogate
-//!   escape `\ud800`) is answered with a JSON-RPC error, -32700 or -32602,
-//!   instead of being dropped, and recorded ([`super::framing`]);
+//!   escape `\ud800`; or JSON that is not a valid request) is answered with
+//!   a JSON-RPC error, -32700, -32600 or -32602, instead of being dropped or
+//!   answered without its id, and recorded ([`super::framing`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -163,17 +164,35 @@ fn reply(text: impl Into<String>, is_error: bool) -> CallToolResult {
     }
 }
 
-/// The text of a reply: its text blocks, then its structured content.
+/// The text of a reply as the agent reads it: its text blocks, one per
+/// line; a reply with none is its structured content, as JSON. Structured
+/// content beside text blocks repeats them (FastMCP sends both) and is
+/// not counted twice.
 fn reply_text(result: &CallToolResult) -> String {
-    let mut parts: Vec<String> = result
+    let parts: Vec<&str> = result
         .content
         .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
         .collect();
-    if let Some(structured) = &result.structured_content {
-        parts.push(structured.to_string());
+    match (&result.structured_content, parts.is_empty()) {
+        (Some(structured), true) => structured.to_string(),
+        _ => parts.join("\n"),
     }
-    parts.join("\n")
+}
+
+/// Characters a reply put into the agent's context: those of its text
+/// blocks, or of its structured content as JSON when it has none
+/// (`docs/FORMAT.md`, `result_chars`).
+fn received_chars(result: &CallToolResult) -> usize {
+    let texts: Vec<usize> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.chars().count()))
+        .collect();
+    match (&result.structured_content, texts.is_empty()) {
+        (Some(structured), true) => structured.to_string().chars().count(),
+        _ => texts.iter().sum(),
+    }
 }
 
 /// A failure hidden in a successful reply: each text block and the
@@ -329,6 +348,7 @@ impl Proxy {
             format: LOG_FORMAT,
             level: settings.level.as_str().to_string(),
             withheld: withheld.iter().cloned().collect(),
+            reply_chars: Some(std::collections::BTreeMap::new()),
             ..Metrics::default()
         };
         let startup = match settings.level {
@@ -626,6 +646,7 @@ impl Proxy {
                             result.is_error = Some(true);
                         }
                         let error = (!ok).then(|| text.chars().take(PREVIEW_CHARS).collect());
+                        let chars = received_chars(&result);
                         return (
                             result,
                             CallOutcome {
@@ -633,6 +654,7 @@ impl Proxy {
                                 soft_error: soft,
                                 error,
                                 text,
+                                chars,
                                 forwarded: true,
                             },
                         );
@@ -685,12 +707,14 @@ impl Proxy {
         let (result, outcome) = if name == SUBMIT_CSV {
             let (result, error) = self.submit(arguments);
             let text = reply_text(&result);
+            let chars = received_chars(&result);
             (
                 result,
                 CallOutcome {
                     ok: error.is_none(),
                     soft_error: None,
                     error,
+                    chars,
                     text,
                     forwarded: false,
                 },
@@ -737,6 +761,7 @@ impl Proxy {
                         ok: true,
                         soft_error: None,
                         error: None,
+                        chars: csv.chars().count(),
                         text: csv,
                         forwarded: false,
                     },
@@ -806,6 +831,8 @@ struct CallOutcome {
     soft_error: Option<String>,
     error: Option<String>,
     text: String,
+    /// [`received_chars`] of the reply the agent got.
+    chars: usize,
     forwarded: bool,
 }
 
@@ -814,6 +841,7 @@ impl CallOutcome {
         CallOutcome {
             ok: false,
             soft_error: None,
+            chars: error.chars().count(),
             text: error.clone(),
             error: Some(error),
             forwarded,
@@ -876,7 +904,7 @@ impl ServerHandler for Proxy {
                 refused,
                 forwarded: outcome.forwarded,
                 error: outcome.error,
-                result_chars: outcome.text.chars().count(),
+                result_chars: outcome.chars,
                 result_preview: preview(&outcome.text),
                 unreadable: None,
             },

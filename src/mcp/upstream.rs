@@ -45,6 +45,13 @@ fn client_config() -> ClientConfig {
     config
 }
 
+/// How many times a broken SSE stream of a streamable HTTP upstream is
+/// opened again before the call waiting on it fails.
+pub const SSE_RECONNECTS: usize = 2;
+
+/// The wait before each of those, [`SSE_RECONNECTS`].
+pub const SSE_RECONNECT_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Connects to the profile's upstream, initializes, and lists its tools,
 /// all within `timeout`.
 ///
@@ -163,10 +170,18 @@ async fn connect_inner(
                         .map_err(|_| format!("the value of header '{name}' is not valid"))?;
                     custom.insert(name, value);
                 }
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom)
                     .max_sse_event_size(MAX_MESSAGE_BYTES)
                     .max_json_response_size(MAX_MESSAGE_BYTES);
+                // rmcp reconnects a broken SSE stream forever by default, so
+                // a call in flight to a server that died waited for the
+                // proxy's --timeout. A stream is tried again twice, briefly:
+                // a server that is gone fails the call within a second.
+                let mut retry = rmcp::transport::common::client_side_sse::FixedInterval::default();
+                retry.max_times = Some(SSE_RECONNECTS);
+                retry.duration = SSE_RECONNECT_DELAY;
+                config.retry_config = std::sync::Arc::new(retry);
                 let transport = StreamableHttpClientTransport::from_config(config);
                 client_config().serve(transport).await.map_err(|e| {
                     let shown = super::profile::redact_url(url);

@@ -57,6 +57,7 @@ pub fn render(kind: FigureKind, study: &StudyData) -> Result<String> {
             FigureKind::WallTime => wall_time(&stats),
             FigureKind::ToolCalls => tool_calls(&stats),
             FigureKind::PassK => pass_k(&stats),
+            FigureKind::Cost => cost(study, &stats),
         }
     };
     drawn.map_err(|e| Error::Other(format!("figure {}: cannot draw: {e}", kind.name())))
@@ -72,6 +73,7 @@ impl FigureKind {
             FigureKind::WallTime => "Mean wall time per measured attempt",
             FigureKind::ToolCalls => "Tool calls per tool and condition",
             FigureKind::PassK => "pass@k and pass^k per condition",
+            FigureKind::Cost => "Mean cost per attempt and exact rate",
         }
     }
 }
@@ -995,6 +997,56 @@ fn f1(stats: &[ConditionStats]) -> Drawn<String> {
     })
 }
 
+fn cost(study: &StudyData, stats: &[ConditionStats]) -> Drawn<String> {
+    let kind = FigureKind::Cost;
+    let costs: Vec<Option<f64>> = study
+        .conditions
+        .iter()
+        .map(|c| c.mean_cost().filter(|v| v.is_finite() && *v >= 0.0))
+        .collect();
+    if costs.iter().all(Option::is_none) {
+        return no_data(
+            kind,
+            "no condition's agent host reported a cost for every attempt",
+        );
+    }
+    let max = costs.iter().flatten().copied().fold(0.0, f64::max);
+    let (hi, ticks) = nice_ticks(max);
+    let ticks: Vec<(f64, String)> = ticks
+        .into_iter()
+        .map(|(v, _)| (v, format!("${}", crate::format::fixed(v, 4))))
+        .collect();
+    let labels: Vec<String> = stats.iter().map(label).collect();
+    let header = Header::new(kind, WIDTH, &[], Vec::new());
+    let rows = Rows::new(&labels, header.bottom + 6, 150);
+    svg(kind, (rows.width, rows.height()), |c| {
+        header.draw(c)?;
+        let scale = Scale::new(0.0, hi, rows.x0, rows.x1);
+        rows.frame(c, &scale, &ticks, "US dollars per attempt (mean)")?;
+        for (i, (cost, s)) in costs.iter().zip(stats).enumerate() {
+            let y = rows.center(i);
+            let Some(cost) = cost else {
+                c.text(
+                    "cost not reported",
+                    (rows.x0 + 8, y),
+                    Font::new(12.0).color(MUTED),
+                )?;
+                continue;
+            };
+            c.fill((scale.at(0.0), y - 8), (scale.at(*cost), y + 8), BLUE, 1.0)?;
+            rows.value(
+                c,
+                i,
+                &[
+                    format!("${} per attempt", crate::format::fixed(*cost, 4)),
+                    format!("exact {}", crate::format::rate(s.exact_rate)),
+                ],
+            )?;
+        }
+        Ok(())
+    })
+}
+
 fn wall_time(stats: &[ConditionStats]) -> Drawn<String> {
     let kind = FigureKind::WallTime;
     // (server, agent) seconds per condition.
@@ -1408,9 +1460,31 @@ mod tests {
         svg
     }
 
+    /// `study` with every attempt reporting `usd` and a token each, as a
+    /// claude host's report would (the demo's scripted agents report none).
+    fn costed(mut study: StudyData, usd: f64) -> StudyData {
+        for c in &mut study.conditions {
+            for result in c.results.values_mut() {
+                for a in &mut result.attempts {
+                    a.usage = Some(crate::runs::records::Usage {
+                        source: "agent.json".into(),
+                        cost_usd: Some(usd),
+                        input_tokens: Some(1),
+                        output_tokens: Some(1),
+                        cache_creation_input_tokens: None,
+                        cache_read_input_tokens: None,
+                        num_turns: None,
+                        api_s: None,
+                    });
+                }
+            }
+        }
+        study
+    }
+
     #[test]
     fn every_figure_is_the_same_bytes_twice() {
-        for study in demos() {
+        for study in demos().into_iter().map(|s| costed(s, 0.01)) {
             for kind in FigureKind::ALL {
                 let a = render_ok(kind, &study);
                 let b = render(kind, &study).unwrap();
@@ -1470,6 +1544,37 @@ mod tests {
                 assert_eq!(t.iter().filter(|x| **x == text).count(), n, "{text}");
             }
         }
+    }
+
+    #[test]
+    fn the_cost_figure_shows_each_conditions_mean_cost_beside_its_exact_rate() {
+        let mut study = demo();
+        // Scripted attempts report no cost: no bar, and why.
+        let none = texts(&render(FigureKind::Cost, &study).unwrap());
+        assert!(
+            none.iter()
+                .any(|t| t.contains("no condition's agent host reported a cost")),
+            "{none:?}"
+        );
+        // The first condition's attempts cost $0.02 each; the others none.
+        let first = costed(study.clone(), 0.02).conditions.remove(0);
+        study.conditions[0] = first;
+        let svg = render(FigureKind::Cost, &study).unwrap();
+        check_document(FigureKind::Cost, &svg);
+        let t = texts(&svg);
+        assert!(has(&t, "$0.0200 per attempt"), "{t:?}");
+        let stats = study.conditions[0].stats();
+        assert!(
+            has(
+                &t,
+                &format!("exact {}", crate::format::rate(stats.exact_rate))
+            ),
+            "{t:?}"
+        );
+        assert_eq!(
+            t.iter().filter(|x| *x == "cost not reported").count(),
+            study.conditions.len() - 1
+        );
     }
 
     #[test]
@@ -1558,7 +1663,7 @@ mod tests {
 
     #[test]
     fn text_from_data_is_escaped() {
-        let mut study = demo();
+        let mut study = costed(demo(), 0.01);
         let odd = "a <b> & \"c\"";
         study.conditions[0].label = odd.to_string();
         // A question id and a tool name with markup in them, too.
@@ -1626,7 +1731,11 @@ mod tests {
     #[test]
     fn a_condition_with_nothing_measured_is_drawn_as_such() {
         let study = blocked_first();
-        for kind in FigureKind::ALL {
+        // Scripted attempts report no cost: that figure says no data.
+        for kind in FigureKind::ALL
+            .into_iter()
+            .filter(|k| *k != FigureKind::Cost)
+        {
             let svg = render_ok(kind, &study);
             assert!(!says_no_data(&svg), "{}", kind.name());
             let t = texts(&svg);
@@ -1643,7 +1752,7 @@ mod tests {
                         study.questions().len()
                     )
                 }
-                FigureKind::ToolCalls => {}
+                FigureKind::ToolCalls | FigureKind::Cost => {}
             }
         }
     }

@@ -131,6 +131,17 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
                 ))));
                 i += 1;
             }
+            Event::Html(_) => {
+                // pulldown-cmark hands an HTML block over line by line: a
+                // tag whose attributes follow on the next line (`<base\n
+                // href=...>`) is whole only once the lines are joined.
+                let mut block = String::new();
+                while let Some(Event::Html(line)) = events.get(i) {
+                    block.push_str(line);
+                    i += 1;
+                }
+                out.push(page.rewrite_event(Event::Html(CowStr::from(block))));
+            }
             other => {
                 out.push(page.rewrite_event(other.clone()));
                 i += 1;

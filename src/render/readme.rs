@@ -72,6 +72,22 @@ pub fn terminal(view: &RootView) -> String {
                 let _ = writeln!(out, "  {}: {id}: {}", file.name, tables::blocked_text(q));
             }
         }
+        let _ = writeln!(
+            out,
+            "  {}: the server's replies put {} into the context",
+            file.name,
+            condition.reply_chars_text()
+        );
+        let _ = writeln!(out, "  {}: {}", file.name, condition.cost.text());
+        let _ = writeln!(out, "  {}: {}", file.name, condition.trajectory.text());
+        if !condition.soft_errors.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {}: soft errors {}",
+                file.name,
+                condition.soft_errors_text()
+            );
+        }
     }
     for problem in &view.problems {
         let _ = writeln!(out, "  unreadable: {problem}");

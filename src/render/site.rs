@@ -548,6 +548,8 @@ struct CallView {
     tool: String,
     status: String,
     class: String,
+    /// Characters the reply put into the agent's context.
+    chars: usize,
     summary: String,
     arguments: String,
 }
@@ -577,6 +579,34 @@ struct DiffView {
     more: Option<String>,
     /// The whole answer and ground truth, linked beside `more`.
     files: Vec<Link>,
+}
+
+/// What an episode cost, in words: `cost $0.051309 · 10717 input tokens
+/// (2678 from the cache) · 391 output tokens · 3 turns`, or that the agent
+/// host reported none of it (never a 0 it did not report).
+fn usage_text(usage: Option<&crate::runs::records::Usage>) -> String {
+    let Some(u) = usage else {
+        return "Cost and tokens: not reported by the agent host.".into();
+    };
+    let mut parts = Vec::new();
+    parts.push(match u.cost_usd {
+        Some(c) => format!("cost ${}", crate::format::fixed(c, 6)),
+        None => "cost not reported".into(),
+    });
+    match u.all_input_tokens() {
+        Some(n) => parts.push(format!(
+            "{n} input tokens ({} from the cache)",
+            u.cache_read_input_tokens.unwrap_or(0)
+        )),
+        None => parts.push("input tokens not reported".into()),
+    }
+    if let Some(n) = u.output_tokens {
+        parts.push(format!("{n} output tokens"));
+    }
+    if let Some(n) = u.num_turns {
+        parts.push(format!("{n} turn{}", crate::format::plural(n as usize)));
+    }
+    format!("{} (as the agent host reported).", parts.join(" · "))
 }
 
 /// The status of a call as shown: unreadable, refused, error, soft
@@ -808,6 +838,7 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
             .or_else(|| condition.and_then(|c| c.identity.model.clone())),
     );
     context.insert("wall_s", &seconds(a.wall_s));
+    context.insert("usage", &usage_text(a.usage.as_ref()));
     context.insert("server_s", &seconds(a.server_s));
     context.insert("verdict", &v.verdict.headline());
     context.insert("verdict_class", v.verdict.tone());
@@ -958,6 +989,7 @@ fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
             },
             status,
             class,
+            chars: c.result_chars,
             summary: arguments_summary(&c.arguments),
             arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
         });

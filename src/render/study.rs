@@ -121,11 +121,23 @@ pub enum Metric {
     Separating,
     /// `f1`: a question's mean F1 (`question=ID`), or the condition's.
     F1,
+    /// `cost`: mean US dollars per attempt, as the agent hosts reported.
+    Cost,
+    /// `cost-per-exact`: US dollars over all attempts per exact attempt.
+    CostPerExact,
+    /// `tokens`: mean input and output tokens per attempt.
+    Tokens,
+    /// `first-query-hit`: measured attempts whose first query named only
+    /// the answer key's graphs.
+    FirstQueryHit,
+    /// `exploratory-calls`: calls before the first query, over the
+    /// measured attempts.
+    ExploratoryCalls,
 }
 
 impl Metric {
     /// Every metric, in the order errors list them.
-    pub const ALL: [Metric; 28] = [
+    pub const ALL: [Metric; 33] = [
         Metric::ExactRate,
         Metric::StrictExactRate,
         Metric::OrderedRate,
@@ -154,6 +166,11 @@ impl Metric {
         Metric::DefeatsEveryCondition,
         Metric::Separating,
         Metric::F1,
+        Metric::Cost,
+        Metric::CostPerExact,
+        Metric::Tokens,
+        Metric::FirstQueryHit,
+        Metric::ExploratoryCalls,
     ];
 
     /// Its name in a region (`metric=NAME`).
@@ -187,6 +204,11 @@ impl Metric {
             Metric::DefeatsEveryCondition => "defeats-every-condition",
             Metric::Separating => "separating",
             Metric::F1 => "f1",
+            Metric::Cost => "cost",
+            Metric::CostPerExact => "cost-per-exact",
+            Metric::Tokens => "tokens",
+            Metric::FirstQueryHit => "first-query-hit",
+            Metric::ExploratoryCalls => "exploratory-calls",
         }
     }
 
@@ -691,6 +713,98 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
     condition_number(study, c, metric, p, &show)
 }
 
+/// `first-query-hit` or `exploratory-calls` of condition `c`, a count
+/// over its measured attempts, read off their calls
+/// ([`crate::runs::trajectory`]).
+///
+/// Errors: an attempt judged before trajectories were recorded (`rescore`
+/// records them), named with the count.
+fn trajectory_value(c: &StudyCondition, metric: Metric) -> std::result::Result<String, String> {
+    let measured: Vec<&crate::runs::records::AttemptResult> = c
+        .results
+        .values()
+        .flat_map(|r| r.attempts.iter())
+        .filter(|a| !a.blocked)
+        .collect();
+    let facts: Vec<&crate::runs::trajectory::Trajectory> = measured
+        .iter()
+        .filter_map(|a| a.trajectory.as_ref())
+        .collect();
+    if facts.len() < measured.len() {
+        return Err(format!(
+            "metric={}: {} of the {} measured attempts of condition={} have no trajectory \
+             recorded: run `okn-benchmark rescore` on the runs root",
+            metric.name(),
+            measured.len() - facts.len(),
+            measured.len(),
+            c.key
+        ));
+    }
+    Ok(match metric {
+        Metric::FirstQueryHit => facts
+            .iter()
+            .filter(|t| t.first_query_hit == Some(true))
+            .count()
+            .to_string(),
+        _ => facts
+            .iter()
+            .map(|t| t.exploratory_calls)
+            .sum::<usize>()
+            .to_string(),
+    })
+}
+
+/// `cost`, `cost-per-exact` or `tokens` of condition `c`, from what each
+/// attempt's agent host reported (`result.json`'s `usage`). Every attempt
+/// must have reported the figure: a mean over the ones that did would
+/// not be the condition's.
+///
+/// Errors: a condition some of whose attempts reported no such figure
+/// (a scripted agent reports none), named with the count; `cost-per-exact`
+/// of a condition with no exact attempt.
+fn usage_value(c: &StudyCondition, metric: Metric) -> std::result::Result<String, String> {
+    let attempts: Vec<&crate::runs::records::AttemptResult> =
+        c.results.values().flat_map(|r| r.attempts.iter()).collect();
+    let figure = |a: &crate::runs::records::AttemptResult| {
+        let u = a.usage.as_ref()?;
+        match metric {
+            Metric::Tokens => Some((u.all_input_tokens()? + u.output_tokens?) as f64),
+            _ => u.cost_usd,
+        }
+    };
+    let values: Vec<f64> = attempts.iter().filter_map(|a| figure(a)).collect();
+    let what = if metric == Metric::Tokens {
+        "tokens"
+    } else {
+        "cost"
+    };
+    if attempts.is_empty() || values.len() < attempts.len() {
+        return Err(format!(
+            "metric={}: {} of the {} attempts of condition={} reported no {what} (a scripted \
+             agent reports none): there is no honest figure to show",
+            metric.name(),
+            attempts.len() - values.len(),
+            attempts.len(),
+            c.key
+        ));
+    }
+    let total: f64 = values.iter().sum();
+    Ok(match metric {
+        Metric::Tokens => format!("{:.0}", total / values.len() as f64),
+        Metric::Cost => format!("${}", crate::format::fixed(total / values.len() as f64, 4)),
+        _ => {
+            let exact = attempts.iter().filter(|a| a.exact && !a.blocked).count();
+            if exact == 0 {
+                return Err(format!(
+                    "metric=cost-per-exact: condition={} has no exact attempt",
+                    c.key
+                ));
+            }
+            format!("${}", crate::format::fixed(total / exact as f64, 4))
+        }
+    })
+}
+
 /// An attempt count of `metric` over the attempts of `condition=KEY` (of
 /// every condition without it) that played `strategy=NAME` (every
 /// strategy without it).
@@ -802,6 +916,8 @@ fn condition_number(
             (s.measured_questions - s.ever_exact.min(s.measured_questions)).to_string()
         }
         Metric::Flaky => s.flaky.to_string(),
+        Metric::Cost | Metric::CostPerExact | Metric::Tokens => return usage_value(c, metric),
+        Metric::FirstQueryHit | Metric::ExploratoryCalls => return trajectory_value(c, metric),
         Metric::MeanWallS => maybe_seconds(s.mean_wall_s),
         Metric::MeanServerS => maybe_seconds(s.mean_server_s),
         Metric::PassAtK => show(Some(s.pass[k()?].pass_at_k)),
@@ -932,6 +1048,78 @@ mod tests {
         );
         let (dir, study) = study_with(&toml);
         (dir, study.unwrap())
+    }
+
+    #[test]
+    fn trajectory_counts_are_what_the_demo_roots_calls_say() {
+        let (_dir, mut study) = demo_study();
+        let c = &study.data.conditions[0];
+        let measured = c
+            .results
+            .values()
+            .flat_map(|r| r.attempts.iter())
+            .filter(|a| !a.blocked)
+            .count();
+        // The scripted agents run the answer key first, naming its graphs.
+        assert_eq!(
+            trajectory_value(c, Metric::FirstQueryHit).unwrap(),
+            measured.to_string()
+        );
+        assert_eq!(trajectory_value(c, Metric::ExploratoryCalls).unwrap(), "0");
+        // An attempt judged before trajectories were recorded: no figure.
+        let first = study.data.conditions[0]
+            .results
+            .values_mut()
+            .next()
+            .unwrap();
+        first.attempts[0].trajectory = None;
+        let e = trajectory_value(&study.data.conditions[0], Metric::FirstQueryHit).unwrap_err();
+        assert!(
+            e.contains("have no trajectory recorded: run `okn-benchmark rescore`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn cost_and_tokens_are_means_of_what_every_attempt_reported_or_refused() {
+        let (_dir, mut study) = demo_study();
+        let value =
+            |study: &StudyView, metric: Metric| usage_value(&study.data.conditions[0], metric);
+        // A scripted agent reports nothing: no figure, and why.
+        let e = value(&study, Metric::Cost).unwrap_err();
+        assert!(
+            e.contains("reported no cost (a scripted agent reports none)"),
+            "{e}"
+        );
+        // Every attempt reporting $0.01 and 100 + 20 tokens.
+        let mut exact = 0;
+        let mut n = 0;
+        for result in study.data.conditions[0].results.values_mut() {
+            for a in &mut result.attempts {
+                n += 1;
+                exact += usize::from(a.exact && !a.blocked);
+                a.usage = Some(crate::runs::records::Usage {
+                    source: "agent.json".into(),
+                    cost_usd: Some(0.01),
+                    input_tokens: Some(80),
+                    output_tokens: Some(20),
+                    cache_creation_input_tokens: None,
+                    cache_read_input_tokens: Some(20),
+                    num_turns: Some(3),
+                    api_s: None,
+                });
+            }
+        }
+        assert!(n > 0 && exact > 0);
+        assert_eq!(value(&study, Metric::Cost).unwrap(), "$0.0100");
+        assert_eq!(value(&study, Metric::Tokens).unwrap(), "120");
+        assert_eq!(
+            value(&study, Metric::CostPerExact).unwrap(),
+            format!(
+                "${}",
+                crate::format::fixed(0.01 * n as f64 / exact as f64, 4)
+            )
+        );
     }
 
     #[test]

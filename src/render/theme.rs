@@ -147,11 +147,41 @@ impl Theme {
             )
         };
         let page = self.page("okn-probe", BODY, None)?;
-        if !page.contains(super::GENERATOR_MARK) {
+        // Judged as a browser reads the page: comments and the insides of
+        // scripts and styles say nothing, and only the head's elements
+        // count (a policy in the body, or after a script, guards nothing).
+        let read = elements_only(&page);
+        let lower = read.to_ascii_lowercase();
+        let head = match (lower.find("<head"), lower.find("</head>")) {
+            (Some(start), Some(end)) if start < end => &read[start..end],
+            _ => {
+                return missing(
+                    "page.html",
+                    "has no <head>…</head>: the generator mark and the Content-Security-Policy \
+                     must be elements of the page's head"
+                        .into(),
+                );
+            }
+        };
+        if !head.contains(super::GENERATOR_MARK) {
             return mark("page.html");
         }
-        if !page.contains(&policy) {
+        let Some(policy_at) = read.find(&policy).filter(|_| head.contains(&policy)) else {
             return csp("page.html");
+        };
+        if let Some(script_at) = ["<script", "<link", "<base", "<iframe", "<object", "<embed"]
+            .iter()
+            .filter_map(|t| lower.find(t))
+            .min()
+            && script_at < policy_at
+        {
+            return missing(
+                "page.html",
+                "loads or runs something before its Content-Security-Policy (a <script>, \
+                 <link>, <base>, <iframe>, <object> or <embed> ahead of the policy's <meta>): the \
+                 policy must come first in the head"
+                    .into(),
+            );
         }
         if !page.contains(BODY) {
             return missing(
@@ -161,20 +191,20 @@ impl Theme {
                     .into(),
             );
         }
+        // The site's templates fill page.html's content block: one that
+        // does not extend it would need every check above on its own, with
+        // a context no probe can give.
         for (name, source) in templates {
-            if *name == "page.html"
-                || source
-                    .trim_start()
-                    .starts_with("{% extends \"page.html\" %}")
-            {
+            if *name == "page.html" || extends_page(source) {
                 continue;
             }
-            if !source.contains(super::GENERATOR_MARK) {
-                return mark(name);
-            }
-            if !source.contains("{{ csp }}") {
-                return csp(name);
-            }
+            return missing(
+                name,
+                "does not extend page.html (its first tag must be `{% extends \"page.html\" %}`): \
+                 a site page gets its head, generator mark and Content-Security-Policy from \
+                 page.html"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -218,6 +248,72 @@ impl Theme {
     }
 }
 
+/// `html` with comments dropped and the contents of `<script>` and
+/// `<style>` elements emptied (their tags kept), so only real elements
+/// remain to be looked for.
+fn elements_only(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::with_capacity(html.len());
+    let mut at = 0;
+    while at < html.len() {
+        let rest = &lower[at..];
+        let next_comment = rest.find("<!--");
+        let next_raw = ["<script", "<style"]
+            .iter()
+            .filter_map(|t| rest.find(t).map(|i| (i, *t)))
+            .min();
+        match (next_comment, next_raw) {
+            (Some(c), raw) if raw.is_none_or(|(r, _)| c < r) => {
+                out.push_str(&html[at..at + c]);
+                at = match lower[at + c + 4..].find("-->") {
+                    Some(end) => at + c + 4 + end + 3,
+                    None => html.len(),
+                };
+            }
+            (_, Some((r, tag))) => {
+                let open_end = lower[at + r..].find('>').map(|e| at + r + e + 1);
+                let close = format!("</{}", &tag[1..]);
+                match open_end {
+                    Some(open_end) => {
+                        out.push_str(&html[at..open_end]);
+                        at = match lower[open_end..].find(&close) {
+                            Some(end) => open_end + end,
+                            None => html.len(),
+                        };
+                    }
+                    None => {
+                        out.push_str(&html[at..]);
+                        at = html.len();
+                    }
+                }
+            }
+            _ => {
+                out.push_str(&html[at..]);
+                at = html.len();
+            }
+        }
+    }
+    out
+}
+
+/// Whether a template's first tag is `{% extends "page.html" %}` (either
+/// quote, whitespace-trimming dashes allowed).
+fn extends_page(source: &str) -> bool {
+    let Some(rest) = source.trim_start().strip_prefix("{%") else {
+        return false;
+    };
+    let rest = rest.trim_start_matches('-').trim_start();
+    let Some(rest) = rest.strip_prefix("extends") else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    (rest.starts_with("\"page.html\"") || rest.starts_with("'page.html'"))
+        && rest[11..]
+            .trim_start()
+            .trim_start_matches('-')
+            .starts_with("%}")
+}
+
 /// The causes under a tera error, joined (tera puts the useful part there).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut parts = Vec::new();
@@ -255,6 +351,48 @@ mod tests {
                 good.replace("{{ body | safe }}", ""),
                 "does not show the page's body",
             ),
+            // What a browser would not honour, though the text is there.
+            (
+                good.replace(
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"{{ csp }}\">",
+                    "<!-- <meta http-equiv=\"Content-Security-Policy\" content=\"{{ csp }}\"> -->",
+                ),
+                "lacks the Content-Security-Policy",
+            ),
+            (
+                good.replace(
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"{{ csp }}\">",
+                    "",
+                )
+                .replace(
+                    "<main class=\"page\">",
+                    "<main class=\"page\"><meta http-equiv=\"Content-Security-Policy\" content=\"{{ csp }}\">",
+                ),
+                "lacks the Content-Security-Policy",
+            ),
+            (
+                good.replace(
+                    "<meta http-equiv=\"Content-Security-Policy\"",
+                    "<script src=\"https://x.example/a.js\"></script><meta http-equiv=\"Content-Security-Policy\"",
+                ),
+                "loads or runs something before its Content-Security-Policy",
+            ),
+            (
+                good.replace(GENERATOR_MARK, "").replace(
+                    "<main class=\"page\">",
+                    &format!("<main class=\"page\">{GENERATOR_MARK}"),
+                ),
+                "lacks the generator mark",
+            ),
+            (
+                good.replace(GENERATOR_MARK, "")
+                    .replace("<style>", &format!("<style>/* {GENERATOR_MARK} */")),
+                "lacks the generator mark",
+            ),
+            (
+                good.replace(GENERATOR_MARK, &format!("<!-- {GENERATOR_MARK} -->")),
+                "lacks the generator mark",
+            ),
             (
                 good.replace(
                     "{% block content %}{{ body | safe }}{% endblock content %}",
@@ -266,6 +404,43 @@ mod tests {
             let e = with_page(&page).unwrap_err().to_string();
             assert!(e.contains("templates") && e.contains(piece), "{e}");
         }
+    }
+
+    #[test]
+    fn a_site_template_must_extend_page_html() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("templates/site")).unwrap();
+        std::fs::write(
+            dir.path().join("templates/site/attempt.html"),
+            TEMPLATES[0].1.replace(
+                "{% block content %}{{ body | safe }}{% endblock content %}",
+                "x",
+            ),
+        )
+        .unwrap();
+        let e = Theme::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("attempt.html: does not extend page.html"), "{e}");
+        for first in [
+            "{% extends \"page.html\" %}",
+            "{%- extends 'page.html' -%}",
+            "  {% extends \"page.html\"%}",
+        ] {
+            assert!(
+                extends_page(&format!("{first}\n{{% block content %}}{{% endblock %}}")),
+                "{first}"
+            );
+        }
+        assert!(!extends_page("{% extends \"other.html\" %}"));
+        assert!(!extends_page("<html>{% extends \"page.html\" %}"));
+    }
+
+    #[test]
+    fn elements_only_drops_comments_scripts_and_styles() {
+        assert_eq!(
+            elements_only("<p>a<!-- b --></p><script x>c</script><STYLE>d</STYLE><!-- e"),
+            "<p>a</p><script x></script><STYLE></STYLE>"
+        );
+        assert_eq!(elements_only("été<!--ü-->中"), "été中");
     }
 
     #[test]

@@ -277,7 +277,7 @@ pub fn answer_diff(answer: &Table, truth: &Table, ordered: bool, limit: usize) -
         }
         pick.unwrap_or_default()
     };
-    // A single identical row is shown rather than a line saying it is not,
+    // A lone identical row is shown rather than a line saying it is not,
     // where there is room.
     let mut shown = shown;
     let mut room = limit.saturating_sub(shown.iter().filter(|s| **s).count());

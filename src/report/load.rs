@@ -13,8 +13,8 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::view::{
-    AttemptView, ConditionAttempts, ConditionView, QuestionDetail, QuestionView, RootView,
-    Unfinished, VIEW_VERSION,
+    AttemptView, ConditionAttempts, ConditionView, CostView, QuestionDetail, QuestionView,
+    RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::fsutil::read_json;
@@ -24,6 +24,10 @@ use crate::layout::{
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
 use crate::table::Table;
+
+/// The kind given to soft errors judged before `soft_error_kinds` was
+/// recorded (`rescore` records it).
+pub const UNKNOWN_SOFT_ERROR: &str = "kind not recorded (rescore the root)";
 
 /// Reads every condition and result of the runs root at `path`, with the
 /// question texts and what the pages link to. An unreadable or
@@ -49,6 +53,11 @@ pub fn root(path: &Path) -> RootView {
                     ConditionView {
                         label: super::label(&condition),
                         file: condition,
+                        soft_errors: BTreeMap::new(),
+                        reply_chars: BTreeMap::new(),
+                        reply_recorded: (0, 0),
+                        cost: CostView::default(),
+                        trajectory: TrajectoryView::default(),
                     },
                 );
             }
@@ -57,6 +66,64 @@ pub fn root(path: &Path) -> RootView {
     }
     let unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
+    for by_condition in results.values() {
+        for (name, result) in by_condition {
+            if let Some(condition) = conditions.get_mut(name) {
+                for attempt in &result.attempts {
+                    for (label, n) in &attempt.soft_error_kinds {
+                        *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+                    }
+                    if !attempt.blocked {
+                        let t = &mut condition.trajectory;
+                        match &attempt.trajectory {
+                            Some(facts) => {
+                                t.recorded.0 += 1;
+                                t.exploratory_calls += facts.exploratory_calls;
+                                if let Some(hit) = facts.first_query_hit {
+                                    t.first_query_judged += 1;
+                                    t.first_query_hits += usize::from(hit);
+                                }
+                            }
+                            None => t.recorded.1 += 1,
+                        }
+                    }
+                    let usage = attempt.usage.as_ref();
+                    match usage.and_then(|u| u.cost_usd) {
+                        Some(c) => {
+                            condition.cost.cost_usd += c;
+                            condition.cost.costed.0 += 1;
+                        }
+                        None => condition.cost.costed.1 += 1,
+                    }
+                    match usage.and_then(|u| Some((u.all_input_tokens()?, u.output_tokens?))) {
+                        Some((i, o)) => {
+                            condition.cost.input_tokens += i;
+                            condition.cost.output_tokens += o;
+                            condition.cost.tokened.0 += 1;
+                        }
+                        None => condition.cost.tokened.1 += 1,
+                    }
+                    match &attempt.reply_chars {
+                        Some(by_tool) => {
+                            condition.reply_recorded.0 += 1;
+                            for (tool, n) in by_tool {
+                                *condition.reply_chars.entry(tool.clone()).or_insert(0) += n;
+                            }
+                        }
+                        None => condition.reply_recorded.1 += 1,
+                    }
+                    // Judged before kinds were recorded: counted, never
+                    // dropped, and said to be of no known kind.
+                    if attempt.soft_error_kinds.is_empty() && !attempt.soft_errors.is_empty() {
+                        *condition
+                            .soft_errors
+                            .entry(UNKNOWN_SOFT_ERROR.to_string())
+                            .or_insert(0) += attempt.soft_errors.values().sum::<usize>();
+                    }
+                }
+            }
+        }
+    }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results
@@ -120,19 +187,22 @@ fn unfinished(
             questions: 0,
             attempts: 0,
             has_file: condition.is_some() || root.condition_file(&name).exists(),
-            running: root.lock_file(&name).exists(),
+            running: crate::runs::lock::held(root, &name),
         });
         entry.questions += 1;
         entry.attempts += attempts;
     }
-    // A run that holds the lock and has recorded nothing yet.
+    // A run going on that has recorded nothing yet (a stale lock alone,
+    // left by a run killed before it recorded anything, is no condition).
     for name in root.locked_conditions() {
-        found.entry(name.clone()).or_insert_with(|| Unfinished {
-            questions: 0,
-            attempts: 0,
-            has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
-            running: true,
-        });
+        if crate::runs::lock::held(root, &name) {
+            found.entry(name.clone()).or_insert_with(|| Unfinished {
+                questions: 0,
+                attempts: 0,
+                has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
+                running: true,
+            });
+        }
     }
     // Only `run` makes `ID_results/NAME/`: a folder that no condition
     // file lists is a run's, even with no attempt finished in it.
@@ -523,6 +593,9 @@ fn attempt(
     // agent.json is the agent host's own output, kept as it came: one
     // that does not parse is said so, not silently left out.
     let final_message = listing.read(AGENT_FILE).and_then(|b| {
+        if b.iter().all(u8::is_ascii_whitespace) {
+            return Some("(agent.json is empty: the agent host reported nothing)".to_string());
+        }
         match serde_json::from_slice::<serde_json::Value>(&b) {
             Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
             Err(e) => Some(format!(

@@ -171,6 +171,18 @@ pub struct Separation {
 }
 
 impl StudyCondition {
+    /// The mean cost per attempt in US dollars, when every attempt's host
+    /// reported one (`None` otherwise: a partial mean is no condition's).
+    pub fn mean_cost(&self) -> Option<f64> {
+        let costs: Vec<f64> = self
+            .results
+            .values()
+            .flat_map(|r| r.attempts.iter())
+            .map(|a| a.usage.as_ref().and_then(|u| u.cost_usd))
+            .collect::<Option<Vec<f64>>>()?;
+        (!costs.is_empty()).then(|| costs.iter().sum::<f64>() / costs.len() as f64)
+    }
+
     /// The question's figures under this condition.
     pub fn cell(&self, question: &str) -> Option<Cell> {
         let s = &self.results.get(question)?.summary;
@@ -503,17 +515,20 @@ pub enum FigureKind {
     ToolCalls,
     /// pass@k and pass^k per condition.
     PassK,
+    /// Mean cost per attempt per condition, beside its exact rate.
+    Cost,
 }
 
 impl FigureKind {
     /// Every kind, in the order a study shows them.
-    pub const ALL: [FigureKind; 6] = [
+    pub const ALL: [FigureKind; 7] = [
         FigureKind::ExactRate,
         FigureKind::Heatmap,
         FigureKind::F1,
         FigureKind::WallTime,
         FigureKind::ToolCalls,
         FigureKind::PassK,
+        FigureKind::Cost,
     ];
 
     /// The name in `study.toml` and the file stem (`figures/NAME.svg`).
@@ -525,6 +540,7 @@ impl FigureKind {
             FigureKind::WallTime => "wall-time",
             FigureKind::ToolCalls => "tool-calls",
             FigureKind::PassK => "pass-k",
+            FigureKind::Cost => "cost",
         }
     }
 
@@ -550,6 +566,9 @@ impl FigureKind {
             FigureKind::ToolCalls => "Tool calls per tool and condition, over every attempt.",
             FigureKind::PassK => {
                 "pass@k (at least one of k attempts exact) and pass^k (all k exact), mean over questions."
+            }
+            FigureKind::Cost => {
+                "Mean cost per attempt in US dollars as the agent hosts reported it, beside each condition's exact rate; a condition some of whose attempts reported no cost shows none."
             }
         }
     }

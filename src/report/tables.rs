@@ -128,6 +128,19 @@ pub enum ConditionFigure {
     BlockedInWords,
     /// Mean queries per measured attempt.
     Queries,
+    /// Soft errors, by kind ([`ConditionView::soft_errors_text`]).
+    SoftErrors,
+    /// Soft errors, counted.
+    SoftErrorCount,
+    /// Mean characters the server's replies put into the context per
+    /// attempt ([`ConditionView::mean_reply_chars`]).
+    ReplyChars,
+    /// Mean cost per attempt in US dollars, as the hosts reported it.
+    Cost,
+    /// First queries that hit the key's graphs, over those judged.
+    FirstQueryHit,
+    /// Mean exploratory calls before the first query per attempt.
+    Exploratory,
     /// Mean wall seconds.
     WallS,
     /// Mean server seconds.
@@ -177,6 +190,31 @@ impl ConditionFigure {
             )
             .into(),
             ConditionFigure::Queries => Cell::Rate(a.mean_queries),
+            ConditionFigure::SoftErrors => c.soft_errors_text().into(),
+            ConditionFigure::SoftErrorCount => c.soft_errors.values().sum::<usize>().into(),
+            ConditionFigure::FirstQueryHit => {
+                let t = &c.trajectory;
+                if t.recorded.0 == 0 || t.recorded.1 > 0 {
+                    "not recorded".into()
+                } else {
+                    format!("{}/{}", t.first_query_hits, t.first_query_judged).into()
+                }
+            }
+            ConditionFigure::Exploratory => {
+                let t = &c.trajectory;
+                if t.recorded.0 == 0 || t.recorded.1 > 0 {
+                    "not recorded".into()
+                } else {
+                    crate::format::fixed(t.exploratory_calls as f64 / t.recorded.0 as f64, 2).into()
+                }
+            }
+            ConditionFigure::Cost => c.cost.mean_cost().map_or_else(
+                || Cell::from("not reported"),
+                |m| crate::format::fixed(m, 4).into(),
+            ),
+            ConditionFigure::ReplyChars => c
+                .mean_reply_chars()
+                .map_or_else(|| Cell::from("not recorded"), |m| format!("{m:.0}").into()),
             ConditionFigure::WallS => Cell::Seconds(a.mean_wall_s),
             ConditionFigure::ServerS => Cell::Seconds(a.mean_server_s),
         }
@@ -227,6 +265,11 @@ pub fn root_conditions(view: &RootView) -> Grid {
             ("ever exact", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::BlockedInWords),
+            ("soft errors", Left, F::SoftErrors),
+            ("reply chars", Right, F::ReplyChars),
+            ("$/attempt", Right, F::Cost),
+            ("first query hit", Right, F::FirstQueryHit),
+            ("exploratory calls", Right, F::Exploratory),
             ("queries", Right, F::Queries),
             ("wall s", Right, F::WallS),
             ("server s", Right, F::ServerS),
@@ -251,6 +294,7 @@ pub fn root_summary(view: &RootView) -> Grid {
             ("ever", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::Blocked),
+            ("soft errors", Right, F::SoftErrorCount),
         ],
     )
 }
@@ -274,6 +318,11 @@ pub fn site_conditions(view: &RootView) -> Grid {
             ("ever", Right, F::EverExact),
             ("flaky", Right, F::Flaky),
             ("blocked", Right, F::Blocked),
+            ("soft errors", Left, F::SoftErrors),
+            ("reply chars", Right, F::ReplyChars),
+            ("$/attempt", Right, F::Cost),
+            ("first query hit", Right, F::FirstQueryHit),
+            ("exploratory calls", Right, F::Exploratory),
         ],
     )
 }
@@ -380,7 +429,7 @@ pub fn question_cell(result: Option<&QuestionResult>) -> Cell {
 }
 
 /// The columns of `summary.csv`, in order (`docs/FORMAT.md`).
-pub const SUMMARY_COLUMNS: [&str; 17] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "question",
     "tier",
     "condition",
@@ -397,6 +446,9 @@ pub const SUMMARY_COLUMNS: [&str; 17] = [
     "tools_called",
     "wall_s",
     "server_s",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
     "notes",
 ];
 
@@ -412,6 +464,7 @@ pub fn summary_row(
 ) -> Vec<Cell> {
     use crate::format::{fixed, fraction};
     let blank = |blocked: bool, text: String| if blocked { String::new() } else { text };
+    let usage = attempt.usage.as_ref();
     vec![
         result.question.clone(),
         result.tier.clone().unwrap_or_default(),
@@ -432,6 +485,16 @@ pub fn summary_row(
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 3),
         fixed(attempt.server_s, 3),
+        // Empty when the host reported none (a scripted agent): never 0.
+        usage
+            .and_then(|u| u.cost_usd)
+            .map_or_else(String::new, |c| fixed(c, 6)),
+        usage
+            .and_then(crate::runs::records::Usage::all_input_tokens)
+            .map_or_else(String::new, |n| n.to_string()),
+        usage
+            .and_then(|u| u.output_tokens)
+            .map_or_else(String::new, |n| n.to_string()),
         attempt.notes.join("; "),
     ]
     .into_iter()

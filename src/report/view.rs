@@ -111,9 +111,167 @@ pub struct ConditionView {
     pub label: String,
     /// `conditions/NAME.json` as recorded.
     pub file: ConditionFile,
+    /// Soft errors over its attempts, by what they were (label → calls,
+    /// from each attempt's `soft_error_kinds`); empty when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub soft_errors: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context over
+    /// its attempts, per tool (each attempt's `reply_chars`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub reply_chars: BTreeMap<String, usize>,
+    /// Attempts that recorded `reply_chars` / that did not (judged before
+    /// it was recorded).
+    pub reply_recorded: (usize, usize),
+    /// What its attempts cost, as their agent hosts reported it.
+    pub cost: CostView,
+    /// How its attempts went about the questions.
+    pub trajectory: TrajectoryView,
+}
+
+/// A condition's trajectory facts over its measured attempts
+/// ([`crate::runs::trajectory`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TrajectoryView {
+    /// Attempts whose first query named only the answer key's graphs.
+    pub first_query_hits: usize,
+    /// Attempts whose first query could be judged (it named a graph).
+    pub first_query_judged: usize,
+    /// Exploratory calls before the first query, over the attempts.
+    pub exploratory_calls: usize,
+    /// Measured attempts with trajectory facts / without (judged before
+    /// they were recorded: `rescore` records them).
+    pub recorded: (usize, usize),
+}
+
+impl TrajectoryView {
+    /// In words: `first query hit the key's graphs in 59 of 72 attempts;
+    /// 0 exploratory calls before it`, or what is missing.
+    pub fn text(&self) -> String {
+        if self.recorded.0 == 0 {
+            return "trajectory not recorded (rescore the root)".into();
+        }
+        let partial = if self.recorded.1 > 0 {
+            format!(" ({} attempts not recorded)", self.recorded.1)
+        } else {
+            String::new()
+        };
+        format!(
+            "first query hit the key's graphs in {} of {} attempts; {} exploratory call{} before \
+             it over {} attempts{partial}",
+            self.first_query_hits,
+            self.first_query_judged,
+            self.exploratory_calls,
+            crate::format::plural(self.exploratory_calls),
+            self.recorded.0
+        )
+    }
+}
+
+/// A condition's cost over its attempts ([`ConditionView::cost`]): sums
+/// over the attempts whose host reported each figure, and how many did not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CostView {
+    /// US dollars, over the attempts that reported a cost.
+    pub cost_usd: f64,
+    /// Attempts that reported a cost / that did not.
+    pub costed: (usize, usize),
+    /// Input tokens (uncached, cache writes and reads) over the attempts
+    /// that reported them.
+    pub input_tokens: u64,
+    /// Output tokens, likewise.
+    pub output_tokens: u64,
+    /// Attempts that reported tokens / that did not.
+    pub tokened: (usize, usize),
+}
+
+impl CostView {
+    /// The mean cost per attempt, when every attempt reported one.
+    pub fn mean_cost(&self) -> Option<f64> {
+        (self.costed.1 == 0 && self.costed.0 > 0).then(|| self.cost_usd / self.costed.0 as f64)
+    }
+
+    /// The cost in words, or what is missing.
+    pub fn text(&self) -> String {
+        if self.costed.0 == 0 && self.tokened.0 == 0 {
+            return "cost and tokens not reported by the agent host".into();
+        }
+        let cost = match self.mean_cost() {
+            Some(mean) => format!(
+                "cost ${} over {} attempts (${} per attempt)",
+                crate::format::fixed(self.cost_usd, 4),
+                self.costed.0,
+                crate::format::fixed(mean, 4)
+            ),
+            None => format!(
+                "cost reported by {} of {} attempts (no honest total)",
+                self.costed.0,
+                self.costed.0 + self.costed.1
+            ),
+        };
+        let tokens = if self.tokened.1 == 0 {
+            format!(
+                "{} input and {} output tokens",
+                self.input_tokens, self.output_tokens
+            )
+        } else {
+            format!(
+                "tokens reported by {} of {} attempts",
+                self.tokened.0,
+                self.tokened.0 + self.tokened.1
+            )
+        };
+        format!("{cost}; {tokens}")
+    }
 }
 
 impl ConditionView {
+    /// The mean characters the server's replies put into the context per
+    /// attempt, when every attempt recorded them (`None`: some did not, so
+    /// no honest mean exists).
+    pub fn mean_reply_chars(&self) -> Option<f64> {
+        let (recorded, missing) = self.reply_recorded;
+        (missing == 0 && recorded > 0)
+            .then(|| self.reply_chars.values().sum::<usize>() as f64 / recorded as f64)
+    }
+
+    /// The replies' characters in words: `N characters (M per attempt)`,
+    /// or why there is no figure.
+    pub fn reply_chars_text(&self) -> String {
+        match self.mean_reply_chars() {
+            Some(mean) => format!(
+                "{} characters ({:.0} per attempt)",
+                self.reply_chars.values().sum::<usize>(),
+                mean
+            ),
+            None => format!(
+                "an unknown number of characters ({} of {} attempts were recorded before reply \
+                 sizes were)",
+                self.reply_recorded.1,
+                self.reply_recorded.0 + self.reply_recorded.1
+            ),
+        }
+    }
+
+    /// Its soft errors in words: `none`, or `N: LABEL ×n, LABEL ×m` (the
+    /// three most frequent kinds, then how many more).
+    pub fn soft_errors_text(&self) -> String {
+        if self.soft_errors.is_empty() {
+            return "none".into();
+        }
+        let total: usize = self.soft_errors.values().sum();
+        let mut kinds: Vec<(&String, &usize)> = self.soft_errors.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut shown: Vec<String> = kinds
+            .iter()
+            .take(3)
+            .map(|(label, n)| format!("{label} ×{n}"))
+            .collect();
+        if kinds.len() > 3 {
+            shown.push(format!("{} more kinds", kinds.len() - 3));
+        }
+        format!("{total}: {}", shown.join(", "))
+    }
+
     /// The model as the README shows it: resolved, with the one asked for
     /// beside it where they differ ([`crate::format::model`]).
     pub fn model(&self) -> Option<String> {

@@ -30,8 +30,9 @@ pub fn model_from_report(report: &Value) -> Option<String> {
 /// expired login, a rate limit, an overloaded API), so it is blocked, not
 /// a miss (`docs/FORMAT.md`, `result.json`). Either `agent.json` says
 /// `"is_error": true` (with its `result` as the reason), or the host exited
-/// with an error code and reported nothing usable. A timeout is the
-/// agent's own outcome, never this.
+/// with an error code, or was killed by a signal not this runner's, and
+/// reported nothing usable (an empty `agent.json` is nothing). A timeout is
+/// the agent's own outcome, never this.
 pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
     if episode.is_some_and(|e| e.timed_out) {
         return None;
@@ -49,10 +50,22 @@ pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
             .unwrap_or_else(|| "no reason given".to_string());
         return Some(format!("the agent host reported an error: {said}"));
     }
-    let code = episode.and_then(|e| e.exit_code).filter(|c| *c != 0)?;
-    report
-        .is_none()
-        .then(|| format!("the agent host exited with code {code} and reported nothing"))
+    if report.is_some() {
+        return None;
+    }
+    let episode = episode?;
+    match episode.exit_code {
+        Some(0) => None,
+        Some(code) => Some(format!(
+            "the agent host exited with code {code} and reported nothing"
+        )),
+        // Ended by a signal this runner did not send (its timeout is
+        // handled above): killed from outside, or by the system.
+        None if episode.source == "runner" => {
+            Some("the agent host was killed by a signal and reported nothing".to_string())
+        }
+        None => None,
+    }
 }
 
 /// Reads `episode.json`, or recovers an episode from `agent.json` alone
@@ -78,6 +91,7 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
         timed_out: false,
         agent_timeout_s: None,
         source: AGENT_FILE.into(),
+        usage: super::records::Usage::from_report(&report),
     })
 }
 
@@ -161,6 +175,29 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     for (tool, n) in &soft_errors {
         notes.push(format!("{n} soft error(s) from {tool}"));
     }
+    let calls = crate::layout::read_calls(dir);
+    let mut soft_error_kinds = std::collections::BTreeMap::new();
+    for call in calls.iter().flatten() {
+        if let Some(label) = &call.soft_error {
+            *soft_error_kinds.entry(label.clone()).or_insert(0) += 1;
+        }
+    }
+    // The answer key the question's ground truth was built from, beside
+    // the condition folders (`ID_results/ground_truth.json`).
+    let answer_key = dir
+        .parent()
+        .and_then(Path::parent)
+        .and_then(|q| std::fs::read(q.join(crate::layout::GROUND_TRUTH_JSON)).ok())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v["answer_key"].as_str().map(str::to_string));
+    let trajectory = match (&calls, &answer_key) {
+        (Some(calls), Some(key)) => Some(super::trajectory::trajectory(
+            calls,
+            key,
+            crate::mcp::proxy::carries_query,
+        )),
+        _ => None,
+    };
     if let Some(s) = &score {
         notes.extend(s.notes.iter().cloned());
     }
@@ -187,6 +224,17 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         tools_called,
         refused,
         soft_errors,
+        soft_error_kinds,
+        reply_chars: metrics.as_ref().and_then(|m| m.reply_chars.clone()),
+        trajectory,
+        // What the episode recorded, else what the host's report says (a
+        // root recorded before usage was gets it on rescore).
+        usage: episode.as_ref().and_then(|e| e.usage.clone()).or_else(|| {
+            std::fs::read(dir.join(AGENT_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|r| super::records::Usage::from_report(&r))
+        }),
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),

@@ -94,6 +94,19 @@ impl ConditionLock {
     }
 }
 
+/// Whether the lock of condition `name` in `root` is held by a run that
+/// is going on (`false` when there is none, or it is stale: its run was
+/// killed), as [`ConditionLock::acquire`] would judge it.
+pub fn held(root: &RunsRoot, name: &str) -> bool {
+    let Ok(bytes) = std::fs::read(root.lock_file(name)) else {
+        return false;
+    };
+    match serde_json::from_slice::<Holder>(&bytes) {
+        Ok(holder) => !holder.is_stale(&Holder::this_process()),
+        Err(_) => false,
+    }
+}
+
 /// Creates the lock file `path` holding `me`, atomically and only if
 /// absent. `Ok(None)`: taken. `Ok(Some(holder))`: it exists, with what it
 /// holds (`None` when unreadable: a lock from a version that wrote
@@ -130,7 +143,18 @@ impl ConditionLock {
 
 impl Drop for ConditionLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        // Only our own lock: one removed by hand and taken by another run
+        // meanwhile is that run's.
+        let mine = std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
+            .is_some_and(|h| {
+                let me = Holder::this_process();
+                h.pid == me.pid && h.host == me.host && h.start_ticks == me.start_ticks
+            });
+        if mine {
+            let _ = std::fs::remove_file(&self.path);
+        }
         // Only when empty: a run refused before it recorded anything
         // leaves no folder behind.
         for dir in &self.created {
@@ -159,6 +183,10 @@ impl Holder {
     pub fn is_stale(&self, me: &Holder) -> bool {
         if self.host != me.host {
             return false;
+        }
+        // No run has process id 0 (kill(0, 0) asks about our own group).
+        if self.pid == 0 {
+            return true;
         }
         if let (Some(a), Some(b)) = (&self.boot_id, &me.boot_id)
             && a != b
@@ -285,5 +313,30 @@ mod tests {
         // Nothing else came to the folders the lock made: they go too.
         assert!(!dir.path().join("runs").exists());
         drop(ConditionLock::acquire(&root, "c", &mut |_| {}).unwrap());
+    }
+
+    #[test]
+    fn a_run_removes_only_its_own_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = RunsRoot::new(dir.path());
+        let lock = ConditionLock::acquire(&root, "c", &mut |_| {}).unwrap();
+        // Removed by hand and taken by another run meanwhile.
+        let other = Holder {
+            pid: 4_194_305,
+            ..Holder::this_process()
+        };
+        std::fs::write(root.lock_file("c"), serde_json::to_vec(&other).unwrap()).unwrap();
+        drop(lock);
+        assert!(
+            root.lock_file("c").is_file(),
+            "another run's lock was removed"
+        );
+        // A lock of process 0, or of a process gone, is not held.
+        assert!(!held(&root, "c"));
+        let zero = Holder {
+            pid: 0,
+            ..Holder::this_process()
+        };
+        assert!(zero.is_stale(&Holder::this_process()));
     }
 }

@@ -10,8 +10,11 @@
 //!   aggregation rules.
 //! - [`judge`]: one attempt judged from its files alone.
 //! - [`lock`]: one run per condition at a time.
+//! - [`trajectory`]: what an attempt's calls say of how it went about it.
 //! - [`run`]: one condition over a corpus, resumable.
 //! - [`rescore`]: every attempt judged again, and freezing a root.
+//! - [`verified`]: when the ground truth a root was judged by was last
+//!   verified against its endpoint.
 
 pub mod identity;
 pub mod judge;
@@ -21,3 +24,5 @@ pub mod prompt;
 pub mod records;
 pub mod rescore;
 pub mod run;
+pub mod trajectory;
+pub mod verified;

@@ -43,6 +43,70 @@ pub struct Episode {
     /// `runner` when measured here; `agent.json` when recovered from the
     /// agent host's own report (its clock, which excludes process start).
     pub source: String,
+    /// What the episode cost, as the host reported it; absent when it
+    /// reported nothing of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// What an episode cost, as the agent host reported it (`claude -p
+/// --output-format json`: `total_cost_usd`, `usage`, `num_turns`,
+/// `duration_api_ms`; `docs/FORMAT.md`, "episode.json"). A figure the host
+/// did not report is absent, never 0: a scripted agent reports none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Usage {
+    /// Where the figures come from: `agent.json` (the host's own report).
+    pub source: String,
+    /// The cost in US dollars the host computed (`total_cost_usd`).
+    pub cost_usd: Option<f64>,
+    /// Input tokens not read from or written to the cache.
+    pub input_tokens: Option<u64>,
+    /// Output tokens.
+    pub output_tokens: Option<u64>,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: Option<u64>,
+    /// Model turns the host counted (`num_turns`).
+    pub num_turns: Option<u64>,
+    /// Seconds spent waiting on the model's API (`duration_api_ms` / 1000).
+    pub api_s: Option<f64>,
+}
+
+impl Usage {
+    /// The usage an agent host's JSON report states, or `None` when it
+    /// states no cost and no tokens (a scripted agent's report).
+    pub fn from_report(report: &serde_json::Value) -> Option<Usage> {
+        let usage = &report["usage"];
+        let tokens = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let found = Usage {
+            source: "agent.json".into(),
+            cost_usd: report
+                .get("total_cost_usd")
+                .and_then(serde_json::Value::as_f64),
+            input_tokens: tokens("input_tokens"),
+            output_tokens: tokens("output_tokens"),
+            cache_creation_input_tokens: tokens("cache_creation_input_tokens"),
+            cache_read_input_tokens: tokens("cache_read_input_tokens"),
+            num_turns: report.get("num_turns").and_then(serde_json::Value::as_u64),
+            api_s: report
+                .get("duration_api_ms")
+                .and_then(serde_json::Value::as_f64)
+                .map(|ms| crate::layout::round_seconds(ms / 1000.0)),
+        };
+        (found.cost_usd.is_some() || found.input_tokens.is_some() || found.output_tokens.is_some())
+            .then_some(found)
+    }
+
+    /// Every input token: uncached, cache writes and cache reads, when the
+    /// host reported the uncached count.
+    pub fn all_input_tokens(&self) -> Option<u64> {
+        Some(
+            self.input_tokens?
+                + self.cache_creation_input_tokens.unwrap_or(0)
+                + self.cache_read_input_tokens.unwrap_or(0),
+        )
+    }
 }
 
 /// One attempt as judged (an entry of `result.json`).
@@ -79,6 +143,23 @@ pub struct AttemptResult {
     pub refused: usize,
     /// Soft errors per tool.
     pub soft_errors: BTreeMap<String, usize>,
+    /// Soft errors by what they were (`calls.json`'s `soft_error` label →
+    /// calls), so a dead backend and a 404 read apart; absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub soft_error_kinds: BTreeMap<String, usize>,
+    /// Characters the server's replies put into the agent's context, per
+    /// tool (`metrics.json`'s `reply_chars`); absent when the proxy's log
+    /// predates it (not recorded, which is not zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_chars: Option<BTreeMap<String, usize>>,
+    /// What the episode cost, as the agent host reported it (`episode.json`,
+    /// else `agent.json`); absent when not reported, never 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// How it went about the question, from `calls.json` against the
+    /// answer key ([`super::trajectory`]); absent when either is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<super::trajectory::Trajectory>,
     /// Wall time, seconds.
     pub wall_s: f64,
     /// Of which waiting on the server, seconds.
@@ -385,6 +466,10 @@ mod tests {
             tools_called: vec!["query".into(), "submit_csv".into()],
             refused: 0,
             soft_errors: BTreeMap::new(),
+            soft_error_kinds: BTreeMap::new(),
+            reply_chars: None,
+            usage: None,
+            trajectory: None,
             wall_s: 10.0,
             server_s: 2.0,
             model_resolved: None,

@@ -120,7 +120,7 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
             "not a runs root (it has no conditions/ folder)",
         ));
     }
-    refuse_lost_files(root)?;
+    refuse_lost_files(root, "nothing was re-scored")?;
     let mut outcome = RescoreOutcome::default();
     for name in root.condition_names() {
         let path = root.condition_file(&name);
@@ -138,9 +138,10 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
 /// submitted. Re-judged, they would turn into misses (or vanish) in place
 /// of what was recorded.
 ///
-/// Errors: [`Error::Other`] naming every lost file, with what to do;
-/// nothing is rewritten.
-fn refuse_lost_files(root: &RunsRoot) -> Result<()> {
+/// Errors: [`Error::Other`] naming every lost file, with what to do, and
+/// `consequence` (what was not done: "nothing was re-scored"); nothing is
+/// rewritten.
+pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
     let mut lost = Vec::new();
     for name in root.condition_names() {
         let Ok(condition) = read_json::<ConditionFile>(&root.condition_file(&name)) else {
@@ -176,7 +177,7 @@ fn refuse_lost_files(root: &RunsRoot) -> Result<()> {
         return Ok(());
     }
     Err(Error::Other(format!(
-        "{}: {} recorded file{} that the records name {} gone, so nothing was re-scored:\n  {}\n\
+        "{}: {} recorded file{} that the records name {} gone, so {consequence}:\n  {}\n\
          Restore {} from version control, or record the episodes again (`okn-benchmark run ... --force`).",
         root.root.display(),
         lost.len(),

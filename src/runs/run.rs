@@ -175,9 +175,15 @@ pub fn refuse_frozen_at(path: &Path, command: &'static str) -> Result<()> {
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v["reason"].as_str().map(str::to_string))
         .filter(|r| !r.is_empty());
+    // The root as the user named it when it is the path given.
+    let root = if crate::fsutil::same_place(&frozen.root, path) {
+        path.to_path_buf()
+    } else {
+        frozen.root
+    };
     Err(Error::Frozen {
-        marker: frozen.frozen_file(),
-        root: frozen.root,
+        marker: RunsRoot::new(&root).frozen_file(),
+        root,
         reason,
         command,
     })
@@ -252,6 +258,18 @@ pub fn run(options: &RunOptions, mut progress: impl FnMut(&str)) -> Result<RunOu
 /// report, rescore, freeze").
 fn interrupted_message(prepared: &Prepared, played: &Played, id: &str, attempt: u32) -> String {
     let plural = crate::format::plural;
+    let recorded = prepared
+        .root
+        .condition_folders()
+        .iter()
+        .any(|(_, name)| *name == prepared.name);
+    if !recorded && prepared.recorded.is_none() {
+        return format!(
+            "interrupted before any episode of {} was recorded: nothing of it is on disk; run the \
+             same command again",
+            prepared.name
+        );
+    }
     format!(
         "interrupted: {} attempt{} recorded now and {} reused, {} of {} question{} complete; \
          it stopped at {id} attempt {attempt}, which is not recorded (an episode in flight \
@@ -279,6 +297,7 @@ fn interrupted_message(prepared: &Prepared, played: &Played, id: &str, attempt: 
 pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<Prepared> {
     let root = RunsRoot::new(&options.out);
     refuse_frozen(&root, "run")?;
+    check_free_space(&options.out, min_free_bytes())?;
     if options.tools.level() == ToolLevel::SparqlOnly && !options.kg_hint.names_graph() {
         return Err(Error::Usage(
             "--tools sparql-only with --kg-hint none is refused: the control is handed the list of shortnames to address the endpoint, so withholding the graph's name measures name recognition, not graph selection".into(),
@@ -453,11 +472,17 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
         return Ok(None);
     };
     let runtime = crate::mcp::runtime()?;
-    match runtime.block_on(crate::mcp::upstream::connect(
+    // A stdio server's stderr goes to a scratch log, not the terminal; its
+    // last lines join the error when the server cannot be reached.
+    let scratch = tempfile::tempdir()
+        .map_err(|e| Error::Other(format!("cannot make a scratch folder: {e}")))?;
+    let log = scratch.path().join(UPSTREAM_STDERR_FILE);
+    let connected = runtime.block_on(crate::mcp::upstream::connect(
         profile,
         options.timeout,
-        None,
-    )) {
+        Some(&log),
+    ));
+    match connected {
         Ok(connection) => {
             crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
             Ok(connection
@@ -468,11 +493,68 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
         Err(reason) => Err(Error::Usage(format!(
             "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
              start it, or fix {}, and run again (`okn-benchmark probe --profile {}` shows \
-             what an agent would see)",
+             what an agent would see){}",
             profile.name,
             profile.path.display(),
-            profile.path.display()
+            profile.path.display(),
+            stderr_tail(&log)
         ))),
+    }
+}
+
+/// The last lines a server wrote on stderr (at most 20), as a block to
+/// append to an error; empty when it wrote nothing.
+fn stderr_tail(log: &Path) -> String {
+    let text = std::fs::read(log)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let shown = &lines[lines.len().saturating_sub(20)..];
+    format!(
+        ". The server's stderr{}:\n  {}",
+        if shown.len() < lines.len() {
+            " (its last 20 lines)"
+        } else {
+            ""
+        },
+        shown.join("\n  ")
+    )
+}
+
+/// The free space `run` wants on the disk of a runs root before each
+/// episode, bytes: 64 MiB (an episode's records, a large submitted answer
+/// included, must all be written, or a lost answer reads as a miss).
+/// `OKN_MIN_FREE_BYTES` overrides it, for tests.
+pub const MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
+
+fn min_free_bytes() -> u64 {
+    std::env::var("OKN_MIN_FREE_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MIN_FREE_BYTES)
+}
+
+/// Stops the run when the disk holding `path` has less than `wanted`
+/// bytes free (a system that does not say is not stopped).
+///
+/// Errors: [`Error::File`] naming the folder, the space free and what to
+/// do.
+fn check_free_space(path: &Path, wanted: u64) -> Result<()> {
+    match crate::fsutil::available_bytes(path) {
+        Some(free) if free < wanted => Err(Error::file(
+            path,
+            format!(
+                "only {} MiB free on its disk, less than the {} MiB an episode's records may \
+                 need: an answer the proxy could not save would read as a miss, so the run \
+                 stopped here; free some space, then run again with --resume",
+                free / (1024 * 1024),
+                wanted.div_ceil(1024 * 1024)
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -545,7 +627,9 @@ fn check_recorded(
         )));
     }
     // Ground truth that changed since this root recorded a question would
-    // judge this condition by another key than the ones beside it.
+    // judge this condition by another key than the ones beside it. Its rows
+    // are compared too: rebuilt against a URL whose data was updated
+    // (`reference --verify`, then `--force`), it keeps its fingerprint.
     for (id, truth) in truths {
         let recorded_truth = root.question_dir(id).join(GROUND_TRUTH_JSON);
         let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
@@ -554,9 +638,11 @@ fn check_recorded(
         let others = condition_dirs_of_question(root, id)
             .into_iter()
             .any(|c| c != name);
-        if others && old.fingerprint != truth.meta.fingerprint {
+        let changed =
+            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
+        if others && changed {
             return Err(Error::Usage(format!(
-                "the ground truth of {} changed since {} recorded it (its answer key or endpoint changed), and other conditions there were judged by the old one: record this run into a new root",
+                "the ground truth of {} changed since {} recorded it (its answer key, endpoint or rows changed), and other conditions there were judged by the old one: record this run into a new root",
                 id,
                 root.root.display()
             )));
@@ -603,6 +689,7 @@ pub fn play(
                 played.interrupted = Some((record.id.clone(), attempt));
                 return Ok(played);
             }
+            check_free_space(&root.root, min_free_bytes())?;
             let reused = match play_attempt(options, prepared, &dir, attempt, &prompt) {
                 Err(Error::Interrupted(_)) => {
                     played.interrupted = Some((record.id.clone(), attempt));
@@ -697,8 +784,19 @@ fn play_attempt(
     let command = agent_command(options, prepared, &dir_abs, attempt);
     let command_line = command.shell_line();
     // What command.txt records: the same line, run from the attempt folder,
-    // with no folder of this machine in it.
-    let recorded_line = relative_to(&command_line, &dir_abs);
+    // with no folder of this machine in it: a program found on PATH by its
+    // name is named so (an installed okn-benchmark, the claude CLI), any
+    // other path is relative.
+    let programs = [command.program.clone(), prepared.program.clone()];
+    let on_path: Vec<(String, String)> = programs
+        .iter()
+        .filter_map(|p| Some((p.to_string_lossy().into_owned(), on_path_name(p)?)))
+        .collect();
+    let names: Vec<String> = programs
+        .iter()
+        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    let recorded_line = relative_to(&command_line, &dir_abs, &on_path);
     // A timeout is a recorded outcome, but only for the timeout it had:
     // under another --agent-timeout it is run again.
     let reuse = options.resume
@@ -706,7 +804,7 @@ fn play_attempt(
             !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
         })
         && std::fs::read_to_string(dir.join(COMMAND_FILE))
-            .is_ok_and(|c| without_paths(&c) == without_paths(&recorded_line))
+            .is_ok_and(|c| without_paths(&c, &names) == without_paths(&recorded_line, &names))
         && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
     if reuse {
         return Ok(true);
@@ -722,7 +820,16 @@ fn play_attempt(
         &options.agent_env,
         options.agent_timeout,
     )?;
-    write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+    // A host killed before it reported leaves no agent.json (an empty one
+    // would read as a JSON error on the attempt page); episode.json says
+    // how it ended.
+    if !outcome.stdout.is_empty() {
+        write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+    }
+    // A disk that filled during the episode may have cost the proxy its
+    // records (an answer it could not save reads as no answer): the
+    // attempt is left unfinished, so --resume runs it again.
+    check_free_space(dir, min_free_bytes() / 64)?;
     if !outcome.stderr.is_empty() {
         write_atomic(&dir.join(AGENT_STDERR_FILE), &outcome.stderr)?;
     }
@@ -738,6 +845,7 @@ fn play_attempt(
         timed_out: outcome.timed_out,
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
         source: "runner".into(),
+        usage: report.as_ref().and_then(Usage::from_report),
     };
     // episode.json is written last: its presence marks a finished attempt.
     write_json(&dir.join(EPISODE_FILE), &episode)?;
@@ -986,17 +1094,42 @@ fn map_paths(line: &str, f: &mut dyn FnMut(&str) -> String) -> String {
 /// recorded absolute (before they were relative) or relative. Settings
 /// that matter are compared on the condition as a whole before any
 /// attempt is looked at.
-fn without_paths(line: &str) -> String {
-    map_paths(line, &mut |_| "<path>".to_string())
+/// A path to one of the `programs` (by file name) is written as the bare
+/// name, as a program found on PATH is recorded.
+fn without_paths(line: &str, programs: &[String]) -> String {
+    map_paths(line, &mut |token| {
+        let name = token.rsplit('/').next().unwrap_or(token);
+        if programs.iter().any(|p| p == name) {
+            name.to_string()
+        } else {
+            "<path>".to_string()
+        }
+    })
+}
+
+/// The file name of `program` when looking that name up on PATH finds
+/// this very file: a command line may then name it alone.
+fn on_path_name(program: &Path) -> Option<String> {
+    let name = program.file_name()?.to_string_lossy().into_owned();
+    let real = std::fs::canonicalize(program).ok()?;
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(&name))
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| std::fs::canonicalize(found).ok())
+        .filter(|found| *found == real)
+        .map(|_| name)
 }
 
 /// `line` with every absolute path written relative to the folder `base`
 /// (itself absolute): what `command.txt` records, so a published runs root
 /// names no folder of the machine that recorded it, and the line still
 /// runs from the attempt folder (`docs/FORMAT.md`, "A runs root").
-fn relative_to(line: &str, base: &Path) -> String {
+fn relative_to(line: &str, base: &Path, on_path: &[(String, String)]) -> String {
     map_paths(line, &mut |token| {
-        if token.starts_with('/') {
+        if let Some((_, name)) = on_path.iter().find(|(path, _)| path == token) {
+            name.clone()
+        } else if token.starts_with('/') {
             relative_path(base, Path::new(token))
         } else {
             token.to_string()
@@ -1025,6 +1158,8 @@ mod tests {
     fn commands_compare_without_their_paths() {
         let old = r#"/home/alice/okn/target/release/okn-benchmark scripted-agent --strategy mixed:12 --attempt 1 --corpus /home/alice/okn/demo/b --mcp-config '{"mcpServers":{"okn":{"command":"/home/alice/okn/target/release/okn-benchmark","args":["proxy","--log-dir","/home/alice/okn/runs-x/q_results/c/attempt-1","--url","http://127.0.0.1:8814/mcp"]}}}' < prompt.txt"#;
         let moved = old.replace("/home/alice/okn/", "/tmp/clone/");
+        let names = ["okn-benchmark".to_string()];
+        let without_paths = |line: &str| without_paths(line, &names);
         assert_eq!(without_paths(old), without_paths(&moved));
         assert!(without_paths(old).contains("http://127.0.0.1:8814/mcp"));
         assert_ne!(
@@ -1040,6 +1175,7 @@ mod tests {
         let relative = relative_to(
             old,
             Path::new("/home/alice/okn/runs-x/q_results/c/attempt-1"),
+            &[],
         );
         assert_eq!(
             relative,
@@ -1047,6 +1183,25 @@ mod tests {
         );
         assert_eq!(without_paths(&relative), without_paths(old));
         assert!(!relative.contains("/home/alice"));
+        // Installed on PATH, the program is named alone, and an attempt
+        // recorded with its path still matches.
+        let installed = relative_to(
+            old,
+            Path::new("/home/alice/okn/runs-x/q_results/c/attempt-1"),
+            &[(
+                "/home/alice/okn/target/release/okn-benchmark".to_string(),
+                "okn-benchmark".to_string(),
+            )],
+        );
+        assert!(
+            installed.starts_with("okn-benchmark scripted-agent"),
+            "{installed}"
+        );
+        assert!(
+            installed.contains(r#""command":"okn-benchmark""#),
+            "{installed}"
+        );
+        assert_eq!(without_paths(&installed), without_paths(old));
     }
 
     #[test]

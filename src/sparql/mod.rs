@@ -75,13 +75,22 @@ pub struct EndpointInfo {
     pub kind: String,
     /// The endpoint as the user named it (a data path or a URL).
     pub location: String,
-    /// Engine name, e.g. `oxigraph`; for HTTP, the `Server` header if sent.
+    /// Engine name: `oxigraph` for the embedded store; for HTTP, the
+    /// product name of the `Server` header of the first successful reply
+    /// (`Oxigraph` from `Oxigraph/0.5.13`; the whole header when it has no
+    /// `/`), or `None` when the server sent none. It names what answered
+    /// the HTTP request, which may be a proxy in front of the engine.
     pub engine: Option<String>,
-    /// Engine version, when known.
+    /// Engine version, when known: the `oxigraph` crate's for the embedded
+    /// store; for HTTP, the product version of that `Server` header
+    /// (`0.5.13`). Recorded, never fingerprinted (`docs/FORMAT.md`, "Ground
+    /// truth (inside a corpus)").
     pub engine_version: Option<String>,
     /// What identifies the endpoint's answers for fingerprints: for the
     /// embedded store a SHA-256 over its data files and graph mappings and
-    /// the engine version; for HTTP the URL.
+    /// the engine version; for HTTP the URL alone (what a SPARQL endpoint
+    /// serves cannot be known without querying it: `reference --verify`
+    /// is what notices data changed behind a URL).
     pub identity: String,
 }
 
@@ -748,7 +757,11 @@ fn triples_table(triples: Vec<Triple>) -> Table {
 pub struct HttpEndpoint {
     agent: ureq::Agent,
     url: String,
+    /// What is known before any reply: kind, location, identity.
     info: EndpointInfo,
+    /// `info` with the engine the first successful reply's `Server` header
+    /// named; set once, so every ground truth of one run records the same.
+    identified: std::sync::OnceLock<EndpointInfo>,
     /// The whole-request timeout a query has unless its limits set one.
     timeout: Duration,
 }
@@ -773,8 +786,46 @@ impl HttpEndpoint {
                 engine_version: None,
                 identity: url.to_string(),
             },
+            identified: std::sync::OnceLock::new(),
             timeout,
         }
+    }
+
+    /// Records the engine a successful reply's `Server` header names, the
+    /// first time there is one.
+    fn identify(&self, server: Option<&http::HeaderValue>) {
+        if self.identified.get().is_some() {
+            return;
+        }
+        let Some((engine, version)) = server
+            .and_then(|v| v.to_str().ok())
+            .and_then(server_product)
+        else {
+            return;
+        };
+        let _ = self.identified.set(EndpointInfo {
+            engine: Some(engine),
+            engine_version: version,
+            ..self.info.clone()
+        });
+    }
+}
+
+/// The engine name and version a `Server` header gives: its first product
+/// (RFC 9110, section 10.2.4: `product *( RWS ( product / comment ) )`),
+/// split at the `/` (`Oxigraph/0.5.13` is `Oxigraph` and `0.5.13`). When
+/// the first product has no version, the whole header is the name, with
+/// none (`Virtuoso (Linux)` gives `Virtuoso (Linux)`). `None` for an empty
+/// header. At most 200 characters of each are kept.
+pub fn server_product(header: &str) -> Option<(String, Option<String>)> {
+    let header = header.trim();
+    let first = header.split_whitespace().next()?;
+    let clip = |s: &str| s.chars().take(200).collect::<String>();
+    match first.split_once('/') {
+        Some((name, version)) if !name.is_empty() && !version.is_empty() => {
+            Some((clip(name), Some(clip(version))))
+        }
+        _ => Some((clip(header), None)),
     }
 }
 
@@ -795,7 +846,7 @@ impl Endpoint for HttpEndpoint {
     }
 
     fn info(&self) -> &EndpointInfo {
-        &self.info
+        self.identified.get().unwrap_or(&self.info)
     }
 }
 
@@ -827,6 +878,9 @@ impl HttpEndpoint {
             )
             .map_err(|e| QueryError::Failed(describe_transport_error(&self.url, &e, waited)))?;
         let status = response.status();
+        if status.is_success() {
+            self.identify(response.headers().get("server"));
+        }
         let location = response
             .headers()
             .get("location")
@@ -1046,6 +1100,30 @@ mod tests {
                 .evaluate("SELECT ?insert WHERE { ?insert ?p ?o }", None)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn the_server_header_gives_engine_and_version() {
+        let product = |h: &str| server_product(h);
+        assert_eq!(
+            product("Oxigraph/0.5.13"),
+            Some(("Oxigraph".into(), Some("0.5.13".into())))
+        );
+        assert_eq!(
+            product("Virtuoso/08.03.3330 (Linux) x86_64-generic-linux-glibc25  VDB"),
+            Some(("Virtuoso".into(), Some("08.03.3330".into())))
+        );
+        assert_eq!(product("GraphDB"), Some(("GraphDB".into(), None)));
+        assert_eq!(
+            product("Virtuoso (Linux)"),
+            Some(("Virtuoso (Linux)".into(), None))
+        );
+        assert_eq!(product("/1.0"), Some(("/1.0".into(), None)));
+        assert_eq!(product("  "), None);
+        let long = format!("É{}/1", "x".repeat(300));
+        let (name, version) = product(&long).unwrap();
+        assert_eq!(name.chars().count(), 200);
+        assert_eq!(version, Some("1".into()));
     }
 
     #[test]

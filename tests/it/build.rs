@@ -1105,7 +1105,8 @@ mod regression {
         std::fs::write(
             d.join("NOTES.md"),
             "# Notes\n\n<meta http-equiv=\"refresh\" content=\"0; url=https://x.example/\">\n\n\
-             <base href=\"https://x.example/\">\n\n<details><summary>kept</summary>text</details>\n",
+             <base href=\"https://x.example/\">\n\n<details><summary>kept</summary>text</details>\n\n\
+             <base\nhref=\"https://split.example/\">\n",
         )
         .unwrap();
         let (code, _, err) = build_args(d, &[]);
@@ -1121,8 +1122,15 @@ mod regression {
             err.contains("warning: ./NOTES.md: <base href=\"https://x.example/\"> dropped"),
             "{err}"
         );
+        // A tag whose attributes follow on the next line (pulldown-cmark
+        // hands an HTML block over line by line) is caught too.
+        assert!(
+            err.contains("<base href=\"https://split.example/\"> dropped"),
+            "{err}"
+        );
         let page = std::fs::read_to_string(d.join("NOTES.html")).unwrap();
         assert!(!page.contains("x.example"), "{page}");
+        assert!(!page.contains("split.example"), "{page}");
         assert!(!page.contains("<base"), "{page}");
         assert!(page.contains("<details><summary>kept</summary>"), "{page}");
     }
@@ -1142,6 +1150,85 @@ mod regression {
         assert_eq!(code, 2, "{err}");
         assert!(
             err.contains("k must be a whole number of at least 1"),
+            "{err}"
+        );
+    }
+
+    // The attempt page's raw files left out upstream.stderr.log and
+    // agent.stderr.log, where a server's traceback is.
+    #[test]
+    fn the_attempt_page_links_both_stderr_logs_when_they_were_recorded() {
+        let dir = fixture();
+        let d = dir.path();
+        let attempt = d.join(format!(
+            "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1"
+        ));
+        std::fs::write(
+            attempt.join("upstream.stderr.log"),
+            "Traceback (most recent call last):\n",
+        )
+        .unwrap();
+        std::fs::write(attempt.join("agent.stderr.log"), "warning\n").unwrap();
+        build(d);
+        let page = std::fs::read_to_string(d.join(format!(
+            "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"
+        )))
+        .unwrap();
+        for name in ["upstream.stderr.log", "agent.stderr.log"] {
+            assert!(
+                page.contains(&format!("{CONDITION}/attempt-1/{name}\">{name}</a>")),
+                "{name} not linked:\n{page}"
+            );
+        }
+        // Attempt 2 recorded neither: neither is linked.
+        let second = std::fs::read_to_string(d.join(format!(
+            "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-2.html"
+        )))
+        .unwrap_or_default();
+        assert!(!second.contains("stderr.log"));
+    }
+
+    // freeze closed a root whose answer.csv was gone; rescore then refused
+    // it as frozen and build as unreadable, for good.
+    #[test]
+    fn freeze_refuses_a_root_that_lost_a_recorded_answer() {
+        let dir = fixture();
+        let d = dir.path();
+        let answer = d.join(format!(
+            "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1/answer.csv"
+        ));
+        assert!(answer.is_file());
+        std::fs::remove_file(&answer).unwrap();
+        let out = okn_in(d)
+            .args(["freeze", "--reason", "published", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("that the records name is gone, so the root was not frozen")
+                && stderr(&out)
+                    .contains("attempt-1/answer.csv: result.json records a submitted answer"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!d.join("runs-demo/.frozen").exists());
+    }
+
+    // A cost region over scripted attempts (which report none) must not
+    // print a number: there is none to print.
+    #[test]
+    fn a_cost_region_over_attempts_that_reported_none_is_refused() {
+        let dir = fixture();
+        let d = dir.path();
+        std::fs::write(
+            d.join("results-demo/SUMMARY.md"),
+            "# S\n\nCost: <!-- okn:number condition=named metric=cost -->?<!-- /okn:number -->\n",
+        )
+        .unwrap();
+        let (code, _, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("metric=cost: ") && err.contains("reported no cost (a scripted agent reports none): there is no honest figure to show"),
             "{err}"
         );
     }

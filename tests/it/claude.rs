@@ -186,6 +186,84 @@ fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
         "tools a model would have beside the proxy's: {stray:?}"
     );
     assert!(offered.contains("mcp__okn__submit_csv"));
+
+    // Usage and cost flow from the stand-in's stream, through the CLI's
+    // report, into episode.json, result.json, summary.csv and the page.
+    // The stand-in says a request of B bytes took B/4 input tokens (a
+    // quarter of them read from the cache): attempt 1 made the first
+    // num_turns requests.
+    let turns = report["num_turns"].as_u64().unwrap();
+    let mut expected_input = 0;
+    for n in 1..=turns {
+        let bytes = std::fs::metadata(dir.path().join(format!("requests/request-{n:04}.json")))
+            .unwrap()
+            .len();
+        expected_input += (bytes / 4).max(1);
+    }
+    let episode = json(&attempt.join("episode.json"));
+    let usage = &episode["usage"];
+    assert_eq!(usage["source"], "agent.json");
+    assert_eq!(
+        usage["input_tokens"].as_u64().unwrap()
+            + usage["cache_read_input_tokens"].as_u64().unwrap(),
+        expected_input,
+        "{usage}"
+    );
+    assert_eq!(usage["cost_usd"], report["total_cost_usd"]);
+    assert!(usage["cost_usd"].as_f64().unwrap() > 0.0, "{usage}");
+    assert_eq!(usage["output_tokens"], report["usage"]["output_tokens"]);
+    let result = json(&attempt.parent().unwrap().join("result.json"));
+    assert_eq!(&result["attempts"][0]["usage"], usage);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = summary.lines().nth(1).unwrap().split(',').collect();
+    let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(
+        cell("input_tokens"),
+        expected_input.to_string(),
+        "{summary}"
+    );
+    assert_eq!(cell("output_tokens"), usage["output_tokens"].to_string());
+    assert_eq!(
+        cell("cost_usd"),
+        format!("{:.6}", usage["cost_usd"].as_f64().unwrap())
+    );
+    // Per condition: the total and the mean, in the terminal report and
+    // the README table.
+    let second = json(&out.join(
+        "fiokg-chemical-manufacturers_single_results/demo-kg-all-tools__kg-named/result.json",
+    ));
+    let total = usage["cost_usd"].as_f64().unwrap()
+        + second["attempts"][0]["usage"]["cost_usd"].as_f64().unwrap();
+    let report = crate::support::okn()
+        .args(["report"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&report).contains(&format!(
+            "demo-kg-all-tools__kg-named: cost ${total:.4} over 2 attempts (${:.4} per attempt)",
+            total / 2.0
+        )),
+        "{}",
+        stdout(&report)
+    );
+    let build = crate::support::okn_in(dir.path())
+        .arg("build")
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", stderr(&build));
+    let page = std::fs::read_to_string(dir.path().join(
+        "site/roots/runs/a/biobricks-ice-active-chemicals_single/demo-kg-all-tools__kg-named/attempt-1.html",
+    ))
+    .unwrap();
+    assert!(
+        page.contains(&format!(
+            "cost ${:.6} · {expected_input} input tokens (",
+            usage["cost_usd"].as_f64().unwrap()
+        )),
+        "{page}"
+    );
 }
 
 #[test]

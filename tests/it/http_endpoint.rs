@@ -141,6 +141,12 @@ fn http_endpoint_gives_the_same_ground_truth_as_the_embedded_store() {
         serde_json::from_str(&read(dir.path(), "gt-http/prevalence_x.json")).unwrap();
     assert_eq!(meta["endpoint"]["kind"], "http");
     assert_eq!(meta["endpoint"]["location"], server.url.as_str());
+    // What the server says of itself (`Server: Oxigraph/0.5.13`), recorded
+    // but not fingerprinted.
+    assert_eq!(meta["endpoint"]["engine"], "Oxigraph", "{meta}");
+    let version = meta["endpoint"]["engine_version"].as_str().unwrap_or("");
+    assert!(version.starts_with("0.5."), "{meta}");
+    assert_eq!(meta["endpoint"]["identity"], server.url.as_str());
     assert_eq!(meta["ordered"], true);
     assert_eq!(meta["row_count"], 3);
     let embedded_meta: serde_json::Value =
@@ -168,6 +174,143 @@ fn http_endpoint_gives_the_same_ground_truth_as_the_embedded_store() {
         "{}",
         stdout(&again)
     );
+}
+
+/// The bytes of every file under `dir`, by path.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `reference ARGS --endpoint URL` in `dir`.
+fn reference_at(dir: &Path, url: &str, args: &[&str]) -> std::process::Output {
+    okn_in(dir)
+        .args(["reference", "--corpus", "corpus"])
+        .args(args)
+        .args(["--endpoint", url])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn reference_verify_catches_an_update_made_at_the_endpoint_and_plain_reference_does_not() {
+    let dir = corpus_dir();
+    let server = start_oxigraph(dir.path());
+    let built = reference_at(dir.path(), &server.url, &[]);
+    assert_eq!(built.status.code(), Some(0), "{}", stderr(&built));
+
+    // Nothing changed: every record is the same, and the check is logged.
+    let gt = dir.path().join("corpus/ground-truth");
+    let before = snapshot(&gt);
+    let clean = reference_at(dir.path(), &server.url, &["--verify"]);
+    let text = stdout(&clean);
+    assert_eq!(clean.status.code(), Some(0), "{text}{}", stderr(&clean));
+    assert!(
+        text.contains("4 records verified: 4 same, 0 differ, 0 unchecked, 0 failed;"),
+        "{text}"
+    );
+    assert!(text.contains("same       prevalence_x  3 rows"), "{text}");
+    let log: serde_json::Value =
+        serde_json::from_str(&read(dir.path(), "corpus/ground-truth/.verified.json")).unwrap();
+    assert_eq!(log["format"], 1);
+    assert_eq!(log["records"].as_object().unwrap().len(), 4, "{log}");
+    assert_eq!(log["records"]["prevalence_x"]["matched"], true);
+    assert_eq!(
+        log["records"]["prevalence_x"]["endpoint"]["engine"],
+        "Oxigraph"
+    );
+    let logged = snapshot(&gt);
+
+    // Beta's prevalence is updated at the endpoint: the ordered key's row
+    // and its order change, and the average with it.
+    let update_url = server.url.replace("/query", "/update");
+    let update = "DELETE DATA { GRAPH <https://purl.org/okn/frink/kg/health> { <http://ex.org/place/2> <http://ex.org/prevalence> \"6.25\"^^<http://www.w3.org/2001/XMLSchema#decimal> } } ;\nINSERT DATA { GRAPH <https://purl.org/okn/frink/kg/health> { <http://ex.org/place/2> <http://ex.org/prevalence> \"9\"^^<http://www.w3.org/2001/XMLSchema#decimal> } }";
+    let reply = ureq::post(&update_url)
+        .send_form([("update", update)])
+        .unwrap();
+    assert!(reply.status().is_success(), "{}", reply.status());
+
+    // The fingerprint of a URL is the URL: plain `reference` reuses every
+    // stale row (README.md and docs/FORMAT.md say so).
+    let again = reference_at(dir.path(), &server.url, &[]);
+    assert!(
+        stdout(&again)
+            .lines()
+            .any(|l| l.starts_with("4 records: 0 built, 4 reused, 0 stale")),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(logged, snapshot(&gt), "plain reference wrote nothing");
+
+    // --verify notices, names both records with their differing rows, and
+    // writes no ground truth.
+    let caught = reference_at(dir.path(), &server.url, &["--verify"]);
+    let text = stdout(&caught);
+    assert_eq!(caught.status.code(), Some(1), "{text}{}", stderr(&caught));
+    assert!(
+        text.contains("4 records verified: 2 same, 2 differ, 0 unchecked, 0 failed;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("DIFFERS    prevalence_x  +1 -1 rows (3 cached, 3 now)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    + http://ex.org/place/2,Beta,9\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    - http://ex.org/place/2,Beta,6.25\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("DIFFERS    average_x     +1 -1 rows"),
+        "{text}"
+    );
+    assert!(text.contains("same       beta_y"), "{text}");
+    assert!(text.contains("same       labels_y"), "{text}");
+    assert!(
+        stderr(&caught).contains("no longer answers the cached ground truth of 2 records"),
+        "{}",
+        stderr(&caught)
+    );
+    let after = snapshot(&gt);
+    let without_log = |files: &[(std::path::PathBuf, Vec<u8>)]| {
+        files
+            .iter()
+            .filter(|(p, _)| !p.ends_with(".verified.json"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(without_log(&before), without_log(&after));
+    let log: serde_json::Value =
+        serde_json::from_str(&read(dir.path(), "corpus/ground-truth/.verified.json")).unwrap();
+    assert_eq!(log["records"]["prevalence_x"]["matched"], false, "{log}");
+    assert_eq!(log["records"]["average_x"]["matched"], false, "{log}");
+    assert_eq!(log["records"]["beta_y"]["matched"], true, "{log}");
+
+    // Still only --verify notices; --force rebuilds, and the check passes.
+    let still = reference_at(dir.path(), &server.url, &[]);
+    assert!(
+        stdout(&still).contains("4 records: 0 built, 4 reused"),
+        "{}",
+        stdout(&still)
+    );
+    let forced = reference_at(dir.path(), &server.url, &["--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(
+        read(dir.path(), "corpus/ground-truth/prevalence_x.csv"),
+        "place,label,prevalence\nhttp://ex.org/place/2,Beta,9\nhttp://ex.org/place/1,Alpha,7.5\nhttp://ex.org/place/3,Gamma,1\n"
+    );
+    let clean = reference_at(dir.path(), &server.url, &["--verify"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
 }
 
 #[test]

@@ -256,22 +256,7 @@ async fn a_withheld_tool_is_hidden_and_a_remembered_name_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamable_http_upstream_on_loopback() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = std::process::Command::new(BIN)
-        .args([
-            "kg-server",
-            "--transport",
-            "http",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
-        .arg(repo().join("demo/kg"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut server);
-    let _server = KillOnDrop(server);
+    let (_server, port) = crate::support::kg_server_http(&[]);
     let profile = dir.path().join("remote.toml");
     std::fs::write(
         &profile,
@@ -988,6 +973,18 @@ mod regression {
             "{invalid_params}"
         );
 
+        // JSON that rmcp answered without its id (the call then hung).
+        let bad_params = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#;
+        send(&mut stdin, bad_params);
+        let answered = reply(&received, "a tools/call whose params are an array");
+        assert_eq!(answered["id"], 9, "{answered}");
+        assert_eq!(answered["error"]["code"], -32602, "{answered}");
+        let fractional_id = r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#;
+        send(&mut stdin, fractional_id);
+        let answered = reply(&received, "a request whose id is 1.5");
+        assert_eq!(answered["id"], 1.5, "{answered}");
+        assert_eq!(answered["error"]["code"], -32600, "{answered}");
+
         send(
             &mut stdin,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\nAlice\n"}}}"#,
@@ -1017,7 +1014,11 @@ mod regression {
             "name\nAlice\n"
         );
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
-        assert_eq!(calls.as_array().unwrap().len(), 3, "{calls:#}");
+        assert_eq!(calls.as_array().unwrap().len(), 5, "{calls:#}");
+        assert_eq!(calls[2]["unreadable"]["code"], -32602, "{}", calls[2]);
+        assert_eq!(calls[3]["unreadable"]["code"], -32600, "{}", calls[3]);
+        assert_eq!(calls[3]["unreadable"]["id"], 1.5, "{}", calls[3]);
+        let calls = json!([calls[0], calls[1], calls[4]]);
         let (first, second) = (&calls[0], &calls[1]);
         assert_eq!(first["tool"], "");
         assert_eq!(first["ok"], false);
@@ -1039,8 +1040,8 @@ mod regression {
         assert_eq!(calls[2]["ok"], true);
         assert!(calls[2].get("unreadable").is_none(), "{}", calls[2]);
         let metrics = json_file(&log.join("metrics.json"));
-        assert_eq!(metrics["calls"], 3, "{metrics}");
-        assert_eq!(metrics["unreadable_requests"], 2, "{metrics}");
+        assert_eq!(metrics["calls"], 5, "{metrics}");
+        assert_eq!(metrics["unreadable_requests"], 4, "{metrics}");
         assert_eq!(metrics["tools_called"], json!(["submit_csv"]), "{metrics}");
         assert_eq!(metrics["submissions"], 1, "{metrics}");
     }
@@ -1070,5 +1071,184 @@ mod regression {
         client.cancel().await.unwrap();
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
         assert_eq!(calls[0]["soft_error"], Value::Null);
+    }
+
+    // A server that died mid-episode left the call in flight waiting for
+    // --timeout instead of failing when the transport closed.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_call_in_flight_fails_as_soon_as_the_server_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "die-after=1"]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &["--profile", profile.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        call(&client, "list_graphs", json!({})).await;
+        let started = std::time::Instant::now();
+        let died = call(&client, "list_graphs", json!({})).await;
+        let waited = started.elapsed();
+        assert_eq!(died.is_error, Some(true));
+        assert!(
+            waited < Duration::from_secs(10),
+            "waited {waited:?} for a dead server"
+        );
+        client.cancel().await.unwrap();
+        // The same over streamable HTTP.
+        let (_server, port) = crate::support::kg_server_http(&["--fault", "die-after=1"]);
+        let remote = dir.path().join("remote.toml");
+        std::fs::write(
+            &remote,
+            format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+        )
+        .unwrap();
+        let client = proxy(
+            &dir.path().join("log-http"),
+            &["--profile", remote.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        call(&client, "list_graphs", json!({})).await;
+        let started = std::time::Instant::now();
+        let died = call(&client, "list_graphs", json!({})).await;
+        let waited = started.elapsed();
+        assert_eq!(died.is_error, Some(true), "{}", text(&died));
+        assert!(
+            waited < Duration::from_secs(10),
+            "waited {waited:?} for a dead HTTP server"
+        );
+        client.cancel().await.unwrap();
+    }
+
+    /// `oxigraph serve` on 127.0.0.1 over two triples; killed on drop.
+    fn tiny_oxigraph(dir: &Path) -> (KillOnDrop, u16) {
+        let oxigraph = tool("oxigraph");
+        let data = dir.join("data.nt");
+        std::fs::write(
+            &data,
+            "<http://ex.org/a> <http://www.w3.org/2000/01/rdf-schema#label> \"Alpha\" .\n\
+             <http://ex.org/b> <http://www.w3.org/2000/01/rdf-schema#label> \"error\" .\n",
+        )
+        .unwrap();
+        let db = dir.join("db");
+        let status = std::process::Command::new(&oxigraph)
+            .args(["load", "--location"])
+            .arg(&db)
+            .arg("--file")
+            .arg(&data)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "oxigraph load failed");
+        let port = free_port();
+        let mut child = std::process::Command::new(&oxigraph)
+            .args(["serve", "--location"])
+            .arg(&db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut child);
+        (KillOnDrop(child), port)
+    }
+
+    // mcp-server-sparql answers an endpoint's 404 and a malformed query
+    // with isError=false and {"error": ...}: both were recorded ok, with no
+    // soft error, and counted among the queries that worked.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn mcp_server_sparql_error_replies_are_soft_errors_and_its_results_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, port) = tiny_oxigraph(dir.path());
+        let profile = |name: &str, endpoint: &str| {
+            let path = dir.path().join(format!("{name}.toml"));
+            std::fs::write(
+                &path,
+                format!(
+                    "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"--endpoint\", \"{endpoint}\"]\n\
+                     env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+                    tool("mcp-server-sparql").display().to_string()
+                ),
+            )
+            .unwrap();
+            path
+        };
+        let good = profile("sparql", &format!("http://127.0.0.1:{port}/query"));
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &["--profile", good.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        assert_eq!(tool_names(&client).await, ["query", "submit_csv"]);
+        // A good query whose result holds the word "error" in a cell.
+        let result = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l } ORDER BY ?l"}),
+        )
+        .await;
+        assert!(text(&result).contains("\"error\""), "{}", text(&result));
+        // FastMCP sends the same JSON as text and as structured content:
+        // what the agent received is counted once.
+        assert!(result.structured_content.is_some());
+        let received = text(&result).chars().count();
+        let malformed = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT ?s WHERE { ?s ?p }"}),
+        )
+        .await;
+        assert_ne!(malformed.is_error, Some(true), "it fails softly");
+        assert!(
+            text(&malformed).contains("QueryBadFormed"),
+            "{}",
+            text(&malformed)
+        );
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["soft_error"], Value::Null, "{}", calls[0]);
+        assert_eq!(calls[0]["result_chars"], received, "{}", calls[0]);
+        assert_eq!(calls[1]["soft_error"], "malformed query", "{}", calls[1]);
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(
+            (
+                metrics["queries_ok"].clone(),
+                metrics["queries_errored"].clone()
+            ),
+            (json!(1), json!(1)),
+            "{metrics}"
+        );
+        let both = received + calls[1]["result_chars"].as_u64().unwrap() as usize;
+        assert_eq!(metrics["reply_chars"], json!({"query": both}), "{metrics}");
+        // An endpoint that answers 404.
+        let missing = profile(
+            "sparql404",
+            &format!("http://127.0.0.1:{port}/no-such-endpoint"),
+        );
+        let log = dir.path().join("log404");
+        let client = proxy(
+            &log,
+            &["--profile", missing.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        let gone = call(
+            &client,
+            "query",
+            json!({"query_string": "SELECT * WHERE { ?s ?p ?o }"}),
+        )
+        .await;
+        assert_ne!(gone.is_error, Some(true), "it fails softly");
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(
+            calls[0]["soft_error"], "HTTP 404 (endpoint not found)",
+            "{}",
+            calls[0]
+        );
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["queries_errored"], 1, "{metrics}");
+        assert_eq!(metrics["upstream_soft_errors"], json!({"query": 1}));
     }
 }

@@ -328,6 +328,147 @@ fn selfcheck_expects_the_fallbacks_where_the_guards_withdraw() {
         .run();
 }
 
+#[test]
+fn report_and_rescore_say_when_the_ground_truth_a_root_was_judged_by_was_last_verified() {
+    let dir = demo_copy();
+    crate::support::fixture::copy_dir(
+        &repo().join("runs-scripted-cross"),
+        &dir.path().join("runs"),
+    );
+    let corpus = "demo/benchmarks-cross";
+    let gt = "demo/benchmarks-cross/ground-truth";
+    reference(dir.path(), &["--corpus", corpus]).run();
+    let report = || Test::new().current_dir(dir.path()).args(["report", "runs"]);
+    let rescore = || {
+        Test::new()
+            .current_dir(dir.path())
+            .args(["rescore", "runs"])
+    };
+    let never = format!(
+        "\nground truth ({gt}): never verified against its endpoint ('okn-benchmark reference \
+         --corpus {corpus} --verify' checks it)\n"
+    );
+    report().stdout_contains(&never).run();
+    rescore().stdout_contains(&never).run();
+    // The date is said on the terminal only, never in the generated files.
+    let readme = std::fs::read_to_string(dir.path().join("runs/README.md")).unwrap();
+    assert!(!readme.contains("verified"), "{readme}");
+
+    reference(
+        dir.path(),
+        &["--corpus", corpus, "--verify", "--limit", "4"],
+    )
+    .stdout_contains("\n4 records verified: 4 same, 0 differ, 0 unchecked, 0 failed;")
+    .run();
+    let partly = report().run();
+    let line = partly
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ground truth ("))
+        .unwrap_or_else(|| panic!("{}", partly.stdout))
+        .to_string();
+    assert!(
+        line.starts_with(&format!("ground truth ({gt}): last verified 20")),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(": 4 of 12 questions, all matched; 8 never verified")
+            && line.contains(" against demo/kg (oxigraph/"),
+        "{line}"
+    );
+    reference(dir.path(), &["--corpus", corpus, "--verify"]).run();
+    for cmd in [report(), rescore()] {
+        let out = cmd
+            .stdout_contains(": 12 of 12 questions, all matched\n")
+            .run();
+        assert!(!out.stdout.contains("never verified"), "{}", out.stdout);
+    }
+
+    // The data changes under one answer key: --verify names it with its
+    // rows (and notes that `reference` would rebuild it), and the root's
+    // report says which of its questions the endpoint no longer answers.
+    let id = "spoke-okn-biobricks-ice-cyp1a1-lowest-ac50_cross";
+    let data = dir.path().join("demo/kg/spoke-okn.ttl");
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(
+        &data,
+        text.replacen(
+            "rdfs:label \"Chlorpyrifos\" ;",
+            "rdfs:label \"Chlorpyrifos-ethyl\" ;",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = reference(dir.path(), &["--corpus", corpus, "--verify"])
+        .status(1)
+        .stdout_contains(format!("] DIFFERS    {id}  "))
+        .stdout_contains("  +1 -1 rows (1 cached, 1 now)\n")
+        .stdout_contains("\nnote: the ground truth of 12 of these records was built from another endpoint, or other data, than this one: 'okn-benchmark reference' would rebuild them\n")
+        .stdout_contains("\n    - Chlorpyrifos,http://identifiers.org/cas/2921-88-2,7.2\n    + Chlorpyrifos-ethyl,http://identifiers.org/cas/2921-88-2,7.2\n")
+        .run();
+    assert!(
+        out.stdout
+            .contains(" same, 1 differ, 0 unchecked, 0 failed;"),
+        "{}",
+        out.stdout
+    );
+    report()
+        .stdout_contains(format!(
+            ": 12 of 12 questions, 1 differed ({id}): the endpoint no longer answers the rows they were judged by\n"
+        ))
+        .run();
+}
+
+#[test]
+fn verify_names_what_it_cannot_check_and_refuses_force() {
+    let dir = demo_copy();
+    let corpus = "demo/benchmarks-single";
+    reference(dir.path(), &["--corpus", corpus, "--limit", "2"]).run();
+    let out = reference(
+        dir.path(),
+        &["--corpus", corpus, "--limit", "3", "--verify"],
+    )
+    .status(1)
+    .stdout_contains("\n3 records verified: 2 same, 0 differ, 1 unchecked, 0 failed;")
+    .run();
+    let unchecked: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("UNCHECKED"))
+        .collect();
+    assert_eq!(unchecked.len(), 1, "{}", out.stdout);
+    assert!(
+        unchecked[0].ends_with("no cached ground truth: run 'okn-benchmark reference' to build it"),
+        "{}",
+        out.stdout
+    );
+    // An edited answer key's ground truth is not checked against the new key.
+    let path = dir
+        .path()
+        .join(corpus)
+        .join("biobricks-ice-active-chemicals_single.rq");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\n# edited\n")).unwrap();
+    reference(dir.path(), &["--corpus", corpus, "--limit", "1", "--verify"])
+        .status(1)
+        .stdout_contains("UNCHECKED  biobricks-ice-active-chemicals_single  its answer key was edited after its ground truth was built: run 'okn-benchmark reference' to rebuild it\n")
+        .run();
+    // Nothing to check: nothing is logged, no folder is made.
+    let empty = work_dir(&[
+        ("c/a_x.rq", "#+ summary: A.\nSELECT * {}\n"),
+        ("data.nq", "<http://a> <http://b> <http://c> <http://g> .\n"),
+    ]);
+    reference(empty.path(), &["--corpus", "c", "--endpoint", "data.nq", "--verify"])
+        .status(1)
+        .stdout_contains("1 record verified: 0 same, 0 differ, 1 unchecked, 0 failed; ground truth in c/ground-truth left as it was\n")
+        .run();
+    assert!(!empty.path().join("c/ground-truth").exists());
+    reference(dir.path(), &["--corpus", corpus, "--verify", "--force"])
+        .status(2)
+        .stderr_contains("--force")
+        .run();
+}
+
 mod regression {
     //! One test per fixed defect, named after what it guards; the comment
     //! says what broke.

@@ -124,7 +124,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.starts_with(
-        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,notes\n"
+        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,cost_usd,input_tokens,output_tokens,notes\n"
     ));
     assert_eq!(summary.lines().count(), 4);
     // report regenerates exactly what run wrote.
@@ -715,8 +715,15 @@ unreadable  {}:1: key must be a string at line 1 column 3
 ",
         second.join("result.json").display()
     );
+    // Last, what is known of the ground truth's verification (that line
+    // depends on the repository's corpus, not on this root).
+    let (text, verified) = split_verified(&stdout(&o));
+    assert!(
+        verified.starts_with("ground truth (demo/benchmarks-single/ground-truth): "),
+        "{verified}"
+    );
     assert_eq!(
-        stdout(&o),
+        text,
         want,
         "{}",
         crate::support::test::diff(&want, &stdout(&o))
@@ -841,6 +848,15 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
         .filter(|e| e.file_type().is_file())
         .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
         .collect()
+}
+
+/// `rescore`'s or `report`'s output split before its last line, which
+/// says when the ground truth was last verified (`ground truth (...): ...`).
+fn split_verified(text: &str) -> (String, String) {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let (head, last) = body.rsplit_once('\n').unwrap_or(("", body));
+    assert!(last.starts_with("ground truth ("), "{text}");
+    (format!("{head}\n"), last.to_string())
 }
 
 fn scripted(out: &Path, corpus: &str, extra: &[&str]) -> Output {
@@ -1382,6 +1398,7 @@ mod regression {
             !text.contains("attempt-01"),
             "attempt-01 is not an attempt folder: {text}"
         );
+        let (text, _) = split_verified(&text);
         assert!(
             text.ends_with("\n2 attempts re-scored, 0 scores moved\n"),
             "{text}"
@@ -1551,6 +1568,47 @@ mod regression {
             stderr(&o).contains(
                 "the ground truth of biobricks-ice-active-chemicals_single changed since"
             ),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // Ground truth rebuilt with other rows under the same fingerprint (what
+    // `reference --force` does after an update behind a SPARQL URL) judged
+    // one condition by the new rows, the others by the old.
+    #[test]
+    fn ground_truth_with_other_rows_under_the_same_fingerprint_is_refused() {
+        let (keep, out) = out_dir();
+        let corpus = keep.path().join("corpus");
+        crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+        let corpus_arg = corpus.to_str().unwrap();
+        let limit = ["--agent", "scripted:oracle", "--limit", "1"];
+        assert_eq!(scripted(&out, corpus_arg, &limit).status.code(), Some(0));
+        let o = scripted(
+            &out,
+            corpus_arg,
+            &[&limit[..], &["--label", "again"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The rows change, the answer key and endpoint (so the fingerprint)
+        // do not.
+        let id = "biobricks-ice-active-chemicals_single";
+        let csv = corpus.join(format!("ground-truth/{id}.csv"));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let fewer: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&csv, &fewer).unwrap();
+        let json_path = corpus.join(format!("ground-truth/{id}.json"));
+        let mut meta = json(&json_path);
+        meta["csv_sha256"] = okn_benchmark::reference::sha256_tag(fewer.as_bytes()).into();
+        meta["row_count"] = 1.into();
+        std::fs::write(&json_path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+        let o = scripted(&out, corpus_arg, &[&limit[..], &["--resume"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "the ground truth of {id} changed since {} recorded it (its answer key, endpoint or rows changed)",
+                out.display()
+            )),
             "{}",
             stderr(&o)
         );
@@ -1818,5 +1876,394 @@ mod regression {
             stderr(&o)
         );
         assert!(!out.exists());
+    }
+
+    // A host killed from outside left a 0-byte agent.json, which the
+    // attempt page showed as a JSON parse error, and the attempt read as
+    // the agent's own failure.
+    #[test]
+    fn a_host_killed_from_outside_is_blocked_as_such_and_leaves_no_empty_report() {
+        let (_keep, out) = out_dir();
+        let child = hanging_run(&out, "60", "1");
+        let attempt = out.join(CONDITION_DIR).join("attempt-1");
+        wait_until("the agent host", || attempt.join("calls.json").is_file());
+        // The scripted agent host: the one process whose command line
+        // names this attempt's folder and is not the proxy.
+        let hosts = String::from_utf8(
+            Command::new("pgrep")
+                .args(["-f", &format!("scripted-agent.*{}", out.display())])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let host = hosts
+            .lines()
+            .next()
+            .unwrap_or_else(|| panic!("no host found"));
+        assert!(
+            Command::new("kill")
+                .args(["-9", host])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let o = child.wait_with_output().unwrap();
+        // The only attempt was blocked: the run measured nothing.
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(!attempt.join("agent.json").exists(), "no empty agent.json");
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(result["attempts"][0]["blocked"], true, "{result}");
+        assert_eq!(
+            result["attempts"][0]["blocked_reason"],
+            "the agent host was killed by a signal and reported nothing"
+        );
+    }
+
+    // run's startup check spilled the server's stderr onto the terminal.
+    #[test]
+    fn the_startup_check_keeps_the_servers_stderr_off_the_terminal() {
+        let (keep, out) = out_dir();
+        let chatty = keep.path().join("chatty.toml");
+        std::fs::write(
+            &chatty,
+            format!(
+                "name = \"chatty\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"sh\"\n\
+                 args = [\"-c\", \"echo 'banner: starting' >&2; exec {BIN} kg-server --data demo/kg\"]\n\
+                 cwd = \"{}\"\n",
+                repo().display()
+            ),
+        )
+        .unwrap();
+        let o = run(&[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--tools",
+            "all-tools",
+            "--profile",
+            chatty.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("banner"), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("banner"), "{}", stdout(&o));
+        let log = out.join("biobricks-ice-active-chemicals_single_results/chatty-all-tools__kg-named/attempt-1/upstream.stderr.log");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "banner: starting\n");
+        // A server that dies at startup: its last words join the error.
+        let dying = keep.path().join("dying.toml");
+        std::fs::write(
+            &dying,
+            "name = \"dying\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"sh\"\n\
+             args = [\"-c\", \"echo 'Traceback: boom' >&2; exit 3\"]\n",
+        )
+        .unwrap();
+        let o = run(&[
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--tools",
+            "all-tools",
+            "--profile",
+            dying.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains("what an agent would see). The server's stderr:\n  Traceback: boom\n"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // Two conditions, one against a dead backend and one against a 404,
+    // read identically: soft errors were only in per-attempt notes.
+    #[test]
+    fn soft_errors_of_two_conditions_read_apart_in_report_and_readme() {
+        let (keep, out) = out_dir();
+        // An endpoint that answers 404: any HTTP server on 127.0.0.1 that
+        // has no such path (the demo KG server over HTTP).
+        let (_server, port) = crate::support::kg_server_http(&[]);
+        let closed = free_port();
+        for (name, endpoint) in [
+            ("sparql-dead", format!("http://127.0.0.1:{closed}/sparql")),
+            (
+                "sparql-404",
+                format!("http://127.0.0.1:{port}/no-such-endpoint"),
+            ),
+        ] {
+            let profile = keep.path().join(format!("{name}.toml"));
+            std::fs::write(
+                &profile,
+                format!(
+                    "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\n\
+                     args = [\"--endpoint\", \"{endpoint}\"]\n\
+                     env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+                    crate::support::tool("mcp-server-sparql")
+                        .display()
+                        .to_string()
+                ),
+            )
+            .unwrap();
+            let o = run(&[
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--tools",
+                "all-tools",
+                "--profile",
+                profile.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        }
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = stdout(&report);
+        assert!(
+            text.contains("sparql-dead-all-tools__kg-named: soft errors 1: backend unreachable (connection refused) ×1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "sparql-404-all-tools__kg-named: soft errors 1: HTTP 404 (endpoint not found) ×1"
+            ),
+            "{text}"
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("| soft errors |"), "{readme}");
+        assert!(
+            readme.contains("| 1: HTTP 404 (endpoint not found) ×1 |"),
+            "{readme}"
+        );
+        assert!(
+            readme.contains("| 1: backend unreachable (connection refused) ×1 |"),
+            "{readme}"
+        );
+    }
+
+    // What the server's replies put into the agent's context was in no
+    // table (issue: a FastMCP reply's structured content was counted
+    // twice, too).
+    #[test]
+    fn the_replies_characters_are_tallied_per_condition_from_the_calls() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let mut total = 0;
+        let mut attempts = 0;
+        for entry in walkdir::WalkDir::new(&out) {
+            let entry = entry.unwrap();
+            if entry.file_name() == "calls.json" {
+                attempts += 1;
+                for call in json(entry.path())["calls"].as_array().unwrap() {
+                    if call["forwarded"] == true {
+                        total += call["result_chars"].as_u64().unwrap();
+                    }
+                }
+            }
+        }
+        assert_eq!(attempts, 2);
+        assert!(total > 0);
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let expected = format!(
+            "demo-kg-all-tools__kg-named: the server's replies put {total} characters ({:.0} per \
+             attempt) into the context",
+            total as f64 / 2.0
+        );
+        assert!(
+            stdout(&report).contains(&expected),
+            "{expected}\n{}",
+            stdout(&report)
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("| reply chars |"), "{readme}");
+    }
+
+    // With the binary installed outside the project (~/.cargo/bin, on
+    // PATH), command.txt recorded the way there from the attempt folder:
+    // a folder of the machine.
+    #[test]
+    fn an_installed_binary_is_recorded_by_its_name_and_still_resumes() {
+        let (keep, out) = out_dir();
+        let bin = keep.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::copy(BIN, bin.join("okn-benchmark")).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let run_installed = |extra: &[&str]| {
+            Command::new(bin.join("okn-benchmark"))
+                .current_dir(repo())
+                .env("PATH", &path)
+                .env_remove("XDG_CACHE_HOME")
+                .args([
+                    "run",
+                    "--corpus",
+                    "demo/benchmarks-single",
+                    "--kg-hint",
+                    "tags",
+                ])
+                .args(DEMO)
+                .args(["--agent", "scripted:oracle", "--limit", "1", "--out"])
+                .arg(&out)
+                .args(extra)
+                .output()
+                .unwrap()
+        };
+        let o = run_installed(&[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let line =
+            std::fs::read_to_string(out.join(CONDITION_DIR).join("attempt-1/command.txt")).unwrap();
+        assert!(line.starts_with("okn-benchmark scripted-agent "), "{line}");
+        assert!(line.contains(r#""command":"okn-benchmark""#), "{line}");
+        assert!(!line.contains("bin/okn-benchmark"), "{line}");
+        let o = run_installed(&["--resume"]);
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+    }
+
+    // A frozen root named by a relative path was shown by its absolute
+    // path, a folder of the machine, in the refusal.
+    #[test]
+    fn a_frozen_root_is_named_as_the_user_named_it() {
+        let (keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let freeze = okn()
+            .args(["freeze", out.to_str().unwrap(), "--reason", "Done."])
+            .output()
+            .unwrap();
+        assert_eq!(freeze.status.code(), Some(0));
+        let o = okn_in(keep.path())
+            .args(["rescore", "runs"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).starts_with("error: runs is frozen (Done.): rescore never writes into a frozen root (delete runs/.frozen by hand to unfreeze)"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    // A disk that filled up cost the proxy the answer it could not save,
+    // and the attempt was recorded as the agent's miss (exit 0). The run
+    // now stops while there is too little space for an episode's records;
+    // OKN_MIN_FREE_BYTES stands for a full disk here (no disk is filled).
+    #[test]
+    fn a_run_stops_before_an_episode_when_the_disk_is_nearly_full() {
+        let (_keep, out) = out_dir();
+        let o = okn()
+            .env("OKN_MIN_FREE_BYTES", u64::MAX.to_string())
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--kg-hint",
+                "tags",
+            ])
+            .args(DEMO)
+            .args(["--agent", "scripted:oracle", "--limit", "1", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("MiB free on its disk, less than the")
+                && stderr(&o).contains("free some space, then run again with --resume"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "nothing recorded");
+    }
+
+    // After kill -9 (or a second Ctrl-C), report, the README and build
+    // said a run was recording the condition, though its process was gone.
+    #[test]
+    fn a_stale_lock_reads_as_an_interrupted_run_not_a_running_one() {
+        let (_keep, out) = out_dir();
+        let child = hanging_run(&out, "60", "1");
+        wait_until("the first attempt", || {
+            out.join(CONDITION_DIR)
+                .join("attempt-1/prompt.txt")
+                .is_file()
+        });
+        let lock = out.join("conditions/demo-kg-all-tools__kg-named.lock");
+        Command::new("kill")
+            .args(["-9", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let _ = child.wait_with_output();
+        assert!(lock.is_file(), "kill -9 leaves the lock");
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&report)
+                .contains("(a run was interrupted: run it again with --resume to finish it)"),
+            "{}",
+            stdout(&report)
+        );
+        assert!(
+            !stdout(&report).contains("recording it now"),
+            "{}",
+            stdout(&report)
+        );
+    }
+
+    // "The first query hit the target graph 59 times, with no exploratory
+    // calls": a fact read off the call logs that no table could state.
+    #[test]
+    fn the_first_query_and_the_exploration_before_it_are_read_off_the_calls() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(
+            result["attempts"][0]["trajectory"],
+            serde_json::json!({"first_query_hit": true, "exploratory_calls": 0})
+        );
+        let report = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&report).contains(
+                "demo-kg-all-tools__kg-named: first query hit the key's graphs in 2 of 2 \
+                 attempts; 0 exploratory calls before it over 2 attempts"
+            ),
+            "{}",
+            stdout(&report)
+        );
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(
+            readme.contains("| first query hit | exploratory calls |"),
+            "{readme}"
+        );
+        assert!(readme.contains("| 2/2 | 0.00 |"), "{readme}");
     }
 }

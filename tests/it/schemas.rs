@@ -5,6 +5,7 @@
 
 use okn_benchmark::layout::{CallsFile, Metrics};
 use okn_benchmark::reference::GroundTruthMeta;
+use okn_benchmark::reference::verify::VerifiedFile;
 use okn_benchmark::runs::records::{ConditionFile, Episode, QuestionResult};
 use okn_benchmark::runs::rescore::FrozenFile;
 use schemars::{JsonSchema, schema_for};
@@ -26,6 +27,7 @@ fn committed_schemas_match_the_types() {
         ("result", render::<QuestionResult>()),
         ("condition", render::<ConditionFile>()),
         ("frozen", render::<FrozenFile>()),
+        ("verified", render::<VerifiedFile>()),
     ];
     let update = std::env::var_os("OKN_UPDATE_SCHEMAS").is_some();
     let mut stale = Vec::new();

@@ -62,7 +62,13 @@ pub fn tool(name: &str) -> PathBuf {
         Some(repo().join("target/test-tools")),
     ];
     for root in roots.into_iter().flatten() {
-        for sub in ["venv/bin", "okn-venv/bin", "node_modules/.bin", "bin"] {
+        for sub in [
+            "venv/bin",
+            "okn-venv/bin",
+            "sparql-venv/bin",
+            "node_modules/.bin",
+            "bin",
+        ] {
             let candidate = root.join(sub).join(name);
             if candidate.is_file() {
                 return candidate;
@@ -134,4 +140,26 @@ pub fn processes_mentioning(text: &str) -> usize {
                 .unwrap_or(false)
         })
         .count()
+}
+
+/// The demo KG server over streamable HTTP on a free port of 127.0.0.1,
+/// with `extra` arguments (`--fault ...`), killed on drop; and its port.
+pub fn kg_server_http(extra: &[&str]) -> (KillOnDrop, u16) {
+    let port = free_port();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"))
+        .args([
+            "kg-server",
+            "--transport",
+            "http",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(extra)
+        .arg("--data")
+        .arg(repo().join("demo/kg"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start kg-server");
+    wait_for_port(port, &mut server);
+    (KillOnDrop(server), port)
 }

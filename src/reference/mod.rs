@@ -10,13 +10,20 @@
 //!   answer key, whether it is ordered, columns, row count, fingerprint.
 //!   It is written after the CSV, so its presence marks a complete pair.
 //!
+//! A hidden `.verified.json` beside them logs what `reference --verify`
+//! last found ([`verify`]); it is no record's ground truth.
+//!
 //! The **fingerprint** is SHA-256 over the format version, the endpoint's
 //! identity ([`crate::sparql::EndpointInfo::identity`]) and the answer key
 //! text (line ends normalized, trailing whitespace trimmed). It changes when
-//! that record's answer key or the endpoint changes, and only then
-//! (`docs/FORMAT.md`, "Ground truth (inside a corpus)"): editing one key
-//! rebuilds that record alone, and a subset run never calls the others
-//! stale.
+//! that record's answer key or the endpoint's identity changes, and only
+//! then (`docs/FORMAT.md`, "Ground truth (inside a corpus)"): editing one
+//! key rebuilds that record alone, and a subset run never calls the others
+//! stale. For a file store the identity covers the data's bytes; for a URL
+//! it is the URL alone, so data changed behind a URL is noticed only by
+//! [`verify`].
+
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -240,12 +247,12 @@ pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Option<String> 
     )
 }
 
-/// Runs one answer key and writes its ground truth (CSV, then JSON).
+/// Runs one answer key: its rows as ground truth holds them (blank nodes
+/// relabelled, [`canonical_blank_nodes`]).
 ///
 /// Errors: [`Error::AtLine`] naming the record's file and the line of a
 /// syntax error; [`Error::AnswerKey`] for an evaluation failure.
-pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result<(usize, f64)> {
-    let started = Instant::now();
+pub fn run_answer_key(record: &Record, endpoint: &dyn Endpoint) -> Result<Table> {
     let mut table = endpoint.query(&record.query).map_err(|e| match e {
         QueryError::Syntax {
             line: Some(line),
@@ -260,8 +267,17 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
             source: Box::new(source),
         },
     })?;
-    let seconds = started.elapsed().as_secs_f64();
     canonical_blank_nodes(&mut table);
+    Ok(table)
+}
+
+/// Runs one answer key and writes its ground truth (CSV, then JSON).
+///
+/// Errors: those of [`run_answer_key`]; a file that cannot be written.
+pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result<(usize, f64)> {
+    let started = Instant::now();
+    let table = run_answer_key(record, endpoint)?;
+    let seconds = started.elapsed().as_secs_f64();
     let csv = table.to_csv();
     let answer_key = normalized_answer_key(record);
     let meta = GroundTruthMeta {
@@ -354,7 +370,10 @@ pub fn orphans(dir: &Path, corpus: &Corpus) -> Vec<String> {
         .flatten()
     {
         let path = entry.path();
-        if entry.file_type().is_file() && path.extension().is_some_and(|e| e == "json") {
+        // A hidden file (the verification log, `verify::VERIFIED_FILE`) is
+        // no record's: a corpus has no hidden records.
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if entry.file_type().is_file() && !hidden && path.extension().is_some_and(|e| e == "json") {
             let id = crate::corpus::record_id(dir, path);
             if !known.contains(id.as_str()) {
                 found.push(id);
