@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::error::{Error, Result, read_file};
+use crate::error::{Error, Result};
+use crate::fsutil::{FileBytes, map_file};
 use crate::score::{
     DEFAULT_SIGNIFICANT_FIGURES, NUMERIC_REL_TOL, ScoreOptions, score_rows, score_unreadable_rows,
 };
@@ -40,12 +41,12 @@ pub(crate) fn run(args: ScoreArgs) -> Result<ExitCode> {
     // the files' bytes (table::CsvText), so memory is little more than
     // the two files.
     let (key_bytes, answer_bytes) =
-        rayon::join(|| read_file(&args.reference), || read_file(&args.answer));
+        rayon::join(|| map_file(&args.reference), || map_file(&args.answer));
     // Errors in the order a reader meets them: the ground truth first.
     let key_bytes = key_bytes?;
     let (answer_bytes, answer_error) = match answer_bytes {
         Ok(bytes) => (bytes, None),
-        Err(e) => (Vec::new(), Some(e)),
+        Err(e) => (FileBytes::Read(Vec::new()), Some(e)),
     };
     let (key, answer) = rayon::join(
         || CsvText::read(&key_bytes),

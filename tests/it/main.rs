@@ -36,6 +36,8 @@ mod reference;
 mod runs;
 mod schemas;
 mod score;
+mod score_model;
+mod score_oracle;
 mod score_properties;
 mod views;
 mod w3c_results;

@@ -1,0 +1,577 @@
+//! The scorer as first written (scoring 1.1, before the rewrite for
+//! speed): row by row, each cell canonicalized into an owned value, rows
+//! compared as sorted vectors. It is the plain statement of the rules of
+//! `docs/SCORING.md` that `score_oracle` holds the fast scorer
+//! (`okn_benchmark::score`, hashing rows and borrowing the files' text) to:
+//! the same score, field for field, on every generated pair.
+//!
+//! A change to the rules changes both, and bumps `SCORING_VERSION`.
+#![allow(dead_code)]
+use okn_benchmark::format::plural;
+use okn_benchmark::score::{
+    ColumnMatch, SCORING_VERSION, Score, ScoreOptions, cell, f1_parts, number::Decimal,
+};
+use okn_benchmark::table::Table;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+/// Scores `answer` against the answer key's result `key`.
+///
+/// Never fails: every pair of tables has a score. See the module docs and
+/// `docs/SCORING.md` for the rules.
+pub fn score(key: &Table, answer: &Table, options: &ScoreOptions) -> Score {
+    let mut column_notes = Vec::new();
+    let columns = match_columns(key, answer, &mut column_notes);
+    let context = KeyContext::new(key, matches!(columns, Columns::ByName(_)), options);
+    let mut notes = context.notes.clone();
+    notes.extend(column_notes);
+    let comparison = Comparison {
+        key,
+        answer,
+        context: &context,
+        columns: &columns,
+        options,
+    };
+    let normalized = comparison.tier(true);
+    let strict = comparison.tier(false);
+
+    if normalized.snapped > 0 {
+        notes.push(format!(
+            "{} answer decimal{} snapped onto the key (within relative {})",
+            normalized.snapped,
+            plural(normalized.snapped),
+            options.numeric_rel_tol
+        ));
+    }
+    if normalized.by_local_name > 0 {
+        notes.push(format!(
+            "{} answer cell{} matched a key IRI by local name (normalized tier only)",
+            normalized.by_local_name,
+            plural(normalized.by_local_name)
+        ));
+    }
+    if normalized.unwrapped > 0 {
+        notes.push(format!(
+            "{} answer cell{} written in literal or IRI syntax read as {} value (normalized tier only)",
+            normalized.unwrapped,
+            plural(normalized.unwrapped),
+            if normalized.unwrapped == 1 { "its" } else { "their" }
+        ));
+    }
+
+    Score {
+        scoring_version: SCORING_VERSION.to_string(),
+        exact: normalized.exact,
+        strict_exact: strict.exact,
+        ordered: options.ordered.then_some(normalized.ordered),
+        strict_ordered: options.ordered.then_some(strict.ordered),
+        f1: normalized.f1,
+        row_precision: normalized.precision,
+        row_recall: normalized.recall,
+        strict_f1: strict.f1,
+        key_rows: key.rows.len(),
+        answer_rows: answer.rows.len(),
+        matched_rows: normalized.matched,
+        columns: Some(columns.kind()),
+        iri_normalization: context.iri_normalization,
+        snapping: context.snapping,
+        significant_figures: options.significant_figures,
+        numeric_rel_tol: options.numeric_rel_tol,
+        notes,
+    }
+}
+
+/// The score of an answer that could not be read (e.g. a ragged CSV): a miss
+/// in both tiers with F1 0, carrying `reason` (which names the line) as a
+/// note. The guards are still evaluated on the key so the record is complete.
+pub fn score_unreadable(key: &Table, reason: &str, options: &ScoreOptions) -> Score {
+    let context = KeyContext::new(key, false, options);
+    let mut notes = vec![format!("answer could not be read: {reason}")];
+    notes.extend(context.notes);
+    Score {
+        scoring_version: SCORING_VERSION.to_string(),
+        exact: false,
+        strict_exact: false,
+        ordered: options.ordered.then_some(false),
+        strict_ordered: options.ordered.then_some(false),
+        f1: 0.0,
+        row_precision: 0.0,
+        row_recall: 0.0,
+        strict_f1: 0.0,
+        key_rows: key.rows.len(),
+        answer_rows: 0,
+        matched_rows: 0,
+        columns: None,
+        iri_normalization: context.iri_normalization,
+        snapping: context.snapping,
+        significant_figures: options.significant_figures,
+        numeric_rel_tol: options.numeric_rel_tol,
+        notes,
+    }
+}
+
+/// A column name as compared: trimmed, without a leading `?` or `$`.
+fn column_key(name: &str) -> &str {
+    let name = name.trim();
+    name.strip_prefix(['?', '$']).unwrap_or(name)
+}
+
+#[derive(Debug, Clone)]
+enum Columns {
+    /// `permutation[i]` is the answer column holding key column `i`.
+    ByName(Vec<usize>),
+    SortedTuple,
+}
+
+impl Columns {
+    fn kind(&self) -> ColumnMatch {
+        match self {
+            Columns::ByName(_) => ColumnMatch::ByName,
+            Columns::SortedTuple => ColumnMatch::SortedTuple,
+        }
+    }
+}
+
+fn match_columns(key: &Table, answer: &Table, notes: &mut Vec<String>) -> Columns {
+    let key_names: Vec<&str> = key.columns.iter().map(|c| column_key(c)).collect();
+    let answer_names: Vec<&str> = answer.columns.iter().map(|c| column_key(c)).collect();
+    if let Some(repeated) = first_repeated(&answer_names) {
+        notes.push(format!(
+            "the answer names column '{repeated}' more than once, so columns cannot be matched by name; rows compared as sorted tuples of values"
+        ));
+        return Columns::SortedTuple;
+    }
+    if answer.columns.is_empty() {
+        notes.push("the answer is empty: no header row and no rows".to_string());
+        return Columns::SortedTuple;
+    }
+    if key.columns.len() != answer.columns.len() {
+        if key.rows.is_empty() && answer.rows.is_empty() {
+            return Columns::SortedTuple;
+        }
+        notes.push(format!(
+            "the answer has {} column{}, the key {}: no row can match",
+            answer.columns.len(),
+            plural(answer.columns.len()),
+            key.columns.len()
+        ));
+        return Columns::SortedTuple;
+    }
+    if first_repeated(&key_names).is_none() {
+        let position: HashMap<&str, usize> = answer_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        let permutation: Option<Vec<usize>> =
+            key_names.iter().map(|n| position.get(n).copied()).collect();
+        if let Some(permutation) = permutation {
+            return Columns::ByName(permutation);
+        }
+    }
+    notes.push(
+        "the answer's column names differ from the key's; rows compared as sorted tuples of values"
+            .to_string(),
+    );
+    Columns::SortedTuple
+}
+
+fn first_repeated<'a>(names: &[&'a str]) -> Option<&'a str> {
+    let mut seen = HashSet::default();
+    names.iter().find(|n| !seen.insert(**n)).copied()
+}
+
+/// What the key alone decides: the guards, and per *group* of key columns
+/// the values answer cells may snap or resolve onto. A group is one key
+/// column when columns are matched by name (a cell is only compared with
+/// its own column), and all columns together for sorted tuples.
+struct KeyContext {
+    groups: Vec<Group>,
+    /// Snapping is in force (not withdrawn for the question).
+    snapping: bool,
+    /// IRI local-name reduction is in force (not withdrawn).
+    iri_normalization: bool,
+    notes: Vec<String>,
+}
+
+#[derive(Default)]
+struct Group {
+    /// Key decimals (non-integral numbers) as `(value, canonical)`, sorted.
+    decimals: Vec<(f64, String)>,
+    /// Canonical text of every numeric key cell: an answer number equal to
+    /// one of them is taken at its word and never snapped.
+    numbers: HashSet<String>,
+    /// Local name → key IRI.
+    local_names: HashMap<String, String>,
+}
+
+impl KeyContext {
+    /// Builds the context; `by_name` says whether each key column is its
+    /// own group.
+    fn new(key: &Table, by_name: bool, options: &ScoreOptions) -> KeyContext {
+        let count = if by_name { key.columns.len().max(1) } else { 1 };
+        let mut context = KeyContext {
+            groups: (0..count).map(|_| Group::default()).collect(),
+            snapping: true,
+            iri_normalization: true,
+            notes: Vec::new(),
+        };
+        let group_of = |column: usize| if by_name { column } else { 0 };
+        context.read_numbers(key, &group_of, options);
+        context.read_local_names(key, &group_of);
+        context
+    }
+
+    /// Numbers: snapping targets, the numbers taken at their word, and the
+    /// closeness guard over the whole question (`docs/SCORING.md`, "Numbers
+    /// (both tiers)", "Snapping withdrawn"): two key decimals within the
+    /// tolerance of each other withdraw snapping for the question.
+    fn read_numbers(
+        &mut self,
+        key: &Table,
+        group_of: &dyn Fn(usize) -> usize,
+        options: &ScoreOptions,
+    ) {
+        let figures = options.significant_figures;
+        let mut all_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
+        let mut group_decimals: Vec<BTreeMap<String, (f64, String)>> =
+            (0..self.groups.len()).map(|_| BTreeMap::new()).collect();
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let text = cell::unwrap_syntax(cell.trim());
+                let Some(d) = Decimal::parse(&text) else {
+                    continue;
+                };
+                let g = group_of(column);
+                self.groups[g].numbers.insert(d.canonical_at(figures));
+                if !d.is_integral() {
+                    let approx = text.parse::<f64>().unwrap_or_else(|_| d.to_f64());
+                    let entry = (approx, d.canonical_at(figures));
+                    all_decimals
+                        .entry(d.canonical())
+                        .or_insert_with(|| (approx, text.to_string()));
+                    group_decimals[g].insert(d.canonical(), entry);
+                }
+            }
+        }
+        let mut close: Vec<(f64, String)> = all_decimals.into_values().collect();
+        close.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        for pair in close.windows(2) {
+            let (a, b) = (pair[0].0, pair[1].0);
+            if (b - a).abs() <= options.numeric_rel_tol * a.abs().max(b.abs()) {
+                self.snapping = false;
+                self.notes.push(format!(
+                    "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
+                    pair[0].1, pair[1].1, options.numeric_rel_tol
+                ));
+                break;
+            }
+        }
+        if self.snapping {
+            for (group, decimals) in self.groups.iter_mut().zip(group_decimals) {
+                let mut list: Vec<(f64, String)> = decimals.into_values().collect();
+                list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+                group.decimals = list;
+            }
+        }
+    }
+
+    /// IRI local names, and the injectivity guard: within a group, two
+    /// distinct key IRIs may not share a local name, and no IRI's local
+    /// name may equal another key value of the group (else a bare name
+    /// could stand for either). Either withdraws it for the question.
+    fn read_local_names(&mut self, key: &Table, group_of: &dyn Fn(usize) -> usize) {
+        let mut plain: Vec<HashSet<String>> =
+            (0..self.groups.len()).map(|_| HashSet::default()).collect();
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let value = cell::unwrap_syntax(cell.trim());
+                if !cell::is_absolute_iri(&value) {
+                    plain[group_of(column)].insert(cell::nfc(&value).into_owned());
+                }
+            }
+        }
+        if let Some(why) = self.local_name_collision(key, group_of, &plain) {
+            self.iri_normalization = false;
+            self.notes.push(format!(
+                "IRI normalization withdrawn: {why}, so IRIs are compared in full"
+            ));
+            for group in &mut self.groups {
+                group.local_names.clear();
+            }
+        }
+    }
+
+    /// Records each key IRI under its local name, group by group, and
+    /// returns the first collision that makes local names ambiguous.
+    fn local_name_collision(
+        &mut self,
+        key: &Table,
+        group_of: &dyn Fn(usize) -> usize,
+        plain: &[HashSet<String>],
+    ) -> Option<String> {
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let value = cell::unwrap_syntax(cell.trim()).into_owned();
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                let Some(local) = cell::local_name(&value) else {
+                    continue;
+                };
+                let g = group_of(column);
+                if plain[g].contains(local) {
+                    return Some(format!(
+                        "the local name of key IRI {value} is also the key value '{local}'"
+                    ));
+                }
+                match self.groups[g].local_names.get(local) {
+                    Some(existing) if *existing != value => {
+                        let (first, second) = if *existing < value {
+                            (existing.clone(), value.clone())
+                        } else {
+                            (value.clone(), existing.clone())
+                        };
+                        return Some(format!(
+                            "key IRIs {first} and {second} share the local name '{local}'"
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.groups[g]
+                            .local_names
+                            .insert(local.to_string(), value.clone());
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Canonical value of a key cell of `group` in a tier: in the normalized
+    /// tier a key IRI is its local name (while that is injective), and text
+    /// is in Unicode NFC.
+    fn key_cell(
+        &self,
+        text: &str,
+        group: usize,
+        normalized: bool,
+        options: &ScoreOptions,
+    ) -> String {
+        let text = text.trim();
+        let value = if normalized {
+            cell::unwrap_syntax(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        if normalized
+            && cell::is_absolute_iri(&value)
+            && let Some(local) = cell::local_name(&value)
+            && self.groups[group].local_names.contains_key(local)
+        {
+            return local.to_string();
+        }
+        match Decimal::parse(&value) {
+            Some(d) => d.canonical_at(options.significant_figures),
+            None if normalized => cell::nfc(&value).into_owned(),
+            None => value.into_owned(),
+        }
+    }
+
+    /// Canonical value of an answer cell compared against `group`, in a
+    /// tier, with what adjusted it.
+    fn answer_cell(
+        &self,
+        text: &str,
+        group: usize,
+        normalized: bool,
+        options: &ScoreOptions,
+        tally: &mut Tally,
+    ) -> String {
+        let text = text.trim();
+        let group = &self.groups[group];
+        let value = if normalized {
+            let unwrapped = cell::unwrap_syntax(text);
+            if unwrapped != text {
+                tally.unwrapped += 1;
+            }
+            unwrapped
+        } else {
+            Cow::Borrowed(text)
+        };
+        // An answer cell naming a key IRI by its local name (in any of the
+        // forms servers print) is that local name, like the key's IRI.
+        if normalized
+            && let Some(local) = cell::local_name(&value)
+            && let Some(iri) = group.local_names.get(local)
+        {
+            if **iri != *value {
+                tally.by_local_name += 1;
+            }
+            return local.to_string();
+        }
+        match Decimal::parse(&value) {
+            Some(d) => {
+                let own = d.canonical_at(options.significant_figures);
+                if self.snapping
+                    && !group.numbers.contains(&own)
+                    && let Some(target) = snap_target(
+                        &group.decimals,
+                        value.parse::<f64>().unwrap_or_else(|_| d.to_f64()),
+                        options.numeric_rel_tol,
+                    )
+                {
+                    tally.snapped += 1;
+                    return target.clone();
+                }
+                own
+            }
+            None if normalized => cell::nfc(&value).into_owned(),
+            None => value.into_owned(),
+        }
+    }
+}
+
+/// The nearest key decimal within relative `tol` of `value`, if any (binary
+/// search over the sorted decimals; the nearest is one of the two
+/// neighbours of `value`'s insertion point).
+fn snap_target(decimals: &[(f64, String)], value: f64, tol: f64) -> Option<&String> {
+    let at = decimals.partition_point(|(t, _)| *t < value);
+    let mut best: Option<(f64, &String)> = None;
+    for (target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
+        let distance = (value - target).abs();
+        if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, canonical));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+#[derive(Default)]
+struct Tally {
+    snapped: usize,
+    by_local_name: usize,
+    unwrapped: usize,
+}
+
+struct TierResult {
+    exact: bool,
+    ordered: bool,
+    f1: f64,
+    precision: f64,
+    recall: f64,
+    matched: usize,
+    snapped: usize,
+    by_local_name: usize,
+    unwrapped: usize,
+}
+
+/// One answer set against one key: what both tiers compare.
+struct Comparison<'a> {
+    key: &'a Table,
+    answer: &'a Table,
+    context: &'a KeyContext,
+    columns: &'a Columns,
+    options: &'a ScoreOptions,
+}
+
+impl Comparison<'_> {
+    /// Compares the answer's rows with the key's in one tier (`normalized`
+    /// or strict), as multisets and, for the ordered verdict, as sequences.
+    fn tier(&self, normalized: bool) -> TierResult {
+        let Comparison {
+            key,
+            answer,
+            context,
+            columns,
+            options,
+        } = *self;
+        let mut tally = Tally::default();
+        let permutation = match columns {
+            Columns::ByName(permutation) => Some(permutation.as_slice()),
+            Columns::SortedTuple => None,
+        };
+        // Key rows keep their own column order when matching by name.
+        let identity: Vec<usize> = (0..key.columns.len()).collect();
+        let key_order = permutation.map(|_| identity.as_slice());
+        let by_name = permutation.is_some();
+        let key_rows: Vec<Vec<String>> = key
+            .rows
+            .iter()
+            .map(|row| {
+                let cells = row
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| {
+                        context.key_cell(c, if by_name { k } else { 0 }, normalized, options)
+                    })
+                    .collect();
+                arrange(cells, key_order)
+            })
+            .collect();
+        // The key column each answer column is matched against, by name.
+        let mut key_column: Vec<Option<usize>> = vec![None; answer.columns.len()];
+        if let Some(permutation) = permutation {
+            for (k, &a) in permutation.iter().enumerate() {
+                key_column[a] = Some(k);
+            }
+        }
+        let answer_rows: Vec<Vec<String>> = answer
+            .rows
+            .iter()
+            .map(|row| {
+                let cells = row
+                    .iter()
+                    .zip(&key_column)
+                    .map(|(c, &k)| {
+                        context.answer_cell(c, k.unwrap_or(0), normalized, options, &mut tally)
+                    })
+                    .collect();
+                arrange(cells, permutation)
+            })
+            .collect();
+
+        let mut counts: HashMap<&[String], isize> = HashMap::default();
+        for row in &key_rows {
+            *counts.entry(row.as_slice()).or_default() += 1;
+        }
+        let mut matched = 0usize;
+        for row in &answer_rows {
+            if let Some(n) = counts.get_mut(row.as_slice())
+                && *n > 0
+            {
+                *n -= 1;
+                matched += 1;
+            }
+        }
+        let exact = matched == key_rows.len() && matched == answer_rows.len();
+        let ordered = exact && key_rows == answer_rows;
+        let (precision, recall, f1) = f1_parts(matched, answer_rows.len(), key_rows.len());
+        TierResult {
+            exact,
+            ordered,
+            f1,
+            precision,
+            recall,
+            matched,
+            snapped: tally.snapped,
+            by_local_name: tally.by_local_name,
+            unwrapped: tally.unwrapped,
+        }
+    }
+}
+
+/// Puts a row's cells in comparison order: the key's column order through
+/// `permutation`, or sorted when there is none.
+fn arrange(mut cells: Vec<String>, permutation: Option<&[usize]>) -> Vec<String> {
+    match permutation {
+        Some(permutation) => permutation
+            .iter()
+            .map(|&i| std::mem::take(&mut cells[i]))
+            .collect(),
+        None => {
+            cells.sort();
+            cells
+        }
+    }
+}
