@@ -649,7 +649,7 @@ fn attempt(
         wall = 900.0;
     }
     log.flush().map_err(io)?;
-    let turns = log.calls.len() + 1;
+    let turns = log.calls().len() + 1;
     let report = json!({
         "type": "result",
         "subtype": if how == Play::TimedOut { "error_max_turns" } else { "success" },

@@ -2,8 +2,17 @@
 //! and `metrics.json` (what the report needs), rewritten atomically after
 //! every call so that an episode killed mid-way still has its log.
 //!
+//! Calls are only ever appended, so each is serialized once, when first
+//! written, and kept as text: a rewrite after the thousandth call copies
+//! the text of the 999 before it rather than serializing them again (the
+//! whole rewrite had made the proxy's added latency grow from about 1 ms
+//! at the first call of a burst to 4 ms at the thousandth;
+//! docs/PERFORMANCE.md, "The proxy's cost per call"). The text is byte for
+//! byte what `serde_json`'s pretty printer writes for the whole file.
+//!
 //! Times are seconds (`f64`, millisecond resolution) from the proxy's start.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -11,19 +20,20 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::fsutil::write_atomic;
-use crate::layout::{
-    CALLS_FILE, CallRecord, CallsFile, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds,
-};
+use crate::layout::{CALLS_FILE, CallRecord, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds};
 
 /// The in-memory log and where it is written.
 #[derive(Debug)]
 pub struct CallLog {
     dir: PathBuf,
     started: Instant,
-    /// Calls so far.
-    pub calls: Vec<CallRecord>,
+    /// Calls so far, appended only ([`CallLog::record`]).
+    calls: Vec<CallRecord>,
     /// Metrics so far.
     pub metrics: Metrics,
+    /// The first calls of `calls`, as `calls.json` holds them: one string
+    /// per call, pretty-printed and indented as an element of the array.
+    written: RefCell<Vec<String>>,
 }
 
 impl CallLog {
@@ -34,7 +44,13 @@ impl CallLog {
             started: Instant::now(),
             calls: Vec::new(),
             metrics,
+            written: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The calls recorded so far, in order.
+    pub fn calls(&self) -> &[CallRecord] {
+        &self.calls
     }
 
     /// Seconds since the proxy started.
@@ -87,19 +103,57 @@ impl CallLog {
         self.calls.push(call);
     }
 
-    /// Writes `calls.json` and `metrics.json` atomically.
+    /// Writes `calls.json` and `metrics.json` atomically
+    /// ([`write_atomic`]).
+    ///
+    /// Errors: a file cannot be written (naming it).
     pub fn flush(&self) -> Result<()> {
-        let file = CallsFile {
-            format: LOG_FORMAT,
-            calls: self.calls.clone(),
-        };
-        let mut calls = serde_json::to_string_pretty(&file).unwrap_or_default();
-        calls.push('\n');
+        let calls = self.calls_text();
         write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
         let mut metrics = serde_json::to_string_pretty(&self.metrics).unwrap_or_default();
         metrics.push('\n');
         write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
     }
+
+    /// The text of `calls.json`: what `serde_json::to_string_pretty` writes
+    /// for a [`CallsFile`] of these calls, and a line end; the calls not
+    /// serialized before are serialized now and kept.
+    fn calls_text(&self) -> String {
+        let mut written = self.written.borrow_mut();
+        for call in self.calls.iter().skip(written.len()) {
+            written.push(array_element(call));
+        }
+        let mut text =
+            String::with_capacity(64 + written.iter().map(|e| e.len() + 2).sum::<usize>());
+        text.push_str(&format!("{{\n  \"format\": {LOG_FORMAT},\n  \"calls\": ["));
+        for (i, element) in written.iter().enumerate() {
+            text.push_str(if i == 0 { "\n" } else { ",\n" });
+            text.push_str(element);
+        }
+        text.push_str(if written.is_empty() {
+            "]\n}\n"
+        } else {
+            "\n  ]\n}\n"
+        });
+        text
+    }
+}
+
+/// `call` pretty-printed as an element of the `calls` array of
+/// `calls.json`: every line indented by four spaces, as `serde_json`'s
+/// pretty printer indents the second level (JSON strings hold no line
+/// ends, so a line end is always the printer's).
+fn array_element(call: &CallRecord) -> String {
+    let pretty = serde_json::to_string_pretty(call).unwrap_or_default();
+    let mut out = String::with_capacity(pretty.len() + 64);
+    for (i, line) in pretty.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
+    out
 }
 
 /// A failure hidden in the text of a successful reply, or `None` (README.md,
@@ -359,7 +413,7 @@ fn status_code(lower: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{read_calls, read_metrics};
+    use crate::layout::{CallsFile, read_calls, read_metrics};
 
     #[test]
     fn soft_errors_in_successful_replies() {
@@ -459,6 +513,50 @@ mod tests {
         ] {
             assert_eq!(soft_error(text), None, "{text}");
         }
+    }
+
+    /// The kept text of the calls is the whole file serde_json writes,
+    /// byte for byte, after every call (an empty log too), with arguments
+    /// holding empty arrays and objects, line ends and quotes.
+    #[test]
+    fn calls_json_is_what_a_whole_serialization_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = CallLog::new(dir.path(), Metrics::default());
+        let whole = |log: &CallLog| {
+            let file = CallsFile {
+                format: LOG_FORMAT,
+                calls: log.calls().to_vec(),
+            };
+            serde_json::to_string_pretty(&file).unwrap() + "\n"
+        };
+        log.flush().unwrap();
+        let on_disk = || std::fs::read_to_string(dir.path().join(CALLS_FILE)).unwrap();
+        assert_eq!(on_disk(), whole(&log));
+        for i in 0..12 {
+            let call = CallRecord {
+                index: 0,
+                tool: format!("tool {i}"),
+                arguments: serde_json::json!({"query": "SELECT * {\n ?s ?p ?o }", "n": [], "m": {}, "deep": {"a": [1, {"b": []}]}}),
+                start_s: i as f64 / 7.0,
+                duration_s: if i % 3 == 0 { 0.25 } else { 0.125 },
+                ok: i % 4 != 0,
+                soft_error: (i == 5).then(|| "HTTP 429".to_string()),
+                refused: false,
+                forwarded: true,
+                error: None,
+                result_chars: i,
+                result_preview: "a \"quoted\" line\nand another".into(),
+                unreadable: None,
+            };
+            log.record(call, i % 2 == 0);
+            if i % 5 != 4 {
+                log.flush().unwrap();
+                assert_eq!(on_disk(), whole(&log), "after call {i}");
+            }
+        }
+        log.flush().unwrap();
+        assert_eq!(on_disk(), whole(&log));
+        assert_eq!(read_calls(dir.path()).unwrap().len(), 12);
     }
 
     #[test]

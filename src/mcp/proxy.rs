@@ -796,7 +796,7 @@ impl Proxy {
             return arguments;
         }
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls.len() + 1);
+        let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls().len() + 1);
         match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
             Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
             Err(_) => arguments,
