@@ -32,59 +32,12 @@ impl Decimal {
     /// such text is an identifier, not a number (`docs/SCORING.md`; case
     /// `032-leading-zero-identifiers`).
     pub fn parse(text: &str) -> Option<Decimal> {
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        let mut negative = false;
-        if let Some(&sign) = bytes.first()
-            && (sign == b'+' || sign == b'-')
-        {
-            negative = sign == b'-';
-            i = 1;
-        }
-        let int_start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        let int_part = &bytes[int_start..i];
-        let mut frac_part: &[u8] = &[];
-        if i < bytes.len() && bytes[i] == b'.' {
-            i += 1;
-            let frac_start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            frac_part = &bytes[frac_start..i];
-        }
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        if int_part.len() > 1 && int_part[0] == b'0' {
-            return None;
-        }
-        let mut exponent: i64 = 0;
-        if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
-            i += 1;
-            let mut exp_negative = false;
-            if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
-                exp_negative = bytes[i] == b'-';
-                i += 1;
-            }
-            let exp_start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            let exp_digits = &text[exp_start..i];
-            if exp_digits.is_empty() || exp_digits.len() > 6 {
-                return None;
-            }
-            exponent = exp_digits.parse::<i64>().ok()?;
-            if exp_negative {
-                exponent = -exponent;
-            }
-        }
-        if i != bytes.len() {
-            return None;
-        }
+        let Lexed {
+            negative,
+            int_part,
+            frac_part,
+            mut exponent,
+        } = lex(text)?;
         let mut digits: Vec<u8> = int_part.iter().chain(frac_part).map(|b| b - b'0').collect();
         exponent -= frac_part.len() as i64;
         let leading = digits.iter().take_while(|&&d| d == 0).count();
@@ -296,9 +249,18 @@ impl Reading {
     }
 }
 
-/// Reads `text` as [`Decimal::parse`] does (the same texts are numbers),
-/// without allocating for up to [`INLINE_DIGITS`] significant digits.
-pub(crate) fn read(text: &str) -> Option<Reading> {
+/// A number's text cut into its parts: the sign, the digits before and
+/// after the point (either may be empty, not both) and the exponent.
+struct Lexed<'t> {
+    negative: bool,
+    int_part: &'t [u8],
+    frac_part: &'t [u8],
+    exponent: i64,
+}
+
+/// The number syntax of [`Decimal::parse`] (its docs say which texts are
+/// numbers), for it and [`read`]; `None` for any other text.
+fn lex(text: &str) -> Option<Lexed<'_>> {
     let bytes = text.as_bytes();
     let mut i = 0;
     let mut negative = false;
@@ -354,6 +316,23 @@ pub(crate) fn read(text: &str) -> Option<Reading> {
     if i != bytes.len() {
         return None;
     }
+    Some(Lexed {
+        negative,
+        int_part,
+        frac_part,
+        exponent,
+    })
+}
+
+/// Reads `text` as [`Decimal::parse`] does (the same texts are numbers),
+/// without allocating for up to [`INLINE_DIGITS`] significant digits.
+pub(crate) fn read(text: &str) -> Option<Reading> {
+    let Lexed {
+        negative,
+        int_part,
+        frac_part,
+        mut exponent,
+    } = lex(text)?;
     let mut digits = [0u8; INLINE_DIGITS];
     let mut len = 0;
     for &b in int_part.iter().chain(frac_part) {
