@@ -459,33 +459,47 @@ async fn next_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>, max_bytes: us
     }
 }
 
+/// What [`read_lines`] answers itself, beside the lines it cannot read.
+#[derive(Debug)]
+pub struct Answers {
+    /// Where its replies go, for [`write_lines`] (whole lines).
+    pub replies: UnboundedSender<Vec<u8>>,
+    /// The longest line read, line feed included, bytes.
+    pub max_bytes: usize,
+    /// The `result` of a `tools/list` reply (`{"tools": [...]}`), when
+    /// the proxy answers `tools/list` itself: each server tool there is the
+    /// object the server wrote, whole (rmcp's `Tool` would drop members it
+    /// has no field for; `upstream::Connection::raw_tools`).
+    pub tools_list: Option<Value>,
+}
+
 /// Reads the agent host's lines from `input` until it ends: passes each
-/// line that is JSON to rmcp through `to_rmcp`, and for each other line
-/// calls `on_reject` (which records it) and then queues its reply on
-/// `replies` for [`write_lines`]. A line longer than `max_bytes` (line feed
-/// included) is rejected without being held. Stops when `input` ends or
-/// fails, or rmcp stops reading; dropping `to_rmcp` then tells rmcp the
-/// input has ended.
-pub async fn read_lines<R, W, F>(
-    input: R,
-    mut to_rmcp: W,
-    replies: UnboundedSender<Vec<u8>>,
-    max_bytes: usize,
-    mut on_reject: F,
-) where
+/// line that is JSON to rmcp through `to_rmcp`, except a `tools/list`
+/// request when `answers.tools_list` is set, which is answered here with
+/// it; for each line that is not JSON calls `on_reject` (which records it)
+/// and then queues its reply on `answers.replies` for [`write_lines`]. A
+/// line longer than `answers.max_bytes` is rejected without being held.
+/// Stops when `input` ends or fails, or rmcp stops reading; dropping
+/// `to_rmcp` then tells rmcp the input has ended.
+pub async fn read_lines<R, W, F>(input: R, mut to_rmcp: W, answers: Answers, mut on_reject: F)
+where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
     F: FnMut(&Rejected),
 {
     let mut input = BufReader::new(input);
     loop {
-        let rejected = match next_line(&mut input, max_bytes).await {
+        let rejected = match next_line(&mut input, answers.max_bytes).await {
             Line::End => break,
-            Line::Oversized { line_bytes, head } => oversized(line_bytes, &head, max_bytes),
+            Line::Oversized { line_bytes, head } => oversized(line_bytes, &head, answers.max_bytes),
             Line::Whole(mut line) => match judge(&line) {
                 Verdict::Blank => continue,
                 Verdict::Reject(rejected) => *rejected,
                 Verdict::Pass => {
+                    if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_ref()) {
+                        let _ = answers.replies.send(reply);
+                        continue;
+                    }
                     if !line.ends_with(b"\n") {
                         line.push(b'\n');
                     }
@@ -498,10 +512,29 @@ pub async fn read_lines<R, W, F>(
         };
         on_reject(&rejected);
         if let Some(reply) = rejected.reply {
-            let _ = replies.send(reply);
+            let _ = answers.replies.send(reply);
         }
     }
     let _ = to_rmcp.shutdown().await;
+}
+
+/// The reply to `line` when it is a `tools/list` request (a JSON object
+/// with that `method` and an `id`) and `result` is set: one JSON-RPC
+/// response line carrying `result` whole, every page at once (as rmcp's
+/// `ListToolsResult::with_all_items` answers a cursor). `None` for any
+/// other line, which then goes to rmcp.
+fn tools_list_reply(line: &[u8], result: Option<&Value>) -> Option<Vec<u8>> {
+    let result = result?;
+    memchr::memmem::find(line, b"tools/list")?;
+    let message: Value = serde_json::from_slice(line).ok()?;
+    if message.get("method").and_then(Value::as_str) != Some("tools/list") {
+        return None;
+    }
+    let id = message.get("id")?;
+    let mut reply =
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).ok()?;
+    reply.push(b'\n');
+    Some(reply)
 }
 
 /// Copies rmcp's output (`from_rmcp`) to `out` as it comes, and writes each
@@ -764,7 +797,12 @@ mod tests {
         let (to_rmcp, mut rmcp_in) = tokio::io::duplex(1 << 16);
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let mut recorded = Vec::new();
-        let reading = read_lines(input, to_rmcp, sender, max, |r| recorded.push(r.clone()));
+        let answers = Answers {
+            replies: sender,
+            max_bytes: max,
+            tools_list: None,
+        };
+        let reading = read_lines(input, to_rmcp, answers, |r| recorded.push(r.clone()));
         let mut passed = Vec::new();
         let (_, read) = tokio::join!(reading, rmcp_in.read_to_end(&mut passed));
         read.unwrap();
@@ -773,6 +811,33 @@ mod tests {
             replies.push(reply);
         }
         (passed, replies, recorded)
+    }
+
+    /// A `tools/list` request is answered with the listed tools under its
+    /// own id; anything else naming `tools/list` (a call's arguments, a
+    /// message without an id) goes to rmcp, as every line does when no
+    /// list is set.
+    #[test]
+    fn tools_list_is_answered_with_the_list_under_its_id() {
+        let list = json!({"tools": [{"name": "a", "execution": {"taskSupport": "forbidden"}}]});
+        let reply = tools_list_reply(
+            br#"{"jsonrpc":"2.0","id":"x7","method":"tools/list","params":{"cursor":"c"}}"#,
+            Some(&list),
+        )
+        .unwrap();
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": "x7", "result": list}));
+        for other in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{"m":"tools/list"}}}"#[..],
+            br#"{"jsonrpc":"2.0","method":"tools/list"}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+        ] {
+            assert_eq!(tools_list_reply(other, Some(&list)), None);
+        }
+        assert_eq!(
+            tools_list_reply(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, None),
+            None
+        );
     }
 
     #[tokio::test]

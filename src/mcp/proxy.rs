@@ -119,6 +119,8 @@ struct Inner {
     strict: bool,
     info: ServerConfig,
     offered: Vec<Tool>,
+    /// `offered` as the agent's `tools/list` gets it ([`listed_tools`]).
+    listed: Vec<Value>,
     upstream_names: BTreeSet<String>,
     withheld: BTreeSet<String>,
     peer: Option<Peer<RoleClient>>,
@@ -247,10 +249,33 @@ type UpstreamSession = (
     Option<tokio::process::Child>,
 );
 
+/// The offered tools as JSON for the agent's `tools/list`, in their order:
+/// a server tool as the server wrote it when `raw` holds it (the first of
+/// that name: the proxy forwards each tool exactly as the server described
+/// it, README.md, "Servers under test"), else as rmcp serializes it (the
+/// proxy's own tools, and every tool of a server reached over HTTP).
+fn listed_tools(offered: &[Tool], raw: Option<&[Value]>) -> Vec<Value> {
+    offered
+        .iter()
+        .map(|tool| {
+            raw.and_then(|raw| {
+                raw.iter()
+                    .find(|r| r.get("name").and_then(Value::as_str) == Some(tool.name.as_ref()))
+            })
+            .filter(|_| tool.name != probe::SUBMIT_CSV)
+            .cloned()
+            .unwrap_or_else(|| serde_json::to_value(tool).unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
 /// What the proxy found when it started: what the agent is offered, and
 /// how calls reach the upstream.
 struct Startup {
     offered: Vec<Tool>,
+    /// The server's tools as it wrote them, over stdio
+    /// (`upstream::Connection::raw_tools`).
+    raw_tools: Option<Vec<Value>>,
     upstream_names: BTreeSet<String>,
     instructions: Option<String>,
     peer: Option<Peer<RoleClient>>,
@@ -281,6 +306,7 @@ impl Startup {
         }
         Startup {
             offered: probe::offered_tools(&connection.tools, withheld),
+            raw_tools: connection.raw_tools.clone(),
             upstream_names: connection
                 .tools
                 .iter()
@@ -297,6 +323,7 @@ impl Startup {
     fn failed(reason: String, withheld: &BTreeSet<String>) -> Startup {
         Startup {
             offered: probe::offered_tools(&[], withheld),
+            raw_tools: None,
             upstream_names: BTreeSet::new(),
             instructions: None,
             peer: None,
@@ -309,6 +336,7 @@ impl Startup {
     fn control(control: &SparqlOnly) -> Startup {
         Startup {
             offered: vec![sparql_tool(), probe::submit_tool()],
+            raw_tools: None,
             upstream_names: BTreeSet::new(),
             instructions: Some(control.preamble.clone()),
             peer: None,
@@ -388,6 +416,7 @@ impl Proxy {
                 timeout: settings.timeout,
                 strict: settings.strict_upstream_errors,
                 info: server_info(startup.instructions),
+                listed: listed_tools(&startup.offered, startup.raw_tools.as_deref()),
                 offered: startup.offered,
                 upstream_names: startup.upstream_names,
                 withheld,
@@ -477,11 +506,15 @@ impl Proxy {
         let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
         let (replies, queued) = tokio::sync::mpsc::unbounded_channel();
         let recorder = self.clone();
+        let answers = framing::Answers {
+            replies,
+            max_bytes,
+            tools_list: Some(json!({ "tools": self.inner.listed })),
+        };
         let reader = tokio::spawn(framing::read_lines(
             tokio::io::stdin(),
             to_rmcp,
-            replies,
-            max_bytes,
+            answers,
             move |rejected| recorder.record_unreadable(rejected),
         ));
         let writer = tokio::spawn(framing::write_lines(from_rmcp, queued, tokio::io::stdout()));

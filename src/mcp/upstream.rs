@@ -28,6 +28,12 @@ pub struct Connection {
     pub child: Option<tokio::process::Child>,
     /// The tools the server lists, in its order.
     pub tools: Vec<Tool>,
+    /// The same tools as the server wrote them, each JSON object whole,
+    /// members rmcp's [`Tool`] has no field for included (the npm
+    /// servers' `execution`, for one): over stdio, where the proxy reads
+    /// the server's output itself ([`tap_tools`]). `None` over HTTP, where
+    /// rmcp's transport reads it.
+    pub raw_tools: Option<Vec<serde_json::Value>>,
     /// The server's instructions, if it sent any.
     pub instructions: Option<String>,
     /// The server's name and version, as it reported them.
@@ -117,6 +123,7 @@ async fn connect_inner(
 ) -> Result<Connection, String> {
     let mut child = None;
     let attempt = async {
+        let mut tap: Option<Tap> = None;
         let service = match &profile.upstream {
             Upstream::Stdio {
                 command,
@@ -153,6 +160,8 @@ async fn connect_inner(
                     return Err(format!("cannot talk to '{}': no pipes", program.display()));
                 };
                 child = Some(process);
+                let (stdout, tapped) = tap_tools(stdout);
+                tap = Some(tapped);
                 let transport = AsyncRwTransport::new_client(stdout, stdin)
                     .with_max_line_length(MAX_MESSAGE_BYTES);
                 client_config()
@@ -197,8 +206,10 @@ async fn connect_inner(
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
+        let raw_tools = tap.as_ref().map(Tap::finish);
         let info = service.peer().peer_info();
         Ok::<_, String>(Connection {
+            raw_tools,
             child: None,
             instructions: info.as_ref().and_then(|i| i.instructions.clone()),
             server_info: info.as_ref().and_then(|i| i.server_info.clone()),
@@ -216,6 +227,74 @@ async fn connect_inner(
             timeout.as_secs()
         )),
     }
+}
+
+/// What [`tap_tools`] keeps: the `tools` objects of the `tools/list`
+/// replies read so far, and whether it still looks for them.
+struct Tap {
+    tools: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Tap {
+    /// Stops looking and returns the tools kept, in the server's order
+    /// (all pages of a paginated list, one after another).
+    fn finish(&self) -> Vec<serde_json::Value> {
+        self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
+        std::mem::take(&mut *self.tools.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Stands between a stdio server's output and rmcp: every byte is copied
+/// through unchanged, and until [`Tap::finish`] each line holding a
+/// JSON-RPC result with a `tools` array (the replies to the proxy's
+/// `tools/list` at start-up, the only requests it has sent by then) has
+/// those tool objects kept whole. rmcp's [`Tool`] drops members it has no
+/// field for, and README.md ("Servers under test") promises the agent each
+/// tool exactly as the server described it. After that the output is
+/// copied as bytes, without a look; when the server's output ends, rmcp's
+/// input ends with it.
+fn tap_tools(stdout: tokio::process::ChildStdout) -> (tokio::io::DuplexStream, Tap) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let tap = Tap {
+        tools: Default::default(),
+        armed: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+    };
+    let (tools, armed) = (tap.tools.clone(), tap.armed.clone());
+    let (mut to_rmcp, for_rmcp) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::with_capacity(1 << 16, stdout);
+        let mut line = Vec::new();
+        while armed.load(Ordering::SeqCst) {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => {
+                    let _ = to_rmcp.shutdown().await;
+                    return;
+                }
+                Ok(_) => {}
+            }
+            if memchr::memmem::find(&line, b"\"tools\"").is_some()
+                && let Ok(message) = serde_json::from_slice::<serde_json::Value>(&line)
+                && let Some(listed) = message
+                    .get("result")
+                    .and_then(|r| r.get("tools"))
+                    .and_then(serde_json::Value::as_array)
+            {
+                tools
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(listed.iter().cloned());
+            }
+            if to_rmcp.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+        let _ = tokio::io::copy_buf(&mut reader, &mut to_rmcp).await;
+        let _ = to_rmcp.shutdown().await;
+    });
+    (for_rmcp, tap)
 }
 
 /// `okn-benchmark` (the program's own name) resolves to this executable

@@ -1,8 +1,8 @@
 //! The proxy through the real binary, with real MCP servers behind it:
 //! the demo KG server (this crate's `kg-server`, over stdio and over
 //! streamable HTTP on 127.0.0.1, degraded on purpose with `--fault`),
-//! `@modelcontextprotocol/server-everything` from npm, and `mcp-proto-okn`
-//! from PyPI (both installed by `scripts/test`). The test is the agent: an
+//! `@modelcontextprotocol/server-everything` and `server-memory` from npm,
+//! and `mcp-proto-okn` from PyPI (all installed by `scripts/test`). The test is the agent: an
 //! rmcp client that starts the proxy as an agent host would. No model.
 
 use std::path::{Path, PathBuf};
@@ -500,6 +500,128 @@ async fn sparql_only_is_one_neutral_tool_with_a_profile_independent_preamble() {
     }
     assert_eq!(digests[0], digests[1]);
     assert!(digests[0].starts_with("sha256:") && digests[0].len() == 71);
+}
+
+/// `tools/list` over stdio as raw JSON, no MCP library between: starts
+/// `program` with `args` (and `env`) in `cwd`, sends `initialize`, the
+/// `initialized` notification and `tools/list`, and returns the `tools`
+/// array of the reply exactly as written (rmcp's types would drop members
+/// they have no field for, which is what the test looks for).
+fn raw_tools_list(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "1"}}}),
+    );
+    let reply = |lines: &mut dyn Iterator<Item = std::io::Result<String>>, id: i64| loop {
+        let line = lines.next().expect("the server closed its output").unwrap();
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            break message;
+        }
+    };
+    reply(&mut lines, 1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let listed = reply(&mut lines, 2);
+    let _ = child.kill();
+    let _ = child.wait();
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {listed}"))
+        .clone()
+}
+
+/// The proxy lists each server tool exactly as the server wrote it, field
+/// for field, then `submit_csv` (README.md, "Servers under test"): for the
+/// demo KG server and for two npm servers, `server-everything` and
+/// `server-memory`, whose tools carry `execution` (`{"taskSupport":
+/// "forbidden"}`, or `"required"`), a member rmcp's `Tool` has no field for
+/// and once dropped.
+/// A withheld tool is the only one missing.
+#[test]
+fn the_proxy_lists_each_server_tool_as_the_server_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory_file = dir.path().join("memory.json");
+    let memory_file = memory_file.to_str().unwrap();
+    let everything = tool("mcp-server-everything").display().to_string();
+    let memory = tool("mcp-server-memory").display().to_string();
+    /// A server: its name, program, arguments and environment.
+    type Server<'a> = (&'a str, &'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let servers: [Server; 3] = [
+        (
+            "demo-kg",
+            BIN,
+            vec!["kg-server", "--data", "demo/kg"],
+            vec![],
+        ),
+        ("everything", &everything, vec![], vec![]),
+        (
+            "memory",
+            &memory,
+            vec![],
+            vec![("MEMORY_FILE_PATH", memory_file)],
+        ),
+    ];
+    for (name, program, args, env) in servers {
+        let direct = raw_tools_list(Path::new(program), &args, &repo(), &env);
+        let profile = dir.path().join(format!("{name}.toml"));
+        let mut text = format!(
+            "name = {name:?}\n[upstream]\ntransport = \"stdio\"\ncommand = {program:?}\nargs = {args:?}\ncwd = {:?}\n",
+            repo().display().to_string()
+        );
+        if !env.is_empty() {
+            text.push_str("[upstream.env]\n");
+            for (k, v) in &env {
+                text.push_str(&format!("{k} = {v:?}\n"));
+            }
+        }
+        std::fs::write(&profile, text).unwrap();
+        let withheld = direct[0]["name"].as_str().unwrap().to_string();
+        let log = dir.path().join(format!("log-{name}"));
+        let proxied = raw_tools_list(
+            Path::new(BIN),
+            &[
+                "proxy",
+                "--profile",
+                profile.to_str().unwrap(),
+                "--log-dir",
+                log.to_str().unwrap(),
+                "--without-tool",
+                &withheld,
+            ],
+            &repo(),
+            &[],
+        );
+        let (submit, proxied) = proxied.split_last().expect("no tools through the proxy");
+        assert_eq!(submit["name"], "submit_csv", "{name}");
+        assert_eq!(
+            proxied,
+            &direct[1..],
+            "{name}: the proxy's tools/list is not the server's"
+        );
+        if name != "demo-kg" {
+            assert!(
+                proxied
+                    .iter()
+                    .all(|t| t["execution"]["taskSupport"].is_string()),
+                "{name}: {proxied:?}"
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
