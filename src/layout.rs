@@ -70,8 +70,12 @@ pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
 /// The agent host's stderr, when there was any.
 pub const AGENT_STDERR_FILE: &str = "agent.stderr.log";
 
-/// Version of `calls.json` and `metrics.json` (`docs/FORMAT.md`).
-pub const LOG_FORMAT: u32 = 1;
+/// Version of `calls.json` and `metrics.json` that the proxy writes
+/// (`docs/FORMAT.md`, "Format versions"). In format 1 a call's
+/// `result_chars` counted a reply's structured content on top of its text
+/// (a FastMCP reply twice), and `metrics.json` had no `reply_chars`; every
+/// format is read.
+pub const LOG_FORMAT: u32 = 2;
 
 /// `calls.json`: every tool call of an episode, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -22,7 +22,9 @@ use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
-use crate::runs::records::{ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMAT};
+use crate::runs::records::{
+    ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, formats_read,
+};
 use crate::table::Table;
 
 /// The kind given to soft errors judged before `soft_error_kinds` was
@@ -39,12 +41,13 @@ pub fn root(path: &Path) -> RootView {
     for name in runs_root.condition_names() {
         let file = runs_root.condition_file(&name);
         match read_json::<ConditionFile>(&file) {
-            Ok(condition) if condition.format != RUNS_FORMAT => {
+            Ok(condition) if !RUNS_FORMATS_READ.contains(&condition.format) => {
                 problems.push(format!(
-                    "{}: format {} is not one this version reads ({RUNS_FORMAT}): use the \
+                    "{}: format {} is not one this version reads ({}): use the \
                      okn-benchmark that recorded it",
                     file.display(),
                     condition.format,
+                    formats_read(),
                 ));
             }
             Ok(condition) => {
@@ -353,11 +356,12 @@ fn check_result(
     question: &str,
     condition: &str,
 ) -> std::result::Result<(), String> {
-    if result.format != RUNS_FORMAT {
+    if !RUNS_FORMATS_READ.contains(&result.format) {
         return Err(format!(
-            "format {} is not one this version reads ({RUNS_FORMAT}): use the okn-benchmark \
+            "format {} is not one this version reads ({}): use the okn-benchmark \
              that recorded it",
-            result.format
+            result.format,
+            formats_read()
         ));
     }
     if result.question != question || result.condition != condition {

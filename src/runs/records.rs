@@ -13,8 +13,24 @@ use crate::mcp::profile::ProfileRecord;
 use crate::score::Score;
 use crate::sparql::EndpointInfo;
 
-/// Version of the runs-root file formats (`docs/FORMAT.md`).
-pub const RUNS_FORMAT: u32 = 1;
+/// Version of the runs-root file formats that this version writes
+/// (`docs/FORMAT.md`, "Format versions"): 2 added `usage` (cost and
+/// tokens), `trajectory` and `reply_chars`, members a format-1 file may
+/// lack, and which read as "not reported" when absent.
+pub const RUNS_FORMAT: u32 = 2;
+
+/// The runs-root formats this version reads: every one so far, so an
+/// older root is reported, rescored and published as it is.
+pub const RUNS_FORMATS_READ: std::ops::RangeInclusive<u32> = 1..=RUNS_FORMAT;
+
+/// The formats read, as a message words them (`1 to 2`).
+pub fn formats_read() -> String {
+    format!(
+        "{} to {}",
+        RUNS_FORMATS_READ.start(),
+        RUNS_FORMATS_READ.end()
+    )
+}
 
 /// `episode.json`: what the runner itself observed. Written last, so its
 /// presence marks a finished attempt (`--resume` reuses only those).

@@ -177,7 +177,7 @@ async fn all_tools_lists_forwards_logs_and_takes_the_answer() {
     client.cancel().await.unwrap();
 
     let calls = json_file(&log.join("calls.json"));
-    assert_eq!(calls["format"], 1);
+    assert_eq!(calls["format"], 2);
     let calls = calls["calls"].as_array().unwrap();
     let tools: Vec<&str> = calls.iter().map(|c| c["tool"].as_str().unwrap()).collect();
     assert_eq!(tools, ["query", "query", "submit_csv", "submit_csv"]);

@@ -71,7 +71,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let name = "demo-kg-all-tools__kg-named";
     let condition = json(&out.join(format!("conditions/{name}.json")));
-    assert_eq!(condition["format"], 1);
+    assert_eq!(condition["format"], 2);
     assert_eq!(condition["identity"]["agent"], "scripted:oracle");
     assert_eq!(condition["identity"]["model"], Value::Null);
     assert_eq!(condition["identity"]["server"], "demo-kg");
@@ -897,6 +897,50 @@ mod regression {
     //! says what broke.
 
     use super::*;
+
+    // Format 2 of the runs root added optional members; a root recorded in
+    // format 1 must still be reported as it is, and a format this version
+    // does not know must be refused by name, saying which it reads.
+    #[test]
+    fn a_format_1_root_is_read_and_an_unknown_format_is_refused() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let before = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(before.status.code(), Some(0), "{}", stderr(&before));
+        let set_format = |format: u64| {
+            for entry in walkdir::WalkDir::new(&out) {
+                let path = entry.unwrap().into_path();
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                let owned = name == "result.json" || path.parent().unwrap().ends_with("conditions");
+                if owned && name.ends_with(".json") {
+                    let mut value: Value = json(&path);
+                    value["format"] = Value::from(format);
+                    std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+                }
+            }
+        };
+        set_format(1);
+        let old = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(old.status.code(), Some(0), "{}", stderr(&old));
+        assert_eq!(stdout(&old), stdout(&before));
+        set_format(3);
+        let new = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(new.status.code(), Some(2), "{}", stdout(&new));
+        assert!(
+            stderr(&new).contains("format 3 is not one this version reads (1 to 2)"),
+            "{}",
+            stderr(&new)
+        );
+    }
 
     // command.txt held absolute paths of the recording machine (the
     // binary, the corpus, the log folder): a published root exposed its
