@@ -59,7 +59,7 @@ impl Table {
         }
     }
 
-    /// Reads CSV text (RFC 4180, leniently: LF or CRLF, optional UTF-8 BOM).
+    /// Reads CSV text (RFC 4180, leniently: LF, CRLF or a lone CR, optional UTF-8 BOM).
     ///
     /// The first record is the header. An empty input is a table with no
     /// columns and no rows. Errors: invalid UTF-8, or a record whose field
@@ -522,7 +522,7 @@ fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
     let mut first = true;
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
-            let line = e.position().map(|p| p.line());
+            let line = e.position().map(|p| line_at_byte(text, p.byte()));
             let message = match e.kind() {
                 csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
                 _ => e.to_string(),
@@ -540,7 +540,7 @@ fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
         }
         if cells.len() != table.columns.len() {
             return Err(CsvError {
-                line: record.position().map(|p| p.line()),
+                line: record.position().map(|p| line_at_byte(text, p.byte())),
                 message: format!(
                     "expected {} field{} (as in the header), found {}",
                     table.columns.len(),
@@ -552,6 +552,26 @@ fn parse_records(text: &[u8]) -> Result<Table, CsvError> {
         table.rows.push(cells);
     }
     Ok(table)
+}
+
+/// The 1-based line of byte `offset` of `text`, a line ending at LF, CRLF
+/// or a lone CR (the line ends the CSV reader accepts). The `csv` crate's
+/// own line count is one short after a CRLF, and counts no CR-only line.
+/// Line ends at `offset` itself belong to the line before.
+fn line_at_byte(text: &[u8], offset: u64) -> u64 {
+    // The reader may place a record after a CR at the LF that follows it;
+    // no record starts with a line end (blank lines are skipped), so the
+    // record starts after them.
+    let mut start = (offset as usize).min(text.len());
+    while matches!(text.get(start), Some(b'\r' | b'\n')) {
+        start += 1;
+    }
+    let head = &text[..start];
+    let lf = memchr::memchr_iter(b'\n', head).count();
+    let lone_cr = memchr::memchr_iter(b'\r', head)
+        .filter(|&i| text.get(i + 1) != Some(&b'\n'))
+        .count();
+    1 + (lf + lone_cr) as u64
 }
 
 /// `text` with `""` written into every blank line after the header that is
@@ -615,6 +635,10 @@ fn unterminated_quote(text: &[u8]) -> Option<u64> {
                         line += 1;
                         i += 1;
                     }
+                    Some(b'\r') if text.get(i + 1) != Some(&b'\n') => {
+                        line += 1;
+                        i += 1;
+                    }
                     Some(_) => i += 1,
                 }
             }
@@ -627,7 +651,13 @@ fn unterminated_quote(text: &[u8]) -> Option<u64> {
                 line += 1;
                 at_field_start = true;
             }
-            b'\r' => at_field_start = true,
+            b'\r' => {
+                // A lone CR ends a line (a CR-only file); CRLF counts once.
+                if text.get(i + 1) != Some(&b'\n') {
+                    line += 1;
+                }
+                at_field_start = true;
+            }
             _ => at_field_start = false,
         }
         i += 1;
@@ -715,6 +745,22 @@ mod tests {
         // A quoted newline in an earlier record moves the reported line on.
         let err = Table::from_csv(b"a,b\n\"x\ny\",1\nz\n").unwrap_err();
         assert_eq!(err.line, Some(4));
+    }
+
+    /// The line of a bad record is the same whatever the line ends: LF,
+    /// CRLF (the `csv` crate's count was one short there) or a lone CR
+    /// (where it said line 1 for every record).
+    #[test]
+    fn a_bad_record_is_named_by_its_line_with_any_line_end() {
+        for end in ["\n", "\r\n", "\r"] {
+            let text = ["a,b", "1,x", "2,y", "3,z,w", ""].join(end);
+            assert_eq!(Table::from_csv(text.as_bytes()).unwrap_err().line, Some(4), "{end:?}");
+            let bytes = [format!("a,b{end}1,x{end}").as_bytes(), b"\xff,y", end.as_bytes()].concat();
+            let err = Table::from_csv(&bytes).unwrap_err();
+            assert_eq!((err.line, err.message.contains("UTF-8")), (Some(3), true), "{end:?}");
+            let text = ["a,b", "1,x", "\"open,y", ""].join(end);
+            assert_eq!(Table::from_csv(text.as_bytes()).unwrap_err().line, Some(3), "{end:?}");
+        }
     }
 
     #[test]

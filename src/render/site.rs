@@ -589,7 +589,7 @@ fn usage_text(usage: Option<&crate::runs::records::Usage>) -> String {
         return "Cost and tokens: not reported by the agent host.".into();
     };
     let mut parts = Vec::new();
-    parts.push(match u.cost_usd {
+    parts.push(match u.cost() {
         Some(c) => format!("cost ${}", crate::format::fixed(c, 6)),
         None => "cost not reported".into(),
     });
@@ -600,7 +600,7 @@ fn usage_text(usage: Option<&crate::runs::records::Usage>) -> String {
         )),
         None => parts.push("input tokens not reported".into()),
     }
-    if let Some(n) = u.output_tokens {
+    if let Some(n) = u.output() {
         parts.push(format!("{n} output tokens"));
     }
     if let Some(n) = u.num_turns {

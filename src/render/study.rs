@@ -768,8 +768,8 @@ fn usage_value(c: &StudyCondition, metric: Metric) -> std::result::Result<String
     let figure = |a: &crate::runs::records::AttemptResult| {
         let u = a.usage.as_ref()?;
         match metric {
-            Metric::Tokens => Some((u.all_input_tokens()? + u.output_tokens?) as f64),
-            _ => u.cost_usd,
+            Metric::Tokens => Some((u.all_input_tokens()? + u.output()?) as f64),
+            _ => u.cost(),
         }
     };
     let values: Vec<f64> = attempts.iter().filter_map(|a| figure(a)).collect();

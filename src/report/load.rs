@@ -23,7 +23,7 @@ use crate::layout::{
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{
-    ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, formats_read,
+    ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
 };
 use crate::table::Table;
 
@@ -91,14 +91,14 @@ pub fn root(path: &Path) -> RootView {
                         }
                     }
                     let usage = attempt.usage.as_ref();
-                    match usage.and_then(|u| u.cost_usd) {
+                    match usage.and_then(Usage::cost) {
                         Some(c) => {
                             condition.cost.cost_usd += c;
                             condition.cost.costed.0 += 1;
                         }
                         None => condition.cost.costed.1 += 1,
                     }
-                    match usage.and_then(|u| Some((u.all_input_tokens()?, u.output_tokens?))) {
+                    match usage.and_then(|u| Some((u.all_input_tokens()?, u.output()?))) {
                         Some((i, o)) => {
                             condition.cost.input_tokens += i;
                             condition.cost.output_tokens += o;

@@ -178,7 +178,7 @@ impl StudyCondition {
             .results
             .values()
             .flat_map(|r| r.attempts.iter())
-            .map(|a| a.usage.as_ref().and_then(|u| u.cost_usd))
+            .map(|a| a.usage.as_ref().and_then(crate::runs::records::Usage::cost))
             .collect::<Option<Vec<f64>>>()?;
         (!costs.is_empty()).then(|| costs.iter().sum::<f64>() / costs.len() as f64)
     }

@@ -208,10 +208,15 @@ impl ConditionFigure {
                     crate::format::fixed(t.exploratory_calls as f64 / t.recorded.0 as f64, 2).into()
                 }
             }
-            ConditionFigure::Cost => c.cost.mean_cost().map_or_else(
-                || Cell::from("not reported"),
-                |m| crate::format::fixed(m, 4).into(),
-            ),
+            ConditionFigure::Cost => match (c.cost.mean_cost(), c.cost.costed) {
+                (Some(m), _) => crate::format::fixed(m, 4).into(),
+                // Some attempts reported a cost: a mean over those alone
+                // would be no condition's, so say how many did.
+                (None, (some, missing)) if some > 0 => {
+                    format!("{some} of {} reported", some + missing).into()
+                }
+                _ => Cell::from("not reported"),
+            },
             ConditionFigure::ReplyChars => c
                 .mean_reply_chars()
                 .map_or_else(|| Cell::from("not recorded"), |m| format!("{m:.0}").into()),
@@ -487,13 +492,13 @@ pub fn summary_row(
         fixed(attempt.server_s, 3),
         // Empty when the host reported none (a scripted agent): never 0.
         usage
-            .and_then(|u| u.cost_usd)
+            .and_then(crate::runs::records::Usage::cost)
             .map_or_else(String::new, |c| fixed(c, 6)),
         usage
             .and_then(crate::runs::records::Usage::all_input_tokens)
             .map_or_else(String::new, |n| n.to_string()),
         usage
-            .and_then(|u| u.output_tokens)
+            .and_then(crate::runs::records::Usage::output)
             .map_or_else(String::new, |n| n.to_string()),
         attempt.notes.join("; "),
     ]

@@ -145,7 +145,8 @@ pub struct TrajectoryView {
 
 impl TrajectoryView {
     /// In words: `first query hit the key's graphs in 59 of 72 attempts;
-    /// 0 exploratory calls before it`, or what is missing.
+    /// 0 exploratory calls before the first query (all calls, where none
+    /// was made) over 72 attempts`, or what is missing.
     pub fn text(&self) -> String {
         if self.recorded.0 == 0 {
             return "trajectory not recorded (rescore the root)".into();
@@ -157,7 +158,7 @@ impl TrajectoryView {
         };
         format!(
             "first query hit the key's graphs in {} of {} attempts; {} exploratory call{} before \
-             it over {} attempts{partial}",
+             the first query (all calls, where none was made) over {} attempts{partial}",
             self.first_query_hits,
             self.first_query_judged,
             self.exploratory_calls,

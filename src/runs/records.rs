@@ -89,17 +89,52 @@ pub struct Usage {
     pub api_s: Option<f64>,
 }
 
+/// The most an episode is taken to have cost, US dollars: a report above
+/// it (as a negative or non-finite one) is no cost an episode could have,
+/// and is not taken (`docs/FORMAT.md`, "episode.json").
+pub const MAX_EPISODE_COST_USD: f64 = 1_000_000.0;
+
+/// The most tokens of one kind an episode is taken to have used, likewise.
+pub const MAX_EPISODE_TOKENS: u64 = 1_000_000_000_000;
+
+fn credible_cost(usd: &f64) -> bool {
+    usd.is_finite() && (0.0..=MAX_EPISODE_COST_USD).contains(usd)
+}
+
+fn credible_tokens(n: &u64) -> bool {
+    *n <= MAX_EPISODE_TOKENS
+}
+
 impl Usage {
+    /// The cost in US dollars, when reported and credible (0 to
+    /// [`MAX_EPISODE_COST_USD`]): what every table and sum reads, so a
+    /// hand-edited record cannot put an infinite or negative cost in one.
+    pub fn cost(&self) -> Option<f64> {
+        self.cost_usd.filter(credible_cost)
+    }
+
+    /// The output tokens, when reported and credible
+    /// ([`MAX_EPISODE_TOKENS`]).
+    pub fn output(&self) -> Option<u64> {
+        self.output_tokens.filter(credible_tokens)
+    }
+
     /// The usage an agent host's JSON report states, or `None` when it
     /// states no cost and no tokens (a scripted agent's report).
     pub fn from_report(report: &serde_json::Value) -> Option<Usage> {
         let usage = &report["usage"];
-        let tokens = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let tokens = |key: &str| {
+            usage
+                .get(key)
+                .and_then(serde_json::Value::as_u64)
+                .filter(credible_tokens)
+        };
         let found = Usage {
             source: "agent.json".into(),
             cost_usd: report
                 .get("total_cost_usd")
-                .and_then(serde_json::Value::as_f64),
+                .and_then(serde_json::Value::as_f64)
+                .filter(credible_cost),
             input_tokens: tokens("input_tokens"),
             output_tokens: tokens("output_tokens"),
             cache_creation_input_tokens: tokens("cache_creation_input_tokens"),
@@ -108,6 +143,7 @@ impl Usage {
             api_s: report
                 .get("duration_api_ms")
                 .and_then(serde_json::Value::as_f64)
+                .filter(|ms| ms.is_finite() && *ms >= 0.0)
                 .map(|ms| crate::layout::round_seconds(ms / 1000.0)),
         };
         (found.cost_usd.is_some() || found.input_tokens.is_some() || found.output_tokens.is_some())
@@ -115,13 +151,19 @@ impl Usage {
     }
 
     /// Every input token: uncached, cache writes and cache reads, when the
-    /// host reported the uncached count.
+    /// host reported the uncached count (and every count is credible,
+    /// [`MAX_EPISODE_TOKENS`]).
     pub fn all_input_tokens(&self) -> Option<u64> {
-        Some(
-            self.input_tokens?
-                + self.cache_creation_input_tokens.unwrap_or(0)
-                + self.cache_read_input_tokens.unwrap_or(0),
-        )
+        let part = |n: Option<u64>| n.unwrap_or(0);
+        let counts = [
+            self.input_tokens?,
+            part(self.cache_creation_input_tokens),
+            part(self.cache_read_input_tokens),
+        ];
+        counts
+            .iter()
+            .all(credible_tokens)
+            .then(|| counts.iter().sum())
     }
 }
 
@@ -464,6 +506,32 @@ pub fn aggregate(questions: &BTreeMap<String, QuestionSummary>) -> Aggregate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cost or a count no episode could have (infinite, negative, a
+    /// string, a fraction, more than a trillion) is not taken as reported,
+    /// on reading the host's report and again on reading a record, and
+    /// sums over credible ones stay finite.
+    #[test]
+    fn only_credible_usage_is_taken() {
+        let report = |cost: serde_json::Value, tokens: serde_json::Value| {
+            serde_json::json!({"total_cost_usd": cost, "usage": {"input_tokens": tokens, "output_tokens": 7}})
+        };
+        for bad in [serde_json::json!(1e308), serde_json::json!(-1.0), serde_json::json!("0.5")] {
+            let usage = Usage::from_report(&report(bad.clone(), serde_json::json!(5))).unwrap();
+            assert_eq!(usage.cost(), None, "{bad}");
+            assert_eq!(usage.cost_usd, None, "{bad}");
+        }
+        for bad in [serde_json::json!(-5), serde_json::json!(1.5), serde_json::json!(2_000_000_000_000u64)] {
+            let usage = Usage::from_report(&report(serde_json::json!(0.25), bad.clone())).unwrap();
+            assert_eq!((usage.all_input_tokens(), usage.cost()), (None, Some(0.25)), "{bad}");
+        }
+        let mut edited = Usage::from_report(&report(serde_json::json!(0.5), serde_json::json!(3))).unwrap();
+        assert_eq!((edited.cost(), edited.all_input_tokens(), edited.output()), (Some(0.5), Some(3), Some(7)));
+        edited.cost_usd = Some(f64::INFINITY);
+        edited.cache_read_input_tokens = Some(u64::MAX);
+        edited.output_tokens = Some(u64::MAX);
+        assert_eq!((edited.cost(), edited.all_input_tokens(), edited.output()), (None, None, None));
+    }
 
     fn attempt(n: u32, exact: bool, f1: f64, blocked: bool) -> AttemptResult {
         AttemptResult {

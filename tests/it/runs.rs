@@ -2298,7 +2298,8 @@ mod regression {
         assert!(
             stdout(&report).contains(
                 "demo-kg-all-tools__kg-named: first query hit the key's graphs in 2 of 2 \
-                 attempts; 0 exploratory calls before it over 2 attempts"
+                 attempts; 0 exploratory calls before the first query (all calls, where none \
+                 was made) over 2 attempts"
             ),
             "{}",
             stdout(&report)

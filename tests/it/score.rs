@@ -181,4 +181,18 @@ mod regression {
             "{json}"
         );
     }
+
+    // With CRLF line ends the bad record was named one line too early, and
+    // with CR-only line ends always as line 1.
+    #[test]
+    fn a_bad_row_is_named_by_its_line_whatever_the_line_ends() {
+        for end in ["\r\n", "\r"] {
+            let reference = ["a,b", "1,x", "2,y", "3,z,w", ""].join(end);
+            score(&reference, "a,b\n")
+                .stdout("")
+                .stderr("error: ref.csv:4: expected 2 fields (as in the header), found 3\n")
+                .status(2)
+                .run();
+        }
+    }
 }
