@@ -754,12 +754,29 @@ mod tests {
     fn a_bad_record_is_named_by_its_line_with_any_line_end() {
         for end in ["\n", "\r\n", "\r"] {
             let text = ["a,b", "1,x", "2,y", "3,z,w", ""].join(end);
-            assert_eq!(Table::from_csv(text.as_bytes()).unwrap_err().line, Some(4), "{end:?}");
-            let bytes = [format!("a,b{end}1,x{end}").as_bytes(), b"\xff,y", end.as_bytes()].concat();
+            assert_eq!(
+                Table::from_csv(text.as_bytes()).unwrap_err().line,
+                Some(4),
+                "{end:?}"
+            );
+            let bytes = [
+                format!("a,b{end}1,x{end}").as_bytes(),
+                b"\xff,y",
+                end.as_bytes(),
+            ]
+            .concat();
             let err = Table::from_csv(&bytes).unwrap_err();
-            assert_eq!((err.line, err.message.contains("UTF-8")), (Some(3), true), "{end:?}");
+            assert_eq!(
+                (err.line, err.message.contains("UTF-8")),
+                (Some(3), true),
+                "{end:?}"
+            );
             let text = ["a,b", "1,x", "\"open,y", ""].join(end);
-            assert_eq!(Table::from_csv(text.as_bytes()).unwrap_err().line, Some(3), "{end:?}");
+            assert_eq!(
+                Table::from_csv(text.as_bytes()).unwrap_err().line,
+                Some(3),
+                "{end:?}"
+            );
         }
     }
 

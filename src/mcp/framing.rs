@@ -466,11 +466,12 @@ pub struct Answers {
     pub replies: UnboundedSender<Vec<u8>>,
     /// The longest line read, line feed included, bytes.
     pub max_bytes: usize,
-    /// The `result` of a `tools/list` reply (`{"tools": [...]}`), when
-    /// the proxy answers `tools/list` itself: each server tool there is the
-    /// object the server wrote, whole (rmcp's `Tool` would drop members it
-    /// has no field for; `upstream::Connection::raw_tools`).
-    pub tools_list: Option<Value>,
+    /// The `result` of a `tools/list` reply (`{"tools": [...]}`, JSON
+    /// text), when the proxy answers `tools/list` itself: each server tool
+    /// there is the object the server wrote, byte for byte (rmcp's `Tool`
+    /// would drop members it has no field for;
+    /// `upstream::Connection::raw_tools`).
+    pub tools_list: Option<String>,
 }
 
 /// Reads the agent host's lines from `input` until it ends: passes each
@@ -496,7 +497,7 @@ where
                 Verdict::Blank => continue,
                 Verdict::Reject(rejected) => *rejected,
                 Verdict::Pass => {
-                    if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_ref()) {
+                    if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_deref()) {
                         let _ = answers.replies.send(reply);
                         continue;
                     }
@@ -521,20 +522,24 @@ where
 /// The reply to `line` when it is a `tools/list` request (a JSON object
 /// with that `method` and an `id`) and `result` is set: one JSON-RPC
 /// response line carrying `result` whole, every page at once (as rmcp's
-/// `ListToolsResult::with_all_items` answers a cursor). `None` for any
+/// `ListToolsResult::with_all_items` answers a cursor), under the id as
+/// the agent wrote it (a 30-digit number stays as written). `None` for any
 /// other line, which then goes to rmcp.
-fn tools_list_reply(line: &[u8], result: Option<&Value>) -> Option<Vec<u8>> {
+fn tools_list_reply(line: &[u8], result: Option<&str>) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        method: Option<&'a str>,
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
     let result = result?;
     memchr::memmem::find(line, b"tools/list")?;
-    let message: Value = serde_json::from_slice(line).ok()?;
-    if message.get("method").and_then(Value::as_str) != Some("tools/list") {
+    let request: Request = serde_json::from_slice(line).ok()?;
+    if request.method != Some("tools/list") {
         return None;
     }
-    let id = message.get("id")?;
-    let mut reply =
-        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).ok()?;
-    reply.push(b'\n');
-    Some(reply)
+    let id = request.id?.get();
+    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n").into_bytes())
 }
 
 /// Copies rmcp's output (`from_rmcp`) to `out` as it comes, and writes each
@@ -819,20 +824,33 @@ mod tests {
     /// list is set.
     #[test]
     fn tools_list_is_answered_with_the_list_under_its_id() {
-        let list = json!({"tools": [{"name": "a", "execution": {"taskSupport": "forbidden"}}]});
+        let list = r#"{"tools":[{"name":"a","n":1e2,"big":123456789012345678901234567890,"execution":{"taskSupport":"forbidden"}}]}"#;
         let reply = tools_list_reply(
             br#"{"jsonrpc":"2.0","id":"x7","method":"tools/list","params":{"cursor":"c"}}"#,
-            Some(&list),
+            Some(list),
         )
         .unwrap();
-        let reply: Value = serde_json::from_slice(&reply).unwrap();
-        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": "x7", "result": list}));
+        assert_eq!(
+            String::from_utf8(reply).unwrap(),
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":\"x7\",\"result\":{list}}}\n")
+        );
+        // The id as the agent wrote it, digits and all.
+        let reply = tools_list_reply(
+            br#"{"jsonrpc":"2.0","id": 123456789012345678901234567890 ,"method":"tools/list"}"#,
+            Some(list),
+        )
+        .unwrap();
+        assert!(
+            String::from_utf8(reply)
+                .unwrap()
+                .starts_with(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"#)
+        );
         for other in [
             &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{"m":"tools/list"}}}"#[..],
             br#"{"jsonrpc":"2.0","method":"tools/list"}"#,
             br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
         ] {
-            assert_eq!(tools_list_reply(other, Some(&list)), None);
+            assert_eq!(tools_list_reply(other, Some(list)), None);
         }
         assert_eq!(
             tools_list_reply(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, None),

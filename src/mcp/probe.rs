@@ -54,10 +54,16 @@ replaces the previous answer.",
 pub fn offered_tools(server_tools: &[Tool], withheld: &BTreeSet<String>) -> Vec<Tool> {
     server_tools
         .iter()
-        .filter(|t| !withheld.contains(t.name.as_ref()) && t.name != SUBMIT_CSV)
+        .filter(|t| is_offered(t, withheld))
         .cloned()
         .chain(std::iter::once(submit_tool()))
         .collect()
+}
+
+/// True when the server tool `tool` is offered ([`offered_tools`]): not
+/// withheld by its exact name, and not called `submit_csv`.
+pub fn is_offered(tool: &Tool, withheld: &BTreeSet<String>) -> bool {
+    !withheld.contains(tool.name.as_ref()) && tool.name != SUBMIT_CSV
 }
 
 /// True when a call to `name` must be refused: `name` is not one of the

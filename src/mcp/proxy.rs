@@ -120,7 +120,7 @@ struct Inner {
     info: ServerConfig,
     offered: Vec<Tool>,
     /// `offered` as the agent's `tools/list` gets it ([`listed_tools`]).
-    listed: Vec<Value>,
+    listed: String,
     upstream_names: BTreeSet<String>,
     withheld: BTreeSet<String>,
     peer: Option<Peer<RoleClient>>,
@@ -249,24 +249,48 @@ type UpstreamSession = (
     Option<tokio::process::Child>,
 );
 
-/// The offered tools as JSON for the agent's `tools/list`, in their order:
-/// a server tool as the server wrote it when `raw` holds it (the first of
-/// that name: the proxy forwards each tool exactly as the server described
-/// it, README.md, "Servers under test"), else as rmcp serializes it (the
-/// proxy's own tools, and every tool of a server reached over HTTP).
-fn listed_tools(offered: &[Tool], raw: Option<&[Value]>) -> Vec<Value> {
-    offered
-        .iter()
-        .map(|tool| {
-            raw.and_then(|raw| {
-                raw.iter()
-                    .find(|r| r.get("name").and_then(Value::as_str) == Some(tool.name.as_ref()))
+/// The `result` of the agent's `tools/list` (`{"tools":[...]}`), as
+/// text: the offered tools in their order, each server tool as the server
+/// wrote it, byte for byte (the proxy forwards each tool exactly as the
+/// server described it, README.md, "Servers under test"), and the proxy's
+/// own tools as rmcp serializes them. `raw` holds the server's objects
+/// (`upstream::Connection::raw_tools`) in the order of `server_tools`; the
+/// offered ones are picked by position with the rule of
+/// [`probe::offered_tools`], so two tools of one name each keep their own
+/// object. When `raw` is absent (HTTP, the control) or does not pair up
+/// with `server_tools` name for name, every tool is as rmcp serializes it.
+fn listed_tools(
+    offered: &[Tool],
+    server_tools: &[Tool],
+    raw: Option<&[Box<serde_json::value::RawValue>]>,
+    withheld: &BTreeSet<String>,
+) -> String {
+    let paired = raw.filter(|raw| {
+        raw.len() == server_tools.len()
+            && raw.iter().zip(server_tools).all(|(r, t)| {
+                serde_json::from_str::<Value>(r.get())
+                    .ok()
+                    .and_then(|v| v.get("name").and_then(Value::as_str).map(|n| n == t.name))
+                    .unwrap_or(false)
             })
-            .filter(|_| tool.name != probe::SUBMIT_CSV)
-            .cloned()
-            .unwrap_or_else(|| serde_json::to_value(tool).unwrap_or(Value::Null))
-        })
-        .collect()
+    });
+    let serialized = |tool: &Tool| serde_json::to_string(tool).unwrap_or_else(|_| "null".into());
+    let texts: Vec<String> = match paired {
+        Some(raw) => raw
+            .iter()
+            .zip(server_tools)
+            .filter(|(_, t)| probe::is_offered(t, withheld))
+            .map(|(r, _)| r.get().to_string())
+            .chain(
+                offered
+                    .iter()
+                    .filter(|t| t.name == SUBMIT_CSV)
+                    .map(serialized),
+            )
+            .collect(),
+        None => offered.iter().map(serialized).collect(),
+    };
+    format!("{{\"tools\":[{}]}}", texts.join(","))
 }
 
 /// What the proxy found when it started: what the agent is offered, and
@@ -275,7 +299,9 @@ struct Startup {
     offered: Vec<Tool>,
     /// The server's tools as it wrote them, over stdio
     /// (`upstream::Connection::raw_tools`).
-    raw_tools: Option<Vec<Value>>,
+    raw_tools: Option<Vec<Box<serde_json::value::RawValue>>>,
+    /// The server's tools, all of them, in its order.
+    server_tools: Vec<Tool>,
     upstream_names: BTreeSet<String>,
     instructions: Option<String>,
     peer: Option<Peer<RoleClient>>,
@@ -307,6 +333,7 @@ impl Startup {
         Startup {
             offered: probe::offered_tools(&connection.tools, withheld),
             raw_tools: connection.raw_tools.clone(),
+            server_tools: connection.tools.clone(),
             upstream_names: connection
                 .tools
                 .iter()
@@ -324,6 +351,7 @@ impl Startup {
         Startup {
             offered: probe::offered_tools(&[], withheld),
             raw_tools: None,
+            server_tools: Vec::new(),
             upstream_names: BTreeSet::new(),
             instructions: None,
             peer: None,
@@ -337,6 +365,7 @@ impl Startup {
         Startup {
             offered: vec![sparql_tool(), probe::submit_tool()],
             raw_tools: None,
+            server_tools: Vec::new(),
             upstream_names: BTreeSet::new(),
             instructions: Some(control.preamble.clone()),
             peer: None,
@@ -416,7 +445,12 @@ impl Proxy {
                 timeout: settings.timeout,
                 strict: settings.strict_upstream_errors,
                 info: server_info(startup.instructions),
-                listed: listed_tools(&startup.offered, startup.raw_tools.as_deref()),
+                listed: listed_tools(
+                    &startup.offered,
+                    &startup.server_tools,
+                    startup.raw_tools.as_deref(),
+                    &withheld,
+                ),
                 offered: startup.offered,
                 upstream_names: startup.upstream_names,
                 withheld,
@@ -509,7 +543,7 @@ impl Proxy {
         let answers = framing::Answers {
             replies,
             max_bytes,
-            tools_list: Some(json!({ "tools": self.inner.listed })),
+            tools_list: Some(self.inner.listed.clone()),
         };
         let reader = tokio::spawn(framing::read_lines(
             tokio::io::stdin(),

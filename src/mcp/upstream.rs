@@ -32,8 +32,10 @@ pub struct Connection {
     /// members rmcp's [`Tool`] has no field for included (the npm
     /// servers' `execution`, for one): over stdio, where the proxy reads
     /// the server's output itself ([`tap_tools`]). `None` over HTTP, where
-    /// rmcp's transport reads it.
-    pub raw_tools: Option<Vec<serde_json::Value>>,
+    /// rmcp's transport reads it. Each is the server's text of the object,
+    /// byte for byte (a number such as `1e2` or a 30-digit integer stays
+    /// as written).
+    pub raw_tools: Option<Vec<Box<serde_json::value::RawValue>>>,
     /// The server's instructions, if it sent any.
     pub instructions: Option<String>,
     /// The server's name and version, as it reported them.
@@ -232,17 +234,30 @@ async fn connect_inner(
 /// What [`tap_tools`] keeps: the `tools` objects of the `tools/list`
 /// replies read so far, and whether it still looks for them.
 struct Tap {
-    tools: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    tools: std::sync::Arc<std::sync::Mutex<Vec<Box<serde_json::value::RawValue>>>>,
     armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Tap {
     /// Stops looking and returns the tools kept, in the server's order
     /// (all pages of a paginated list, one after another).
-    fn finish(&self) -> Vec<serde_json::Value> {
+    fn finish(&self) -> Vec<Box<serde_json::value::RawValue>> {
         self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
         std::mem::take(&mut *self.tools.lock().unwrap_or_else(|e| e.into_inner()))
     }
+}
+
+/// A JSON-RPC reply with a `tools` list, the tools kept as their text.
+#[derive(serde::Deserialize)]
+struct ListReply<'a> {
+    #[serde(borrow)]
+    result: Option<ListResult<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct ListResult<'a> {
+    #[serde(borrow)]
+    tools: Vec<&'a serde_json::value::RawValue>,
 }
 
 /// Stands between a stdio server's output and rmcp: every byte is copied
@@ -276,16 +291,14 @@ fn tap_tools(stdout: tokio::process::ChildStdout) -> (tokio::io::DuplexStream, T
                 Ok(_) => {}
             }
             if memchr::memmem::find(&line, b"\"tools\"").is_some()
-                && let Ok(message) = serde_json::from_slice::<serde_json::Value>(&line)
-                && let Some(listed) = message
-                    .get("result")
-                    .and_then(|r| r.get("tools"))
-                    .and_then(serde_json::Value::as_array)
+                && let Ok(ListReply {
+                    result: Some(ListResult { tools: listed }),
+                }) = serde_json::from_slice::<ListReply>(&line)
             {
                 tools
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .extend(listed.iter().cloned());
+                    .extend(listed.into_iter().map(|t| t.to_owned()));
             }
             if to_rmcp.write_all(&line).await.is_err() {
                 return;

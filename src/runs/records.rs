@@ -513,24 +513,41 @@ mod tests {
     /// sums over credible ones stay finite.
     #[test]
     fn only_credible_usage_is_taken() {
-        let report = |cost: serde_json::Value, tokens: serde_json::Value| {
-            serde_json::json!({"total_cost_usd": cost, "usage": {"input_tokens": tokens, "output_tokens": 7}})
-        };
-        for bad in [serde_json::json!(1e308), serde_json::json!(-1.0), serde_json::json!("0.5")] {
+        let report = |cost: serde_json::Value, tokens: serde_json::Value| serde_json::json!({"total_cost_usd": cost, "usage": {"input_tokens": tokens, "output_tokens": 7}});
+        for bad in [
+            serde_json::json!(1e308),
+            serde_json::json!(-1.0),
+            serde_json::json!("0.5"),
+        ] {
             let usage = Usage::from_report(&report(bad.clone(), serde_json::json!(5))).unwrap();
             assert_eq!(usage.cost(), None, "{bad}");
             assert_eq!(usage.cost_usd, None, "{bad}");
         }
-        for bad in [serde_json::json!(-5), serde_json::json!(1.5), serde_json::json!(2_000_000_000_000u64)] {
+        for bad in [
+            serde_json::json!(-5),
+            serde_json::json!(1.5),
+            serde_json::json!(2_000_000_000_000u64),
+        ] {
             let usage = Usage::from_report(&report(serde_json::json!(0.25), bad.clone())).unwrap();
-            assert_eq!((usage.all_input_tokens(), usage.cost()), (None, Some(0.25)), "{bad}");
+            assert_eq!(
+                (usage.all_input_tokens(), usage.cost()),
+                (None, Some(0.25)),
+                "{bad}"
+            );
         }
-        let mut edited = Usage::from_report(&report(serde_json::json!(0.5), serde_json::json!(3))).unwrap();
-        assert_eq!((edited.cost(), edited.all_input_tokens(), edited.output()), (Some(0.5), Some(3), Some(7)));
+        let mut edited =
+            Usage::from_report(&report(serde_json::json!(0.5), serde_json::json!(3))).unwrap();
+        assert_eq!(
+            (edited.cost(), edited.all_input_tokens(), edited.output()),
+            (Some(0.5), Some(3), Some(7))
+        );
         edited.cost_usd = Some(f64::INFINITY);
         edited.cache_read_input_tokens = Some(u64::MAX);
         edited.output_tokens = Some(u64::MAX);
-        assert_eq!((edited.cost(), edited.all_input_tokens(), edited.output()), (None, None, None));
+        assert_eq!(
+            (edited.cost(), edited.all_input_tokens(), edited.output()),
+            (None, None, None)
+        );
     }
 
     fn attempt(n: u32, exact: bool, f1: f64, blocked: bool) -> AttemptResult {

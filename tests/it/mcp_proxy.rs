@@ -508,6 +508,16 @@ async fn sparql_only_is_one_neutral_tool_with_a_profile_independent_preamble() {
 /// array of the reply exactly as written (rmcp's types would drop members
 /// they have no field for, which is what the test looks for).
 fn raw_tools_list(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Vec<Value> {
+    let line = raw_tools_list_line(program, args, cwd, env);
+    let listed: Value = serde_json::from_str(&line).unwrap();
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {listed}"))
+        .clone()
+}
+
+/// The line of the reply to `tools/list`, as [`raw_tools_list`] gets it.
+fn raw_tools_list_line(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> String {
     use std::io::{BufRead, BufReader, Write};
     let mut child = std::process::Command::new(program)
         .args(args)
@@ -530,7 +540,7 @@ fn raw_tools_list(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)
         let line = lines.next().expect("the server closed its output").unwrap();
         let message: Value = serde_json::from_str(&line).unwrap();
         if message["id"] == id {
-            break message;
+            break line;
         }
     };
     reply(&mut lines, 1);
@@ -539,10 +549,7 @@ fn raw_tools_list(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)
     let listed = reply(&mut lines, 2);
     let _ = child.kill();
     let _ = child.wait();
-    listed["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {listed}"))
-        .clone()
+    listed
 }
 
 /// The proxy lists each server tool exactly as the server wrote it, field
@@ -877,6 +884,69 @@ mod regression {
     //! says what broke.
 
     use super::*;
+
+    // The proxy's tools/list held the server's tools as parsed JSON: a
+    // number came out rewritten (`1e2` as `100.0`, a 30-digit integer
+    // rounded to a float), and of two tools with one name the first
+    // object was listed twice.
+    #[test]
+    fn tools_are_listed_byte_for_byte_and_two_of_one_name_keep_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().join("server.py");
+        let tools = r#"[{"name":"a","inputSchema":{"type":"object","maximum":1e2,"minimum":-0,"default":123456789012345678901234567890},"x-note":"caf\u00e9"},{"name":"a","description":"dup","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"},"execution":{"taskSupport":"forbidden"}}]"#;
+        std::fs::write(
+            &server,
+            format!(
+                r#"import sys, json
+TOOLS = r'{tools}'
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = '{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}'
+    elif m["method"] == "tools/list":
+        r = '{{"tools":' + TOOLS + '}}'
+    else:
+        r = '{{"content":[{{"type":"text","text":"ok"}}]}}'
+    sys.stdout.write('{{"jsonrpc":"2.0","id":' + json.dumps(m["id"]) + ',"result":' + r + '}}\n')
+    sys.stdout.flush()
+"#
+            ),
+        )
+        .unwrap();
+        let profile = dir.path().join("fake.toml");
+        std::fs::write(
+            &profile,
+            format!(
+                "name = \"fake\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}]\n",
+                server.display().to_string()
+            ),
+        )
+        .unwrap();
+        let log = dir.path().join("log");
+        let line = raw_tools_list_line(
+            Path::new(BIN),
+            &[
+                "proxy",
+                "--profile",
+                profile.to_str().unwrap(),
+                "--log-dir",
+                log.to_str().unwrap(),
+            ],
+            &repo(),
+            &[],
+        );
+        let tools_text = line
+            .split_once(r#""result":{"tools":["#)
+            .map(|(_, rest)| rest)
+            .unwrap_or_else(|| panic!("{line}"));
+        let server_tools = &tools[1..tools.len() - 1];
+        assert!(
+            tools_text.starts_with(&format!("{server_tools},{{\"name\":\"submit_csv\"")),
+            "{line}"
+        );
+    }
 
     // JSON-RPC error replies (invalid arguments) counted as a dead transport: three cut the server off.
     #[tokio::test(flavor = "multi_thread")]
