@@ -52,6 +52,7 @@ macro_rules! errln {
 }
 
 pub mod agent;
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod corpus;

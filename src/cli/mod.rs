@@ -6,6 +6,7 @@
 //! problem; 2 bad usage or unreadable input.
 
 mod build;
+mod catalog;
 mod corpus;
 mod kg_server;
 mod paper;
@@ -71,6 +72,9 @@ enum Command {
     /// Inspect a corpus of .rq records.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
+    /// Deterministic tool calls against a server, checked against typed expectations (docs/CATALOG.md).
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
     /// Build ground truth: run every answer key against the endpoint.
     Reference(reference::ReferenceArgs),
     /// Score one answer CSV against one ground-truth CSV (JSON on stdout).
@@ -209,6 +213,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Build(a) => build::run(a),
         Command::Corpus(c) => corpus::run(c),
+        Command::Catalog(c) => catalog::run(c),
         Command::Paper(c) => paper::run(c),
         Command::Reference(a) => reference::run(a),
         Command::Score(a) => score::run(a),

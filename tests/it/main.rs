@@ -23,6 +23,7 @@ mod support;
 mod browser;
 mod build;
 mod cases;
+mod catalog;
 mod claude;
 mod corpus;
 mod demo_roots;

@@ -3,6 +3,7 @@
 //! when a committed schema differs. `OKN_UPDATE_SCHEMAS=1 cargo test --test
 //! it schemas` rewrites them. `docs/FORMAT.md` describes each file.
 
+use okn_benchmark::catalog::format::Catalog;
 use okn_benchmark::layout::{CallsFile, Metrics};
 use okn_benchmark::reference::GroundTruthMeta;
 use okn_benchmark::reference::verify::VerifiedFile;
@@ -28,6 +29,7 @@ fn committed_schemas_match_the_types() {
         ("condition", render::<ConditionFile>()),
         ("frozen", render::<FrozenFile>()),
         ("verified", render::<VerifiedFile>()),
+        ("catalog", render::<Catalog>()),
     ];
     let update = std::env::var_os("OKN_UPDATE_SCHEMAS").is_some();
     let mut stale = Vec::new();

@@ -1,0 +1,9 @@
+//! The catalog (`docs/CATALOG.md`): deterministic tool calls against one
+//! MCP server, each checked against typed expectations, with no agent and
+//! no model. [`format`] holds `catalog.json` as types, [`validate`] the
+//! offline rules a catalog keeps, [`select`] the paths that find values
+//! and candidates in a tool's result.
+
+pub mod format;
+pub mod select;
+pub mod validate;

@@ -1,0 +1,267 @@
+//! `catalog validate`, offline: the rules of `docs/CATALOG.md`,
+//! "Validation", that a catalog must keep before any query reaches a
+//! server. Each problem names the query (or the header) and the field.
+
+use std::collections::BTreeSet;
+
+use super::format::{CATALOG_FORMAT, Catalog, Check, Query, Run};
+
+/// One rule broken: where (`header`, or `query 'ID'`), the field, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// `header` or `query 'ID'`.
+    pub place: String,
+    /// The field, as a path (`expectations[2].n`).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.place, self.field, self.message)
+    }
+}
+
+/// True for a calendar date written `YYYY-MM-DD` (the Gregorian calendar,
+/// leap years included).
+pub fn is_date(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return false;
+    };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
+        return false;
+    }
+    let (y, m, d): (u32, u32, u32) = (
+        y.parse().unwrap_or(0),
+        m.parse().unwrap_or(0),
+        d.parse().unwrap_or(0),
+    );
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// Every problem of `catalog`, header first, then the queries in order.
+/// An empty list is a valid catalog.
+pub fn validate(catalog: &Catalog) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut header = |field: &str, message: String| {
+        problems.push(Problem {
+            place: "header".into(),
+            field: field.into(),
+            message,
+        })
+    };
+    if catalog.format != CATALOG_FORMAT {
+        header(
+            "format",
+            format!(
+                "{} is not a catalog format this version reads ({CATALOG_FORMAT})",
+                catalog.format
+            ),
+        );
+    }
+    let h = &catalog.header;
+    if h.server.trim().is_empty() {
+        header(
+            "server",
+            "empty: name the server the expectations are about".into(),
+        );
+    }
+    if h.server_version.trim().is_empty() {
+        header(
+            "server_version",
+            "empty: name the version the expectations were confirmed against".into(),
+        );
+    }
+    if !is_date(&h.confirmed) {
+        header(
+            "confirmed",
+            format!("'{}' is not a date YYYY-MM-DD", h.confirmed),
+        );
+    }
+    if h.scope.prefixes.is_empty() && h.scope.ids.is_empty() {
+        header(
+            "scope",
+            "empty: give the prefixes or ids that count as in scope".into(),
+        );
+    }
+    if h.categories.is_empty() {
+        header("categories", "empty: every query names one".into());
+    }
+    let mut seen = BTreeSet::new();
+    for c in &h.categories {
+        if !seen.insert(c.as_str()) {
+            header("categories", format!("'{c}' is listed twice"));
+        }
+    }
+    if let Some(c) = &h.out_of_scope_category
+        && !h.categories.contains(c)
+    {
+        header(
+            "out_of_scope_category",
+            format!("'{c}' is not one of the categories"),
+        );
+    }
+    for (i, finding) in h.findings.iter().enumerate() {
+        if !is_date(&finding.date) {
+            header(
+                &format!("findings[{i}].date"),
+                format!("'{}' is not a date YYYY-MM-DD", finding.date),
+            );
+        }
+    }
+    let mut ids = BTreeSet::new();
+    for query in &catalog.queries {
+        let place = format!("query '{}'", query.id);
+        if query.id.trim().is_empty() {
+            problems.push(Problem {
+                place: place.clone(),
+                field: "id".into(),
+                message: "empty".into(),
+            });
+        } else if !ids.insert(query.id.as_str()) {
+            problems.push(Problem {
+                place: place.clone(),
+                field: "id".into(),
+                message: "used by an earlier query too: ids are unique".into(),
+            });
+        }
+        for (field, message) in query_problems(catalog, query) {
+            problems.push(Problem {
+                place: place.clone(),
+                field,
+                message,
+            });
+        }
+    }
+    problems
+}
+
+/// The problems of one query, as (field, message).
+fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
+    let h = &catalog.header;
+    let mut out = Vec::new();
+    if !h.categories.contains(&query.category) {
+        let known = h.categories.join(", ");
+        out.push((
+            "category".into(),
+            format!(
+                "'{}' is not one of the categories ({known})",
+                query.category
+            ),
+        ));
+    }
+    for field in [("user_query", &query.user_query), ("why", &query.why)] {
+        if field.1.trim().is_empty() {
+            out.push((field.0.into(), "empty".into()));
+        }
+    }
+    match &query.run {
+        Run::Tool { tool, .. } if tool.trim().is_empty() => {
+            out.push(("run.tool".into(), "empty".into()))
+        }
+        Run::Sparql { sparql, .. } if sparql.trim().is_empty() => {
+            out.push(("run.sparql".into(), "empty".into()))
+        }
+        Run::Sparql { .. } if !query.rephrasings.is_empty() => out.push((
+            "rephrasings".into(),
+            "a SPARQL query has no wording to vary: rephrasings need a tool call".into(),
+        )),
+        _ => {}
+    }
+    if let Some(selector) = &query.candidates
+        && let Err(e) = super::select::Path::parse(&selector.path)
+    {
+        out.push(("candidates.path".into(), e));
+    }
+    let v = &query.variables;
+    for (i, id) in v.acceptable.iter().enumerate() {
+        if !h.scope.holds(id) {
+            out.push((
+                format!("variables.acceptable[{i}]"),
+                format!("'{id}' is outside the header's scope"),
+            ));
+        }
+    }
+    let may_be_outside = h.out_of_scope_category.as_deref() == Some(query.category.as_str());
+    for (i, r) in v.rejected.iter().enumerate() {
+        if !h.scope.holds(&r.id) && !may_be_outside {
+            let rule = match &h.out_of_scope_category {
+                Some(c) => format!("only queries of category '{c}' may name one"),
+                None => "the header names no category that may".into(),
+            };
+            out.push((
+                format!("variables.rejected[{i}]"),
+                format!("'{}' is outside the scope: {rule}", r.id),
+            ));
+        }
+        if r.reason.trim().is_empty() {
+            out.push((
+                format!("variables.rejected[{i}].reason"),
+                "empty: say why it would be wrong".into(),
+            ));
+        }
+    }
+    if query.expectations.is_empty() {
+        out.push((
+            "expectations".into(),
+            "none: a query checks at least one thing".into(),
+        ));
+    }
+    for (i, e) in query.expectations.iter().enumerate() {
+        let field = |name: &str| format!("expectations[{i}]{name}");
+        let ranks = matches!(
+            e.check,
+            Check::AllInScope | Check::AcceptableInTop { .. } | Check::NoRejectedAboveAcceptable
+        );
+        if ranks && query.candidates.is_none() {
+            out.push((
+                field(".check"),
+                "ranks candidates: the query needs 'candidates' (where they are in the result)"
+                    .into(),
+            ));
+        }
+        match &e.check {
+            Check::AcceptableInTop { n } if *n == 0 => {
+                out.push((field(".n"), "0: give 1 or more".into()))
+            }
+            Check::AcceptableInTop { .. } | Check::NoRejectedAboveAcceptable
+                if v.acceptable.is_empty() =>
+            {
+                out.push((
+                    field(".check"),
+                    "needs acceptable candidates listed in variables.acceptable".into(),
+                ))
+            }
+            Check::NoRejectedAboveAcceptable if v.rejected.is_empty() => out.push((
+                field(".check"),
+                "needs rejected candidates in variables.rejected".into(),
+            )),
+            Check::FieldEquals { path, .. } => {
+                if let Err(e) = super::select::Path::parse(path) {
+                    out.push((field(".path"), e));
+                }
+            }
+            _ => {}
+        }
+        if let Some(gap) = &e.known_gap
+            && !is_date(&gap.found)
+        {
+            out.push((
+                field(".known_gap.found"),
+                format!("'{}' is not a date YYYY-MM-DD", gap.found),
+            ));
+        }
+    }
+    out
+}

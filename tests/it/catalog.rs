@@ -1,0 +1,168 @@
+//! `okn-benchmark catalog` through the real binary: `validate` on the
+//! shipped catalogs and on broken ones, each rule with the query and the
+//! field it names (`docs/CATALOG.md`, "Validation").
+
+use crate::support::Test;
+use serde_json::{Value, json};
+
+/// A valid catalog to break, one rule at a time.
+fn good() -> Value {
+    json!({
+        "format": 1,
+        "header": {
+            "server": "s", "server_version": "1.0", "confirmed": "2026-12-02",
+            "scope": {"prefixes": ["http://in/"]},
+            "categories": ["discovery", "scope"],
+            "out_of_scope_category": "scope",
+            "findings": [{"date": "2026-12-01", "text": "noted"}]
+        },
+        "queries": [{
+            "id": "q1", "category": "discovery", "user_query": "Where is A?", "why": "finds A",
+            "run": {"tool": "lookup", "arguments": {"label": "A"}},
+            "candidates": {"path": "results[*]", "id": "iri"},
+            "variables": {"acceptable": ["http://in/A"], "rejected": [{"id": "http://in/B", "reason": "a neighbour"}]},
+            "expectations": [
+                {"type": "contract", "check": "call_succeeds"},
+                {"type": "quality", "check": "acceptable_in_top", "n": 3},
+                {"type": "quality", "check": "no_rejected_above_acceptable", "known_gap": {"found": "2026-11-30"}}
+            ]
+        }]
+    })
+}
+
+fn validate(catalog: &Value) -> Test {
+    Test::new()
+        .write("c.json", serde_json::to_string_pretty(catalog).unwrap())
+        .args(["catalog", "validate", "c.json"])
+}
+
+#[test]
+fn the_shipped_demo_catalog_is_valid() {
+    Test::in_repo()
+        .args(["catalog", "validate", "catalogs/demo-kg.json"])
+        .stdout("catalogs/demo-kg.json: valid: 3 queries, 7 expectations\n")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn a_valid_catalog_passes_and_each_broken_rule_is_named() {
+    validate(&good())
+        .stdout("c.json: valid: 1 query, 3 expectations\n")
+        .status(0)
+        .run();
+    /// A name, how the catalog is broken, what validate says.
+    type Case = (&'static str, Box<dyn Fn(&mut Value)>, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "date",
+            Box::new(|c| c["header"]["confirmed"] = json!("2026-02-30")),
+            "header: confirmed: '2026-02-30' is not a date YYYY-MM-DD",
+        ),
+        (
+            "version",
+            Box::new(|c| c["header"]["server_version"] = json!(" ")),
+            "header: server_version: empty",
+        ),
+        (
+            "category",
+            Box::new(|c| c["queries"][0]["category"] = json!("other")),
+            "query 'q1': category: 'other' is not one of the categories (discovery, scope)",
+        ),
+        (
+            "duplicate",
+            Box::new(|c| {
+                let q = c["queries"][0].clone();
+                c["queries"].as_array_mut().unwrap().push(q);
+            }),
+            "query 'q1': id: used by an earlier query too",
+        ),
+        (
+            "acceptable",
+            Box::new(|c| c["queries"][0]["variables"]["acceptable"] = json!(["http://out/A"])),
+            "query 'q1': variables.acceptable[0]: 'http://out/A' is outside the header's scope",
+        ),
+        (
+            "rejected",
+            Box::new(|c| c["queries"][0]["variables"]["rejected"][0]["id"] = json!("http://out/B")),
+            "query 'q1': variables.rejected[0]: 'http://out/B' is outside the scope: only queries of category 'scope' may name one",
+        ),
+        (
+            "gap",
+            Box::new(|c| {
+                c["queries"][0]["expectations"][2]["known_gap"]["found"] = json!("last week")
+            }),
+            "query 'q1': expectations[2].known_gap.found: 'last week' is not a date",
+        ),
+        (
+            "top",
+            Box::new(|c| c["queries"][0]["expectations"][1]["n"] = json!(0)),
+            "query 'q1': expectations[1].n: 0: give 1 or more",
+        ),
+        (
+            "selector",
+            Box::new(|c| {
+                c["queries"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("candidates");
+            }),
+            "query 'q1': expectations[1].check: ranks candidates: the query needs 'candidates'",
+        ),
+        (
+            "path",
+            Box::new(|c| c["queries"][0]["candidates"]["path"] = json!("results[")),
+            "query 'q1': candidates.path: 'results[': a '[' is never closed",
+        ),
+    ];
+    for (name, change, says) in cases {
+        let mut catalog = good();
+        change(&mut catalog);
+        let out = validate(&catalog).status(1).run();
+        assert!(
+            out.stdout.contains(&format!("c.json: {says}")),
+            "{name}: {}",
+            out.stdout
+        );
+    }
+    // A rejected candidate outside the scope is allowed in the header's
+    // out-of-scope category.
+    let mut catalog = good();
+    catalog["queries"][0]["category"] = json!("scope");
+    catalog["queries"][0]["variables"]["rejected"][0]["id"] = json!("http://out/B");
+    validate(&catalog).status(0).run();
+}
+
+#[test]
+fn a_catalog_that_is_not_one_is_refused_naming_the_line_or_query() {
+    Test::new()
+        .write("c.json", "{\n  \"format\": 1,\n  \"header\": {,\n}\n")
+        .args(["catalog", "validate", "c.json"])
+        .stderr_contains("c.json:3:")
+        .status(2)
+        .run();
+    let mut catalog = good();
+    catalog["queries"][0]["expectations"][1]["check"] = json!("acceptable_in_the_top");
+    validate(&catalog)
+        .stderr_contains("query 'q1': unknown variant `acceptable_in_the_top`")
+        .status(2)
+        .run();
+    let mut catalog = good();
+    catalog["queries"][0]["expectations"][1]["n"] = json!("three");
+    validate(&catalog)
+        .stderr_contains("query 'q1':")
+        .status(2)
+        .run();
+    let mut catalog = good();
+    catalog["queries"][0]["expectations"][0]["n"] = json!(3);
+    validate(&catalog)
+        .stderr_contains("query 'q1': expectations[0]: unknown member 'n'")
+        .status(2)
+        .run();
+    let mut catalog = good();
+    catalog["queries"][0]["colour"] = json!("blue");
+    validate(&catalog)
+        .stderr_contains("query 'q1': unknown field `colour`")
+        .status(2)
+        .run();
+}
