@@ -58,7 +58,7 @@ pub struct Scope {
     /// Id prefixes in scope (an IRI namespace, say).
     #[serde(default)]
     pub prefixes: Vec<String>,
-    /// Single ids in scope.
+    /// Ids in scope one by one.
     #[serde(default)]
     pub ids: Vec<String>,
 }
