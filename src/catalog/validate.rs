@@ -265,3 +265,83 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
     }
     out
 }
+
+/// The problems of `catalog` against the server's `tools` (as it lists
+/// them; no tool is called): every `run.tool` is one of them, and every
+/// argument of a query and of its rephrasings is a property of the tool's
+/// `inputSchema` (when the schema lists properties) and every property it
+/// requires is given. Names that are close get a did-you-mean.
+pub fn tool_problems(catalog: &Catalog, tools: &[rmcp::model::Tool]) -> Vec<Problem> {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let mut problems = Vec::new();
+    for query in &catalog.queries {
+        let Run::Tool { tool, arguments } = &query.run else {
+            continue;
+        };
+        let place = format!("query '{}'", query.id);
+        let mut problem = |field: String, message: String| {
+            problems.push(Problem {
+                place: place.clone(),
+                field,
+                message,
+            })
+        };
+        let Some(found) = tools.iter().find(|t| t.name == tool.as_str()) else {
+            problem(
+                "run.tool".into(),
+                format!(
+                    "'{tool}' is not a tool of the server{} (it has {})",
+                    crate::suggest::did_you_mean(tool, names.iter().copied()),
+                    names.join(", ")
+                ),
+            );
+            continue;
+        };
+        let schema = &found.input_schema;
+        let properties = schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object);
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(serde_json::Value::as_array)
+            .map(|r| r.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        let sets = std::iter::once(("run.arguments".to_string(), arguments)).chain(
+            query
+                .rephrasings
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (format!("rephrasings[{i}].arguments"), &r.arguments)),
+        );
+        for (field, given) in sets {
+            if let Some(properties) = properties {
+                for name in given.keys() {
+                    if !properties.contains_key(name) {
+                        let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                        problem(
+                            format!("{field}.{name}"),
+                            format!(
+                                "'{tool}' takes no argument '{name}'{} (it takes {})",
+                                crate::suggest::did_you_mean(name, known.iter().copied()),
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        );
+                    }
+                }
+            }
+            for name in &required {
+                if !given.contains_key(*name) {
+                    problem(
+                        field.clone(),
+                        format!("'{tool}' requires the argument '{name}'"),
+                    );
+                }
+            }
+        }
+    }
+    problems
+}

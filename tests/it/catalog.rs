@@ -166,3 +166,40 @@ fn a_catalog_that_is_not_one_is_refused_naming_the_line_or_query() {
         .status(2)
         .run();
 }
+
+/// With `--profile`, the catalog's tools and arguments are checked against
+/// the tools the demo KG server lists (started by the test over stdio; no
+/// tool is called): a misspelt tool and argument get a did-you-mean, and
+/// a required argument left out is named, for a rephrasing too.
+#[test]
+fn with_a_profile_tools_and_arguments_are_checked_against_the_server() {
+    let mut catalog = good();
+    catalog["header"]["scope"]["prefixes"] = json!(["http://in/"]);
+    catalog["queries"][0]["run"] = json!({"tool": "lookup_url", "arguments": {"label": "A"}});
+    let mut second = catalog["queries"][0].clone();
+    second["id"] = json!("q2");
+    second["run"] = json!({"tool": "lookup_uri", "arguments": {"lable": "A"}});
+    second["rephrasings"] =
+        json!([{"user_query": "a", "arguments": {"label": "a", "max_results": 3}}]);
+    catalog["queries"].as_array_mut().unwrap().push(second);
+    let profile = crate::support::repo().join("profiles/demo-kg.local.toml");
+    let out = validate(&catalog)
+        .args(["--profile", profile.to_str().unwrap()])
+        .status(1)
+        .run();
+    for says in [
+        "c.json: checked against the 5 tools of demo-kg",
+        "c.json: query 'q1': run.tool: 'lookup_url' is not a tool of the server (did you mean 'lookup_uri'?)",
+        "c.json: query 'q2': run.arguments.lable: 'lookup_uri' takes no argument 'lable' (did you mean 'label'?)",
+        "c.json: query 'q2': run.arguments: 'lookup_uri' requires the argument 'label'",
+        "c.json: 3 problems",
+    ] {
+        assert!(out.stdout.contains(says), "{says}\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("rephrasings[0]"), "{}", out.stdout);
+    validate(&good())
+        .args(["--profile", "missing.toml"])
+        .stderr_contains("missing.toml")
+        .status(2)
+        .run();
+}
