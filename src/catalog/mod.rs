@@ -1,9 +1,11 @@
 //! The catalog (`docs/CATALOG.md`): deterministic tool calls against one
 //! MCP server, each checked against typed expectations, with no agent and
-//! no model. [`format`] holds `catalog.json` as types, [`validate`] the
+//! no model. [`format`] holds `catalog.json` as types, [`checks`] the checks
+//! and statuses on a tool reply, [`validate`] the
 //! offline rules a catalog keeps, [`select`] the paths that find values
 //! and candidates in a tool's result.
 
+pub mod checks;
 pub mod format;
 pub mod select;
 pub mod validate;
