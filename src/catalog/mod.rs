@@ -7,5 +7,7 @@
 
 pub mod checks;
 pub mod format;
+pub mod report;
+pub mod run;
 pub mod select;
 pub mod validate;

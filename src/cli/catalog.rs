@@ -29,6 +29,46 @@ pub(crate) enum CatalogCommand {
     /// inputSchema, and every required one given, with a did-you-mean. A
     /// server that cannot be reached is exit 2.
     Validate(ValidateArgs),
+    /// Run every query of a catalog against a server, one fresh session per query and phrasing (docs/CATALOG.md, "Running").
+    ///
+    /// Validates first: an invalid catalog never reaches a server (exit 2).
+    /// Queries run strictly one at a time, each session's start and each
+    /// call bounded by --timeout, with progress on stderr. A server that
+    /// errors, hangs or dies on one query is an execution error for that
+    /// query's expectations, and the run goes on. Writes DIR/results.json and
+    /// DIR/report.md (refusing to replace either without --force). Exit 1
+    /// when a contract expectation fails or cannot be evaluated, else 0, so
+    /// the run can gate a release while --type current_state runs apart.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The catalog file (catalog.json).
+    catalog: PathBuf,
+    /// The server profile (TOML, as for proxy and run).
+    #[arg(long, value_name = "PROFILE.toml")]
+    profile: PathBuf,
+    /// The folder results.json and report.md are written into.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Evaluate only expectations of this type (repeatable; default all three).
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    types: Vec<KindArg>,
+    /// Seconds each session may take to start, and each call to answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    timeout: u64,
+    /// Replace results.json and report.md in --out.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KindArg {
+    Contract,
+    Quality,
+    #[value(name = "current_state")]
+    CurrentState,
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +86,7 @@ pub(crate) struct ValidateArgs {
 
 pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
     match command {
+        CatalogCommand::Run(args) => run_catalog(args),
         CatalogCommand::Validate(args) => {
             let catalog = format::load(&args.catalog)?;
             let mut problems = validate::validate(&catalog);
@@ -108,4 +149,100 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
             }
         }
     }
+}
+
+fn run_catalog(args: RunArgs) -> Result<ExitCode> {
+    use crate::catalog::format::{Kind, Run};
+    use crate::catalog::{report, run};
+    let catalog = format::load(&args.catalog)?;
+    let problems = validate::validate(&catalog);
+    if !problems.is_empty() {
+        let listed: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+        return Err(Error::Usage(format!(
+            "{}: not a valid catalog, so no query was run ('okn-benchmark catalog validate {}' lists the same):\n{}",
+            args.catalog.display(),
+            args.catalog.display(),
+            listed.join("\n")
+        )));
+    }
+    if let Some(q) = catalog
+        .queries
+        .iter()
+        .find(|q| matches!(q.run, Run::Sparql { .. }))
+    {
+        return Err(Error::Usage(format!(
+            "{}: query '{}' runs SPARQL, which catalog run does not do yet (docs/CATALOG.md, Status)",
+            args.catalog.display(),
+            q.id
+        )));
+    }
+    let results_path = args.out.join("results.json");
+    let report_path = args.out.join("report.md");
+    for path in [&results_path, &report_path] {
+        if path.exists() && !args.force {
+            return Err(Error::Usage(format!(
+                "{} exists: a catalog run does not replace one without --force",
+                path.display()
+            )));
+        }
+    }
+    let profile = crate::mcp::profile::Profile::load(&args.profile)?;
+    let mut types: Vec<Kind> = args
+        .types
+        .iter()
+        .map(|t| match t {
+            KindArg::Contract => Kind::Contract,
+            KindArg::Quality => Kind::Quality,
+            KindArg::CurrentState => Kind::CurrentState,
+        })
+        .collect();
+    if types.is_empty() {
+        types = vec![Kind::Contract, Kind::Quality, Kind::CurrentState];
+    }
+    types.sort();
+    types.dedup();
+    let bytes = crate::error::read_file(&args.catalog)?;
+    let settings = run::RunSettings {
+        catalog_name: crate::fsutil::normalize(&args.catalog)
+            .display()
+            .to_string(),
+        catalog_sha256: crate::reference::sha256_tag(&bytes),
+        types,
+        timeout: std::time::Duration::from_secs(args.timeout),
+    };
+    let results =
+        crate::mcp::runtime()?.block_on(run::run(&catalog, &profile, &settings, |line| {
+            errln!("catalog run: {line}");
+        }));
+    let mut json =
+        serde_json::to_string_pretty(&results).map_err(|e| Error::Other(e.to_string()))?;
+    json.push('\n');
+    crate::fsutil::write_atomic(&results_path, json.as_bytes())?;
+    crate::fsutil::write_atomic(&report_path, report::markdown(&results).as_bytes())?;
+    let counted = run::counts(&results);
+    for (kind, by_status) in &counted {
+        let parts: Vec<String> = by_status
+            .iter()
+            .map(|(s, n)| {
+                format!(
+                    "{n} {}",
+                    serde_json::to_value(s)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        outln!("{}: {}", report::kind_name(*kind), parts.join(", "));
+    }
+    outln!(
+        "wrote {} and {}",
+        results_path.display(),
+        report_path.display()
+    );
+    Ok(if run::contract_broken(&results) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

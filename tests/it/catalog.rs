@@ -40,7 +40,7 @@ fn validate(catalog: &Value) -> Test {
 fn the_shipped_demo_catalog_is_valid() {
     Test::in_repo()
         .args(["catalog", "validate", "catalogs/demo-kg.json"])
-        .stdout("catalogs/demo-kg.json: valid: 3 queries, 7 expectations\n")
+        .stdout("catalogs/demo-kg.json: valid: 3 queries, 8 expectations\n")
         .status(0)
         .run();
 }
@@ -202,4 +202,191 @@ fn with_a_profile_tools_and_arguments_are_checked_against_the_server() {
         .stderr_contains("missing.toml")
         .status(2)
         .run();
+}
+
+/// `catalog run` of the shipped demo catalog against the demo KG server,
+/// over stdio and over streamable HTTP (both started by the test on this
+/// machine): every query in a fresh session, the statuses the demo server
+/// really earns (its duplicate-candidate known gap still open), the report's
+/// sections, and an existing results.json kept without --force.
+#[test]
+fn the_demo_catalog_runs_over_both_transports() {
+    let (_server, port) = crate::support::kg_server_http(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let http = dir.path().join("http.toml");
+    std::fs::write(
+        &http,
+        format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    )
+    .unwrap();
+    let stdio = crate::support::repo().join("profiles/demo-kg.local.toml");
+    for profile in [stdio, http] {
+        let out = dir.path().join(profile.file_stem().unwrap());
+        let run = Test::in_repo()
+            .args(["catalog", "run", "catalogs/demo-kg.json", "--profile"])
+            .args([profile.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .status(0)
+            .run();
+        assert!(
+            run.stdout.starts_with(
+                "contract: 5 pass\nquality: 1 pass, 1 known_gap_open\ncurrent_state: 1 pass\n"
+            ),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stderr
+                .contains("catalog run: query 1 of 3: maine-by-name, phrasing 3 of 3"),
+            "{}",
+            run.stderr
+        );
+        let results: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        assert_eq!(results["format"], 1);
+        assert_eq!(results["server"]["name"], "okn-demo-kg");
+        assert_eq!(results["catalog"], "catalogs/demo-kg.json");
+        assert!(
+            results["catalog_sha256"]
+                .as_str()
+                .unwrap()
+                .starts_with("sha256:")
+        );
+        let maine = &results["queries"][0];
+        assert_eq!(maine["phrasings"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            maine["phrasings"][0]["candidates"],
+            json!([
+                "http://stko-kwg.geog.ucsb.edu/lod/resource/administrativeRegion.USA.23",
+                "http://stko-kwg.geog.ucsb.edu/lod/resource/administrativeRegion.USA.23"
+            ])
+        );
+        let gap = &maine["phrasings"][0]["expectations"][4];
+        assert_eq!(
+            (&gap["status"], &gap["detail"]),
+            (
+                &json!("known_gap_open"),
+                &json!("2 candidates, more than 1")
+            )
+        );
+        assert_eq!(
+            results["queries"][2]["phrasings"][0]["reply"]["is_error"],
+            true
+        );
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(
+            report.contains("| contract | 5 | 0 | 0 | 0 | 0 |"),
+            "{report}"
+        );
+        assert!(
+            report.contains("## Attention required\n\nNothing:"),
+            "{report}"
+        );
+        assert!(
+            report.contains("## Known gaps still open\n\n- maine-by-name expectation 5 (quality `count_at_most`): known gap (found 2026-12-02), still failing"),
+            "{report}"
+        );
+        let before = std::fs::read(out.join("results.json")).unwrap();
+        Test::in_repo()
+            .args(["catalog", "run", "catalogs/demo-kg.json", "--profile"])
+            .args([profile.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .stderr_contains(
+                "results.json exists: a catalog run does not replace one without --force",
+            )
+            .status(2)
+            .run();
+        assert_eq!(std::fs::read(out.join("results.json")).unwrap(), before);
+    }
+}
+
+/// A contract that fails gates the run (exit 1) and leads the attention
+/// list; `--type current_state` evaluates only those and does not gate; a
+/// server that cannot start makes every expectation an execution error;
+/// an invalid catalog reaches no server.
+#[test]
+fn contracts_gate_current_state_does_not_and_errors_are_named() {
+    let mut catalog = good();
+    catalog["queries"][0]["run"] = json!({"tool": "list_graphs", "arguments": {}});
+    catalog["queries"][0]["expectations"] = json!([
+        {"type": "contract", "check": "contains", "value": "no-such-graph"},
+        {"type": "current_state", "check": "contains", "value": "spatialkg"}
+    ]);
+    catalog["queries"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("candidates");
+    let profile = crate::support::repo().join("profiles/demo-kg.local.toml");
+    let runs = |catalog: &Value, profile: &str, extra: &[&str], status: i32| {
+        Test::new()
+            .write("c.json", serde_json::to_string_pretty(catalog).unwrap())
+            .args([
+                "catalog",
+                "run",
+                "c.json",
+                "--profile",
+                profile,
+                "--out",
+                "out",
+            ])
+            .args(extra)
+            .status(status)
+            .run()
+    };
+    let failed = runs(&catalog, profile.to_str().unwrap(), &[], 1);
+    assert!(
+        failed
+            .stdout
+            .contains("contract: 1 fail\ncurrent_state: 1 pass"),
+        "{}",
+        failed.stdout
+    );
+    let report = std::fs::read_to_string(failed.path().join("out/report.md")).unwrap();
+    assert!(
+        report.contains("## Attention required\n\n- q1 expectation 1 (contract `contains`): fail: 'no-such-graph' is not in the result"),
+        "{report}"
+    );
+    let state = runs(
+        &catalog,
+        profile.to_str().unwrap(),
+        &["--type", "current_state"],
+        0,
+    );
+    assert_eq!(state.stdout.lines().next(), Some("current_state: 1 pass"));
+    let dir = tempfile::tempdir().unwrap();
+    let unstartable = dir.path().join("dead.toml");
+    std::fs::write(
+        &unstartable,
+        "name = \"dead\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/nonexistent/server\"\n",
+    )
+    .unwrap();
+    let down = runs(&catalog, unstartable.to_str().unwrap(), &[], 1);
+    assert!(
+        down.stdout
+            .contains("contract: 1 error\ncurrent_state: 1 error"),
+        "{}",
+        down.stdout
+    );
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(down.path().join("out/results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        results["queries"][0]["phrasings"][0]["execution_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the session did not start"),
+        "{results}"
+    );
+    assert_eq!(results["server"], Value::Null);
+    let mut invalid = catalog.clone();
+    invalid["queries"][0]["category"] = json!("other");
+    let refused = runs(&invalid, unstartable.to_str().unwrap(), &[], 2);
+    assert!(
+        refused
+            .stderr
+            .contains("not a valid catalog, so no query was run"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.path().join("out").exists());
 }

@@ -4,6 +4,7 @@
 //! it schemas` rewrites them. `docs/FORMAT.md` describes each file.
 
 use okn_benchmark::catalog::format::Catalog;
+use okn_benchmark::catalog::run::Results as CatalogResults;
 use okn_benchmark::layout::{CallsFile, Metrics};
 use okn_benchmark::reference::GroundTruthMeta;
 use okn_benchmark::reference::verify::VerifiedFile;
@@ -30,6 +31,7 @@ fn committed_schemas_match_the_types() {
         ("frozen", render::<FrozenFile>()),
         ("verified", render::<VerifiedFile>()),
         ("catalog", render::<Catalog>()),
+        ("catalog-results", render::<CatalogResults>()),
     ];
     let update = std::env::var_os("OKN_UPDATE_SCHEMAS").is_some();
     let mut stale = Vec::new();

@@ -1,0 +1,376 @@
+//! `catalog run`: every query of a catalog as one direct tool call, in a
+//! fresh session each, strictly one at a time, each bounded by a timeout;
+//! each expectation evaluated and given its status; `results.json` and
+//! `report.md` written (`docs/CATALOG.md`, "Running").
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::checks::{self, Outcome, Reply, Status};
+use super::format::{Catalog, Kind, Query, Run};
+use crate::mcp::profile::Profile;
+
+/// Version of `results.json`.
+pub const RESULTS_FORMAT: u32 = 1;
+
+/// Characters of a reply's text kept in `results.json`.
+pub const KEPT_TEXT_CHARS: usize = 20_000;
+
+/// `results.json`: one catalog run against one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Results {
+    /// [`RESULTS_FORMAT`].
+    pub format: u32,
+    /// The catalog as given on the command line.
+    pub catalog: String,
+    /// `sha256:` and the hex SHA-256 of the catalog file's bytes.
+    pub catalog_sha256: String,
+    /// The profile's name.
+    pub profile: String,
+    /// The server's name and version as it reported them at the first
+    /// session that started, if any did.
+    pub server: Option<ServerInfo>,
+    /// The types evaluated (all three unless `--type` chose).
+    pub types: Vec<Kind>,
+    /// Every query run, in catalog order.
+    pub queries: Vec<QueryResult>,
+}
+
+/// What a server says it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServerInfo {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// One query's calls: the canonical phrasing first, then each rephrasing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct QueryResult {
+    /// The query's id.
+    pub id: String,
+    /// Its category.
+    pub category: String,
+    /// One entry per phrasing, the canonical one first.
+    pub phrasings: Vec<PhrasingResult>,
+}
+
+/// One call and what its expectations found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PhrasingResult {
+    /// The wording.
+    pub user_query: String,
+    /// The tool called.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: serde_json::Map<String, Value>,
+    /// Seconds from the call to its reply (the session's start excluded).
+    pub duration_s: f64,
+    /// Why no reply came (the server could not be started, the call timed
+    /// out or the transport closed): every expectation is then an error.
+    pub execution_error: Option<String>,
+    /// The reply, when one came.
+    pub reply: Option<RecordedReply>,
+    /// The candidate ids in rank order, when the query has a selector and
+    /// the reply holds them.
+    pub candidates: Option<Vec<String>>,
+    /// Every evaluated expectation, in catalog order.
+    pub expectations: Vec<ExpectationResult>,
+}
+
+/// A reply as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RecordedReply {
+    /// `isError`, or a JSON-RPC error response.
+    pub is_error: bool,
+    /// The text blocks joined by line ends (at most [`KEPT_TEXT_CHARS`]).
+    pub text: String,
+    /// The text was cut at [`KEPT_TEXT_CHARS`].
+    pub text_cut: bool,
+    /// Structured content, if any.
+    pub structured: Option<Value>,
+}
+
+/// One expectation's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ExpectationResult {
+    /// Its index among the query's expectations.
+    pub index: usize,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    /// The check's name.
+    pub check: String,
+    /// The status.
+    pub status: Status,
+    /// Why it failed or could not be evaluated.
+    pub detail: Option<String>,
+    /// It carried a known gap (with the date it was found).
+    pub known_gap: Option<String>,
+}
+
+/// How a run goes.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The catalog as given (recorded in `results.json`).
+    pub catalog_name: String,
+    /// `sha256:` of the catalog file.
+    pub catalog_sha256: String,
+    /// The types to evaluate.
+    pub types: Vec<Kind>,
+    /// Bound on each session's start and on each call.
+    pub timeout: Duration,
+}
+
+/// Runs every query of `catalog` with an expectation of a chosen type,
+/// one fresh session per phrasing, against `profile`'s server, reporting
+/// progress through `progress` (`query 2 of 5: ID, phrasing 1 of 3`).
+/// Never fails: a session that cannot start, a timeout or a closed
+/// transport is that phrasing's execution error, and the run goes on.
+pub async fn run(
+    catalog: &Catalog,
+    profile: &Profile,
+    settings: &RunSettings,
+    mut progress: impl FnMut(&str),
+) -> Results {
+    let chosen: Vec<&Query> = catalog
+        .queries
+        .iter()
+        .filter(|q| {
+            q.expectations
+                .iter()
+                .any(|e| settings.types.contains(&e.kind))
+        })
+        .collect();
+    let mut results = Results {
+        format: RESULTS_FORMAT,
+        catalog: settings.catalog_name.clone(),
+        catalog_sha256: settings.catalog_sha256.clone(),
+        profile: profile.name.clone(),
+        server: None,
+        types: settings.types.clone(),
+        queries: Vec::new(),
+    };
+    for (n, query) in chosen.iter().enumerate() {
+        let phrasings = phrasings(query);
+        let mut done = Vec::new();
+        for (k, phrasing) in phrasings.iter().enumerate() {
+            progress(&format!(
+                "query {} of {}: {}, phrasing {} of {}",
+                n + 1,
+                chosen.len(),
+                query.id,
+                k + 1,
+                phrasings.len()
+            ));
+            let (reply, duration_s, server) = call(
+                profile,
+                &phrasing.tool,
+                &phrasing.arguments,
+                settings.timeout,
+            )
+            .await;
+            if results.server.is_none() {
+                results.server = server;
+            }
+            done.push(judge(
+                catalog,
+                query,
+                settings,
+                phrasing,
+                (reply, duration_s),
+            ));
+        }
+        results.queries.push(QueryResult {
+            id: query.id.clone(),
+            category: query.category.clone(),
+            phrasings: done,
+        });
+    }
+    results
+}
+
+/// One wording of a query and the call it makes.
+struct Phrasing {
+    user_query: String,
+    tool: String,
+    arguments: serde_json::Map<String, Value>,
+}
+
+/// The query's phrasings, the canonical first.
+fn phrasings(query: &Query) -> Vec<Phrasing> {
+    let Run::Tool { tool, arguments } = &query.run else {
+        return Vec::new();
+    };
+    let phrasing = |user_query: &str, arguments: &serde_json::Map<String, Value>| Phrasing {
+        user_query: user_query.to_string(),
+        tool: tool.clone(),
+        arguments: arguments.clone(),
+    };
+    std::iter::once(phrasing(&query.user_query, arguments))
+        .chain(
+            query
+                .rephrasings
+                .iter()
+                .map(|r| phrasing(&r.user_query, &r.arguments)),
+        )
+        .collect()
+}
+
+/// One call in a fresh session: the reply (or why none came), the call's
+/// seconds, and what the server said it is.
+async fn call(
+    profile: &Profile,
+    tool: &str,
+    arguments: &serde_json::Map<String, Value>,
+    timeout: Duration,
+) -> (Result<Reply, String>, f64, Option<ServerInfo>) {
+    let connection = match crate::mcp::upstream::connect(profile, timeout, None).await {
+        Ok(c) => c,
+        Err(reason) => {
+            return (
+                Err(format!("the session did not start: {reason}")),
+                0.0,
+                None,
+            );
+        }
+    };
+    let server = connection.server_info.as_ref().map(|i| ServerInfo {
+        name: i.name.clone(),
+        version: i.version.clone(),
+    });
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments.clone());
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(timeout, connection.service.peer().call_tool(params)).await;
+    let seconds = crate::layout::round_seconds(started.elapsed().as_secs_f64());
+    let reply = match outcome {
+        Ok(Ok(result)) => Ok(Reply {
+            is_error: result.is_error == Some(true),
+            text: result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            structured: result.structured_content.clone(),
+        }),
+        Ok(Err(rmcp::service::ServiceError::McpError(e))) => Ok(Reply {
+            is_error: true,
+            text: format!("JSON-RPC error {}: {}", e.code.0, e.message),
+            structured: None,
+        }),
+        Ok(Err(e)) => Err(format!("the call failed: {e}")),
+        Err(_) => Err(format!("no reply within {} s", timeout.as_secs())),
+    };
+    let _ = connection.service.cancel().await;
+    (reply, seconds, server)
+}
+
+/// One phrasing's record: its expectations of the chosen types judged on
+/// the reply.
+fn judge(
+    catalog: &Catalog,
+    query: &Query,
+    settings: &RunSettings,
+    phrasing: &Phrasing,
+    (reply, duration_s): (Result<Reply, String>, f64),
+) -> PhrasingResult {
+    let mut expectations = Vec::new();
+    for (index, e) in query.expectations.iter().enumerate() {
+        if !settings.types.contains(&e.kind) {
+            continue;
+        }
+        let outcome = match &reply {
+            Ok(r) => checks::evaluate(&e.check, query, &catalog.header.scope, r),
+            Err(why) => Outcome::Error(why.clone()),
+        };
+        let detail = match &outcome {
+            Outcome::Pass => None,
+            Outcome::Fail(d) | Outcome::Error(d) => Some(d.clone()),
+        };
+        expectations.push(ExpectationResult {
+            index,
+            kind: e.kind,
+            check: check_name(&e.check),
+            status: checks::status(e, &outcome),
+            detail,
+            known_gap: e.known_gap.as_ref().map(|g| g.found.clone()),
+        });
+    }
+    let (execution_error, recorded, candidates) = match &reply {
+        Err(why) => (Some(why.clone()), None, None),
+        Ok(r) => {
+            let cut = r.text.chars().count() > KEPT_TEXT_CHARS;
+            let text = if cut {
+                r.text.chars().take(KEPT_TEXT_CHARS).collect()
+            } else {
+                r.text.clone()
+            };
+            let candidates = query
+                .candidates
+                .as_ref()
+                .and_then(|_| checks::candidates(query, r).ok());
+            (
+                None,
+                Some(RecordedReply {
+                    is_error: r.is_error,
+                    text,
+                    text_cut: cut,
+                    structured: r.structured.clone(),
+                }),
+                candidates,
+            )
+        }
+    };
+    PhrasingResult {
+        user_query: phrasing.user_query.clone(),
+        tool: phrasing.tool.clone(),
+        arguments: phrasing.arguments.clone(),
+        duration_s,
+        execution_error,
+        reply: recorded,
+        candidates,
+        expectations,
+    }
+}
+
+/// The `check` name of `check`, as the catalog writes it.
+pub fn check_name(check: &super::format::Check) -> String {
+    serde_json::to_value(check)
+        .ok()
+        .and_then(|v| v.get("check").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Counts of the canonical phrasings' statuses, by type then status.
+pub fn counts(results: &Results) -> BTreeMap<Kind, BTreeMap<Status, usize>> {
+    let mut out: BTreeMap<Kind, BTreeMap<Status, usize>> = BTreeMap::new();
+    for q in &results.queries {
+        for e in q
+            .phrasings
+            .first()
+            .map(|p| p.expectations.as_slice())
+            .unwrap_or_default()
+        {
+            *out.entry(e.kind).or_default().entry(e.status).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// True when a contract expectation of a canonical phrasing failed or
+/// could not be evaluated: the run gates (exit 1).
+pub fn contract_broken(results: &Results) -> bool {
+    results.queries.iter().any(|q| {
+        q.phrasings.first().is_some_and(|p| {
+            p.expectations.iter().any(|e| {
+                e.kind == Kind::Contract && matches!(e.status, Status::Fail | Status::Error)
+            })
+        })
+    })
+}
