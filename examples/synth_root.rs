@@ -682,7 +682,12 @@ fn attempt(
         },
     )
     .map_err(io)?;
-    Ok(judge(&dir, n, &q.truth, options))
+    // Judged as run judges: from the files just written, against the
+    // ground truth recorded beside them.
+    let truth =
+        okn_benchmark::runs::recorded::read_ground_truth(&root.question_dir(&q.id)).map_err(io)?;
+    let files = okn_benchmark::runs::recorded::AttemptFiles::read(&dir, n).map_err(io)?;
+    Ok(judge(&files, n, &truth, options))
 }
 
 /// Writes one question's files under every condition; returns its summary

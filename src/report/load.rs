@@ -23,7 +23,7 @@ use crate::layout::{
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::records::{
-    ConditionFile, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
+    QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
 };
 use crate::table::Table;
 
@@ -40,16 +40,7 @@ pub fn root(path: &Path) -> RootView {
     let mut conditions = BTreeMap::new();
     for name in runs_root.condition_names() {
         let file = runs_root.condition_file(&name);
-        match read_json::<ConditionFile>(&file) {
-            Ok(condition) if !RUNS_FORMATS_READ.contains(&condition.format) => {
-                problems.push(format!(
-                    "{}: format {} is not one this version reads ({}): use the \
-                     okn-benchmark that recorded it",
-                    file.display(),
-                    condition.format,
-                    formats_read(),
-                ));
-            }
+        match crate::runs::recorded::read_condition(&file) {
             Ok(condition) => {
                 conditions.insert(
                     name,
@@ -582,16 +573,16 @@ fn attempt(
         .read(ANSWER_FILE)
         .map(|bytes| Table::from_csv(&bytes).map_err(|e| e.to_string()));
     let calls: Option<CallsFile> = match listing.read(CALLS_FILE) {
-        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
-            Error::at_line(
-                dir.join(CALLS_FILE),
-                e.line() as u64,
-                format!(
-                    "{e}; the attempt's tool calls cannot be shown: restore the file from \
-                     version control or record the episode again"
-                ),
-            )
-        })?),
+        Some(bytes) => Some(
+            crate::runs::recorded::parse_calls_file(&dir.join(CALLS_FILE), &bytes).map_err(
+                |e| {
+                    Error::Other(format!(
+                        "{e}; the attempt's tool calls cannot be shown: restore the file from \
+                         version control or record the episode again"
+                    ))
+                },
+            )?,
+        ),
         None => None,
     };
     // agent.json is the agent host's own output, kept as it came: one

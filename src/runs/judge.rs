@@ -1,29 +1,20 @@
-//! Judging one recorded attempt from its files alone: `answer.csv`,
-//! `metrics.json`, `episode.json` (or `agent.json`), against the question's
-//! `ground_truth.csv`. `run` and `rescore` both come here, so a re-score is
-//! exactly the judgment a run made, with today's rules.
+//! Judging one recorded attempt from its files alone (`answer.csv`,
+//! `metrics.json`, `calls.json`, `episode.json`, `agent.json`, read by
+//! [`super::recorded`]) against the question's recorded ground truth. `run`
+//! and `rescore` both come here, so a re-score is exactly the judgment a
+//! run made, with today's rules.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::records::{AttemptResult, Episode, RUNS_FORMAT};
-use crate::layout::{AGENT_FILE, EPISODE_FILE};
-use crate::layout::{ANSWER_FILE, METRICS_FILE, Metrics};
+pub use super::recorded::model_from_report;
+use super::recorded::{AgentReport, AttemptFiles, RECOVERED_NOTE, recovered_episode};
+use super::records::{AttemptResult, Episode};
+use crate::layout::{AGENT_FILE, ANSWER_FILE, EPISODE_FILE};
+use crate::reference::GroundTruth;
 use crate::score::{ScoreOptions, score, score_unreadable};
 use crate::table::Table;
-
-/// The model an agent host's JSON report says it used: `model`, else the
-/// first key of `modelUsage` (the claude CLI's report).
-pub fn model_from_report(report: &Value) -> Option<String> {
-    if let Some(model) = report.get("model").and_then(Value::as_str) {
-        return Some(model.to_string());
-    }
-    report
-        .get("modelUsage")
-        .and_then(Value::as_object)
-        .and_then(|usage| usage.keys().next().cloned())
-}
 
 /// The agent host's own report of a failure, when nothing was submitted:
 /// positive evidence that the episode never measured the agent (an
@@ -33,14 +24,12 @@ pub fn model_from_report(report: &Value) -> Option<String> {
 /// with an error code, or was killed by a signal not this runner's, and
 /// reported nothing usable (an empty `agent.json` is nothing). A timeout is
 /// the agent's own outcome, never this.
-pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
+pub fn host_failure(report: &AgentReport, episode: Option<&Episode>) -> Option<String> {
     if episode.is_some_and(|e| e.timed_out) {
         return None;
     }
-    let report: Option<Value> = std::fs::read(dir.join(AGENT_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    if let Some(report) = &report
+    let report = report.json();
+    if let Some(report) = report
         && report["is_error"] == Value::Bool(true)
     {
         let said = report["result"]
@@ -69,8 +58,9 @@ pub fn host_failure(dir: &Path, episode: Option<&Episode>) -> Option<String> {
 }
 
 /// Reads `episode.json`, or recovers an episode from `agent.json` alone
-/// (stamped `source: "agent.json"`: its `duration_ms` is the agent's own
-/// clock). `None` when neither is usable: the attempt did not finish.
+/// ([`recovered_episode`]), leniently: `None` when neither is usable (the
+/// attempt did not finish, and `run --resume` plays it again). Judging
+/// reads with [`AttemptFiles::read`], which refuses a damaged file.
 pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
     if let Ok(text) = std::fs::read_to_string(dir.join(EPISODE_FILE))
         && let Ok(episode) = serde_json::from_str::<Episode>(&text)
@@ -79,51 +69,32 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
     }
     let text = std::fs::read_to_string(dir.join(AGENT_FILE)).ok()?;
     let report: Value = serde_json::from_str(&text).ok()?;
-    let duration_ms = report.get("duration_ms").and_then(Value::as_f64)?;
-    Some(Episode {
-        format: RUNS_FORMAT,
-        attempt,
-        agent: "claude".into(),
-        model_requested: None,
-        model_resolved: model_from_report(&report),
-        wall_s: duration_ms / 1000.0,
-        exit_code: None,
-        timed_out: false,
-        agent_timeout_s: None,
-        source: AGENT_FILE.into(),
-        usage: super::records::Usage::from_report(&report),
-    })
+    recovered_episode(&report, attempt)
 }
 
-/// Judges the attempt recorded in `dir` against `key`.
+/// Judges attempt `attempt`, whose folder's files are `files`
+/// ([`AttemptFiles::read`]), against the ground truth `truth`: its rows,
+/// and its answer key (for the trajectory facts).
 ///
-/// Never fails: an unreadable file becomes a note (naming the file) and
-/// the attempt a miss; only positive evidence (a startup error recorded by
-/// the proxy, and nothing submitted) makes it blocked.
-pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> AttemptResult {
+/// Never fails: what the files lack becomes a note and the attempt a
+/// miss; only positive evidence (a startup error recorded by the proxy, or
+/// the host's own failure, and nothing submitted) makes it blocked.
+pub fn judge(
+    files: &AttemptFiles,
+    attempt: u32,
+    truth: &GroundTruth,
+    options: &ScoreOptions,
+) -> AttemptResult {
     let mut notes = Vec::new();
-    let metrics: Option<Metrics> = match std::fs::read_to_string(dir.join(METRICS_FILE)) {
-        Ok(text) => match serde_json::from_str(&text) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                notes.push(format!(
-                    "{} is unreadable ({e})",
-                    dir.join(METRICS_FILE).display()
-                ));
-                None
-            }
-        },
-        Err(_) => {
-            notes.push("no metrics.json: the proxy never started".to_string());
-            None
-        }
-    };
-    let episode = read_episode(dir, attempt);
+    let key = &truth.table;
+    let metrics = files.metrics.as_ref();
+    if metrics.is_none() {
+        notes.push("no metrics.json: the proxy never started".to_string());
+    }
+    let episode = files.episode.clone();
     match &episode {
         None => notes.push("no episode.json: the attempt did not finish".to_string()),
-        Some(e) if e.source == AGENT_FILE => {
-            notes.push("wall time recovered from agent.json (the agent's clock)".to_string())
-        }
+        Some(e) if e.source == AGENT_FILE => notes.push(RECOVERED_NOTE.to_string()),
         Some(_) => {}
     }
     let timed_out = episode.as_ref().is_some_and(|e| e.timed_out);
@@ -134,19 +105,20 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         ));
     }
 
-    let answer_path = dir.join(ANSWER_FILE);
-    let answer = std::fs::read(&answer_path).ok();
-    let submitted = answer.is_some();
-    let score = answer.map(|bytes| match Table::from_csv(&bytes) {
-        Ok(table) => score(key, &table, options),
-        Err(e) => score_unreadable(key, &format!("{}: {e}", ANSWER_FILE), options),
-    });
+    let submitted = files.answer.is_some();
+    let score = files
+        .answer
+        .as_ref()
+        .map(|bytes| match Table::from_csv(bytes) {
+            Ok(table) => score(key, &table, options),
+            Err(e) => score_unreadable(key, &format!("{}: {e}", ANSWER_FILE), options),
+        });
     if !submitted {
         notes.push("no answer submitted".to_string());
     }
-    let startup_error = metrics.as_ref().and_then(|m| m.startup_error.clone());
+    let startup_error = metrics.and_then(|m| m.startup_error.clone());
     let host_error = (!submitted)
-        .then(|| host_failure(dir, episode.as_ref()))
+        .then(|| host_failure(&files.agent, episode.as_ref()))
         .flatten();
     let blocked = (startup_error.is_some() || host_error.is_some()) && !submitted;
     if let Some(reason) = &startup_error {
@@ -155,10 +127,10 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     if let Some(reason) = &host_error {
         notes.push(reason.clone());
     }
-    if let Some(reason) = metrics.as_ref().and_then(|m| m.lost_upstream.clone()) {
+    if let Some(reason) = metrics.and_then(|m| m.lost_upstream.clone()) {
         notes.push(format!("lost the server part-way: {reason}"));
     }
-    let (refused, soft_errors, tools_called, queries, queries_errored, server_s) = match &metrics {
+    let (refused, soft_errors, tools_called, queries, queries_errored, server_s) = match metrics {
         Some(m) => (
             m.refused,
             m.upstream_soft_errors.clone(),
@@ -175,29 +147,19 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
     for (tool, n) in &soft_errors {
         notes.push(format!("{n} soft error(s) from {tool}"));
     }
-    let calls = crate::layout::read_calls(dir);
     let mut soft_error_kinds = std::collections::BTreeMap::new();
-    for call in calls.iter().flatten() {
+    for call in files.calls.iter().flatten() {
         if let Some(label) = &call.soft_error {
             *soft_error_kinds.entry(label.clone()).or_insert(0) += 1;
         }
     }
-    // The answer key the question's ground truth was built from, beside
-    // the condition folders (`ID_results/ground_truth.json`).
-    let answer_key = dir
-        .parent()
-        .and_then(Path::parent)
-        .and_then(|q| std::fs::read(q.join(crate::layout::GROUND_TRUTH_JSON)).ok())
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| v["answer_key"].as_str().map(str::to_string));
-    let trajectory = match (&calls, &answer_key) {
-        (Some(calls), Some(key)) => Some(super::trajectory::trajectory(
+    let trajectory = files.calls.as_ref().map(|calls| {
+        super::trajectory::trajectory(
             calls,
-            key,
+            &truth.meta.answer_key,
             crate::mcp::proxy::carries_query,
-        )),
-        _ => None,
-    };
+        )
+    });
     if let Some(s) = &score {
         notes.extend(s.notes.iter().cloned());
     }
@@ -225,15 +187,15 @@ pub fn judge(dir: &Path, attempt: u32, key: &Table, options: &ScoreOptions) -> A
         refused,
         soft_errors,
         soft_error_kinds,
-        reply_chars: metrics.as_ref().and_then(|m| m.reply_chars.clone()),
+        reply_chars: metrics.and_then(|m| m.reply_chars.clone()),
         trajectory,
         // What the episode recorded, else what the host's report says (a
         // root recorded before usage was gets it on rescore).
         usage: episode.as_ref().and_then(|e| e.usage.clone()).or_else(|| {
-            std::fs::read(dir.join(AGENT_FILE))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .and_then(|r| super::records::Usage::from_report(&r))
+            files
+                .agent
+                .json()
+                .and_then(super::records::Usage::from_report)
         }),
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,

@@ -8,6 +8,8 @@
 //! - [`prompt`]: what the agent is asked.
 //! - [`records`]: the JSON files and `summary.csv` rows as types, and the
 //!   aggregation rules.
+//! - [`recorded`]: what a root recorded, read by one set of rules (a
+//!   damaged file is refused by name, never read as absent).
 //! - [`judge`]: one attempt judged from its files alone.
 //! - [`lock`]: one run per condition at a time.
 //! - [`trajectory`]: what an attempt's calls say of how it went about it.
@@ -21,6 +23,7 @@ pub mod judge;
 pub use crate::layout;
 pub mod lock;
 pub mod prompt;
+pub mod recorded;
 pub mod records;
 pub mod rescore;
 pub mod run;

@@ -6,21 +6,25 @@
 //! rewrites `result.json`, `conditions/*.json`, both summary CSVs and
 //! `README.md`. It reports every score that moved. It does not re-run
 //! answer keys: a changed corpus calls for a new run.
+//!
+//! It reads everything before it writes anything: a recorded file it
+//! cannot use (by the rules of [`super::recorded`]) stops it, naming the
+//! file, with nothing rewritten, as `report` stops.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::judge::judge;
+use super::recorded::{AttemptFiles, read_condition, read_ground_truth};
 use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use super::run::refuse_frozen;
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_json};
-use crate::layout::{GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
-use crate::reference::GroundTruthMeta;
+use crate::layout::{RESULT_FILE, RunsRoot};
+use crate::reference::GroundTruth;
 use crate::score::{SCORING_VERSION, ScoreOptions};
-use crate::table::Table;
 
 /// One score that moved.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,11 +50,10 @@ pub struct RescoreOutcome {
     pub attempts: usize,
     /// Scores that moved.
     pub moved: Vec<Moved>,
-    /// Questions that could not be re-scored (their ground truth missing,
-    /// unreadable or changed since it was recorded), named with why: they
-    /// keep their recorded scores, and `rescore` exits 2.
-    pub failed: Vec<String>,
-    /// Files that could not be read (named); the rest was re-scored.
+    /// What was noticed and did not stop the re-score, named: a
+    /// `result.json` that could not be read (it is rebuilt from its
+    /// attempts, which alone it is derived from), an attempt folder the
+    /// condition does not have (left out).
     pub problems: Vec<String>,
 }
 
@@ -108,10 +111,14 @@ fn differences(
     moved
 }
 
-/// Re-judges every attempt of `root`.
+/// Re-judges every attempt of `root`, and rewrites what depends on the
+/// verdicts once every recorded file they rest on was read.
 ///
-/// Errors: a frozen root; a file that cannot be written. Unreadable inputs
-/// are named in [`RescoreOutcome::problems`] and skipped.
+/// Errors: a frozen root; not a runs root; a recorded file that is lost
+/// ([`refuse_lost_files`]) or cannot be used (a condition file, a
+/// question's ground truth, an attempt's files:
+/// [`AttemptFiles::check_recorded`]), each named, with nothing rewritten;
+/// a file that cannot be written.
 pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
     refuse_frozen(root, "rescore")?;
     if !RunsRoot::is_runs_root(&root.root) {
@@ -120,16 +127,70 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
             "not a runs root (it has no conditions/ folder)",
         ));
     }
-    refuse_lost_files(root, "nothing was re-scored")?;
-    let mut outcome = RescoreOutcome::default();
+    let mut unusable = Vec::new();
+    let mut conditions = Vec::new();
     for name in root.condition_names() {
-        let path = root.condition_file(&name);
-        match read_json::<ConditionFile>(&path) {
-            Ok(condition) => rescore_condition(root, &name, condition, &mut outcome)?,
-            Err(e) => outcome.problems.push(e.to_string()),
+        match read_condition(&root.condition_file(&name)) {
+            Ok(condition) => conditions.push((name, condition)),
+            // Its identity and settings are recorded nowhere else.
+            Err(e) => unusable.push(format!(
+                "{e}; it holds the condition's identity and settings, which cannot be rebuilt \
+                 from its attempts: restore it from version control"
+            )),
         }
     }
+    refuse_unusable(root, &unusable)?;
+    refuse_lost_files(root, "nothing was re-scored")?;
+    let mut outcome = RescoreOutcome::default();
+    let mut writes = Writes::default();
+    for (name, condition) in conditions {
+        rescore_condition(
+            root,
+            (&name, condition),
+            &mut outcome,
+            (&mut writes, &mut unusable),
+        );
+    }
+    refuse_unusable(root, &unusable)?;
+    for (path, result) in &writes.results {
+        write_json(path, result)?;
+    }
+    for (path, condition) in &writes.conditions {
+        write_json(path, condition)?;
+    }
     Ok(outcome)
+}
+
+/// What a re-score rewrites, held until every input was read.
+#[derive(Default)]
+struct Writes {
+    results: Vec<(std::path::PathBuf, QuestionResult)>,
+    conditions: Vec<(std::path::PathBuf, ConditionFile)>,
+}
+
+/// Refuses a re-score that met recorded files it cannot use.
+///
+/// Errors: [`Error::Other`] naming each (one a line), saying that nothing
+/// was re-scored.
+fn refuse_unusable(root: &RunsRoot, unusable: &[String]) -> Result<()> {
+    if unusable.is_empty() {
+        return Ok(());
+    }
+    // A question's ground truth is read once for each condition: named once.
+    let mut seen = std::collections::BTreeSet::new();
+    let unusable: Vec<&String> = unusable.iter().filter(|u| seen.insert(*u)).collect();
+    Err(Error::Other(format!(
+        "{}: {} recorded file{} could not be used, so nothing was re-scored (no file was \
+         rewritten):\n  {}",
+        root.root.display(),
+        unusable.len(),
+        crate::format::plural(unusable.len()),
+        unusable
+            .iter()
+            .map(|u| u.as_str())
+            .collect::<Vec<_>>()
+            .join("\n  "),
+    )))
 }
 
 /// Refuses to re-judge a root that lost files its records say it holds: a
@@ -144,7 +205,7 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
 pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
     let mut lost = Vec::new();
     for name in root.condition_names() {
-        let Ok(condition) = read_json::<ConditionFile>(&root.condition_file(&name)) else {
+        let Ok(condition) = read_condition(&root.condition_file(&name)) else {
             continue;
         };
         for id in condition.questions.keys() {
@@ -188,16 +249,15 @@ pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
     )))
 }
 
-/// Re-judges every question of condition `name` and rewrites its file
-/// with the new summaries, aggregate and scoring version.
-///
-/// Errors: a file that cannot be written.
+/// Re-judges every question of condition `name` and queues its file,
+/// with the new summaries, aggregate and scoring version, in `writes`; a
+/// recorded file that cannot be used is named in `unusable`.
 fn rescore_condition(
     root: &RunsRoot,
-    name: &str,
-    mut condition: ConditionFile,
+    (name, mut condition): (&str, ConditionFile),
     outcome: &mut RescoreOutcome,
-) -> Result<()> {
+    (writes, unusable): (&mut Writes, &mut Vec<String>),
+) {
     let ids: Vec<String> = condition.questions.keys().cloned().collect();
     let mut summaries = BTreeMap::new();
     // The corpus the condition was recorded from, when it is a folder here:
@@ -210,15 +270,10 @@ fn rescore_condition(
         let record = corpus
             .as_ref()
             .and_then(|c| c.records.iter().find(|r| r.id == id));
-        let (key, ordered) = match recorded_key(root, &id, record) {
-            Ok(key) => key,
+        let truth = match recorded_truth(root, &id, record) {
+            Ok(truth) => truth,
             Err(e) => {
-                // A question whose ground truth cannot be used keeps its
-                // recorded scores.
-                outcome.failed.push(e.to_string());
-                if let Some(kept) = condition.questions.get(&id) {
-                    summaries.insert(id.clone(), kept.clone());
-                }
+                unusable.push(e.to_string());
                 continue;
             }
         };
@@ -227,8 +282,13 @@ fn rescore_condition(
             name,
             condition: &condition,
         };
-        let summary = scope.rescore_question(&id, &key, ordered, outcome)?;
-        summaries.insert(id, summary);
+        match scope.rescore_question(&id, &truth, outcome) {
+            Ok((path, result)) => {
+                summaries.insert(id, result.summary.clone());
+                writes.results.push((path, result));
+            }
+            Err(e) => unusable.push(e.to_string()),
+        }
     }
     let new = aggregate(&summaries);
     outcome
@@ -248,26 +308,24 @@ fn rescore_condition(
     excluded.sort();
     excluded.dedup();
     condition.identity.excluded = excluded;
-    write_json(&root.condition_file(name), &condition)
+    writes
+        .conditions
+        .push((root.condition_file(name), condition));
 }
 
-/// The ground truth recorded beside question `id`'s attempts, and whether
-/// its key is ordered.
+/// The ground truth recorded beside question `id`'s attempts
+/// ([`read_ground_truth`]).
 ///
-/// Errors: a `ground_truth.csv` that is missing, unreadable, or changed
-/// since it was recorded (its digest no longer matches `ground_truth.json`:
-/// an edited copy would move every score silently); the corpus `record`
-/// (when found) whose answer key was edited since.
-fn recorded_key(
+/// Errors: as [`read_ground_truth`]; the corpus `record` (when found) whose
+/// answer key was edited since the ground truth was recorded.
+fn recorded_truth(
     root: &RunsRoot,
     id: &str,
     record: Option<&crate::corpus::Record>,
-) -> Result<(Table, bool)> {
-    let question_dir = root.question_dir(id);
-    let csv_path = question_dir.join(GROUND_TRUTH_CSV);
-    let recorded: Option<GroundTruthMeta> = read_json(&question_dir.join(GROUND_TRUTH_JSON)).ok();
-    if let (Some(record), Some(meta)) = (record, &recorded)
-        && let Some(why) = crate::reference::key_drift(record, meta)
+) -> Result<GroundTruth> {
+    let truth = read_ground_truth(&root.question_dir(id))?;
+    if let Some(record) = record
+        && let Some(why) = crate::reference::key_drift(record, &truth.meta)
     {
         return Err(Error::file(
             &record.path,
@@ -278,19 +336,7 @@ fn recorded_key(
             ),
         ));
     }
-    let bytes = std::fs::read(&csv_path).map_err(|e| Error::io(&csv_path, "read", e))?;
-    if let Some(meta) = &recorded
-        && crate::reference::sha256_tag(&bytes) != meta.csv_sha256
-    {
-        return Err(Error::file(
-            &csv_path,
-            "changed since it was recorded (its digest no longer matches \
-             ground_truth.json): restore it from version control; scores \
-             were left as they were",
-        ));
-    }
-    let key = Table::from_csv(&bytes).map_err(|e| Error::file(&csv_path, e.to_string()))?;
-    Ok((key, recorded.as_ref().is_some_and(|m| m.ordered)))
+    Ok(truth)
 }
 
 /// One condition of a root being re-judged.
@@ -301,24 +347,25 @@ struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// Re-judges attempts `1..=repeat` of question `id` against `key`, names
-    /// the moved scores and the folders that are missing, extra or
-    /// unfinished, and rewrites its `result.json`. Returns the question's new
-    /// summary.
+    /// Re-judges attempts `1..=repeat` of question `id` against `truth`,
+    /// names the moved scores and the folders the condition does not have,
+    /// and returns its new `result.json` (path and contents).
     ///
-    /// Errors: `result.json` cannot be written.
+    /// Errors: an attempt folder of `1..=repeat` that is missing; an
+    /// attempt's file that cannot be used ([`AttemptFiles::read`],
+    /// [`AttemptFiles::check_recorded`]).
     fn rescore_question(
         &self,
         id: &str,
-        key: &Table,
-        ordered: bool,
+        truth: &GroundTruth,
         outcome: &mut RescoreOutcome,
-    ) -> Result<super::records::QuestionSummary> {
+    ) -> Result<(std::path::PathBuf, QuestionResult)> {
         let Scope {
             root,
             name,
             condition,
         } = *self;
+        let ordered = truth.meta.ordered;
         let result_path = root.condition_dir(id, name).join(RESULT_FILE);
         let old: Option<QuestionResult> = match read_json(&result_path) {
             Ok(r) => Some(r),
@@ -332,8 +379,8 @@ impl Scope<'_> {
             ordered,
             ..ScoreOptions::default()
         };
-        // The attempts the condition says it has: 1..=repeat. A missing one is
-        // named, and so is any other folder, which is left out.
+        // The attempts the condition says it has: 1..=repeat. Any other
+        // folder is named and left out.
         let repeat = condition.identity.repeat;
         for n in attempt_numbers(&root.condition_dir(id, name)) {
             if n == 0 || n > repeat {
@@ -348,20 +395,23 @@ impl Scope<'_> {
         for n in 1..=repeat {
             let dir = root.attempt_dir(id, name, n);
             if !dir.is_dir() {
-                outcome.problems.push(format!("{}: missing", dir.display()));
-                continue;
-            }
-            let new = judge(&dir, n, key, &options);
-            if new.notes.iter().any(|n| n.starts_with("no episode.json")) {
-                outcome.problems.push(format!(
-                    "{}: did not finish (run --resume re-runs it); judged as it is",
-                    dir.display()
+                return Err(Error::file(
+                    &dir,
+                    format!(
+                        "missing, though the condition has {repeat} attempt{} a question: \
+                         restore it from version control, or record the episode again \
+                         (`okn-benchmark run ... --force`)",
+                        crate::format::plural(repeat as usize)
+                    ),
                 ));
             }
-            if let Some(previous) = old
+            let previous = old
                 .as_ref()
-                .and_then(|o| o.attempts.iter().find(|a| a.attempt == n))
-            {
+                .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
+            let files = AttemptFiles::read(&dir, n)?;
+            files.check_recorded(previous)?;
+            let new = judge(&files, n, truth, &options);
+            if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
             }
             attempts.push(new);
@@ -379,10 +429,9 @@ impl Scope<'_> {
             ordered_key: ordered,
             scoring_version: SCORING_VERSION.into(),
             attempts,
-            summary: summary.clone(),
+            summary,
         };
-        write_json(&result_path, &result)?;
-        Ok(summary)
+        Ok((result_path, result))
     }
 }
 

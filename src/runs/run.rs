@@ -702,7 +702,8 @@ pub fn play(
             } else {
                 played.ran += 1;
             }
-            let result = judge(&dir, attempt, &truth.table, &score_options);
+            let files = super::recorded::AttemptFiles::read(&dir, attempt)?;
+            let result = judge(&files, attempt, truth, &score_options);
             played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
                 played.model_resolved = result.model_resolved.clone();

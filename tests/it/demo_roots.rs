@@ -6,10 +6,10 @@
 
 use okn_benchmark::layout::RunsRoot;
 use okn_benchmark::runs::judge::judge;
+use okn_benchmark::runs::recorded::{AttemptFiles, read_ground_truth};
 use okn_benchmark::runs::records::{ConditionFile, QuestionResult};
 use okn_benchmark::runs::rescore::attempt_numbers;
 use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};
-use okn_benchmark::table::Table;
 
 use crate::support::repo;
 
@@ -78,22 +78,20 @@ fn every_recorded_verdict_is_todays_verdict() {
                     &std::fs::read_to_string(dir.join("result.json")).unwrap(),
                 )
                 .unwrap();
-                let key = Table::from_csv(
-                    &std::fs::read(root.question_dir(id).join("ground_truth.csv")).unwrap(),
-                )
-                .unwrap();
+                let truth = read_ground_truth(&root.question_dir(id)).unwrap();
                 let options = ScoreOptions {
                     ordered: result.ordered_key,
                     ..ScoreOptions::default()
                 };
                 assert_eq!(attempt_numbers(&dir), [1, 2, 3]);
                 for recorded in &result.attempts {
-                    let now = judge(
+                    let files = AttemptFiles::read(
                         &root.attempt_dir(id, condition, recorded.attempt),
                         recorded.attempt,
-                        &key,
-                        &options,
-                    );
+                    )
+                    .unwrap();
+                    files.check_recorded(Some(recorded)).unwrap();
+                    let now = judge(&files, recorded.attempt, &truth, &options);
                     assert_eq!(
                         (now.exact, now.strict_exact, now.ordered, now.f1),
                         (

@@ -1098,6 +1098,131 @@ mod regression {
         }
     }
 
+    /// Runs `rescore` on `out` and asserts that it stopped as `report`
+    /// does: exit 2, `file` named in its error (with `at`, the line
+    /// suffix, when there is one), and no file of the root changed.
+    fn assert_rescore_refuses(out: &Path, file: &Path, at: &str, case: &str) {
+        let before = files(out);
+        let o = okn().arg("rescore").arg(out).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{case}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("could not be used, so nothing was re-scored"),
+            "{case}: {err}"
+        );
+        assert!(
+            err.contains(&format!("{}{at}", file.display())),
+            "{case}: {err}"
+        );
+        assert_eq!(files(out), before, "{case}: nothing rewritten");
+    }
+
+    // A missing, truncated or empty ground_truth.json let rescore judge
+    // against an edited ground_truth.csv unchecked (scores moved, exit 0),
+    // and dropped the trajectory of every attempt of the question.
+    #[test]
+    fn rescore_refuses_a_ground_truth_record_it_cannot_read_and_rewrites_nothing() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let question = out.join("biobricks-ice-active-chemicals_single_results");
+        let json = question.join("ground_truth.json");
+        let csv = question.join("ground_truth.csv");
+        let (json_bytes, csv_bytes) = (std::fs::read(&json).unwrap(), std::fs::read(&csv).unwrap());
+        // The CSV loses its last row, as a hand edit would.
+        let text = String::from_utf8(csv_bytes.clone()).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.pop();
+        let edited = format!("{}\n", lines.join("\n"));
+        for case in ["truncated", "removed", "empty object"] {
+            std::fs::write(&csv, &edited).unwrap();
+            let at = match case {
+                "truncated" => {
+                    std::fs::write(&json, &json_bytes[..json_bytes.len() / 2]).unwrap();
+                    ":"
+                }
+                "removed" => {
+                    std::fs::remove_file(&json).unwrap();
+                    ": missing"
+                }
+                _ => {
+                    std::fs::write(&json, b"{}").unwrap();
+                    ":1: missing field"
+                }
+            };
+            assert_rescore_refuses(&out, &json, at, case);
+            std::fs::write(&json, &json_bytes).unwrap();
+            std::fs::write(&csv, &csv_bytes).unwrap();
+        }
+    }
+
+    // A truncated, deleted or emptied metrics.json, calls.json,
+    // episode.json or agent.json was judged as a file never written:
+    // queries and tools zeroed, the trajectory dropped, the wall time taken
+    // from agent.json, the usage lost, "0 scores moved", exit 0.
+    #[test]
+    fn rescore_refuses_an_attempt_file_it_cannot_read_and_rewrites_nothing() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let attempt = out.join(
+            "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/attempt-1",
+        );
+        for name in ["metrics.json", "calls.json", "episode.json", "agent.json"] {
+            let path = attempt.join(name);
+            let bytes = std::fs::read(&path).unwrap();
+            for case in ["truncated", "removed", "empty object"] {
+                let at = match case {
+                    "truncated" => {
+                        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+                        ":"
+                    }
+                    "removed" => {
+                        std::fs::remove_file(&path).unwrap();
+                        ": missing"
+                    }
+                    _ => {
+                        std::fs::write(&path, b"{}").unwrap();
+                        ""
+                    }
+                };
+                assert_rescore_refuses(&out, &path, at, &format!("{name} {case}"));
+                std::fs::write(&path, &bytes).unwrap();
+            }
+        }
+        // What a root may lack stays readable: a host killed from outside
+        // (episode.json says so) left no agent.json.
+        let episode = attempt.join("episode.json");
+        let mut value = json(&episode);
+        value["exit_code"] = Value::Null;
+        std::fs::write(&episode, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+        std::fs::remove_file(attempt.join("agent.json")).unwrap();
+        let o = okn().arg("rescore").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+
+    // A truncated condition file was named "unreadable", the rest
+    // re-scored, exit 0, and the README then called the condition
+    // unfinished ("run it again with --resume"), which it was not; report
+    // refused the same root.
+    #[test]
+    fn rescore_refuses_a_condition_file_it_cannot_read_and_rewrites_nothing() {
+        let (_keep, out) = out_dir();
+        two_oracle_questions(&out);
+        let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let line = serde_json::from_slice::<Value>(&bytes[..bytes.len() / 2])
+            .unwrap_err()
+            .line();
+        assert_rescore_refuses(
+            &out,
+            &path,
+            &format!(":{line}: EOF while parsing"),
+            "condition",
+        );
+        let report = okn().arg("report").arg(&out).output().unwrap();
+        assert_eq!(report.status.code(), Some(2), "{}", stdout(&report));
+    }
+
     // An answer key edited without rerunning `reference` went unnoticed:
     // run scored against the stale ground truth (the oracle became "miss
     // (f1 0.46)"), selfcheck said ok, and rescore judged the old episodes
