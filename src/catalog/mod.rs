@@ -8,6 +8,7 @@
 pub mod checks;
 pub mod format;
 pub mod report;
+pub mod robustness;
 pub mod run;
 pub mod select;
 pub mod validate;

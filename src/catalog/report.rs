@@ -3,12 +3,14 @@
 //! known gaps as standing findings, then every query.
 
 use super::checks::Status;
-use super::format::Kind;
+use super::format::{Catalog, Kind};
+use super::robustness::{self, Ending, GapAcross};
 use super::run::{ExpectationResult, QueryResult, Results, counts};
 
-/// The Markdown report of `results`. Deterministic: the same results give
-/// the same bytes (durations are not in it; they are in `results.json`).
-pub fn markdown(results: &Results) -> String {
+/// The Markdown report of `results` (a run of `catalog`). Deterministic:
+/// the same results give the same bytes (durations are not in it; they
+/// are in `results.json`).
+pub fn markdown(results: &Results, catalog: &Catalog) -> String {
     let mut out = String::new();
     let server = results
         .server
@@ -81,6 +83,7 @@ pub fn markdown(results: &Results) -> String {
         out.push_str(&gaps.join("\n"));
         out.push('\n');
     }
+    out.push_str(&robustness_section(results, catalog));
     out.push_str("\n## Queries\n");
     for q in &results.queries {
         out.push_str(&format!("\n### {} ({})\n\n", md(&q.id), md(&q.category)));
@@ -168,4 +171,85 @@ fn md(text: &str) -> String {
         }
     }
     out
+}
+
+/// `## Rephrasing robustness`: per query run in several wordings, the
+/// facts of `catalog::robustness`, described, never judged.
+fn robustness_section(results: &Results, catalog: &Catalog) -> String {
+    let mut out = String::from(
+        "\n## Rephrasing robustness\n\nDescriptive evidence (quality, never a contract): whether the intended candidate stays discoverable and the traps stay controlled when the wording changes.\n",
+    );
+    let mut any = false;
+    for result in &results.queries {
+        let Some(query) = catalog.queries.iter().find(|q| q.id == result.id) else {
+            continue;
+        };
+        let Some(r) = robustness::of(query, result) else {
+            continue;
+        };
+        any = true;
+        let m = r.phrasings.len();
+        out.push_str(&format!("\n### {}\n\n", md(&r.id)));
+        out.push_str("| phrasing | first acceptable at | ended | trap above it | top-5 overlap with canonical |\n|---|---:|---|---|---:|\n");
+        for p in &r.phrasings {
+            let ended = match p.ending {
+                Ending::Acceptable => "acceptable found",
+                Ending::NoneAcceptable => "candidates, none acceptable",
+                Ending::Empty => "no candidates",
+                Ending::Unreadable => "no readable candidates",
+            };
+            out.push_str(&format!(
+                "| {} | {} | {ended} | {} | {} of {} |\n",
+                md(&p.user_query),
+                p.first_acceptable
+                    .map_or("none".to_string(), |r| format!("rank {r}")),
+                if p.trap_above { "yes" } else { "no" },
+                p.overlap_top5,
+                r.canonical_top5
+            ));
+        }
+        let mut facts = Vec::new();
+        if let (Some(n), Some(k)) = (r.top_n, r.within_top_n()) {
+            facts.push(format!(
+                "acceptable within the top {n} in {k} of {m} phrasings"
+            ));
+        }
+        facts.push(format!(
+            "ended with an acceptable candidate {}, with candidates but none acceptable {}, with none {}",
+            r.ended(Ending::Acceptable),
+            r.ended(Ending::NoneAcceptable),
+            r.ended(Ending::Empty)
+        ));
+        facts.push(format!(
+            "the top candidate {} across phrasings",
+            if r.top_agrees { "agrees" } else { "differs" }
+        ));
+        facts.push(format!(
+            "a rejected candidate outranked the acceptable one in {} of {m}",
+            r.traps()
+        ));
+        for (index, across) in &r.gaps {
+            let word = match across {
+                GapAcross::Stable => "stable across phrasings",
+                GapAcross::FixedInAll => "fixed in all phrasings",
+                GapAcross::PhrasingSensitive => "phrasing-sensitive",
+                GapAcross::Unknown => "not evaluable in every phrasing",
+            };
+            facts.push(format!("known gap of expectation {}: {word}", index + 1));
+        }
+        out.push_str(&format!("\n{}.\n", capitalized(&facts.join("; "))));
+    }
+    if !any {
+        out.push_str("\nNo query was run in more than one wording.\n");
+    }
+    out
+}
+
+/// `text` with its first letter in upper case.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }

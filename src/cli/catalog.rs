@@ -218,7 +218,10 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
         serde_json::to_string_pretty(&results).map_err(|e| Error::Other(e.to_string()))?;
     json.push('\n');
     crate::fsutil::write_atomic(&results_path, json.as_bytes())?;
-    crate::fsutil::write_atomic(&report_path, report::markdown(&results).as_bytes())?;
+    crate::fsutil::write_atomic(
+        &report_path,
+        report::markdown(&results, &catalog).as_bytes(),
+    )?;
     let counted = run::counts(&results);
     for (kind, by_status) in &counted {
         let parts: Vec<String> = by_status

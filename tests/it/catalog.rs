@@ -286,6 +286,16 @@ fn the_demo_catalog_runs_over_both_transports() {
             report.contains("## Known gaps still open\n\n- maine-by-name expectation 5 (quality `count_at_most`): known gap (found 2026-12-02), still failing"),
             "{report}"
         );
+        for row in [
+            "| Which counties are in Maine? | rank 1 | acceptable found | no | 2 of 2 |",
+            "| Maine counties | none | no candidates | no | 0 of 2 |",
+            "Acceptable within the top 1 in 2 of 3 phrasings; ended with an acceptable candidate 2, \
+             with candidates but none acceptable 0, with none 1; the top candidate differs across \
+             phrasings; a rejected candidate outranked the acceptable one in 0 of 3; known gap of \
+             expectation 5: phrasing-sensitive.",
+        ] {
+            assert!(report.contains(row), "{row}\n{report}");
+        }
         let before = std::fs::read(out.join("results.json")).unwrap();
         Test::in_repo()
             .args(["catalog", "run", "catalogs/demo-kg.json", "--profile"])
