@@ -6,6 +6,7 @@
 //! and candidates in a tool's result.
 
 pub mod checks;
+pub mod compare;
 pub mod format;
 pub mod report;
 pub mod robustness;

@@ -158,7 +158,7 @@ pub fn kind_name(kind: Kind) -> &'static str {
 
 /// Text from a server or a catalog, safe in Markdown: no line ends, and
 /// the characters that would start markup escaped.
-fn md(text: &str) -> String {
+pub(crate) fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

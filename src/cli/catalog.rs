@@ -40,6 +40,27 @@ pub(crate) enum CatalogCommand {
     /// when a contract expectation fails or cannot be evaluated, else 0, so
     /// the run can gate a release while --type current_state runs apart.
     Run(RunArgs),
+    /// Compare two catalog runs query by query, with no call (docs/CATALOG.md, "Comparing two runs").
+    ///
+    /// Each query is improved, regressed, mixed, changed, unchanged or not
+    /// comparable, with the reason. Direction is stated only for a contract
+    /// that flips, an acceptable candidate crossing the top-N line, a trap
+    /// starting or stopping to outrank the acceptable candidate, and a known
+    /// gap closing or reopening; anything else that differs is "changed", for
+    /// a maintainer to judge. No winner, no total: exit 0 whatever the classes;
+    /// 2 when a results.json is unreadable or malformed (named with the field).
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// The baseline run: its results.json, or the folder holding it.
+    baseline: PathBuf,
+    /// The candidate run, likewise.
+    candidate: PathBuf,
+    /// Write the comparison as Markdown to FILE ('-' for stdout) instead of the terminal summary.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,6 +108,7 @@ pub(crate) struct ValidateArgs {
 pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
     match command {
         CatalogCommand::Run(args) => run_catalog(args),
+        CatalogCommand::Compare(args) => compare_runs(args),
         CatalogCommand::Validate(args) => {
             let catalog = format::load(&args.catalog)?;
             let mut problems = validate::validate(&catalog);
@@ -248,4 +270,36 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
+    use crate::catalog::compare;
+    let baseline = compare::load(&args.baseline)?;
+    let candidate = compare::load(&args.candidate)?;
+    let compared = compare::compare(&baseline, &candidate);
+    let text = compare::markdown(&baseline, &candidate, &compared);
+    match args.markdown.as_deref() {
+        Some(path) if path == std::path::Path::new("-") => out!("{text}"),
+        Some(path) => {
+            crate::fsutil::write_atomic(path, text.as_bytes())?;
+            outln!("wrote {}", path.display());
+        }
+        None => {
+            for q in &compared {
+                if q.class == compare::Class::Unchanged {
+                    continue;
+                }
+                outln!("{}: {}", q.id, q.class.name());
+                for r in &q.reasons {
+                    outln!("  {r}");
+                }
+            }
+            let unchanged = compared
+                .iter()
+                .filter(|q| q.class == compare::Class::Unchanged)
+                .count();
+            outln!("{} of {} queries unchanged", unchanged, compared.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -400,3 +400,100 @@ fn contracts_gate_current_state_does_not_and_errors_are_named() {
     );
     assert!(!refused.path().join("out").exists());
 }
+
+/// `catalog compare` of two real runs of the demo catalog: the demo KG
+/// server as it is, and the same server answering every call with a
+/// JSON-RPC error (`--fault rpc-error-every=1`). The contracts that flip
+/// make those queries regressed (improved the other way round); the query
+/// whose expectation is an error either way is unchanged; a query only one
+/// run has is not comparable; a damaged results.json is refused by name.
+#[test]
+fn compare_states_direction_only_where_a_contract_or_gap_flips() {
+    let dir = tempfile::tempdir().unwrap();
+    let faulty = dir.path().join("faulty.toml");
+    std::fs::write(
+        &faulty,
+        format!(
+            "name = \"demo-kg-faulty\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"okn-benchmark\"\nargs = [\"kg-server\", \"--data\", {:?}, \"--fault\", \"rpc-error-every=1\"]\n",
+            crate::support::repo().join("demo/kg").display().to_string()
+        ),
+    )
+    .unwrap();
+    let good_profile = crate::support::repo().join("profiles/demo-kg.local.toml");
+    for (profile, out, status) in [(&good_profile, "base", 0), (&faulty, "cand", 1)] {
+        Test::in_repo()
+            .args(["catalog", "run", "catalogs/demo-kg.json", "--profile"])
+            .args([
+                profile.to_str().unwrap(),
+                "--out",
+                dir.path().join(out).to_str().unwrap(),
+            ])
+            .status(status)
+            .run();
+    }
+    let compare = |a: &str, b: &str| {
+        Test::new()
+            .args(["catalog", "compare"])
+            .args([dir.path().join(a), dir.path().join(b)])
+            .status(0)
+            .run()
+            .stdout
+    };
+    let worse = compare("base", "cand");
+    assert!(
+        worse.starts_with(
+            "maine-by-name: regressed\n  contract call_succeeds (expectation 1): pass → fail\n"
+        ),
+        "{worse}"
+    );
+    assert!(worse.contains("graphs-listed: regressed\n"), "{worse}");
+    assert!(!worse.contains("bad-query-fails"), "{worse}");
+    assert!(worse.ends_with("1 of 3 queries unchanged\n"), "{worse}");
+    let better = compare("cand", "base");
+    assert!(
+        better.starts_with(
+            "maine-by-name: improved\n  contract call_succeeds (expectation 1): fail → pass\n"
+        ),
+        "{better}"
+    );
+    // A query one run lacks is named, not compared.
+    let path = dir.path().join("cand/results.json");
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    results["queries"].as_array_mut().unwrap().remove(1);
+    std::fs::write(
+        dir.path().join("fewer.json"),
+        serde_json::to_string(&results).unwrap(),
+    )
+    .unwrap();
+    let fewer = compare("base", "fewer.json");
+    assert!(
+        fewer.contains("graphs-listed: not comparable\n  in the baseline's run only\n"),
+        "{fewer}"
+    );
+    let markdown = Test::new()
+        .args(["catalog", "compare"])
+        .args([dir.path().join("base"), dir.path().join("cand")])
+        .args(["--markdown", "-"])
+        .status(0)
+        .run()
+        .stdout;
+    assert!(
+        markdown.contains("| regressed | 2 |\n| mixed | 0 |\n| improved | 0 |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("no winner, no total"), "{markdown}");
+    results["queries"][0]["phrasings"][0]["expectations"][0]["status"] = json!("better");
+    std::fs::write(
+        dir.path().join("bad.json"),
+        serde_json::to_string_pretty(&results).unwrap(),
+    )
+    .unwrap();
+    Test::new()
+        .args(["catalog", "compare"])
+        .args([dir.path().join("base"), dir.path().join("bad.json")])
+        .stderr_contains("bad.json")
+        .stderr_contains("unknown variant `better`")
+        .status(2)
+        .run();
+}

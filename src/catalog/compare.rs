@@ -1,0 +1,275 @@
+//! `catalog compare`: two catalog runs (`results.json`), query by query,
+//! with no call (`docs/CATALOG.md`, "Comparing two runs"). Direction is
+//! stated only where it is unambiguous: a contract that flips, an
+//! acceptable candidate crossing the top-N line (`acceptable_in_top`), a
+//! trap that starts or stops outranking the acceptable candidate
+//! (`no_rejected_above_acceptable`), a known gap that closes or reopens.
+//! Everything else that differs is listed for a maintainer to judge. No
+//! winner, no total.
+
+use std::path::Path;
+
+use super::checks::Status;
+use super::format::Kind;
+use super::run::{ExpectationResult, PhrasingResult, QueryResult, RESULTS_FORMAT, Results};
+use crate::error::{Error, Result};
+
+/// A query's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// Only flips for the better.
+    Improved,
+    /// Only flips for the worse.
+    Regressed,
+    /// Flips both ways.
+    Mixed,
+    /// Something differs, with no direction to state.
+    Changed,
+    /// Nothing differs (durations aside).
+    Unchanged,
+    /// The two cannot be compared (named with the reason).
+    NotComparable,
+}
+
+impl Class {
+    /// The class as the report words it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Improved => "improved",
+            Class::Regressed => "regressed",
+            Class::Mixed => "mixed",
+            Class::Changed => "changed",
+            Class::Unchanged => "unchanged",
+            Class::NotComparable => "not comparable",
+        }
+    }
+}
+
+/// One query compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryComparison {
+    /// The query's id.
+    pub id: String,
+    /// Its class.
+    pub class: Class,
+    /// What moved, one line each, the directional ones first.
+    pub reasons: Vec<String>,
+}
+
+/// Reads a `results.json`, or the one inside a folder.
+///
+/// Errors: unreadable, malformed, or of another format, naming the file
+/// and the field or line (exit 2).
+pub fn load(path: &Path) -> Result<Results> {
+    let file = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = crate::error::read_text(&file)?;
+    let results: Results = serde_json::from_str(&text).map_err(|e| {
+        Error::at_line(
+            &file,
+            e.line() as u64,
+            format!("not a catalog run's results.json: {e}"),
+        )
+    })?;
+    if results.format != RESULTS_FORMAT {
+        return Err(Error::file(
+            &file,
+            format!(
+                "format {} is not one this version reads ({RESULTS_FORMAT})",
+                results.format
+            ),
+        ));
+    }
+    Ok(results)
+}
+
+/// Every query of either run, in the baseline's order and then the
+/// candidate's new ones.
+pub fn compare(baseline: &Results, candidate: &Results) -> Vec<QueryComparison> {
+    let mut out = Vec::new();
+    for b in &baseline.queries {
+        out.push(match candidate.queries.iter().find(|c| c.id == b.id) {
+            Some(c) => one(b, c),
+            None => not_comparable(&b.id, "in the baseline's run only"),
+        });
+    }
+    for c in &candidate.queries {
+        if !baseline.queries.iter().any(|b| b.id == c.id) {
+            out.push(not_comparable(&c.id, "in the candidate's run only"));
+        }
+    }
+    out
+}
+
+fn not_comparable(id: &str, why: &str) -> QueryComparison {
+    QueryComparison {
+        id: id.to_string(),
+        class: Class::NotComparable,
+        reasons: vec![why.to_string()],
+    }
+}
+
+/// Which way a status change goes for a directional expectation: `Some(true)`
+/// better, `Some(false)` worse, `None` no direction to state.
+fn direction(e: &ExpectationResult, before: Status, after: Status) -> Option<bool> {
+    use Status::*;
+    match (before, after) {
+        (KnownGapOpen, KnownGapFixed) => return Some(true),
+        (KnownGapFixed, KnownGapOpen) => return Some(false),
+        _ => {}
+    }
+    let directional = e.kind == Kind::Contract
+        || (e.kind == Kind::Quality
+            && matches!(
+                e.check.as_str(),
+                "acceptable_in_top" | "no_rejected_above_acceptable"
+            ));
+    if !directional || e.known_gap.is_some() {
+        return None;
+    }
+    match (before, after) {
+        (Pass, Fail | Error) => Some(false),
+        (Fail | Error, Pass) => Some(true),
+        _ => None,
+    }
+}
+
+/// The canonical phrasing of a query's run.
+fn canonical(q: &QueryResult) -> Option<&PhrasingResult> {
+    q.phrasings.first()
+}
+
+fn one(b: &QueryResult, c: &QueryResult) -> QueryComparison {
+    let (Some(pb), Some(pc)) = (canonical(b), canonical(c)) else {
+        return not_comparable(&b.id, "a run has no phrasing of it");
+    };
+    for (p, side) in [(pb, "baseline"), (pc, "candidate")] {
+        if let Some(why) = &p.execution_error {
+            return not_comparable(&b.id, &format!("the {side}'s call did not complete: {why}"));
+        }
+    }
+    let (mut better, mut worse, mut other) = (Vec::new(), Vec::new(), Vec::new());
+    for e in &pb.expectations {
+        let Some(after) = pc.expectations.iter().find(|x| x.index == e.index) else {
+            other.push(format!(
+                "expectation {} ({}) was not evaluated in the candidate's run",
+                e.index + 1,
+                e.check
+            ));
+            continue;
+        };
+        if after.check != e.check || after.kind != e.kind {
+            other.push(format!(
+                "expectation {} is {} in one catalog and {} in the other",
+                e.index + 1,
+                e.check,
+                after.check
+            ));
+            continue;
+        }
+        if after.status == e.status {
+            continue;
+        }
+        let line = format!(
+            "{} {} (expectation {}): {} → {}",
+            super::report::kind_name(e.kind),
+            e.check,
+            e.index + 1,
+            status_name(e.status),
+            status_name(after.status)
+        );
+        match direction(e, e.status, after.status) {
+            Some(true) => better.push(line),
+            Some(false) => worse.push(line),
+            None => other.push(line),
+        }
+    }
+    if pb.candidates != pc.candidates {
+        let first = |p: &PhrasingResult| p.candidates.as_ref().and_then(|c| c.first().cloned());
+        if first(pb) != first(pc) {
+            other.push(format!(
+                "the top candidate moved: {} → {}",
+                first(pb).unwrap_or_else(|| "none".into()),
+                first(pc).unwrap_or_else(|| "none".into())
+            ));
+        } else {
+            other.push("the candidate list changed below its top".into());
+        }
+    }
+    let class = match (better.is_empty(), worse.is_empty()) {
+        (false, true) => Class::Improved,
+        (true, false) => Class::Regressed,
+        (false, false) => Class::Mixed,
+        (true, true) if other.is_empty() => Class::Unchanged,
+        (true, true) => Class::Changed,
+    };
+    let reasons = worse.into_iter().chain(better).chain(other).collect();
+    QueryComparison {
+        id: b.id.clone(),
+        class,
+        reasons,
+    }
+}
+
+/// A status as `results.json` writes it.
+pub fn status_name(s: Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The comparison in Markdown: the two runs, counts per class, then each
+/// query that is not unchanged, the regressed first.
+pub fn markdown(baseline: &Results, candidate: &Results, compared: &[QueryComparison]) -> String {
+    let server = |r: &Results| {
+        r.server
+            .as_ref()
+            .map_or("a server that never started".to_string(), |s| {
+                format!("{} {}", s.name, s.version)
+            })
+    };
+    let mut out = String::from("# Catalog comparison\n\n");
+    out.push_str(&format!(
+        "Baseline: {} ({}). Candidate: {} ({}).",
+        server(baseline),
+        baseline.catalog_sha256,
+        server(candidate),
+        candidate.catalog_sha256
+    ));
+    if baseline.catalog_sha256 != candidate.catalog_sha256 {
+        out.push_str(" The catalogs differ: queries are compared on the ids both ran.");
+    }
+    out.push_str(" A regression-analysis aid, not a competition: no winner, no total.\n\n| class | queries |\n|---|---:|\n");
+    let classes = [
+        Class::Regressed,
+        Class::Mixed,
+        Class::Improved,
+        Class::Changed,
+        Class::NotComparable,
+        Class::Unchanged,
+    ];
+    for class in classes {
+        out.push_str(&format!(
+            "| {} | {} |\n",
+            class.name(),
+            compared.iter().filter(|q| q.class == class).count()
+        ));
+    }
+    for class in classes.iter().filter(|c| **c != Class::Unchanged) {
+        for q in compared.iter().filter(|q| q.class == *class) {
+            out.push_str(&format!(
+                "\n## {}: {}\n\n",
+                super::report::md(&q.id),
+                class.name()
+            ));
+            for r in &q.reasons {
+                out.push_str(&format!("- {}\n", super::report::md(r)));
+            }
+        }
+    }
+    out
+}
