@@ -43,6 +43,11 @@ fn the_shipped_demo_catalog_is_valid() {
         .stdout("catalogs/demo-kg.json: valid: 3 queries, 8 expectations\n")
         .status(0)
         .run();
+    Test::in_repo()
+        .args(["catalog", "validate", "catalogs/mcp-server-sparql.json"])
+        .stdout("catalogs/mcp-server-sparql.json: valid: 3 queries, 7 expectations\n")
+        .status(0)
+        .run();
 }
 
 #[test]
@@ -496,4 +501,88 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
         .stderr_contains("unknown variant `better`")
         .status(2)
         .run();
+}
+
+/// The mcp-server-sparql catalog against the real server from PyPI (in
+/// `scripts/test`'s sparql-venv, with `mcp<2`), in front of a real
+/// `oxigraph serve` loaded with the demo KG, one named graph per file, all
+/// on 127.0.0.1 and started here. Its contracts hold; its current state is
+/// that a malformed query is a successful reply holding `{"error": ...}`,
+/// recorded as such and as a known gap of the quality expectation.
+#[test]
+fn the_mcp_server_sparql_catalog_runs_against_the_real_server() {
+    use crate::support::{KillOnDrop, free_port, tool, wait_for_port};
+    let dir = tempfile::tempdir().unwrap();
+    let oxigraph = tool("oxigraph");
+    let db = dir.path().join("db");
+    for entry in std::fs::read_dir(crate::support::repo().join("demo/kg")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "ttl") {
+            let graph = std::fs::read_to_string(path.with_extension("ttl.graph")).unwrap();
+            let status = std::process::Command::new(&oxigraph)
+                .args(["load", "--location"])
+                .arg(&db)
+                .arg("--file")
+                .arg(&path)
+                .args(["--graph", graph.trim()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "oxigraph load {}", path.display());
+        }
+    }
+    let port = free_port();
+    let mut child = std::process::Command::new(&oxigraph)
+        .args(["serve", "--union-default-graph", "--location"])
+        .arg(&db)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut child);
+    let _server = KillOnDrop(child);
+    let profile = dir.path().join("sparql.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"mcp-server-sparql\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"--endpoint\", \"http://127.0.0.1:{port}/query\"]\n\
+             env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+            tool("mcp-server-sparql").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let run = Test::in_repo()
+        .args([
+            "catalog",
+            "run",
+            "catalogs/mcp-server-sparql.json",
+            "--profile",
+        ])
+        .args([profile.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .status(0)
+        .run();
+    assert_eq!(
+        run.stdout.lines().take(3).collect::<Vec<_>>(),
+        [
+            "contract: 4 pass",
+            "quality: 1 known_gap_open",
+            "current_state: 2 pass"
+        ],
+        "{}",
+        run.stdout
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let malformed = &results["queries"][2]["phrasings"][0];
+    assert_eq!(malformed["reply"]["is_error"], false, "{malformed}");
+    assert!(
+        malformed["reply"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"error\""),
+        "{malformed}"
+    );
 }
