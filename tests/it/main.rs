@@ -42,3 +42,4 @@ mod score_oracle;
 mod score_properties;
 mod views;
 mod w3c_results;
+mod workflows;
