@@ -125,6 +125,8 @@ pub struct RunSettings {
     pub types: Vec<Kind>,
     /// Bound on each session's start and on each call.
     pub timeout: Duration,
+    /// The catalog's folder: a `run.endpoint` path is relative to it.
+    pub catalog_dir: std::path::PathBuf,
 }
 
 /// Runs every query of `catalog` with an expectation of a chosen type,
@@ -168,13 +170,21 @@ pub async fn run(
                 k + 1,
                 phrasings.len()
             ));
-            let (reply, duration_s, server) = call(
-                profile,
-                &phrasing.tool,
-                &phrasing.arguments,
-                settings.timeout,
-            )
-            .await;
+            let (reply, duration_s, server) = match &query.run {
+                Run::Sparql { sparql, endpoint } => {
+                    let (reply, seconds) = sparql_call(sparql, endpoint.as_deref(), settings);
+                    (reply, seconds, None)
+                }
+                Run::Tool { .. } => {
+                    call(
+                        profile,
+                        &phrasing.tool,
+                        &phrasing.arguments,
+                        settings.timeout,
+                    )
+                    .await
+                }
+            };
             if results.server.is_none() {
                 results.server = server;
             }
@@ -202,10 +212,23 @@ struct Phrasing {
     arguments: serde_json::Map<String, Value>,
 }
 
-/// The query's phrasings, the canonical first.
+/// The query's phrasings, the canonical first. A SPARQL query has one,
+/// its "tool" `SPARQL` and its arguments the query and the endpoint.
 fn phrasings(query: &Query) -> Vec<Phrasing> {
-    let Run::Tool { tool, arguments } = &query.run else {
-        return Vec::new();
+    let (tool, arguments) = match &query.run {
+        Run::Tool { tool, arguments } => (tool, arguments),
+        Run::Sparql { sparql, endpoint } => {
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("sparql".into(), Value::String(sparql.clone()));
+            if let Some(e) = endpoint {
+                arguments.insert("endpoint".into(), Value::String(e.clone()));
+            }
+            return vec![Phrasing {
+                user_query: query.user_query.clone(),
+                tool: "SPARQL".into(),
+                arguments,
+            }];
+        }
     };
     let phrasing = |user_query: &str, arguments: &serde_json::Map<String, Value>| Phrasing {
         user_query: user_query.to_string(),
@@ -269,6 +292,63 @@ async fn call(
     };
     let _ = connection.service.cancel().await;
     (reply, seconds, server)
+}
+
+/// A SPARQL query against `endpoint` (relative to the catalog's folder), or
+/// the repository's configured endpoint (`okn-benchmark.toml`,
+/// `[reference] endpoint`): the reply is the result table, as CSV text and
+/// as structured content `{"columns": [...], "rows": [{COLUMN: CELL}]}`
+/// (W3C CSV cells), which selectors read (`rows[*]`, `id` a column). A
+/// query the endpoint refuses is an error reply; an endpoint that cannot be
+/// opened is an execution error.
+fn sparql_call(
+    sparql: &str,
+    endpoint: Option<&str>,
+    settings: &RunSettings,
+) -> (Result<Reply, String>, f64) {
+    let spec = match endpoint {
+        Some(e) => crate::sparql::EndpointSpec::resolve(e, &settings.catalog_dir),
+        None => crate::config::endpoint_spec(None),
+    };
+    let opened = spec
+        .and_then(|s| s.open())
+        .map_err(|e| format!("the endpoint could not be opened: {e}"));
+    let endpoint = match opened {
+        Ok(e) => e,
+        Err(why) => return (Err(why), 0.0),
+    };
+    let started = Instant::now();
+    let answer = endpoint.query(sparql);
+    let seconds = crate::layout::round_seconds(started.elapsed().as_secs_f64());
+    let reply = match answer {
+        Ok(table) => {
+            let rows: Vec<Value> = table
+                .rows
+                .iter()
+                .map(|row| {
+                    Value::Object(
+                        table
+                            .columns
+                            .iter()
+                            .zip(row)
+                            .map(|(c, v)| (c.clone(), Value::String(v.clone())))
+                            .collect(),
+                    )
+                })
+                .collect();
+            Reply {
+                is_error: false,
+                text: table.to_csv(),
+                structured: Some(serde_json::json!({"columns": table.columns, "rows": rows})),
+            }
+        }
+        Err(e) => Reply {
+            is_error: true,
+            text: e.to_string(),
+            structured: None,
+        },
+    };
+    (Ok(reply), seconds)
 }
 
 /// One phrasing's record: its expectations of the chosen types judged on

@@ -174,7 +174,7 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
 }
 
 fn run_catalog(args: RunArgs) -> Result<ExitCode> {
-    use crate::catalog::format::{Kind, Run};
+    use crate::catalog::format::Kind;
     use crate::catalog::{report, run};
     let catalog = format::load(&args.catalog)?;
     let problems = validate::validate(&catalog);
@@ -185,17 +185,6 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
             args.catalog.display(),
             args.catalog.display(),
             listed.join("\n")
-        )));
-    }
-    if let Some(q) = catalog
-        .queries
-        .iter()
-        .find(|q| matches!(q.run, Run::Sparql { .. }))
-    {
-        return Err(Error::Usage(format!(
-            "{}: query '{}' runs SPARQL, which catalog run does not do yet (docs/CATALOG.md, Status)",
-            args.catalog.display(),
-            q.id
         )));
     }
     let results_path = args.out.join("results.json");
@@ -231,6 +220,11 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
         catalog_sha256: crate::reference::sha256_tag(&bytes),
         types,
         timeout: std::time::Duration::from_secs(args.timeout),
+        catalog_dir: args
+            .catalog
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default(),
     };
     let results =
         crate::mcp::runtime()?.block_on(run::run(&catalog, &profile, &settings, |line| {

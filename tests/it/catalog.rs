@@ -40,7 +40,7 @@ fn validate(catalog: &Value) -> Test {
 fn the_shipped_demo_catalog_is_valid() {
     Test::in_repo()
         .args(["catalog", "validate", "catalogs/demo-kg.json"])
-        .stdout("catalogs/demo-kg.json: valid: 3 queries, 8 expectations\n")
+        .stdout("catalogs/demo-kg.json: valid: 4 queries, 11 expectations\n")
         .status(0)
         .run();
     Test::in_repo()
@@ -234,14 +234,14 @@ fn the_demo_catalog_runs_over_both_transports() {
             .run();
         assert!(
             run.stdout.starts_with(
-                "contract: 5 pass\nquality: 1 pass, 1 known_gap_open\ncurrent_state: 1 pass\n"
+                "contract: 8 pass\nquality: 1 pass, 1 known_gap_open\ncurrent_state: 1 pass\n"
             ),
             "{}",
             run.stdout
         );
         assert!(
             run.stderr
-                .contains("catalog run: query 1 of 3: maine-by-name, phrasing 3 of 3"),
+                .contains("catalog run: query 1 of 4: maine-by-name, phrasing 3 of 3"),
             "{}",
             run.stderr
         );
@@ -280,7 +280,7 @@ fn the_demo_catalog_runs_over_both_transports() {
         );
         let report = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(
-            report.contains("| contract | 5 | 0 | 0 | 0 | 0 |"),
+            report.contains("| contract | 8 | 0 | 0 | 0 | 0 |"),
             "{report}"
         );
         assert!(
@@ -453,7 +453,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     );
     assert!(worse.contains("graphs-listed: regressed\n"), "{worse}");
     assert!(!worse.contains("bad-query-fails"), "{worse}");
-    assert!(worse.ends_with("1 of 3 queries unchanged\n"), "{worse}");
+    assert!(worse.ends_with("2 of 4 queries unchanged\n"), "{worse}");
     let better = compare("cand", "base");
     assert!(
         better.starts_with(
