@@ -229,7 +229,8 @@ pub struct KnownGap {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "check", rename_all = "snake_case")]
 pub enum Check {
-    /// The call succeeds (no error, no soft error).
+    /// The call succeeds: not an error reply, and not a successful reply
+    /// that reports a failure (a soft error, as the proxy records them).
     CallSucceeds,
     /// Every candidate is in the header's scope.
     AllInScope,
@@ -262,7 +263,8 @@ pub enum Check {
         /// The value it must equal.
         value: Value,
     },
-    /// The reply is an error (a bad request must fail).
+    /// The reply is an error reply (`isError`, or a JSON-RPC error): a bad
+    /// request must fail, in the protocol, not only in its text.
     IsError,
 }
 
