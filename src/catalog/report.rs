@@ -156,13 +156,21 @@ pub fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// Text from a server or a catalog, safe in Markdown: no line ends, and
-/// the characters that would start markup escaped.
+/// Text from a server or a catalog, safe in Markdown and on a terminal: no
+/// line end, control character or bidirectional override, and the
+/// characters that would start markup escaped.
 pub(crate) fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '\n' | '\r' => out.push(' '),
+            // Line ends, other control characters (ESC and the terminal
+            // sequences it starts) and bidirectional overrides, which
+            // would reorder what a reader sees, become a space.
+            c if c.is_control()
+                || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') =>
+            {
+                out.push(' ')
+            }
             '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
                 out.push('\\');
                 out.push(c);
@@ -252,4 +260,18 @@ fn capitalized(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// Text from a server or a catalog, safe on a terminal: every control
+/// character (ESC, line ends) and bidirectional override a space.
+pub(crate) fn terminal(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
 }

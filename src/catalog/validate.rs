@@ -95,6 +95,12 @@ pub fn validate(catalog: &Catalog) -> Vec<Problem> {
             "empty: give the prefixes or ids that count as in scope".into(),
         );
     }
+    if h.scope.prefixes.iter().any(|p| p.is_empty()) {
+        header(
+            "scope.prefixes",
+            "an empty prefix puts every id in scope: remove it".into(),
+        );
+    }
     if h.categories.is_empty() {
         header("categories", "empty: every query names one".into());
     }
@@ -119,6 +125,13 @@ pub fn validate(catalog: &Catalog) -> Vec<Problem> {
                 format!("'{}' is not a date YYYY-MM-DD", finding.date),
             );
         }
+    }
+    if catalog.queries.is_empty() {
+        problems.push(Problem {
+            place: "catalog".into(),
+            field: "queries".into(),
+            message: "none: a catalog that checks nothing would pass every gate".into(),
+        });
     }
     let mut ids = BTreeSet::new();
     for query in &catalog.queries {
@@ -203,6 +216,12 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
             out.push((
                 format!("variables.rejected[{i}]"),
                 format!("'{}' is outside the scope: {rule}", r.id),
+            ));
+        }
+        if v.acceptable.contains(&r.id) {
+            out.push((
+                format!("variables.rejected[{i}]"),
+                format!("'{}' is also acceptable", r.id),
             ));
         }
         if r.reason.trim().is_empty() {

@@ -77,7 +77,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "type", value_enum, value_name = "TYPE")]
     types: Vec<KindArg>,
     /// Seconds each session may take to start, and each call to answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
     /// Replace results.json and report.md in --out.
     #[arg(long)]
@@ -187,6 +187,12 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
             listed.join("\n")
         )));
     }
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out {}: not a folder; no query was run",
+            args.out.display()
+        )));
+    }
     let results_path = args.out.join("results.json");
     let report_path = args.out.join("report.md");
     for path in [&results_path, &report_path] {
@@ -228,7 +234,7 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     };
     let results =
         crate::mcp::runtime()?.block_on(run::run(&catalog, &profile, &settings, |line| {
-            errln!("catalog run: {line}");
+            errln!("catalog run: {}", report::terminal(line));
         }));
     let mut json =
         serde_json::to_string_pretty(&results).map_err(|e| Error::Other(e.to_string()))?;
@@ -283,9 +289,13 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
                 if q.class == compare::Class::Unchanged {
                     continue;
                 }
-                outln!("{}: {}", q.id, q.class.name());
+                outln!(
+                    "{}: {}",
+                    crate::catalog::report::terminal(&q.id),
+                    q.class.name()
+                );
                 for r in &q.reasons {
-                    outln!("  {r}");
+                    outln!("  {}", crate::catalog::report::terminal(r));
                 }
             }
             let unchanged = compared

@@ -609,3 +609,93 @@ fn the_mcp_server_sparql_catalog_runs_against_the_real_server() {
         "{malformed}"
     );
 }
+
+mod regression {
+    //! One test per fixed defect, named after what it guards.
+
+    use super::*;
+
+    // A red team found: an empty scope prefix put every id in scope, an
+    // empty query list passed every gate, and a candidate could be both
+    // acceptable and rejected, all "valid".
+    #[test]
+    fn an_everything_scope_no_queries_and_a_two_faced_candidate_are_refused() {
+        let mut catalog = good();
+        catalog["header"]["scope"]["prefixes"] = json!(["http://in/", ""]);
+        catalog["queries"][0]["variables"]["rejected"][0]["id"] = json!("http://in/A");
+        let out = validate(&catalog).status(1).run();
+        for says in [
+            "header: scope.prefixes: an empty prefix puts every id in scope",
+            "query 'q1': variables.rejected[0]: 'http://in/A' is also acceptable",
+        ] {
+            assert!(out.stdout.contains(says), "{says}\n{}", out.stdout);
+        }
+        let mut empty = good();
+        empty["queries"] = json!([]);
+        let out = validate(&empty).status(1).run();
+        assert!(
+            out.stdout.contains("catalog: queries: none"),
+            "{}",
+            out.stdout
+        );
+    }
+
+    // A file as --out was found only after every query had been sent; an
+    // id holding ESC and CR reached the terminal and report.md raw;
+    // --timeout 0 was taken.
+    #[test]
+    fn a_bad_out_control_characters_and_a_zero_timeout_are_handled() {
+        let mut catalog = good();
+        catalog["queries"][0]["id"] = json!("x\u{1b}[31mRED\rOVER\u{202e}");
+        catalog["queries"][0]["run"] = json!({"tool": "list_graphs", "arguments": {}});
+        catalog["queries"][0]["expectations"] =
+            json!([{"type": "contract", "check": "call_succeeds"}]);
+        catalog["queries"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("candidates");
+        let profile = crate::support::repo().join("profiles/demo-kg.local.toml");
+        let run = |out: &str, extra: &[&str], status: i32| {
+            Test::new()
+                .write("c.json", serde_json::to_string_pretty(&catalog).unwrap())
+                .write("afile", "x")
+                .args([
+                    "catalog",
+                    "run",
+                    "c.json",
+                    "--profile",
+                    profile.to_str().unwrap(),
+                    "--out",
+                    out,
+                ])
+                .args(extra)
+                .status(status)
+                .run()
+        };
+        let refused = run("afile", &[], 2);
+        assert!(
+            refused
+                .stderr
+                .contains("--out afile: not a folder; no query was run"),
+            "{}",
+            refused.stderr
+        );
+        assert!(
+            !refused.stderr.contains("catalog run: query"),
+            "{}",
+            refused.stderr
+        );
+        let ran = run("out", &[], 0);
+        assert!(
+            !ran.stderr.contains('\u{1b}') && !ran.stderr.contains('\r'),
+            "{:?}",
+            ran.stderr
+        );
+        let report = std::fs::read_to_string(ran.path().join("out/report.md")).unwrap();
+        assert!(
+            !report.contains('\u{1b}') && !report.contains('\r') && !report.contains('\u{202e}'),
+            "{report:?}"
+        );
+        run("out2", &["--timeout", "0"], 2);
+    }
+}
