@@ -160,23 +160,16 @@ pub fn kind_name(kind: Kind) -> &'static str {
 /// line end, control character or bidirectional override, and the
 /// characters that would start markup escaped.
 pub(crate) fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            // Line ends, other control characters (ESC and the terminal
-            // sequences it starts) and bidirectional overrides, which
-            // would reorder what a reader sees, become a space.
-            c if c.is_control()
-                || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') =>
-            {
-                out.push(' ')
-            }
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
+    let plain = terminal(text);
+    let mut out = String::with_capacity(plain.len());
+    for c in plain.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#'
+        ) {
+            out.push('\\');
         }
+        out.push(c);
     }
     out
 }

@@ -71,11 +71,6 @@ impl Path {
         Ok(Path { steps })
     }
 
-    /// True when the path can select more than one value (it has `[*]`).
-    pub fn is_many(&self) -> bool {
-        self.steps.contains(&Step::Each)
-    }
-
     /// The values the path selects in `value`, in document order; none
     /// where a step finds nothing.
     pub fn select<'v>(&self, value: &'v Value) -> Vec<&'v Value> {
@@ -122,8 +117,6 @@ mod tests {
             Path::parse("[*].id").unwrap().select(&list),
             vec![&json!("p"), &json!("q")]
         );
-        assert!(Path::parse("results[*].iri").unwrap().is_many());
-        assert!(!Path::parse("top.x[0]").unwrap().is_many());
     }
 
     #[test]
