@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use rmcp::ServiceExt;
 
 use crate::error::{Error, Result};
-use crate::mcp::kg_server::{Faults, KgServer};
+use crate::mcp::kg_server::{Faults, KgServer, Lookup};
 use crate::sparql::EndpointSpec;
 
 /// Serve the demo knowledge graph as an MCP server (the embedded default's
@@ -34,6 +34,19 @@ pub(crate) struct KgServerArgs {
     /// Repeatable.
     #[arg(long, value_name = "KIND=N")]
     fault: Vec<String>,
+    /// How lookup_uri ranks candidates: exact-first (labels equal to the
+    /// name, then starting with it, then containing it) or fuzzy (labels
+    /// sharing the most words with the name, then the best-connected IRIs,
+    /// with no exact-match tier). The two are the baseline and candidate
+    /// of docs/CATALOG.md's published example.
+    #[arg(long, value_enum, default_value_t = LookupArg::ExactFirst)]
+    lookup: LookupArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LookupArg {
+    ExactFirst,
+    Fuzzy,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -61,7 +74,10 @@ pub(crate) fn run(args: KgServerArgs) -> Result<ExitCode> {
         )));
     };
     let store = crate::sparql::EmbeddedStore::load(display, files, identity)?;
-    let server = KgServer::new(store, faults);
+    let server = KgServer::new(store, faults).with_lookup(match args.lookup {
+        LookupArg::ExactFirst => Lookup::ExactFirst,
+        LookupArg::Fuzzy => Lookup::Fuzzy,
+    });
     let runtime = crate::mcp::runtime()?;
     runtime.block_on(async move {
         match args.transport {

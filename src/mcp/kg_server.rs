@@ -103,12 +103,53 @@ impl Faults {
     }
 }
 
+/// How `lookup_uri` finds and ranks candidates (`kg-server --lookup`;
+/// `docs/CATALOG.md`, "The published example": the two rankings are the
+/// baseline and the candidate the repository's example compares).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Lookup {
+    /// Labels equal to the name first, then labels starting with it, then
+    /// labels containing it (case-insensitive); shorter labels first
+    /// within each.
+    #[default]
+    ExactFirst,
+    /// Every label sharing a word with the name, ranked by how many of the
+    /// name's words it holds, then by how many triples mention the IRI
+    /// (the better-connected first), with no exact-match tier: a name with
+    /// extra words is still found, and a better-connected near neighbour
+    /// can outrank the label that equals the name.
+    Fuzzy,
+}
+
+impl Lookup {
+    /// The `lookup_uri` description that says what this ranking does.
+    fn description(self) -> &'static str {
+        match self {
+            Lookup::ExactFirst => {
+                "Find IRIs whose rdfs:label matches a name: exact matches first, then labels starting with it, then labels containing it (case-insensitive)."
+            }
+            Lookup::Fuzzy => {
+                "Find IRIs whose rdfs:label shares a word with a name (case-insensitive): those holding the most of the name's words first, then the best-connected."
+            }
+        }
+    }
+}
+
+/// The words of `text`, lower-cased: runs of letters and digits.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// The demo KG server's state: the store, the graph list, the faults.
 #[derive(Clone)]
 pub struct KgServer {
     store: Arc<EmbeddedStore>,
     graphs: Arc<Vec<GraphInfo>>,
     faults: Faults,
+    lookup: Lookup,
     calls: Arc<AtomicU64>,
     tool_router: ToolRouter<Self>,
 }
@@ -208,9 +249,31 @@ impl KgServer {
             store: Arc::new(store),
             graphs: Arc::new(graphs),
             faults,
+            lookup: Lookup::default(),
             calls: Arc::new(AtomicU64::new(0)),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// This server with `lookup_uri` ranking by `lookup` (its description
+    /// says which).
+    pub fn with_lookup(mut self, lookup: Lookup) -> KgServer {
+        self.lookup = lookup;
+        if let Some(route) = self.tool_router.map.get_mut("lookup_uri") {
+            route.attr.description = Some(lookup.description().into());
+        }
+        self
+    }
+
+    /// How many triples mention `iri`, as subject or object, in any graph.
+    fn mentions(&self, iri: NamedNodeRef<'_>) -> usize {
+        let store = self.store.store();
+        store
+            .quads_for_pattern(Some(iri.into()), None, None, None)
+            .count()
+            + store
+                .quads_for_pattern(None, None, Some(iri.into()), None)
+                .count()
     }
 
     fn graph_iri(&self, shortname: &str) -> std::result::Result<Option<String>, String> {
@@ -356,7 +419,8 @@ impl KgServer {
             return Ok(error_result("label must not be empty"));
         }
         let limit = max_results.unwrap_or(10).clamp(1, 100);
-        let mut found: BTreeMap<(u8, usize, String, String), Value> = BTreeMap::new();
+        let name_words = words(&wanted);
+        let mut found: BTreeMap<(usize, usize, String, String), Value> = BTreeMap::new();
         let label_predicate = NamedNodeRef::new_unchecked(RDFS_LABEL);
         for quad in self
             .store
@@ -370,14 +434,33 @@ impl KgServer {
                 continue;
             };
             let lower = text.value().to_lowercase();
-            let rank = if lower == wanted {
-                0
-            } else if lower.starts_with(&wanted) {
-                1
-            } else if lower.contains(&wanted) {
-                2
-            } else {
-                continue;
+            let (rank, kind, second) = match self.lookup {
+                Lookup::ExactFirst => {
+                    let rank = if lower == wanted {
+                        0
+                    } else if lower.starts_with(&wanted) {
+                        1
+                    } else if lower.contains(&wanted) {
+                        2
+                    } else {
+                        continue;
+                    };
+                    (
+                        rank,
+                        ["exact", "prefix", "substring"][rank],
+                        text.value().len(),
+                    )
+                }
+                Lookup::Fuzzy => {
+                    let have = words(&lower);
+                    let matched = name_words.iter().filter(|w| have.contains(w)).count();
+                    if matched == 0 {
+                        continue;
+                    }
+                    // More words first, then more mentions: both inverted.
+                    let rank = name_words.len() - matched;
+                    (rank, "words", usize::MAX - self.mentions(subject.as_ref()))
+                }
             };
             let graph = quad.graph_name.to_string();
             let graph = graph.trim_matches(['<', '>']);
@@ -387,11 +470,10 @@ impl KgServer {
                 .to_string();
             let key = (
                 rank,
-                text.value().len(),
+                second,
                 subject.as_str().to_string(),
                 shortname.clone(),
             );
-            let kind = ["exact", "prefix", "substring"][rank as usize];
             found.insert(
                 key,
                 json!({
