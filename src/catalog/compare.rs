@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::checks::Status;
 use super::format::Kind;
-use super::run::{ExpectationResult, PhrasingResult, QueryResult, RESULTS_FORMAT, Results};
+use super::run::{ExpectationResult, PhrasingResult, QueryResult, RESULTS_FORMATS_READ, Results};
 use crate::error::{Error, Result};
 
 /// A query's class.
@@ -74,12 +74,14 @@ pub fn load(path: &Path) -> Result<Results> {
             format!("not a catalog run's results.json: {e}"),
         )
     })?;
-    if results.format != RESULTS_FORMAT {
+    if !RESULTS_FORMATS_READ.contains(&results.format) {
         return Err(Error::file(
             &file,
             format!(
-                "format {} is not one this version reads ({RESULTS_FORMAT})",
-                results.format
+                "format {} is not one this version reads ({} to {}): a newer okn-benchmark wrote it",
+                results.format,
+                RESULTS_FORMATS_READ.start(),
+                RESULTS_FORMATS_READ.end()
             ),
         ));
     }
@@ -142,6 +144,9 @@ fn canonical(q: &QueryResult) -> Option<&PhrasingResult> {
     q.phrasings.first()
 }
 
+/// What moved in one query: its canonical phrasing's calls first, then
+/// each rephrasing the two runs share (same place, same wording), its
+/// lines prefixed with which.
 fn one(b: &QueryResult, c: &QueryResult) -> QueryComparison {
     let (Some(pb), Some(pc)) = (canonical(b), canonical(c)) else {
         return not_comparable(&b.id, "a run has no phrasing of it");
@@ -151,54 +156,40 @@ fn one(b: &QueryResult, c: &QueryResult) -> QueryComparison {
             return not_comparable(&b.id, &format!("the {side}'s call did not complete: {why}"));
         }
     }
-    let (mut better, mut worse, mut other) = (Vec::new(), Vec::new(), Vec::new());
-    for e in &pb.expectations {
-        let Some(after) = pc.expectations.iter().find(|x| x.index == e.index) else {
-            other.push(format!(
-                "expectation {} ({}) was not evaluated in the candidate's run",
-                e.index + 1,
-                e.check
-            ));
-            continue;
-        };
-        if after.check != e.check || after.kind != e.kind {
-            other.push(format!(
-                "expectation {} is {} in one catalog and {} in the other",
-                e.index + 1,
-                e.check,
-                after.check
-            ));
-            continue;
-        }
-        if after.status == e.status {
-            continue;
-        }
-        let line = format!(
-            "{} {} (expectation {}): {} → {}",
-            super::report::kind_name(e.kind),
-            e.check,
-            e.index + 1,
-            status_name(e.status),
-            status_name(after.status)
-        );
-        match direction(e, e.status, after.status) {
-            Some(true) => better.push(line),
-            Some(false) => worse.push(line),
-            None => other.push(line),
+    let mut moved = Moved::default();
+    moved.phrasing(pb, pc, "");
+    for (k, pb) in b.phrasings.iter().enumerate().skip(1) {
+        let label = format!("rephrasing {k} (\"{}\"): ", pb.user_query);
+        match c.phrasings.get(k) {
+            Some(pc) if pc.user_query == pb.user_query => {
+                match (&pb.execution_error, &pc.execution_error) {
+                    (None, None) => moved.phrasing(pb, pc, &label),
+                    (Some(_), _) | (_, Some(_)) => moved
+                        .other
+                        .push(format!("{label}not compared: a call did not complete")),
+                }
+            }
+            _ => moved
+                .other
+                .push(format!("{label}not in the candidate's run in this place")),
         }
     }
-    if pb.candidates != pc.candidates {
-        let first = |p: &PhrasingResult| p.candidates.as_ref().and_then(|c| c.first().cloned());
-        if first(pb) != first(pc) {
-            other.push(format!(
-                "the top candidate moved: {} → {}",
-                first(pb).unwrap_or_else(|| "none".into()),
-                first(pc).unwrap_or_else(|| "none".into())
+    for (k, pc) in c.phrasings.iter().enumerate().skip(1) {
+        if b.phrasings
+            .get(k)
+            .is_none_or(|pb| pb.user_query != pc.user_query)
+        {
+            moved.other.push(format!(
+                "rephrasing {k} (\"{}\"): in the candidate's run only",
+                pc.user_query
             ));
-        } else {
-            other.push("the candidate list changed below its top".into());
         }
     }
+    let Moved {
+        better,
+        worse,
+        other,
+    } = moved;
     let class = match (better.is_empty(), worse.is_empty()) {
         (false, true) => Class::Improved,
         (true, false) => Class::Regressed,
@@ -214,6 +205,69 @@ fn one(b: &QueryResult, c: &QueryResult) -> QueryComparison {
     }
 }
 
+/// The lines of a query's comparison, by direction.
+#[derive(Default)]
+struct Moved {
+    better: Vec<String>,
+    worse: Vec<String>,
+    other: Vec<String>,
+}
+
+impl Moved {
+    /// What moved between one phrasing's two calls, each line opened by
+    /// `label`.
+    fn phrasing(&mut self, pb: &PhrasingResult, pc: &PhrasingResult, label: &str) {
+        for e in &pb.expectations {
+            let Some(after) = pc.expectations.iter().find(|x| x.index == e.index) else {
+                self.other.push(format!(
+                    "{label}expectation {} ({}) was not evaluated in the candidate's run",
+                    e.index + 1,
+                    e.check
+                ));
+                continue;
+            };
+            if after.check != e.check || after.kind != e.kind {
+                self.other.push(format!(
+                    "{label}expectation {} is {} in one catalog and {} in the other",
+                    e.index + 1,
+                    e.check,
+                    after.check
+                ));
+                continue;
+            }
+            if after.status == e.status {
+                continue;
+            }
+            let line = format!(
+                "{label}{} {} (expectation {}): {} → {}",
+                super::report::kind_name(e.kind),
+                e.check,
+                e.index + 1,
+                status_name(e.status),
+                status_name(after.status)
+            );
+            match direction(e, e.status, after.status) {
+                Some(true) => self.better.push(line),
+                Some(false) => self.worse.push(line),
+                None => self.other.push(line),
+            }
+        }
+        if pb.candidates != pc.candidates {
+            let first = |p: &PhrasingResult| p.candidates.as_ref().and_then(|c| c.first().cloned());
+            if first(pb) != first(pc) {
+                self.other.push(format!(
+                    "{label}the top candidate moved: {} → {}",
+                    first(pb).unwrap_or_else(|| "none".into()),
+                    first(pc).unwrap_or_else(|| "none".into())
+                ));
+            } else {
+                self.other
+                    .push(format!("{label}the candidate list changed below its top"));
+            }
+        }
+    }
+}
+
 /// A status as `results.json` writes it.
 pub fn status_name(s: Status) -> String {
     serde_json::to_value(s)
@@ -224,22 +278,44 @@ pub fn status_name(s: Status) -> String {
 
 /// The comparison in Markdown: the two runs, counts per class, then each
 /// query that is not unchanged, the regressed first.
-pub fn markdown(baseline: &Results, candidate: &Results, compared: &[QueryComparison]) -> String {
-    let server = |r: &Results| {
-        r.server
+/// The comparison in Markdown under `title` (else "Catalog comparison"):
+/// the two runs, each named by the path given with it (a relative path
+/// normalized, an absolute one by its last two parts, so no path of the
+/// machine is written), counts per class, then each query that is not
+/// unchanged, the regressed first.
+pub fn markdown(
+    title: Option<&str>,
+    baseline: (&Path, &Results),
+    candidate: (&Path, &Results),
+    compared: &[QueryComparison],
+) -> String {
+    use super::report::md;
+    let run = |(path, r): (&Path, &Results)| {
+        let server = r
+            .server
             .as_ref()
             .map_or("a server that never started".to_string(), |s| {
                 format!("{} {}", s.name, s.version)
-            })
+            });
+        format!(
+            "{} (profile {}, {}, catalog {})",
+            md(&shown(path)),
+            md(&r.profile),
+            md(&server),
+            md(&r.catalog_sha256)
+        )
     };
-    let mut out = String::from("# Catalog comparison\n\n");
+    let mut out = format!("# {}\n\n", md(title.unwrap_or("Catalog comparison")));
     out.push_str(&format!(
-        "Baseline: {} ({}). Candidate: {} ({}).",
-        server(baseline),
-        baseline.catalog_sha256,
-        server(candidate),
-        candidate.catalog_sha256
+        "{} (`catalog compare`, `build`) from the two runs' results.json; do not edit by hand.\n\n",
+        super::report::REPORT_MARK
     ));
+    out.push_str(&format!(
+        "Baseline: {}. Candidate: {}.",
+        run(baseline),
+        run(candidate)
+    ));
+    let (baseline, candidate) = (baseline.1, candidate.1);
     if baseline.catalog_sha256 != candidate.catalog_sha256 {
         out.push_str(" The catalogs differ: queries are compared on the ids both ran.");
     }
@@ -272,4 +348,25 @@ pub fn markdown(baseline: &Results, candidate: &Results, compared: &[QueryCompar
         }
     }
     out
+}
+
+/// `path` as a comparison names it: normalized with `/` when relative;
+/// its last two parts when absolute.
+fn shown(path: &Path) -> String {
+    let path = crate::fsutil::normalize(path);
+    let parts: Vec<String> = path
+        .components()
+        .filter(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::ParentDir
+            )
+        })
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if path.is_absolute() {
+        parts[parts.len().saturating_sub(2)..].join("/")
+    } else {
+        parts.join("/")
+    }
 }

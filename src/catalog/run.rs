@@ -14,8 +14,13 @@ use super::checks::{self, Outcome, Reply, Status};
 use super::format::{Catalog, Kind, Query, Run};
 use crate::mcp::profile::Profile;
 
-/// Version of `results.json`.
-pub const RESULTS_FORMAT: u32 = 1;
+/// Version of `results.json` this version writes. Format 2 added
+/// [`Results::catalog_document`] (`docs/CATALOG.md`, "Results").
+pub const RESULTS_FORMAT: u32 = 2;
+
+/// Versions of `results.json` this version reads: format 1 lacks the
+/// catalog itself, so it can be compared but not published by `build`.
+pub const RESULTS_FORMATS_READ: std::ops::RangeInclusive<u32> = 1..=2;
 
 /// Characters of a reply's text kept in `results.json`.
 pub const KEPT_TEXT_CHARS: usize = 20_000;
@@ -25,7 +30,9 @@ pub const KEPT_TEXT_CHARS: usize = 20_000;
 pub struct Results {
     /// [`RESULTS_FORMAT`].
     pub format: u32,
-    /// The catalog as given on the command line.
+    /// The catalog's path as given on the command line, normalized (its
+    /// file name alone when the path was absolute: no path of the machine
+    /// is recorded).
     pub catalog: String,
     /// `sha256:` and the hex SHA-256 of the catalog file's bytes.
     pub catalog_sha256: String,
@@ -38,6 +45,11 @@ pub struct Results {
     pub types: Vec<Kind>,
     /// Every query run, in catalog order.
     pub queries: Vec<QueryResult>,
+    /// The catalog the run evaluated, as read (format 2 on; absent in
+    /// format 1): what `build` needs to write the report again from this
+    /// file alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_document: Option<Catalog>,
 }
 
 /// What a server says it is.
@@ -155,6 +167,7 @@ pub async fn run(
         catalog_sha256: settings.catalog_sha256.clone(),
         profile: profile.name.clone(),
         server: None,
+        catalog_document: Some(catalog.clone()),
         types: settings.types.clone(),
         queries: Vec::new(),
     };

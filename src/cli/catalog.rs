@@ -220,9 +220,18 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     types.dedup();
     let bytes = crate::error::read_file(&args.catalog)?;
     let settings = run::RunSettings {
-        catalog_name: crate::fsutil::normalize(&args.catalog)
-            .display()
-            .to_string(),
+        // No path of the machine is recorded: an absolute path keeps its
+        // file name alone.
+        catalog_name: if args.catalog.is_absolute() {
+            args.catalog
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            crate::fsutil::normalize(&args.catalog)
+                .display()
+                .to_string()
+        },
         catalog_sha256: crate::reference::sha256_tag(&bytes),
         types,
         timeout: std::time::Duration::from_secs(args.timeout),
@@ -277,7 +286,12 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
     let baseline = compare::load(&args.baseline)?;
     let candidate = compare::load(&args.candidate)?;
     let compared = compare::compare(&baseline, &candidate);
-    let text = compare::markdown(&baseline, &candidate, &compared);
+    let text = compare::markdown(
+        None,
+        (&args.baseline, &baseline),
+        (&args.candidate, &candidate),
+        &compared,
+    );
     match args.markdown.as_deref() {
         Some(path) if path == std::path::Path::new("-") => out!("{text}"),
         Some(path) => {

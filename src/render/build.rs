@@ -114,6 +114,10 @@ pub struct Inputs {
     /// Runs roots with attempts recorded and no condition file yet (an
     /// interrupted first run): named, not published.
     pub unfinished: Vec<PathBuf>,
+    /// Catalog runs: folders holding a catalog run's `results.json`.
+    pub catalog_runs: Vec<PathBuf>,
+    /// Catalog comparisons: folders holding a `comparison.toml`.
+    pub comparisons: Vec<PathBuf>,
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
@@ -152,6 +156,14 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
                     walker.skip_current_dir();
                 } else if study::is_study(path) {
                     inputs.studies.push(path.to_path_buf());
+                } else if crate::catalog::published::is_run(path) {
+                    // Its report.md is made from results.json, not read.
+                    inputs.catalog_runs.push(path.to_path_buf());
+                    walker.skip_current_dir();
+                    continue;
+                }
+                if crate::catalog::published::is_comparison(path) {
+                    inputs.comparisons.push(path.to_path_buf());
                 }
                 continue;
             }
@@ -169,7 +181,13 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
             }
         }
     }
-    for list in [&mut inputs.roots, &mut inputs.studies, &mut inputs.markdown] {
+    for list in [
+        &mut inputs.roots,
+        &mut inputs.studies,
+        &mut inputs.markdown,
+        &mut inputs.catalog_runs,
+        &mut inputs.comparisons,
+    ] {
         list.sort();
         list.dedup();
     }
@@ -384,11 +402,13 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
             a.extend(b);
             a
         });
-    // A folder with no runs root and no study gets no site/ (one made
-    // earlier is kept current, so its pages can go).
+    let catalogs = load_catalogs(&inputs)?;
+    // A folder with nothing to publish gets no site/ (one made earlier is
+    // kept current, so its pages can go).
     let site = with_site
         && (!inputs.roots.is_empty()
             || !inputs.studies.is_empty()
+            || !catalogs.is_empty()
             || base.join(site::SITE_DIR).is_dir());
     let view = BuildView {
         base: base.to_path_buf(),
@@ -400,8 +420,41 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         site,
         readme: base.join(crate::layout::README_FILE).is_file(),
         load_question: crate::report::load::question,
+        catalogs,
     };
     Ok((view, plan))
+}
+
+/// The catalog runs and comparisons among `inputs`, loaded, with their
+/// names on the site (a folder's own name, or its path where two share
+/// one).
+///
+/// Errors: a `results.json` or `comparison.toml` that cannot be used
+/// (file and field), as `catalog::published` says.
+fn load_catalogs(inputs: &Inputs) -> Result<crate::render::export::Catalogs> {
+    use crate::catalog::published;
+    let folders: Vec<PathBuf> = inputs
+        .catalog_runs
+        .iter()
+        .chain(&inputs.comparisons)
+        .cloned()
+        .collect();
+    let own: Vec<String> = folders.iter().map(|f| study::root_label(f)).collect();
+    let mut names = site::site_names(&folders, &own).into_iter();
+    let mut catalogs = crate::render::export::Catalogs::default();
+    for dir in &inputs.catalog_runs {
+        let run = published::load_run(dir)?;
+        catalogs
+            .runs
+            .push((names.next().unwrap_or_default(), Arc::new(run)));
+    }
+    for dir in &inputs.comparisons {
+        let comparison = published::load_comparison(dir)?;
+        catalogs
+            .comparisons
+            .push((names.next().unwrap_or_default(), Arc::new(comparison)));
+    }
+    Ok(catalogs)
 }
 
 /// Computes every output under `scan`, with the theme from `base`; `site`

@@ -9,6 +9,7 @@
 //! | [`RootFiles`] | each runs root's `README.md` and summary CSVs ([`super::readme`]) |
 //! | [`Figures`] | each study's `figures/*.svg` ([`super::figures`]) |
 //! | [`Regions`] | each study's prose with its generated regions filled ([`super::study`]) |
+//! | [`CatalogReports`] | each catalog run's `report.md`, each comparison's `comparison.md` ([`crate::catalog::published`]) |
 //! | [`Pages`] | a self-contained `X.html` beside every `X.md` ([`super::markdown`]) |
 //! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]) |
 //!
@@ -58,6 +59,25 @@ pub struct BuildView {
     /// pages are made (question by question, so memory stays flat however
     /// many attempts a root holds): `report::load::question` in a build.
     pub load_question: QuestionLoader,
+    /// Catalog runs and comparisons, loaded.
+    pub catalogs: Catalogs,
+}
+
+/// The catalog runs and comparisons a build publishes, each with its name
+/// on the site, in path order.
+#[derive(Default)]
+pub struct Catalogs {
+    /// Catalog runs.
+    pub runs: Vec<(String, Arc<crate::catalog::published::PublishedRun>)>,
+    /// Comparisons of two runs.
+    pub comparisons: Vec<(String, Arc<crate::catalog::published::PublishedComparison>)>,
+}
+
+impl Catalogs {
+    /// True when there is neither.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty() && self.comparisons.is_empty()
+    }
 }
 
 /// A loader of one question's detail (see [`BuildView::load_question`]).
@@ -164,6 +184,30 @@ impl Exporter for Regions {
     }
 }
 
+/// Each catalog run's `report.md`, written again from its `results.json`,
+/// and each comparison's `comparison.md`, from the two runs it names.
+pub struct CatalogReports;
+
+impl Exporter for CatalogReports {
+    fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
+        use crate::catalog::published;
+        let mut exported = Exported::default();
+        for (_, run) in &view.catalogs.runs {
+            exported.outputs.push(Output {
+                path: run.dir.join(published::REPORT_FILE),
+                bytes: published::report(run).into_bytes(),
+            });
+        }
+        for (_, comparison) in &view.catalogs.comparisons {
+            exported.outputs.push(Output {
+                path: comparison.dir.join(published::COMPARISON_MARKDOWN),
+                bytes: published::comparison(comparison).into_bytes(),
+            });
+        }
+        Ok(exported)
+    }
+}
+
 /// A page beside every Markdown file: the text this build makes of it (a
 /// root's README, a study's filled prose), else the file's own.
 pub struct Pages;
@@ -231,6 +275,7 @@ impl Exporter for Site {
                         studies: &view.studies,
                         roots: &view.roots,
                         readme: view.readme,
+                        catalogs: &catalog_index(view),
                     },
                     &figures,
                 )?,
@@ -263,9 +308,55 @@ impl Exporter for Site {
                 }));
             }
         }
+        exported.outputs.extend(catalog_pages(view)?);
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
     }
+}
+
+/// The site index's lines for the catalog runs and comparisons.
+fn catalog_index(view: &BuildView) -> Vec<super::site::IndexCatalog> {
+    let runs = view
+        .catalogs
+        .runs
+        .iter()
+        .map(|(name, run)| super::catalog::index_run(name, run));
+    let comparisons = view
+        .catalogs
+        .comparisons
+        .iter()
+        .map(|(name, c)| super::catalog::index_comparison(name, c));
+    runs.chain(comparisons).collect()
+}
+
+/// The site pages of the catalog runs and comparisons.
+///
+/// Errors: a template that fails to render.
+fn catalog_pages(view: &BuildView) -> Result<Vec<Output>> {
+    let mut outputs = Vec::new();
+    let run_names: Vec<(PathBuf, String)> = view
+        .catalogs
+        .runs
+        .iter()
+        .map(|(name, run)| (run.dir.clone(), name.clone()))
+        .collect();
+    for (name, run) in &view.catalogs.runs {
+        let page = super::catalog::catalog_page(name);
+        let bytes = super::catalog::run_page(&view.theme, &view.base, name, run)?;
+        outputs.push(Output {
+            bytes: super::page::stamp(&page, bytes),
+            path: view.base.join(page),
+        });
+    }
+    for (name, comparison) in &view.catalogs.comparisons {
+        let page = super::catalog::catalog_page(name);
+        let bytes = super::catalog::comparison_page(&view.theme, name, comparison, &run_names)?;
+        outputs.push(Output {
+            bytes: super::page::stamp(&page, bytes),
+            path: view.base.join(page),
+        });
+    }
+    Ok(outputs)
 }
 
 /// The SVG figures among `made` (what exporters produced), by normalized
@@ -279,4 +370,11 @@ pub fn made_figures(made: &[Output]) -> super::assets::AssetMap {
 
 /// Every exporter, in the order `build` runs them: each sees what the
 /// ones before it made.
-pub const EXPORTERS: [&dyn Exporter; 5] = [&RootFiles, &Figures, &Regions, &Pages, &Site];
+pub const EXPORTERS: [&dyn Exporter; 6] = [
+    &RootFiles,
+    &Figures,
+    &Regions,
+    &CatalogReports,
+    &Pages,
+    &Site,
+];

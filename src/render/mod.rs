@@ -22,6 +22,7 @@
 
 pub mod assets;
 pub mod build;
+pub mod catalog;
 pub mod export;
 pub mod figures;
 pub mod manuscript;

@@ -153,7 +153,7 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
 }
 
 /// Navigation HTML: `site › root › question …`, each a link but the last.
-fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
+pub(crate) fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
     trail
         .iter()
         .map(|(text, target)| match target {
@@ -208,6 +208,19 @@ struct IndexRoot {
     frozen: bool,
 }
 
+/// A catalog run or comparison as the site index lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexCatalog {
+    /// "run" or "comparison".
+    pub kind: &'static str,
+    /// Its name on the site.
+    pub name: String,
+    /// The link from the index to its page.
+    pub href: String,
+    /// One line: the server and the counts, or the classes.
+    pub what: String,
+}
+
 /// What the site publishes: the build's base folder, its studies and
 /// runs roots, and whether the base holds a `README.md`.
 #[derive(Clone, Copy)]
@@ -220,6 +233,8 @@ pub struct Published<'a> {
     pub roots: &'a [Arc<SiteRoot>],
     /// The base holds a `README.md` (the index links its page).
     pub readme: bool,
+    /// The catalog runs and comparisons, as the index lists them.
+    pub catalogs: &'a [IndexCatalog],
 }
 
 /// `site/index.html`: every study (its pages, roots, rates and figures,
@@ -238,6 +253,7 @@ pub fn index_page(
         studies,
         roots,
         readme,
+        catalogs,
     } = *published;
     let page = Path::new(SITE_DIR).join("index.html");
     let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
@@ -337,6 +353,7 @@ pub fn index_page(
     let mut context = tera::Context::new();
     context.insert("studies", &studies);
     context.insert("roots", &roots);
+    context.insert("catalogs", catalogs);
     let readme =
         readme.then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
     context.insert("readme", &readme);
@@ -1005,6 +1022,11 @@ pub const CLIP_BYTES: usize = 16 * 1024;
 /// `text`, cut at a character boundary near [`CLIP_BYTES`] with a note of
 /// what was left out.
 fn clip(text: &str) -> String {
+    clip_from(text, "calls.json")
+}
+
+/// [`clip`], its note naming `source` as where the whole text is.
+pub(crate) fn clip_from(text: &str, source: &str) -> String {
     if text.len() <= CLIP_BYTES {
         return text.to_string();
     }
@@ -1013,7 +1035,7 @@ fn clip(text: &str) -> String {
         end -= 1;
     }
     format!(
-        "{}\n… {} more bytes not shown: the whole text is in calls.json",
+        "{}\n… {} more bytes not shown: the whole text is in {source}",
         &text[..end],
         text.len() - end
     )

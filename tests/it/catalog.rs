@@ -40,7 +40,7 @@ fn validate(catalog: &Value) -> Test {
 fn the_shipped_demo_catalog_is_valid() {
     Test::in_repo()
         .args(["catalog", "validate", "catalogs/demo-kg.json"])
-        .stdout("catalogs/demo-kg.json: valid: 4 queries, 11 expectations\n")
+        .stdout("catalogs/demo-kg.json: valid: 5 queries, 15 expectations\n")
         .status(0)
         .run();
     Test::in_repo()
@@ -257,21 +257,21 @@ fn the_demo_catalog_runs_over_both_transports() {
             .run();
         assert!(
             run.stdout.starts_with(
-                "contract: 8 pass\nquality: 1 pass, 1 known_gap_open\ncurrent_state: 1 pass\n"
+                "contract: 10 pass\nquality: 3 pass, 1 known_gap_open\ncurrent_state: 1 pass\n"
             ),
             "{}",
             run.stdout
         );
         assert!(
             run.stderr
-                .contains("catalog run: query 1 of 4: maine-by-name, phrasing 3 of 3"),
+                .contains("catalog run: query 1 of 5: maine-by-name, phrasing 3 of 3"),
             "{}",
             run.stderr
         );
         let results: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
                 .unwrap();
-        assert_eq!(results["format"], 1);
+        assert_eq!(results["format"], 2);
         assert_eq!(results["server"]["name"], "okn-demo-kg");
         assert_eq!(results["catalog"], "catalogs/demo-kg.json");
         assert!(
@@ -298,12 +298,12 @@ fn the_demo_catalog_runs_over_both_transports() {
             )
         );
         assert_eq!(
-            results["queries"][2]["phrasings"][0]["reply"]["is_error"],
+            results["queries"][3]["phrasings"][0]["reply"]["is_error"],
             true
         );
         let report = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(
-            report.contains("| contract | 8 | 0 | 0 | 0 | 0 |"),
+            report.contains("| contract | 10 | 0 | 0 | 0 | 0 |"),
             "{report}"
         );
         assert!(
@@ -476,7 +476,8 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     );
     assert!(worse.contains("graphs-listed: regressed\n"), "{worse}");
     assert!(!worse.contains("bad-query-fails"), "{worse}");
-    assert!(worse.ends_with("2 of 4 queries unchanged\n"), "{worse}");
+    assert!(worse.contains("diabetes-by-name: regressed\n"), "{worse}");
+    assert!(worse.ends_with("2 of 5 queries unchanged\n"), "{worse}");
     let better = compare("cand", "base");
     assert!(
         better.starts_with(
@@ -488,7 +489,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     let path = dir.path().join("cand/results.json");
     let mut results: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    results["queries"].as_array_mut().unwrap().remove(1);
+    results["queries"].as_array_mut().unwrap().remove(2);
     std::fs::write(
         dir.path().join("fewer.json"),
         serde_json::to_string(&results).unwrap(),
@@ -507,7 +508,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
         .run()
         .stdout;
     assert!(
-        markdown.contains("| regressed | 2 |\n| mixed | 0 |\n| improved | 0 |"),
+        markdown.contains("| regressed | 3 |\n| mixed | 0 |\n| improved | 0 |"),
         "{markdown}"
     );
     assert!(markdown.contains("no winner, no total"), "{markdown}");
@@ -697,5 +698,292 @@ mod regression {
             "{report:?}"
         );
         run("out2", &["--timeout", "0"], 2);
+    }
+}
+
+/// `build` publishes catalog runs and comparisons (`docs/CATALOG.md`,
+/// "Publishing" and "The published example"), from their files alone.
+mod publishing {
+    use crate::support::{Test, repo};
+    use serde_json::Value;
+    use std::path::Path;
+
+    /// Runs the demo catalog against the demo KG server (started by each
+    /// run over stdio) under both `lookup_uri` rankings, into
+    /// `dir/demo-kg-exact-first` and `dir/demo-kg-fuzzy`, and copies the
+    /// repository's `comparison.toml` beside them: the published example,
+    /// recorded again.
+    fn record(dir: &Path) {
+        for (lookup, profile) in [
+            ("exact-first", "profiles/demo-kg.local.toml"),
+            ("fuzzy", "profiles/demo-kg.fuzzy.toml"),
+        ] {
+            let out = dir.join(format!("demo-kg-{lookup}"));
+            Test::in_repo()
+                .args([
+                    "catalog",
+                    "run",
+                    "catalogs/demo-kg.json",
+                    "--profile",
+                    profile,
+                ])
+                .args(["--out", out.to_str().unwrap()])
+                .status(0)
+                .run();
+        }
+        let compared = dir.join("exact-first-vs-fuzzy");
+        std::fs::create_dir_all(&compared).unwrap();
+        std::fs::copy(
+            repo().join("catalogs/published/exact-first-vs-fuzzy/comparison.toml"),
+            compared.join("comparison.toml"),
+        )
+        .unwrap();
+    }
+
+    fn read(path: impl AsRef<Path>) -> String {
+        std::fs::read_to_string(path.as_ref())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
+    }
+
+    /// Recording the example again gives the committed reports and
+    /// comparison byte for byte (so the published classes are what the two
+    /// rankings really give); `build` makes their pages and site pages, and
+    /// `--check` then finds a results.json edited by hand.
+    #[test]
+    fn the_published_example_is_what_the_two_rankings_give() {
+        let dir = tempfile::tempdir().unwrap();
+        record(dir.path());
+        Test::new()
+            .current_dir(dir.path())
+            .args(["build"])
+            .status(0)
+            .run();
+        let published = repo().join("catalogs/published");
+        for file in [
+            "demo-kg-exact-first/report.md",
+            "demo-kg-fuzzy/report.md",
+            "exact-first-vs-fuzzy/comparison.md",
+        ] {
+            assert_eq!(
+                read(dir.path().join(file)),
+                read(published.join(file)),
+                "{file}: run scripts/record-catalog-example"
+            );
+        }
+        let comparison = read(dir.path().join("exact-first-vs-fuzzy/comparison.md"));
+        for line in [
+            "| regressed | 1 |",
+            "| mixed | 1 |",
+            "| unchanged | 3 |",
+            "## diabetes-by-name: regressed",
+            "- quality no\\_rejected\\_above\\_acceptable (expectation 4): pass → fail",
+            "- the top candidate moved: http://purl.obolibrary.org/obo/DOID\\_9351 → http://purl.obolibrary.org/obo/DOID\\_9352",
+            "- rephrasing 1 (\"Maine counties\"): quality acceptable\\_in\\_top (expectation 3): fail → pass",
+        ] {
+            assert!(comparison.contains(line), "{line}\n{comparison}");
+        }
+        let page = read(dir.path().join("site/catalogs/demo-kg-fuzzy/index.html"));
+        for part in [
+            "<h2 id=\"calls\">",
+            "Candidates, in rank order (5)",
+            "http://purl.obolibrary.org/obo/DOID_9352",
+            "\"label\": \"diabetes mellitus\"",
+            "Generated by okn-benchmark",
+        ] {
+            assert!(page.contains(part), "{part}");
+        }
+        let index = read(dir.path().join("site/index.html"));
+        assert!(index.contains("Catalog runs and comparisons"));
+        assert!(index.contains("href=\"catalogs/exact-first-vs-fuzzy/index.html\""));
+        assert!(index.contains("5 queries: 1 regressed, 1 mixed, 3 unchanged"));
+        let compared = read(
+            dir.path()
+                .join("site/catalogs/exact-first-vs-fuzzy/index.html"),
+        );
+        assert!(
+            compared.contains("href=\"../demo-kg-fuzzy/index.html\""),
+            "{compared}"
+        );
+        assert!(dir.path().join("demo-kg-fuzzy/report.html").is_file());
+        assert!(
+            dir.path()
+                .join("exact-first-vs-fuzzy/comparison.html")
+                .is_file()
+        );
+        Test::new()
+            .current_dir(dir.path())
+            .args(["build", "--check"])
+            .status(0)
+            .run();
+        // A verdict edited by hand: the report, the comparison and the
+        // pages are stale.
+        let results = dir.path().join("demo-kg-fuzzy/results.json");
+        let mut json: Value = serde_json::from_str(&read(&results)).unwrap();
+        json["queries"][1]["phrasings"][0]["expectations"][2]["status"] = "pass".into();
+        std::fs::write(&results, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        let check = Test::new()
+            .current_dir(dir.path())
+            .args(["build", "--check"])
+            .status(1)
+            .run();
+        let said = format!("{}{}", check.stdout, check.stderr);
+        for stale in [
+            "demo-kg-fuzzy/report.md",
+            "exact-first-vs-fuzzy/comparison.md",
+        ] {
+            assert!(said.contains(stale), "{stale}\n{said}");
+        }
+    }
+
+    /// What `build` refuses among catalog runs and comparisons, each with
+    /// exit 2, the file and the field or line, and nothing written.
+    #[test]
+    fn a_broken_results_json_or_comparison_is_refused_naming_the_file_and_field() {
+        let published = repo().join("catalogs/published");
+        let good = read(published.join("demo-kg-fuzzy/results.json"));
+        let json: Value = serde_json::from_str(&good).unwrap();
+        let edited = |edit: &dyn Fn(&mut Value)| {
+            let mut j = json.clone();
+            edit(&mut j);
+            serde_json::to_string_pretty(&j).unwrap()
+        };
+        let toml = |text: &str| format!("baseline = \"../run\"\ncandidate = \"../run\"\n{text}");
+        let cases: Vec<(&str, String, String, Vec<&str>)> = vec![
+            (
+                "a missing member",
+                edited(&|j| {
+                    j.as_object_mut().unwrap().remove("queries");
+                }),
+                toml(""),
+                vec!["run/results.json", "missing field `queries`"],
+            ),
+            (
+                "a cut file",
+                good[..good.len() / 2].to_string(),
+                toml(""),
+                vec!["run/results.json", "not a catalog run's results.json"],
+            ),
+            (
+                "format 1",
+                edited(&|j| {
+                    j["format"] = 1.into();
+                    j.as_object_mut().unwrap().remove("catalog_document");
+                }),
+                toml(""),
+                vec!["run/results.json", "keeps no catalog_document"],
+            ),
+            (
+                "a newer format",
+                edited(&|j| j["format"] = 3.into()),
+                toml(""),
+                vec!["format 3 is not one this version reads (1 to 2)"],
+            ),
+            (
+                "an unknown key",
+                good.clone(),
+                toml("winner = \"candidate\"\n"),
+                vec!["comparison.toml", "unknown field `winner`"],
+            ),
+            (
+                "an absolute path",
+                good.clone(),
+                "baseline = \"/srv/runs/a\"\ncandidate = \"../run\"\n".to_string(),
+                vec!["comparison.toml", "relative to this folder"],
+            ),
+            (
+                "a missing run",
+                good.clone(),
+                "baseline = \"../gone\"\ncandidate = \"../run\"\n".to_string(),
+                vec!["gone/results.json"],
+            ),
+        ];
+        for (what, results, comparison, said) in cases {
+            let out = Test::new()
+                .write("run/results.json", &results)
+                .write(
+                    "run/report.md",
+                    "# Catalog run\n\nGenerated by okn-benchmark\n",
+                )
+                .write("compared/comparison.toml", &comparison)
+                .args(["build"])
+                .status(2)
+                .run();
+            for s in said {
+                assert!(out.stderr.contains(s), "{what}: {s}\n{}", out.stderr);
+            }
+            assert!(!out.path().join("site").exists(), "{what}");
+            assert!(
+                !out.path().join("compared/comparison.md").exists(),
+                "{what}"
+            );
+        }
+        // A report a person wrote is kept.
+        let out = Test::new()
+            .write("run/results.json", &good)
+            .write("run/report.md", "# My notes on this run\n")
+            .args(["build"])
+            .status(2)
+            .stderr_contains("lacks \"Generated by okn-benchmark\"")
+            .run();
+        assert_eq!(
+            read(out.path().join("run/report.md")),
+            "# My notes on this run\n"
+        );
+    }
+
+    /// No path of the machine is recorded or written: a catalog given by
+    /// its absolute path is recorded by its file name, and `compare` names
+    /// runs given by absolute paths by their last two parts.
+    #[test]
+    fn absolute_paths_stay_out_of_results_and_comparisons() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = repo().join("catalogs/demo-kg.json");
+        let out = dir.path().join("run");
+        Test::in_repo()
+            .args(["catalog", "run", catalog.to_str().unwrap()])
+            .args([
+                "--profile",
+                "profiles/demo-kg.local.toml",
+                "--type",
+                "contract",
+            ])
+            .args(["--out", out.to_str().unwrap()])
+            .status(0)
+            .run();
+        let results = read(out.join("results.json"));
+        let json: Value = serde_json::from_str(&results).unwrap();
+        assert_eq!(json["catalog"], "demo-kg.json");
+        assert_eq!(json["format"], 2);
+        assert_eq!(
+            json["catalog_document"]["queries"][1]["id"],
+            "diabetes-by-name"
+        );
+        let root = repo();
+        for text in [&results, &read(out.join("report.md"))] {
+            assert!(!text.contains(dir.path().to_str().unwrap()));
+            assert!(!text.contains(root.to_str().unwrap()));
+        }
+        let compared = Test::new()
+            .args([
+                "catalog",
+                "compare",
+                out.to_str().unwrap(),
+                out.to_str().unwrap(),
+            ])
+            .args(["--markdown", "-"])
+            .status(0)
+            .run();
+        assert!(
+            !compared.stdout.contains(dir.path().to_str().unwrap()),
+            "{}",
+            compared.stdout
+        );
+        assert!(
+            compared
+                .stdout
+                .contains("/run (profile demo-kg, okn-demo-kg 0.1.0"),
+            "{}",
+            compared.stdout
+        );
     }
 }
