@@ -167,7 +167,7 @@ pub fn evaluate(check: &Check, query: &Query, scope: &Scope, reply: &Reply) -> O
 /// The checks over the candidate list `ids` (in rank order).
 fn ranked(check: &Check, query: &Query, scope: &Scope, ids: &[String]) -> Outcome {
     let v = &query.variables;
-    let first_acceptable = ids.iter().position(|id| v.acceptable.contains(id));
+    let first_acceptable = ids.iter().position(|id| v.accepts(id));
     match check {
         Check::AllInScope => match ids.iter().find(|id| !scope.holds(id)) {
             None => Outcome::Pass,
@@ -248,6 +248,7 @@ mod tests {
             variables: Variables {
                 acceptable: vec!["http://in/A".into()],
                 acceptable_metadata: Default::default(),
+                acceptable_prefixes: Vec::new(),
                 rejected: vec![Rejected {
                     id: "http://in/B".into(),
                     reason: "neighbour".into(),
@@ -307,6 +308,32 @@ mod tests {
         assert_eq!(
             eval(Check::CountAtMost { n: 2 }, &trap),
             Outcome::Fail("3 candidates, more than 2".into())
+        );
+    }
+
+    /// An acceptable family by id prefix ranks like a listed candidate:
+    /// the UNHCR one-variable-per-origin case of `catalogs/datacommons.json`.
+    #[test]
+    fn an_acceptable_prefix_makes_every_member_of_the_family_acceptable() {
+        let mut q = query();
+        q.variables.acceptable.clear();
+        q.variables.acceptable_prefixes = vec!["http://in/fam/".into()];
+        let trap = reply(&["http://in/B", "http://in/fam/UGA"]);
+        assert_eq!(
+            evaluate(&Check::AcceptableInTop { n: 2 }, &q, &scope(), &trap),
+            Outcome::Pass
+        );
+        assert_eq!(
+            evaluate(&Check::NoRejectedAboveAcceptable, &q, &scope(), &trap),
+            Outcome::Fail(
+                "rejected 'http://in/B' at rank 1 outranks the first acceptable candidate (rank 2)"
+                    .into()
+            )
+        );
+        let none = reply(&["http://in/famine", "http://in/B"]);
+        assert_eq!(
+            evaluate(&Check::AcceptableInTop { n: 2 }, &q, &scope(), &none),
+            Outcome::Fail("none of the 2 candidates is acceptable".into())
         );
     }
 

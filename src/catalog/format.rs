@@ -166,9 +166,32 @@ pub struct Variables {
     /// member name and the values it may have (free, for a maintainer).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub acceptable_metadata: BTreeMap<String, Value>,
+    /// Acceptable candidates described as a family: every id starting with
+    /// one of these (a publisher's one-variable-per-country series, say,
+    /// where listing each member would be a maintenance burden). Each must
+    /// lie inside a scope prefix of the header (`docs/CATALOG.md`, "Validation").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptable_prefixes: Vec<String>,
     /// Near neighbours that would be wrong, each with why.
     #[serde(default)]
     pub rejected: Vec<Rejected>,
+}
+
+impl Variables {
+    /// True when `id` is acceptable: listed in `acceptable` or starting
+    /// with one of `acceptable_prefixes`.
+    pub fn accepts(&self, id: &str) -> bool {
+        self.acceptable.iter().any(|a| a == id)
+            || self
+                .acceptable_prefixes
+                .iter()
+                .any(|p| id.starts_with(p.as_str()))
+    }
+
+    /// True when some candidate could be acceptable (a list or a family).
+    pub fn names_acceptable(&self) -> bool {
+        !self.acceptable.is_empty() || !self.acceptable_prefixes.is_empty()
+    }
 }
 
 /// A candidate that must not be taken for the answer.

@@ -106,8 +106,7 @@ pub fn of(query: &Query, result: &QueryResult) -> Option<Robustness> {
         .iter()
         .map(|p| {
             let ids = p.candidates.as_deref();
-            let first_acceptable =
-                ids.and_then(|c| c.iter().position(|id| v.acceptable.contains(id)));
+            let first_acceptable = ids.and_then(|c| c.iter().position(|id| v.accepts(id)));
             let ending = match ids {
                 None => Ending::Unreadable,
                 Some([]) => Ending::Empty,
@@ -229,6 +228,7 @@ mod tests {
             variables: Variables {
                 acceptable: vec!["A".into()],
                 acceptable_metadata: Default::default(),
+                acceptable_prefixes: Vec::new(),
                 rejected: vec![Rejected {
                     id: "B".into(),
                     reason: "r".into(),

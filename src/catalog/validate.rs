@@ -206,6 +206,25 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
             ));
         }
     }
+    for (i, prefix) in v.acceptable_prefixes.iter().enumerate() {
+        let field = format!("variables.acceptable_prefixes[{i}]");
+        if prefix.is_empty() {
+            out.push((
+                field,
+                "empty: it would make every candidate acceptable".into(),
+            ));
+        } else if !h
+            .scope
+            .prefixes
+            .iter()
+            .any(|p| prefix.starts_with(p.as_str()))
+        {
+            out.push((
+                field,
+                format!("'{prefix}' does not lie inside a scope prefix of the header"),
+            ));
+        }
+    }
     let may_be_outside = h.out_of_scope_category.as_deref() == Some(query.category.as_str());
     for (i, r) in v.rejected.iter().enumerate() {
         if !h.scope.holds(&r.id) && !may_be_outside {
@@ -218,7 +237,7 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
                 format!("'{}' is outside the scope: {rule}", r.id),
             ));
         }
-        if v.acceptable.contains(&r.id) {
+        if v.accepts(&r.id) {
             out.push((
                 format!("variables.rejected[{i}]"),
                 format!("'{}' is also acceptable", r.id),
@@ -255,11 +274,12 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
                 out.push((field(".n"), "0: give 1 or more".into()))
             }
             Check::AcceptableInTop { .. } | Check::NoRejectedAboveAcceptable
-                if v.acceptable.is_empty() =>
+                if !v.names_acceptable() =>
             {
                 out.push((
                     field(".check"),
-                    "needs acceptable candidates listed in variables.acceptable".into(),
+                    "needs acceptable candidates: variables.acceptable or acceptable_prefixes"
+                        .into(),
                 ))
             }
             Check::NoRejectedAboveAcceptable if v.rejected.is_empty() => out.push((

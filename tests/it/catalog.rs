@@ -37,7 +37,7 @@ fn validate(catalog: &Value) -> Test {
 }
 
 #[test]
-fn the_shipped_demo_catalog_is_valid() {
+fn every_shipped_catalog_is_valid_offline() {
     Test::in_repo()
         .args(["catalog", "validate", "catalogs/demo-kg.json"])
         .stdout("catalogs/demo-kg.json: valid: 5 queries, 15 expectations\n")
@@ -46,6 +46,16 @@ fn the_shipped_demo_catalog_is_valid() {
     Test::in_repo()
         .args(["catalog", "validate", "catalogs/mcp-server-sparql.json"])
         .stdout("catalogs/mcp-server-sparql.json: valid: 3 queries, 6 expectations\n")
+        .status(0)
+        .run();
+    Test::in_repo()
+        .args(["catalog", "validate", "catalogs/mcp-proto-okn.json"])
+        .stdout("catalogs/mcp-proto-okn.json: valid: 3 queries, 6 expectations\n")
+        .status(0)
+        .run();
+    Test::in_repo()
+        .args(["catalog", "validate", "catalogs/datacommons.json"])
+        .stdout("catalogs/datacommons.json: valid: 6 queries, 18 expectations\n")
         .status(0)
         .run();
 }
@@ -70,6 +80,44 @@ fn the_mcp_proto_okn_catalog_fits_the_real_servers_tools() {
         .args(["catalog", "validate", "catalogs/mcp-proto-okn.json", "--profile", profile.to_str().unwrap()])
         .stdout("catalogs/mcp-proto-okn.json: checked against the 9 tools of mcp-proto-okn\ncatalogs/mcp-proto-okn.json: valid: 3 queries, 6 expectations\n")
         .status(0)
+        .run();
+}
+
+/// The datacommons catalog (the seed's queries, traps and dated findings)
+/// against the tool list of the real server from PyPI (datacommons-mcp
+/// 1.4.0, in scripts/test's dc-venv), started offline: no API key is
+/// checked and every proxy variable points at a closed port, so nothing
+/// leaves 127.0.0.1 (no tool is called by validate). A copy with one
+/// argument misspelled is refused with a did-you-mean. It is not run: its
+/// backend is not reachable here.
+#[test]
+fn the_datacommons_catalog_fits_the_real_servers_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("dc.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"datacommons\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"serve\", \"stdio\", \"--skip-api-key-validation\"]\nenv = {{ DC_API_KEY = \"offline\", HTTPS_PROXY = \"http://127.0.0.1:9\", HTTP_PROXY = \"http://127.0.0.1:9\", https_proxy = \"http://127.0.0.1:9\", http_proxy = \"http://127.0.0.1:9\" }}\n",
+            crate::support::tool("datacommons-mcp").display().to_string()
+        ),
+    )
+    .unwrap();
+    Test::in_repo()
+        .args(["catalog", "validate", "catalogs/datacommons.json", "--profile", profile.to_str().unwrap()])
+        .stdout("catalogs/datacommons.json: checked against the 6 tools of datacommons\ncatalogs/datacommons.json: valid: 6 queries, 18 expectations\n")
+        .status(0)
+        .run();
+    let text =
+        std::fs::read_to_string(crate::support::repo().join("catalogs/datacommons.json")).unwrap();
+    let broken = text.replacen("\"places\": [\"Kenya\"]", "\"place\": [\"Kenya\"]", 1);
+    assert_ne!(broken, text);
+    let copy = dir.path().join("datacommons.json");
+    std::fs::write(&copy, broken).unwrap();
+    Test::in_repo()
+        .args(["catalog", "validate", copy.to_str().unwrap(), "--profile", profile.to_str().unwrap()])
+        .stdout_contains("query 'poverty-kenya': run.arguments.place: 'search_indicators' takes no argument 'place' (did you mean 'places'?)")
+        .stdout_contains(": 1 problem\n")
+        .status(1)
         .run();
 }
 
@@ -109,6 +157,20 @@ fn a_valid_catalog_passes_and_each_broken_rule_is_named() {
             "acceptable",
             Box::new(|c| c["queries"][0]["variables"]["acceptable"] = json!(["http://out/A"])),
             "query 'q1': variables.acceptable[0]: 'http://out/A' is outside the header's scope",
+        ),
+        (
+            "acceptable prefix",
+            Box::new(|c| {
+                c["queries"][0]["variables"]["acceptable_prefixes"] = json!(["http://out/"])
+            }),
+            "query 'q1': variables.acceptable_prefixes[0]: 'http://out/' does not lie inside a scope prefix of the header",
+        ),
+        (
+            "rejected in the acceptable family",
+            Box::new(|c| {
+                c["queries"][0]["variables"]["acceptable_prefixes"] = json!(["http://in/"])
+            }),
+            "query 'q1': variables.rejected[0]: 'http://in/B' is also acceptable",
         ),
         (
             "rejected",

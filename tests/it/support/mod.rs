@@ -66,6 +66,7 @@ pub fn tool(name: &str) -> PathBuf {
             "venv/bin",
             "okn-venv/bin",
             "sparql-venv/bin",
+            "dc-venv/bin",
             "lint-venv/bin",
             "node_modules/.bin",
             "bin",
