@@ -106,30 +106,41 @@ pub fn endpoint_spec(explicit: Option<&str>) -> Result<crate::sparql::EndpointSp
     if let Some(value) = explicit {
         return crate::sparql::EndpointSpec::resolve(value, Path::new(""));
     }
+    configured_endpoint()?.ok_or_else(|| {
+        Error::Usage(format!(
+            "no SPARQL endpoint: pass --endpoint URL|PATH, or set it once in {CONFIG_FILE}:\n  [reference]\n  endpoint = \"path/to/rdf-data\"   # or \"https://.../sparql\""
+        ))
+    })
+}
+
+/// `[reference] endpoint` of the nearest config file (relative to that
+/// file's folder), or `None` when no config file sets one.
+///
+/// Errors: an unreadable config file, or an endpoint that does not resolve
+/// ([`crate::sparql::EndpointSpec::resolve`]; the message names the file).
+pub fn configured_endpoint() -> Result<Option<crate::sparql::EndpointSpec>> {
     let found = find(Path::new("."))?;
-    match found
+    let Some((found, value)) = found
         .as_ref()
         .and_then(|f| f.config.reference.endpoint.as_deref().map(|e| (f, e)))
-    {
-        Some((found, value)) => {
-            let base = relative_to_cwd(&found.dir);
-            crate::sparql::EndpointSpec::resolve(value, &base).map_err(|e| match e {
-                Error::File {
-                    path,
-                    message,
-                    source,
-                } => Error::File {
-                    path,
-                    message: format!("{message} (endpoint set in {})", found.path.display()),
-                    source,
-                },
-                other => other,
-            })
-        }
-        None => Err(Error::Usage(format!(
-            "no SPARQL endpoint: pass --endpoint URL|PATH, or set it once in {CONFIG_FILE}:\n  [reference]\n  endpoint = \"path/to/rdf-data\"   # or \"https://.../sparql\""
-        ))),
-    }
+    else {
+        return Ok(None);
+    };
+    let base = relative_to_cwd(&found.dir);
+    crate::sparql::EndpointSpec::resolve(value, &base)
+        .map(Some)
+        .map_err(|e| match e {
+            Error::File {
+                path,
+                message,
+                source,
+            } => Error::File {
+                path,
+                message: format!("{message} (endpoint set in {})", found.path.display()),
+                source,
+            },
+            other => other,
+        })
 }
 
 /// The `sparql-only` control's endpoint, template and shortnames: flags

@@ -76,9 +76,12 @@ pub fn status(expectation: &Expectation, outcome: &Outcome) -> Status {
 
 /// The candidate ids of `reply` by the query's selector, in rank order:
 /// each selected value, or its `id` member, as text (a number or a boolean
-/// as JSON writes it).
+/// as JSON writes it); a null id is no candidate.
 ///
-/// Errors: the query has no selector, or the result is not JSON.
+/// Errors: the query has no selector, the result is not JSON, or a selected
+/// element lacks the `id` member (a selector that does not fit the reply,
+/// such as `rows[*]` with `id: "label"` over an ASK query's `ask` column):
+/// counting it as no candidate would pass for an empty answer.
 pub fn candidates(query: &Query, reply: &Reply) -> Result<Vec<String>, String> {
     let selector = query
         .candidates
@@ -88,19 +91,34 @@ pub fn candidates(query: &Query, reply: &Reply) -> Result<Vec<String>, String> {
     let json = reply
         .json()
         .ok_or("the result is neither structured content nor JSON text")?;
-    Ok(path
-        .select(&json)
-        .into_iter()
-        .filter_map(|v| match &selector.id {
-            Some(member) => v.get(member.as_str()),
-            None => Some(v),
-        })
-        .filter_map(|v| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
-        .collect())
+    let mut ids = Vec::new();
+    for (rank, v) in path.select(&json).into_iter().enumerate() {
+        let id = match &selector.id {
+            None => v,
+            Some(member) => v.get(member.as_str()).ok_or_else(|| {
+                let members = v
+                    .as_object()
+                    .map(|o| o.keys().map(String::as_str).collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default();
+                let has = if members.is_empty() {
+                    "it is not an object with members".to_string()
+                } else {
+                    format!("its members: {members}")
+                };
+                format!(
+                    "candidate {} of '{}' has no member '{member}' ({has})",
+                    rank + 1,
+                    selector.path
+                )
+            })?,
+        };
+        match id {
+            Value::String(s) => ids.push(s.clone()),
+            Value::Null => {}
+            other => ids.push(other.to_string()),
+        }
+    }
+    Ok(ids)
 }
 
 /// Evaluates `check` for `query` on `reply` (`scope`: the header's).

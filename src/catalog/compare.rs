@@ -67,23 +67,48 @@ pub fn load(path: &Path) -> Result<Results> {
         path.to_path_buf()
     };
     let text = crate::error::read_text(&file)?;
-    let results: Results = serde_json::from_str(&text).map_err(|e| {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let malformed = |line: usize, e: &dyn std::fmt::Display| {
         Error::at_line(
             &file,
-            e.line() as u64,
+            line as u64,
             format!("not a catalog run's results.json: {e}"),
         )
-    })?;
-    if !RESULTS_FORMATS_READ.contains(&results.format) {
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| malformed(e.line(), &e))?;
+    // The format first: a newer run may not parse as this version's type.
+    if let Some(format) = value.get("format").and_then(serde_json::Value::as_u64)
+        && !RESULTS_FORMATS_READ.contains(&(format as u32))
+    {
         return Err(Error::file(
             &file,
             format!(
                 "format {} is not one this version reads ({} to {}): a newer okn-benchmark wrote it",
-                results.format,
+                format,
                 RESULTS_FORMATS_READ.start(),
                 RESULTS_FORMATS_READ.end()
             ),
         ));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let results: Results = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut message = e.inner().to_string();
+        if let Some(cut) = message.rfind(" at line ") {
+            message.truncate(cut);
+        }
+        malformed(e.inner().line(), &format_args!("{}: {message}", e.path()))
+    })?;
+    for (i, q) in results.queries.iter().enumerate() {
+        if let Some(first) = results.queries[..i].iter().position(|p| p.id == q.id) {
+            return Err(Error::file(
+                &file,
+                format!(
+                    "queries[{i}]: id '{}' repeats queries[{first}]: a run holds each query once",
+                    super::report::terminal(&q.id)
+                ),
+            ));
+        }
     }
     Ok(results)
 }

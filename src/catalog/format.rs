@@ -299,28 +299,82 @@ pub enum Check {
 /// ([`Error::Usage`] naming the file; exit 2).
 pub fn load(path: &Path) -> Result<Catalog> {
     let text = crate::error::read_text(path)?;
-    let value: Value = serde_json::from_str(&text)
+    // RFC 8259 §8.1 lets a parser ignore a byte order mark: editors on
+    // Windows write one.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let value: Value = serde_json::from_str(text)
         .map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))?;
-    // Each query is read on its own, so an error names the query.
-    if let Some(queries) = value.get("queries").and_then(Value::as_array) {
-        for (i, query) in queries.iter().enumerate() {
-            let id = query.get("id").and_then(Value::as_str);
-            let which = id.map_or(format!("queries[{i}]"), |id| format!("query '{id}'"));
-            if let Err(e) = Query::deserialize(query) {
-                return Err(Error::file(path, format!("{which}: {e}")));
-            }
-            let expectations = query.get("expectations").and_then(Value::as_array);
-            for (k, raw) in expectations.into_iter().flatten().enumerate() {
-                if let Some(unknown) = unknown_member(raw) {
-                    return Err(Error::file(
-                        path,
-                        format!("{which}: expectations[{k}]: unknown member '{unknown}'"),
-                    ));
-                }
+    if !value.is_object() {
+        return Err(Error::at_line(
+            path,
+            1,
+            "not a catalog: the top level must be an object with \"format\", \"header\" and \"queries\"",
+        ));
+    }
+    // A flattened check hides unknown members from serde: look for them.
+    let queries = value.get("queries").and_then(Value::as_array);
+    for (i, query) in queries.into_iter().flatten().enumerate() {
+        let expectations = query.get("expectations").and_then(Value::as_array);
+        for (k, raw) in expectations.into_iter().flatten().enumerate() {
+            if let Some(unknown) = unknown_member(raw) {
+                let which = query_name(&value, i);
+                return Err(Error::file(
+                    path,
+                    format!("{which}: expectations[{k}]: unknown member '{unknown}'"),
+                ));
             }
         }
     }
-    serde_json::from_str(&text).map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let line = e.inner().line() as u64;
+        let mut message = e.inner().to_string();
+        let mut at = e.path().to_string();
+        // An unknown member ends the path: the message names it already.
+        if message.starts_with("unknown field")
+            && let Some(cut) = at.rfind('.')
+        {
+            at.truncate(cut);
+        }
+        let place = place_of(&at, &value);
+        // serde_json appends " at line L column C": the line is given apart.
+        if let Some(cut) = message.rfind(" at line ") {
+            message.truncate(cut);
+        }
+        if message.contains("untagged enum Run") {
+            message = "give either \"tool\" with \"arguments\", or \"sparql\" with an optional \"endpoint\"".into();
+        }
+        Error::at_line(path, line, format!("{place}: {message}"))
+    })
+}
+
+/// `query 'ID'` for the query at index `i` of `catalog`, or `queries[I]`
+/// when it has no id.
+fn query_name(catalog: &Value, i: usize) -> String {
+    let id = catalog["queries"][i].get("id").and_then(Value::as_str);
+    id.map_or(format!("queries[{i}]"), |id| format!("query '{id}'"))
+}
+
+/// Where a serde path (`queries[2].variables.rejected[0].reason`) is, in
+/// validate's words: `query 'ID': variables.rejected[0].reason`.
+fn place_of(path: &str, catalog: &Value) -> String {
+    let query = path
+        .strip_prefix("queries[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(index, rest)| Some((index.parse::<usize>().ok()?, rest)));
+    match query {
+        Some((i, rest)) => {
+            let rest = rest.strip_prefix('.').unwrap_or(rest);
+            let which = query_name(catalog, i);
+            if rest.is_empty() {
+                which
+            } else {
+                format!("{which}: {rest}")
+            }
+        }
+        None if path == "." || path.is_empty() => "catalog".into(),
+        None => path.to_string(),
+    }
 }
 
 /// A member of the expectation `raw` that its check does not have: the

@@ -321,7 +321,15 @@ fn sparql_call(
 ) -> (Result<Reply, String>, f64) {
     let spec = match endpoint {
         Some(e) => crate::sparql::EndpointSpec::resolve(e, &settings.catalog_dir),
-        None => crate::config::endpoint_spec(None),
+        None => crate::config::configured_endpoint().and_then(|spec| {
+            spec.ok_or_else(|| {
+                crate::error::Error::Usage(format!(
+                    "no SPARQL endpoint: give the query a run.endpoint, or set [reference] \
+                     endpoint in {} (found in the current folder or above)",
+                    crate::config::CONFIG_FILE
+                ))
+            })
+        }),
     };
     let opened = spec
         .and_then(|s| s.open())
