@@ -25,6 +25,10 @@ use crate::runs::run::{ControlEndpoint, RunOptions, Tools, run};
 /// name comes from the flags; if OUT already holds that condition with
 /// different settings, run stops and names the first difference. A run
 /// killed part-way is picked up with --resume.
+///
+/// One line per attempt shows its verdict and time, then where the run
+/// stands: episodes done of all, exact so far, time elapsed and about how
+/// long is left (the median episode of this run times those left).
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     #[command(flatten)]

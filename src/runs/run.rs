@@ -673,6 +673,7 @@ pub fn play(
         interrupted: None,
         completed: 0,
     };
+    let mut tally = Tally::new(total * options.repeat as usize);
     for (index, record) in prepared.selected.iter().enumerate() {
         let truth = &prepared.truths[&record.id];
         copy_ground_truth(root, &record.id, &options.ground_truth_dir)?;
@@ -708,12 +709,18 @@ pub fn play(
             if played.model_resolved.is_none() {
                 played.model_resolved = result.model_resolved.clone();
             }
-            progress(&progress_line(
-                (index + 1, total),
-                &record.id,
-                (attempt, options.repeat),
-                &result,
-                (!reused).then(|| clock.elapsed().as_secs_f64()),
+            let seconds = (!reused).then(|| clock.elapsed().as_secs_f64());
+            tally.record(result.exact && !result.blocked, seconds);
+            progress(&format!(
+                "{}  ({})",
+                progress_line(
+                    (index + 1, total),
+                    &record.id,
+                    (attempt, options.repeat),
+                    &result,
+                    seconds
+                ),
+                tally.line(tally.started.elapsed().as_secs_f64())
             ));
             attempts.push(result);
         }
@@ -980,6 +987,74 @@ fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String
     args
 }
 
+/// Where a run stands, for its progress lines: episodes done of all,
+/// exact so far, time elapsed, and an estimate of the time left.
+struct Tally {
+    total: usize,
+    done: usize,
+    exact: usize,
+    started: Instant,
+    /// Seconds of each episode played now (reused ones say nothing of the
+    /// time the next will take).
+    durations: Vec<f64>,
+}
+
+impl Tally {
+    fn new(total: usize) -> Tally {
+        Tally {
+            total,
+            done: 0,
+            exact: 0,
+            started: Instant::now(),
+            durations: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, exact: bool, seconds: Option<f64>) {
+        self.done += 1;
+        self.exact += usize::from(exact);
+        self.durations.extend(seconds);
+    }
+
+    /// `5/36 episodes, 3 exact, 0:42 elapsed, about 2:10 left`. The time
+    /// left is the median duration of the episodes played now times the
+    /// episodes left (the median, so one slow episode does not swing it);
+    /// it is left out until one has been played, and at the end.
+    fn line(&self, elapsed: f64) -> String {
+        let mut line = format!(
+            "{}/{} episodes, {} exact, {} elapsed",
+            self.done,
+            self.total,
+            self.exact,
+            clock(elapsed)
+        );
+        let left = self.total.saturating_sub(self.done);
+        if left > 0 && !self.durations.is_empty() {
+            let mut sorted = self.durations.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mid = sorted.len() / 2;
+            let median = if sorted.len() % 2 == 0 {
+                (sorted[mid - 1] + sorted[mid]) / 2.0
+            } else {
+                sorted[mid]
+            };
+            line.push_str(&format!(", about {} left", clock(median * left as f64)));
+        }
+        line
+    }
+}
+
+/// Seconds as `M:SS`, or `H:MM:SS` from an hour on (rounded to the second).
+fn clock(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
 /// The progress line of one attempt: `[ 2/12] ID  attempt 1/3  4.2 s
 /// exact (f1 1.00)`. `seconds` is how long it took, `None` when `--resume`
 /// reused it.
@@ -1152,6 +1227,30 @@ fn relative_path(from: &Path, to: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The progress tally: the estimate is the median of the episodes
+    /// played now times those left, absent before the first and at the end;
+    /// reused episodes count as done but not in the estimate.
+    #[test]
+    fn the_progress_tally_estimates_from_the_median_episode() {
+        let mut t = Tally::new(6);
+        t.record(true, None);
+        assert_eq!(t.line(0.2), "1/6 episodes, 1 exact, 0:00 elapsed");
+        t.record(false, Some(10.0));
+        t.record(true, Some(30.0));
+        t.record(true, Some(500.0));
+        assert_eq!(
+            t.line(541.0),
+            "4/6 episodes, 3 exact, 9:01 elapsed, about 1:00 left"
+        );
+        t.record(true, Some(20.0));
+        assert_eq!(
+            t.line(561.0),
+            "5/6 episodes, 4 exact, 9:21 elapsed, about 0:25 left"
+        );
+        t.record(false, Some(3600.0));
+        assert_eq!(t.line(4161.4), "6/6 episodes, 4 exact, 1:09:21 elapsed");
+    }
 
     /// A copied runs root or a moved checkout changes only paths: the
     /// recorded command still matches; another setting does not.
