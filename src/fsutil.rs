@@ -42,17 +42,22 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
 }
 
 /// Lexically normalized `path`: `.` dropped, `a/..` folded, the disk not
-/// touched.
+/// touched. A `..` folds only a named component: leading ones are kept
+/// (`../../x` stays so; it once lost one `..` in two), and one past the
+/// root stays at the root.
 pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }
@@ -227,6 +232,19 @@ pub fn map_file(path: &Path) -> crate::error::Result<FileBytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A red team found `../..` normalized to nothing, so `build` compared
+    /// a run inside the repository for one four levels above it.
+    #[test]
+    fn leading_parent_steps_are_kept_and_named_ones_folded() {
+        let n = |p: &str| normalize(Path::new(p)).display().to_string();
+        assert_eq!(n("../.."), "../..");
+        assert_eq!(n("a/../../../../x"), "../../../x");
+        assert_eq!(n("a/b/../c/./d/.."), "a/c");
+        assert_eq!(n("/.."), "/");
+        assert_eq!(n("/a/../.."), "/");
+        assert_eq!(n("./x/"), "x");
+    }
 
     #[cfg(target_os = "linux")]
     #[test]

@@ -76,10 +76,10 @@ pub fn status(expectation: &Expectation, outcome: &Outcome) -> Status {
 
 /// The candidate ids of `reply` by the query's selector, in rank order:
 /// each selected value, or its `id` member, as text (a number or a boolean
-/// as JSON writes it); a null id is no candidate.
+/// as JSON writes it).
 ///
 /// Errors: the query has no selector, the result is not JSON, or a selected
-/// element lacks the `id` member (a selector that does not fit the reply,
+/// element has a null id or lacks the `id` member (a selector that does not fit the reply,
 /// such as `rows[*]` with `id: "label"` over an ASK query's `ask` column):
 /// counting it as no candidate would pass for an empty answer.
 pub fn candidates(query: &Query, reply: &Reply) -> Result<Vec<String>, String> {
@@ -114,7 +114,14 @@ pub fn candidates(query: &Query, reply: &Reply) -> Result<Vec<String>, String> {
         };
         match id {
             Value::String(s) => ids.push(s.clone()),
-            Value::Null => {}
+            // Dropping it would move every later candidate up a rank.
+            Value::Null => {
+                return Err(format!(
+                    "candidate {} of '{}' has a null id",
+                    rank + 1,
+                    selector.path
+                ));
+            }
             other => ids.push(other.to_string()),
         }
     }
@@ -352,6 +359,25 @@ mod tests {
         assert_eq!(
             evaluate(&Check::AcceptableInTop { n: 2 }, &q, &scope(), &none),
             Outcome::Fail("none of the 2 candidates is acceptable".into())
+        );
+    }
+
+    /// A red team found a null id dropped, so the acceptable candidate
+    /// behind it moved up to rank 1 and acceptable_in_top passed.
+    #[test]
+    fn a_null_candidate_id_is_an_error_not_a_lost_rank() {
+        let reply = Reply {
+            is_error: false,
+            text: json!({"results": [{"iri": null}, {"iri": "http://in/A"}]}).to_string(),
+            structured: None,
+        };
+        assert_eq!(
+            candidates(&query(), &reply),
+            Err("candidate 1 of 'results[*]' has a null id".into())
+        );
+        assert_eq!(
+            eval(Check::AcceptableInTop { n: 1 }, &reply),
+            Outcome::Error("candidate 1 of 'results[*]' has a null id".into())
         );
     }
 

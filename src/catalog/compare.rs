@@ -252,10 +252,13 @@ impl Moved {
                 continue;
             };
             if after.check != e.check || after.kind != e.kind {
+                // Name both type and check: either may be what differs.
                 self.other.push(format!(
-                    "{label}expectation {} is {} in one catalog and {} in the other",
+                    "{label}expectation {} is {} {} in one catalog and {} {} in the other",
                     e.index + 1,
+                    super::report::kind_name(e.kind),
                     e.check,
+                    super::report::kind_name(after.kind),
                     after.check
                 ));
                 continue;
@@ -301,8 +304,31 @@ pub fn status_name(s: Status) -> String {
         .unwrap_or_default()
 }
 
-/// The comparison in Markdown: the two runs, counts per class, then each
-/// query that is not unchanged, the regressed first.
+/// What differs between the two runs as a whole, worded as sentences
+/// without their final stop: the catalog (compared then on the ids both
+/// ran) and the expectation types each evaluated (`--type`).
+pub fn differences(baseline: &Results, candidate: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    if baseline.catalog_sha256 != candidate.catalog_sha256 {
+        out.push("The catalogs differ: queries are compared on the ids both ran".to_string());
+    }
+    if baseline.types != candidate.types {
+        let names = |r: &Results| {
+            r.types
+                .iter()
+                .map(|k| super::report::kind_name(*k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push(format!(
+            "The runs evaluated different types (baseline: {}; candidate: {}): an expectation of a type one run left out reads as not evaluated",
+            names(baseline),
+            names(candidate)
+        ));
+    }
+    out
+}
+
 /// The comparison in Markdown under `title` (else "Catalog comparison"):
 /// the two runs, each named by the path given with it (a relative path
 /// normalized, an absolute one by its last two parts, so no path of the
@@ -332,8 +358,8 @@ pub fn markdown(
     };
     let mut out = format!("# {}\n\n", md(title.unwrap_or("Catalog comparison")));
     out.push_str(&format!(
-        "{} (`catalog compare`, `build`) from the two runs' results.json; do not edit by hand.\n\n",
-        super::report::REPORT_MARK
+        "{} from the two runs' results.json; do not edit by hand.\n\n",
+        super::report::COMPARISON_MARK_LINE
     ));
     out.push_str(&format!(
         "Baseline: {}. Candidate: {}.",
@@ -341,8 +367,8 @@ pub fn markdown(
         run(candidate)
     ));
     let (baseline, candidate) = (baseline.1, candidate.1);
-    if baseline.catalog_sha256 != candidate.catalog_sha256 {
-        out.push_str(" The catalogs differ: queries are compared on the ids both ran.");
+    for note in differences(baseline, candidate) {
+        out.push_str(&format!(" {}.", md(&note)));
     }
     out.push_str(" A regression-analysis aid, not a competition: no winner, no total.\n\n| class | queries |\n|---|---:|\n");
     let classes = [

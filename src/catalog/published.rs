@@ -102,7 +102,7 @@ pub fn load_run(dir: &Path) -> Result<PublishedRun> {
             ),
         ));
     };
-    refuse_hand_written(&dir.join(REPORT_FILE))?;
+    refuse_hand_written(&dir.join(REPORT_FILE), super::report::RUN_MARK_LINE)?;
     Ok(PublishedRun {
         dir: dir.to_path_buf(),
         results,
@@ -144,7 +144,10 @@ pub fn load_comparison(dir: &Path) -> Result<PublishedComparison> {
     };
     let baseline = named(&baseline_path)?;
     let candidate = named(&candidate_path)?;
-    refuse_hand_written(&dir.join(COMPARISON_MARKDOWN))?;
+    refuse_hand_written(
+        &dir.join(COMPARISON_MARKDOWN),
+        super::report::COMPARISON_MARK_LINE,
+    )?;
     let compared = compare::compare(&baseline, &candidate);
     Ok(PublishedComparison {
         dir: dir.to_path_buf(),
@@ -172,20 +175,20 @@ pub fn comparison(comparison: &PublishedComparison) -> String {
     )
 }
 
-/// Fails when `path` exists without [`REPORT_MARK`] in its first lines.
+/// Fails when `path` exists and none of its first lines starts with
+/// `mark` (the whole generated line's opening, so a note that merely
+/// mentions [`REPORT_MARK`] is not taken for a generated file).
 ///
 /// Errors: [`Error::File`] naming it, with what to do.
-fn refuse_hand_written(path: &Path) -> Result<()> {
+fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
     match crate::fsutil::head(path) {
-        Some(head) if !head.lines().take(8).any(|l| l.starts_with(REPORT_MARK)) => {
-            Err(Error::file(
-                path,
-                format!(
-                    "was not written by okn-benchmark (it lacks \"{REPORT_MARK}\") and build \
+        Some(head) if !head.lines().take(8).any(|l| l.starts_with(mark)) => Err(Error::file(
+            path,
+            format!(
+                "was not written by okn-benchmark (no line starts \"{mark}\") and build \
                      would replace it: move what it says to another file, then build again"
-                ),
-            ))
-        }
+            ),
+        )),
         _ => Ok(()),
     }
 }

@@ -109,6 +109,9 @@ pub fn validate(catalog: &Catalog) -> Vec<Problem> {
         if !seen.insert(c.as_str()) {
             header("categories", format!("'{c}' is listed twice"));
         }
+        if c.trim().is_empty() {
+            header("categories", "an empty category: name it".into());
+        }
     }
     if let Some(c) = &h.out_of_scope_category
         && !h.categories.contains(c)
@@ -186,16 +189,28 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
         Run::Sparql { sparql, .. } if sparql.trim().is_empty() => {
             out.push(("run.sparql".into(), "empty".into()))
         }
+        Run::Sparql {
+            endpoint: Some(e), ..
+        } if e.trim().is_empty() => out.push((
+            "run.endpoint".into(),
+            "empty: give an endpoint, or leave it out for the configured one".into(),
+        )),
         Run::Sparql { .. } if !query.rephrasings.is_empty() => out.push((
             "rephrasings".into(),
             "a SPARQL query has no wording to vary: rephrasings need a tool call".into(),
         )),
         _ => {}
     }
-    if let Some(selector) = &query.candidates
-        && let Err(e) = super::select::Path::parse(&selector.path)
-    {
-        out.push(("candidates.path".into(), e));
+    if let Some(selector) = &query.candidates {
+        if let Err(e) = super::select::Path::parse(&selector.path) {
+            out.push(("candidates.path".into(), e));
+        }
+        if selector.id.as_deref().is_some_and(|id| id.is_empty()) {
+            out.push((
+                "candidates.id".into(),
+                "empty: name the member holding each id, or leave it out".into(),
+            ));
+        }
     }
     let v = &query.variables;
     for (i, id) in v.acceptable.iter().enumerate() {
@@ -282,6 +297,14 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
                         .into(),
                 ))
             }
+            Check::CountAtLeast { n: 0 } => out.push((
+                field(".n"),
+                "0: every reply has at least 0 candidates, so it always passes".into(),
+            )),
+            Check::Contains { value } if value.is_empty() => out.push((
+                field(".value"),
+                "empty: every reply contains it, so it always passes".into(),
+            )),
             Check::NoRejectedAboveAcceptable if v.rejected.is_empty() => out.push((
                 field(".check"),
                 "needs rejected candidates in variables.rejected".into(),

@@ -107,7 +107,7 @@ pub(crate) struct ValidateArgs {
     #[arg(long, value_name = "PROFILE.toml")]
     profile: Option<PathBuf>,
     /// Seconds to wait for the server to start and list its tools.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
 }
 
@@ -308,6 +308,9 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
             outln!("wrote {}", path.display());
         }
         None => {
+            for note in compare::differences(&baseline, &candidate) {
+                outln!("{}", crate::catalog::report::terminal(&note));
+            }
             for q in &compared {
                 if q.class == compare::Class::Unchanged {
                     continue;
@@ -331,19 +334,23 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Fails when `path` exists and okn-benchmark did not write it (no
-/// [`REPORT_MARK`](crate::catalog::published::REPORT_MARK) line in its
-/// first lines): `compare --markdown` pointed at a recorded results.json
-/// would otherwise destroy it.
+/// Fails when `path` exists and no earlier comparison wrote it (none of
+/// its first lines starts with
+/// [`COMPARISON_MARK_LINE`](crate::catalog::report::COMPARISON_MARK_LINE)):
+/// `compare --markdown` pointed at a recorded results.json or a run's
+/// report.md would otherwise destroy it.
 ///
 /// Errors: [`Error::File`] naming the file, with what to do (exit 2).
 fn refuse_unless_generated(path: &std::path::Path) -> Result<()> {
-    use crate::catalog::published::REPORT_MARK;
+    use crate::catalog::report::COMPARISON_MARK_LINE;
     if !path.exists() {
         return Ok(());
     }
-    let generated = crate::fsutil::head(path)
-        .is_some_and(|head| head.lines().take(8).any(|l| l.starts_with(REPORT_MARK)));
+    let generated = crate::fsutil::head(path).is_some_and(|head| {
+        head.lines()
+            .take(8)
+            .any(|l| l.starts_with(COMPARISON_MARK_LINE))
+    });
     if generated {
         return Ok(());
     }
