@@ -271,6 +271,15 @@ fn query_problems(catalog: &Catalog, query: &Query) -> Vec<(String, String)> {
             "none: a query checks at least one thing".into(),
         ));
     }
+    out.extend(expectation_problems(query));
+    out
+}
+
+/// The problems of each of `query`'s expectations: fields of the check,
+/// the candidates and variables it needs, a dated known gap.
+fn expectation_problems(query: &Query) -> Vec<(String, String)> {
+    let v = &query.variables;
+    let mut out = Vec::new();
     for (i, e) in query.expectations.iter().enumerate() {
         let field = |name: &str| format!("expectations[{i}]{name}");
         let ranks = matches!(
