@@ -929,6 +929,34 @@ mod regression {
         );
     }
 
+    // A results.json edited to record its catalog by an absolute path put
+    // that path into report.md, report.html's title and the site page.
+    #[test]
+    fn an_absolute_catalog_path_in_results_is_published_by_its_file_name() {
+        let published = crate::support::repo().join("catalogs/published");
+        let text = std::fs::read_to_string(published.join("demo-kg-fuzzy/results.json")).unwrap();
+        let mut results: Value = serde_json::from_str(&text).unwrap();
+        results["catalog"] = json!("/home/alice/secret/demo-kg.json");
+        let out = Test::new()
+            .write("run/results.json", results.to_string())
+            .args(["build"])
+            .status(0)
+            .run();
+        let report = std::fs::read_to_string(out.path().join("run/report.md")).unwrap();
+        assert!(
+            report.starts_with("# Catalog run: demo-kg.json\n"),
+            "{report}"
+        );
+        for file in [
+            "run/report.md",
+            "run/report.html",
+            "site/catalogs/run/index.html",
+        ] {
+            let text = std::fs::read_to_string(out.path().join(file)).unwrap();
+            assert!(!text.contains("/home/alice"), "{file}");
+        }
+    }
+
     // A selector whose id member the rows lack (rows[*] by "label" over an
     // ASK query's "ask" column) counted 0 candidates and failed as an
     // empty answer; a recipe without an endpoint, run outside a repository,
