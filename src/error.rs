@@ -138,6 +138,19 @@ pub fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// A serde_json error's message without the " at line L column C" it
+/// ends with, for an error that gives the line apart
+/// ([`Error::at_line`]).
+pub fn json_message(e: &serde_json::Error) -> String {
+    let mut message = e.to_string();
+    if e.line() > 0
+        && let Some(cut) = message.rfind(" at line ")
+    {
+        message.truncate(cut);
+    }
+    message
+}
+
 /// The 1-based line of byte `offset` in `text` (an offset past the end
 /// counts as the end; one inside a character, as that character's line).
 pub fn line_at(text: &str, offset: usize) -> u64 {

@@ -93,10 +93,7 @@ pub fn load(path: &Path) -> Result<Results> {
     }
     let mut de = serde_json::Deserializer::from_str(text);
     let results: Results = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let mut message = e.inner().to_string();
-        if let Some(cut) = message.rfind(" at line ") {
-            message.truncate(cut);
-        }
+        let message = crate::error::json_message(e.inner());
         malformed(e.inner().line(), &format_args!("{}: {message}", e.path()))
     })?;
     for (i, q) in results.queries.iter().enumerate() {

@@ -328,7 +328,7 @@ pub fn load(path: &Path) -> Result<Catalog> {
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let line = e.inner().line() as u64;
-        let mut message = e.inner().to_string();
+        let mut message = crate::error::json_message(e.inner());
         let mut at = e.path().to_string();
         // An unknown member ends the path: the message names it already.
         if message.starts_with("unknown field")
@@ -337,10 +337,6 @@ pub fn load(path: &Path) -> Result<Catalog> {
             at.truncate(cut);
         }
         let place = place_of(&at, &value);
-        // serde_json appends " at line L column C": the line is given apart.
-        if let Some(cut) = message.rfind(" at line ") {
-            message.truncate(cut);
-        }
         if message.contains("untagged enum Run") {
             message = "give either \"tool\" with \"arguments\", or \"sparql\" with an optional \"endpoint\"".into();
         }

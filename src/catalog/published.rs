@@ -175,20 +175,27 @@ pub fn comparison(comparison: &PublishedComparison) -> String {
     )
 }
 
-/// Fails when `path` exists and none of its first lines starts with
-/// `mark` (the whole generated line's opening, so a note that merely
-/// mentions [`REPORT_MARK`] is not taken for a generated file).
+/// True when `path` holds a file one of whose first lines starts with
+/// `mark` (a generated line's opening, [`super::report::RUN_MARK_LINE`] or
+/// [`super::report::COMPARISON_MARK_LINE`]; a note that merely mentions
+/// [`REPORT_MARK`] is not taken for a generated file). False when it
+/// cannot be read.
+pub fn carries_mark_line(path: &Path, mark: &str) -> bool {
+    crate::fsutil::head(path).is_some_and(|head| head.lines().take(8).any(|l| l.starts_with(mark)))
+}
+
+/// Fails when `path` exists and does not [`carries_mark_line`] `mark`.
 ///
 /// Errors: [`Error::File`] naming it, with what to do.
 fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
-    match crate::fsutil::head(path) {
-        Some(head) if !head.lines().take(8).any(|l| l.starts_with(mark)) => Err(Error::file(
-            path,
-            format!(
-                "was not written by okn-benchmark (no line starts \"{mark}\") and build \
-                     would replace it: move what it says to another file, then build again"
-            ),
-        )),
-        _ => Ok(()),
+    if !path.exists() || carries_mark_line(path, mark) {
+        return Ok(());
     }
+    Err(Error::file(
+        path,
+        format!(
+            "was not written by okn-benchmark (no line starts \"{mark}\") and build \
+             would replace it: move what it says to another file, then build again"
+        ),
+    ))
 }

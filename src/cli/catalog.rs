@@ -342,16 +342,8 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
 ///
 /// Errors: [`Error::File`] naming the file, with what to do (exit 2).
 fn refuse_unless_generated(path: &std::path::Path) -> Result<()> {
-    use crate::catalog::report::COMPARISON_MARK_LINE;
-    if !path.exists() {
-        return Ok(());
-    }
-    let generated = crate::fsutil::head(path).is_some_and(|head| {
-        head.lines()
-            .take(8)
-            .any(|l| l.starts_with(COMPARISON_MARK_LINE))
-    });
-    if generated {
+    use crate::catalog::{published::carries_mark_line, report::COMPARISON_MARK_LINE};
+    if !path.exists() || carries_mark_line(path, COMPARISON_MARK_LINE) {
         return Ok(());
     }
     Err(Error::file(
