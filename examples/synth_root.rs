@@ -841,6 +841,7 @@ fn main() -> ExitCode {
                 withheld: c.withheld.clone(),
                 strict_upstream_errors: false,
                 excluded: vec![],
+                shards: None,
             },
             settings: Settings {
                 corpus: "corpora/synth".into(),
@@ -869,6 +870,7 @@ fn main() -> ExitCode {
             meta: Meta::default(),
             aggregate: aggregate(&summaries),
             questions: summaries,
+            shard: None,
         };
         if let Err(e) = write_json(&root.condition_file(&c.name), &file) {
             eprintln!("synth_root: {e}");

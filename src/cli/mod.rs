@@ -9,6 +9,7 @@ mod build;
 mod catalog;
 mod corpus;
 mod kg_server;
+mod merge;
 mod paper;
 mod probe;
 mod proxy;
@@ -89,6 +90,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// Run one condition over a corpus, episode by episode, into a runs root.
     Run(Box<run::RunArgs>),
+    /// Join the runs roots of a sharded sweep (run --shard K/N) into one runs root.
+    Merge(merge::MergeArgs),
     /// Print a runs root's tables and regenerate its README.md and summary CSVs.
     Report(report::ReportArgs),
     /// Re-judge every recorded attempt with today's scoring rules.
@@ -222,6 +225,7 @@ pub fn main() -> ExitCode {
         Command::Proxy(a) => proxy::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Run(a) => run::run_command(*a),
+        Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::report(a),
         Command::Rescore(a) => report::rescore(a),
         Command::Freeze(a) => report::freeze(a),

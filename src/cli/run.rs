@@ -99,6 +99,14 @@ pub(crate) struct RunArgs {
     /// sparql-only: a valid graph shortname (repeatable).
     #[arg(long, value_name = "NAME")]
     shortname: Vec<String>,
+    /// Play only the K-th of N disjoint slices of the (question, attempt) pairs, one at a
+    /// time, into this root; run the N shards at once (a CI matrix, a Slurm array, a
+    /// Kubernetes indexed Job) and join their roots with 'okn-benchmark merge'. Pair p =
+    /// question position × repeat + attempt − 1 goes to shard p mod N + 1, the same slice on
+    /// every machine while the corpus does not change. The condition records shards: N, and
+    /// reports say its timings were taken with N episodes in parallel (docs/SCALING.md).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<crate::runs::shard::ShardArg>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -220,6 +228,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         timeout: Duration::from_secs(args.timeout),
         strict: args.strict_upstream_errors,
         agent_env: Vec::new(),
+        shard: args.shard.and_then(|s| s.0),
     };
     let out = options.out.clone();
     crate::interrupt::install();

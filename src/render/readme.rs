@@ -37,6 +37,9 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     );
     let _ = writeln!(out, "## Conditions\n");
     out.push_str(&md_table(&tables::root_conditions(view)));
+    for note in view.conditions.values().filter_map(|c| c.shards_note()) {
+        let _ = writeln!(out, "\n{}", md_text(&note));
+    }
     if !view.unfinished.is_empty() {
         let _ = writeln!(out, "\n## Unfinished conditions\n");
         for (name, unfinished) in &view.unfinished {
@@ -64,6 +67,9 @@ pub fn terminal(view: &RootView) -> String {
     out.push_str(&term_table(&tables::root_summary(view)));
     for condition in view.conditions.values() {
         let file = &condition.file;
+        if let Some(note) = condition.shards_note() {
+            let _ = writeln!(out, "  {}: {note}", file.name);
+        }
         for e in &file.meta.excluded {
             let _ = writeln!(out, "  {}: excluded {} ({})", file.name, e.id, e.reason);
         }

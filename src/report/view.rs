@@ -273,6 +273,18 @@ impl ConditionView {
         format!("{total}: {}", shown.join(", "))
     }
 
+    /// The sentence every report that shows this condition's times carries
+    /// when its episodes ran in N shards at once (`shards: N`,
+    /// `docs/SCALING.md`); `None` for a serial run.
+    pub fn shards_note(&self) -> Option<String> {
+        let n = self.file.identity.shards.filter(|&n| n > 1)?;
+        Some(format!(
+            "The timings of {} were taken with {n} shards in parallel against one server \
+             (run --shard K/{n}): compare them only with timings taken with {n} shards.",
+            self.label
+        ))
+    }
+
     /// The model as the README shows it: resolved, with the one asked for
     /// beside it where they differ ([`crate::format::model`]).
     pub fn model(&self) -> Option<String> {

@@ -71,6 +71,13 @@ pub struct Identity {
     pub strict_upstream_errors: bool,
     /// Ids kept out by `--exclude` (or by hand), sorted.
     pub excluded: Vec<String>,
+    /// Shards played in parallel (`run --shard K/N`, `docs/SCALING.md`):
+    /// `None` for a serial run, which is how a serial run's file reads.
+    /// Part of the identity because N episodes ran at once against one
+    /// server: timings under `N` shards compare only with timings under
+    /// `N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 fn show<T: Serialize>(value: &T) -> String {
@@ -108,7 +115,8 @@ impl Identity {
             repeat,
             withheld,
             strict_upstream_errors,
-            excluded
+            excluded,
+            shards
         );
         None
     }
@@ -199,6 +207,7 @@ mod tests {
             withheld: vec![],
             strict_upstream_errors: false,
             excluded: vec![],
+            shards: None,
         }
     }
 

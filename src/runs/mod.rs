@@ -14,6 +14,8 @@
 //! - [`lock`]: one run per condition at a time.
 //! - [`trajectory`]: what an attempt's calls say of how it went about it.
 //! - [`run`]: one condition over a corpus, resumable.
+//! - [`shard`]: the slice of a condition `run --shard K/N` plays.
+//! - [`merge`]: shard roots joined into one.
 //! - [`rescore`]: every attempt judged again, and freezing a root.
 //! - [`verified`]: when the ground truth a root was judged by was last
 //!   verified against its endpoint.
@@ -22,10 +24,12 @@ pub mod identity;
 pub mod judge;
 pub use crate::layout;
 pub mod lock;
+pub mod merge;
 pub mod prompt;
 pub mod recorded;
 pub mod records;
 pub mod rescore;
 pub mod run;
+pub mod shard;
 pub mod trajectory;
 pub mod verified;

@@ -421,6 +421,10 @@ pub struct ConditionFile {
     pub questions: BTreeMap<String, QuestionSummary>,
     /// Over the questions.
     pub aggregate: Aggregate,
+    /// The slice a shard root holds (`run --shard K/N`); absent in a
+    /// serial or merged root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardRecord>,
 }
 
 /// Summarizes attempts. `ordered_key` decides whether `ordered` figures

@@ -118,6 +118,9 @@ pub struct RunOptions {
     pub strict: bool,
     /// Extra environment for the agent host (e.g. `ANTHROPIC_BASE_URL`).
     pub agent_env: Vec<(String, String)>,
+    /// `--shard K/N`: the slice of (question, attempt) pairs to play
+    /// (`None`: all of them).
+    pub shard: Option<super::shard::Shard>,
 }
 
 /// What `run` did, for the caller's summary line.
@@ -307,7 +310,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         return Err(Error::Usage("--repeat must be at least 1".into()));
     }
     let (selected, excluded) = select(options)?;
-    let (name, identity) = identity(options, &excluded);
+    let (name, mut identity) = identity(options, &excluded);
     // Before anything is read of the condition or written into it.
     let lock = ConditionLock::acquire(&root, &name, progress)?;
     let truths = ground_truths(options, &selected)?;
@@ -319,7 +322,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         }
         Tools::AllTools { .. } => None,
     };
-    let recorded = check_recorded(options, &root, &name, &identity, &truths)?;
+    let recorded = check_recorded(options, &root, &name, &mut identity, &truths)?;
     if options.force {
         // Every folder of the condition, not only the selected questions':
         // --force replaces the condition, and nothing of it may come back.
@@ -588,6 +591,7 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
         withheld,
         strict_upstream_errors: options.strict,
         excluded: excluded.iter().map(|e| e.id.clone()).collect(),
+        shards: options.shard.map(|s| s.count),
     };
     (name, identity)
 }
@@ -597,19 +601,26 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
 /// the ground truth other conditions there were judged by. Returns the
 /// recorded condition a run adds to.
 ///
+/// A merged root (`merge`: `shards: N` and no slice of its own) resumed
+/// by a serial `run --resume` keeps `shards: N`: that run plays the
+/// attempts the merge found missing (`docs/SCALING.md`).
+///
 /// Errors: the first field of the identity that differs; recorded
 /// attempts without `--resume` or `--force`; changed ground truth.
 fn check_recorded(
     options: &RunOptions,
     root: &RunsRoot,
     name: &str,
-    identity: &Identity,
+    identity: &mut Identity,
     truths: &BTreeMap<String, GroundTruth>,
 ) -> Result<Option<ConditionFile>> {
     let condition_path = root.condition_file(name);
     let mut recorded = None;
     if condition_path.is_file() && !options.force {
         let file: ConditionFile = read_json(&condition_path)?;
+        if options.resume && options.shard.is_none() && file.shard.is_none() {
+            identity.shards = identity.shards.or(file.identity.shards);
+        }
         if let Some((field, old, new)) = identity.first_difference(&file.identity) {
             return Err(Error::Usage(format!(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."
@@ -673,8 +684,24 @@ pub fn play(
         interrupted: None,
         completed: 0,
     };
-    let mut tally = Tally::new(total * options.repeat as usize);
+    // The attempts of each question this run plays: all of them, or the
+    // shard's slice (a question with none in the slice is not touched).
+    let slice: Vec<Vec<u32>> = (0..total)
+        .map(|position| {
+            (1..=options.repeat)
+                .filter(|&a| {
+                    options
+                        .shard
+                        .is_none_or(|s| s.holds(position, options.repeat, a))
+                })
+                .collect()
+        })
+        .collect();
+    let mut tally = Tally::new(slice.iter().map(Vec::len).sum());
     for (index, record) in prepared.selected.iter().enumerate() {
+        if slice[index].is_empty() {
+            continue;
+        }
         let truth = &prepared.truths[&record.id];
         copy_ground_truth(root, &record.id, &options.ground_truth_dir)?;
         let prompt = super::prompt::prompt(record, options.kg_hint.names_graph());
@@ -683,7 +710,7 @@ pub fn play(
             ..ScoreOptions::default()
         };
         let mut attempts = Vec::new();
-        for attempt in 1..=options.repeat {
+        for &attempt in &slice[index] {
             let clock = Instant::now();
             let dir = root.attempt_dir(&record.id, name, attempt);
             if crate::interrupt::requested() {
@@ -929,6 +956,11 @@ pub fn finish(
         meta: Meta { excluded },
         aggregate: aggregate(&summaries),
         questions: summaries,
+        shard: options.shard.map(|s| super::shard::ShardRecord {
+            index: s.index,
+            count: s.count,
+            questions: selected.iter().map(|r| r.id.clone()).collect(),
+        }),
     };
     for reason in &blocked_reasons {
         progress(&format!("blocked: {reason}"));

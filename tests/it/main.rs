@@ -40,6 +40,7 @@ mod score;
 mod score_model;
 mod score_oracle;
 mod score_properties;
+mod sweep;
 mod views;
 mod w3c_results;
 mod workflows;

@@ -1,0 +1,438 @@
+//! Sharded sweeps (`run --shard K/N`) and `merge`, through the real binary:
+//! the scripted agent (no model) drives the real proxy in front of the real
+//! demo KG server over stdio, one server per episode (`docs/SCALING.md`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::support::{okn, stderr, stdout};
+use serde_json::Value;
+
+/// The sweep every test here plays: 12 questions × 3 attempts.
+const SWEEP: &[&str] = &[
+    "run",
+    "--corpus",
+    "demo/benchmarks-single",
+    "--tools",
+    "all-tools",
+    "--kg-hint",
+    "tags",
+    "--profile",
+    "profiles/demo-kg.local.toml",
+    "--agent",
+    "scripted:mixed:11",
+    "--repeat",
+    "3",
+];
+
+const CONDITION: &str = "demo-kg-all-tools__kg-named";
+
+fn sweep(out: &Path, extra: &[&str]) -> Output {
+    okn()
+        .args(SWEEP)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn merge(out: &Path, shards: &[PathBuf]) -> Output {
+    okn()
+        .arg("merge")
+        .arg("--out")
+        .arg(out)
+        .args(shards)
+        .output()
+        .unwrap()
+}
+
+/// The three shards of the sweep played at once, as three processes, each
+/// into its own root beside `dir/serial`'s depth (command.txt records
+/// paths relative to the attempt folder).
+fn three_shards(dir: &Path) -> Vec<PathBuf> {
+    let roots: Vec<PathBuf> = (1..=3).map(|k| dir.join(format!("shard{k}"))).collect();
+    let children: Vec<_> = roots
+        .iter()
+        .enumerate()
+        .map(|(i, root)| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"))
+                .current_dir(crate::support::repo())
+                .env_remove("XDG_CACHE_HOME")
+                .args(SWEEP)
+                .arg("--out")
+                .arg(root)
+                .arg("--shard")
+                .arg(format!("{}/3", i + 1))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    roots
+}
+
+/// The members that hold a time measured now: the only ones a sharded
+/// sweep may record differently from a serial one.
+const MEASURED: &[&str] = &[
+    "wall_s",
+    "server_s",
+    "start_s",
+    "duration_s",
+    "duration_ms",
+    "mean_wall_s",
+    "mean_server_s",
+];
+
+/// `value` with every measured time set to null, and `shards` (the
+/// identity member a serial run lacks) removed.
+fn without_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("shards");
+            for (key, member) in map.iter_mut() {
+                if MEASURED.contains(&key.as_str()) {
+                    *member = Value::Null;
+                } else {
+                    without_times(member);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_times),
+        _ => {}
+    }
+}
+
+/// A CSV with its `wall_s` and `server_s` cells blanked.
+fn csv_without_times(text: &str) -> String {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let at: Vec<usize> = ["wall_s", "server_s"]
+        .iter()
+        .filter_map(|c| header.iter().position(|h| h == c))
+        .collect();
+    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+    let mut out = header.join(",");
+    for record in reader.records() {
+        let mut cells: Vec<String> = record.unwrap().iter().map(str::to_string).collect();
+        for &i in &at {
+            cells[i].clear();
+        }
+        out.push('\n');
+        out.push_str(&cells.join("|"));
+    }
+    out
+}
+
+/// Every file of a runs root by its path inside it, its measured times
+/// taken out; the generated README (whose table shows the times, and
+/// whose title is the folder's name) is left out.
+fn comparable(root: &Path) -> BTreeMap<PathBuf, String> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with("README"))
+        .map(|e| {
+            let relative = e.path().strip_prefix(root).unwrap().to_path_buf();
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let text = match e.path().extension().and_then(|x| x.to_str()) {
+                Some("json") => {
+                    // agent.json is one JSON line; the others are pretty.
+                    let mut value: Value = serde_json::from_str(&text).unwrap();
+                    without_times(&mut value);
+                    serde_json::to_string_pretty(&value).unwrap()
+                }
+                Some("csv") if relative.ends_with("summary.csv") => csv_without_times(&text),
+                _ => text,
+            };
+            (relative, text)
+        })
+        .collect()
+}
+
+/// Every file under `dir` with its bytes.
+fn bytes(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+fn assert_same_roots(serial: &Path, merged: &Path) {
+    let (a, b) = (comparable(serial), comparable(merged));
+    let names = |m: &BTreeMap<PathBuf, String>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b), "the two roots hold different files");
+    assert!(a.len() > 12 * 3 * 6, "{} files", a.len());
+    for (path, text) in &a {
+        assert_eq!(
+            text,
+            &b[path],
+            "{} differs beyond the measured times",
+            path.display()
+        );
+    }
+}
+
+/// The sweep run serially and as three concurrent shard processes, merged,
+/// is the same root file by file apart from the times measured; the merge
+/// is idempotent; and each shard played its slice, one question at a time.
+#[test]
+fn three_concurrent_shards_merge_into_the_serial_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let serial = dir.path().join("serial");
+    let output = sweep(&serial, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shards = three_shards(dir.path());
+    // Shard 2 of 3 holds attempt 2 of every question (pair p = position × 3
+    // + attempt − 1) and records its slice and shards: 3.
+    let condition: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            shards[1]
+                .join("conditions")
+                .join(format!("{CONDITION}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(condition["identity"]["shards"], 3);
+    assert_eq!(condition["shard"]["index"], 2);
+    assert_eq!(
+        condition["shard"]["questions"].as_array().unwrap().len(),
+        12
+    );
+    assert_eq!(condition["aggregate"]["attempts"], 12);
+    let attempts: Vec<String> = walkdir::WalkDir::new(&shards[1])
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            e.file_type().is_dir() && e.file_name().to_string_lossy().starts_with("attempt-")
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(attempts.len(), 12);
+    assert!(attempts.iter().all(|a| a == "attempt-2"), "{attempts:?}");
+
+    let merged = dir.path().join("merged");
+    let output = merge(&merged, &shards);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains(&format!(
+            "merged 3 roots into {}: 36 attempt folders copied, 0 already there\n  {CONDITION}: 36 of 36 attempts\n",
+            merged.display()
+        )),
+        "{}",
+        stdout(&output)
+    );
+    assert_same_roots(&serial, &merged);
+    let readme = std::fs::read_to_string(merged.join("README.md")).unwrap();
+    assert!(
+        readme.contains("were taken with 3 shards in parallel against one server"),
+        "{readme}"
+    );
+    assert!(
+        !std::fs::read_to_string(serial.join("README.md"))
+            .unwrap()
+            .contains("shards")
+    );
+
+    // Idempotent: merging again writes the same bytes.
+    let before = bytes(&merged);
+    let output = merge(&merged, &shards);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("0 attempt folders copied, 36 already there"));
+    assert_eq!(before, bytes(&merged));
+}
+
+/// A shard not given is named with the attempts it holds, exit 1; `run
+/// --resume` on the merged root, without --shard, plays exactly those and
+/// leaves the serial root's contents.
+#[test]
+fn missing_attempts_are_named_and_resume_plays_exactly_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = three_shards(dir.path());
+    let merged = dir.path().join("merged");
+    let output = merge(&merged, &shards[..2]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(stdout(&output).contains(&format!("{CONDITION}: 24 of 36 attempts")));
+    assert!(
+        err.contains(&format!("{CONDITION}: no input is shard 3 of its sweep")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{CONDITION}: 12 attempts missing: biobricks-ice-active-chemicals_single attempt 3, "
+        )),
+        "{err}"
+    );
+    assert!(err.contains("--resume"), "{err}");
+
+    let output = sweep(&merged, &["--resume"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains(&format!("{CONDITION}: 12 questions, 12 ran, 24 resumed")),
+        "{}",
+        stdout(&output)
+    );
+    let condition: Value = serde_json::from_str(
+        &std::fs::read_to_string(merged.join("conditions").join(format!("{CONDITION}.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        condition["identity"]["shards"], 3,
+        "a merged condition stays sharded"
+    );
+    assert_eq!(condition["aggregate"]["attempts"], 36);
+    let serial = dir.path().join("serial");
+    assert!(sweep(&serial, &[]).status.success());
+    assert_same_roots(&serial, &merged);
+}
+
+/// Edits `path` (a JSON file) with `f`.
+fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut value);
+    std::fs::write(path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+/// Each mismatch is refused with exit 2, naming the file and the field,
+/// and nothing is written.
+#[test]
+fn merge_refuses_shards_that_are_not_of_one_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = three_shards(dir.path());
+    let condition = |root: &Path| root.join("conditions").join(format!("{CONDITION}.json"));
+    let question = "biobricks-ice-active-chemicals_single_results";
+    type Edit = Box<dyn Fn(&Path) -> PathBuf>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "identity",
+            Box::new(move |root| {
+                let path = condition(root);
+                edit(&path, |v| {
+                    v["identity"]["agent"] = "scripted:mixed:99".into()
+                });
+                path
+            }),
+            "identity.agent is 'scripted:mixed:99', but",
+        ),
+        (
+            "corpus commit",
+            Box::new(move |root| {
+                let path = condition(root);
+                edit(&path, |v| v["settings"]["corpus_commit"] = "0123abc".into());
+                path
+            }),
+            "settings.corpus_commit is \"0123abc\", but",
+        ),
+        (
+            "scoring contract",
+            Box::new(move |root| {
+                let path = condition(root);
+                edit(&path, |v| v["settings"]["numeric_rel_tol"] = 0.01.into());
+                path
+            }),
+            "settings.numeric_rel_tol is 0.01, but",
+        ),
+        (
+            "ground truth",
+            Box::new(move |root| {
+                let path = root.join(question).join("ground_truth.json");
+                edit(&path, |v| v["fingerprint"] = "sha256:moved".into());
+                path
+            }),
+            "fingerprint (the ground truth of biobricks-ice-active-chemicals_single) is sha256:moved, but",
+        ),
+    ];
+    for (what, change, expected) in cases {
+        let copy = dir
+            .path()
+            .join(format!("edited-{}", what.replace(' ', "-")));
+        crate::support::fixture::copy_dir(&shards[2], &copy);
+        let file = change(&copy);
+        let out = dir.path().join(format!("out-{}", what.replace(' ', "-")));
+        let output = merge(&out, &[shards[0].clone(), shards[1].clone(), copy]);
+        assert_eq!(output.status.code(), Some(2), "{what}: {}", stderr(&output));
+        let err = stderr(&output);
+        assert!(err.contains(&file.display().to_string()), "{what}: {err}");
+        assert!(err.contains(expected), "{what}: {err}");
+        assert!(err.contains("not shards of one sweep"), "{what}: {err}");
+        assert!(!out.exists(), "{what}: something was written");
+    }
+
+    // Overlapping attempts: shard 1 again, one answer changed.
+    let again = dir.path().join("shard1-again");
+    crate::support::fixture::copy_dir(&shards[0], &again);
+    let answer = again
+        .join(question)
+        .join(CONDITION)
+        .join("attempt-1")
+        .join("answer.csv");
+    std::fs::write(&answer, "x\n1\n").unwrap();
+    let out = dir.path().join("out-overlap");
+    let output = merge(&out, &[shards[0].clone(), again.clone()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("two shards played the same attempt"), "{err}");
+    assert!(
+        err.contains(
+            &again
+                .join(question)
+                .join(CONDITION)
+                .join("attempt-1")
+                .display()
+                .to_string()
+        ),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // The same shard given twice is named; an identical copy is no overlap.
+    let output = merge(&out, &[shards[0].clone(), shards[0].clone()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("is given twice"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A frozen target.
+    let frozen = dir.path().join("frozen");
+    assert!(merge(&frozen, &shards).status.success());
+    let output = okn()
+        .args(["freeze", "--reason", "published"])
+        .arg(&frozen)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let before = bytes(&frozen);
+    let output = merge(&frozen, &shards);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("frozen"), "{}", stderr(&output));
+    assert_eq!(before, bytes(&frozen));
+}
+
+/// `--shard` refuses what is not K/N with 1 <= K <= N, before anything runs.
+#[test]
+fn a_shard_that_is_not_k_of_n_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0/3", "4/3", "2"] {
+        let output = sweep(&dir.path().join("r"), &["--shard", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        assert!(
+            stderr(&output).contains("1 <= K <= N"),
+            "{bad}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(!dir.path().join("r").exists());
+}
