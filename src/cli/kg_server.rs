@@ -41,6 +41,11 @@ pub(crate) struct KgServerArgs {
     /// of docs/CATALOG.md's published example.
     #[arg(long, value_enum, default_value_t = LookupArg::ExactFirst)]
     lookup: LookupArg,
+    /// Answer query with at most N rows (the rest cut, the reply marked
+    /// "truncated": true), as a deployment that caps its results does: the
+    /// candidate of docs/SCALING.md's published comparison.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    row_limit: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -74,10 +79,13 @@ pub(crate) fn run(args: KgServerArgs) -> Result<ExitCode> {
         )));
     };
     let store = crate::sparql::EmbeddedStore::load(display, files, identity)?;
-    let server = KgServer::new(store, faults).with_lookup(match args.lookup {
+    let mut server = KgServer::new(store, faults).with_lookup(match args.lookup {
         LookupArg::ExactFirst => Lookup::ExactFirst,
         LookupArg::Fuzzy => Lookup::Fuzzy,
     });
+    if let Some(limit) = args.row_limit {
+        server = server.with_row_limit(limit);
+    }
     let runtime = crate::mcp::runtime()?;
     runtime.block_on(async move {
         match args.transport {

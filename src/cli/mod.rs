@@ -7,6 +7,7 @@
 
 mod build;
 mod catalog;
+mod compare;
 mod corpus;
 mod kg_server;
 mod merge;
@@ -92,6 +93,8 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Join the runs roots of a sharded sweep (run --shard K/N) into one runs root.
     Merge(merge::MergeArgs),
+    /// Compare two runs roots question by question (regressed, improved, mixed; paired bootstrap, McNemar).
+    Compare(compare::CompareArgs),
     /// Print a runs root's tables and regenerate its README.md and summary CSVs.
     Report(report::ReportArgs),
     /// Re-judge every recorded attempt with today's scoring rules.
@@ -226,6 +229,7 @@ pub fn main() -> ExitCode {
         Command::Probe(a) => probe::run(a),
         Command::Run(a) => run::run_command(*a),
         Command::Merge(a) => merge::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::report(a),
         Command::Rescore(a) => report::rescore(a),
         Command::Freeze(a) => report::freeze(a),

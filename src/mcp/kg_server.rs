@@ -150,6 +150,7 @@ pub struct KgServer {
     graphs: Arc<Vec<GraphInfo>>,
     faults: Faults,
     lookup: Lookup,
+    row_limit: Option<usize>,
     calls: Arc<AtomicU64>,
     tool_router: ToolRouter<Self>,
 }
@@ -250,6 +251,7 @@ impl KgServer {
             graphs: Arc::new(graphs),
             faults,
             lookup: Lookup::default(),
+            row_limit: None,
             calls: Arc::new(AtomicU64::new(0)),
             tool_router: Self::tool_router(),
         }
@@ -263,6 +265,31 @@ impl KgServer {
             route.attr.description = Some(lookup.description().into());
         }
         self
+    }
+
+    /// This server with `query` answering at most `limit` rows (a
+    /// deployment that caps its results, as many do): the rest are cut, and
+    /// the reply says `"truncated": true`. The cut is the deliberate change
+    /// of `docs/SCALING.md`'s published comparison.
+    pub fn with_row_limit(mut self, limit: usize) -> KgServer {
+        self.row_limit = Some(limit);
+        if let Some(route) = self.tool_router.map.get_mut("query") {
+            let description = route.attr.description.clone().unwrap_or_default();
+            route.attr.description =
+                Some(format!("{description} At most {limit} rows are returned.").into());
+        }
+        self
+    }
+
+    /// `rows` cut to the row limit, and whether anything was cut.
+    fn limited(&self, mut rows: Vec<Value>) -> (Vec<Value>, bool) {
+        match self.row_limit {
+            Some(limit) if rows.len() > limit => {
+                rows.truncate(limit);
+                (rows, true)
+            }
+            _ => (rows, false),
+        }
     }
 
     /// How many triples mention `iri`, as subject or object, in any graph.
@@ -387,7 +414,13 @@ impl KgServer {
                         )
                     })
                     .collect();
-                json!({"columns": variables, "row_count": rows.len(), "rows": rows})
+                let (rows, truncated) = self.limited(rows);
+                let mut value =
+                    json!({"columns": variables, "row_count": rows.len(), "rows": rows});
+                if truncated {
+                    value["truncated"] = Value::Bool(true);
+                }
+                value
             }
             QueryOutput::Boolean(b) => json!({"boolean": b}),
             QueryOutput::Graph(triples) => {

@@ -309,6 +309,16 @@ impl Exporter for Site {
             }
         }
         exported.outputs.extend(catalog_pages(view)?);
+        for study in &view.studies {
+            for compared in &study.comparisons {
+                let page = super::site::comparison_page(&study.name, &compared.key);
+                let bytes = super::site::comparison_page_bytes(&view.theme, study, compared)?;
+                exported.outputs.push(Output {
+                    bytes: super::page::stamp(&page, bytes),
+                    path: base.join(page),
+                });
+            }
+        }
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
     }

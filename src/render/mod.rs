@@ -23,6 +23,7 @@
 pub mod assets;
 pub mod build;
 pub mod catalog;
+pub mod comparison;
 pub mod export;
 pub mod figures;
 pub mod manuscript;

@@ -350,7 +350,35 @@ pub fn index_page(
             frozen: r.view.frozen,
         })
         .collect();
+    let index = &page;
+    let comparisons: Vec<IndexCatalog> = published
+        .studies
+        .iter()
+        .flat_map(|s| {
+            s.comparisons.iter().map(move |c| {
+                let counts: Vec<String> = crate::report::compare::Class::ALL
+                    .iter()
+                    .map(|&class| {
+                        let n: usize = c.comparison.conditions.iter().map(|x| x.count(class)).sum();
+                        format!("{n} {}", class.word())
+                    })
+                    .collect();
+                IndexCatalog {
+                    kind: "runs roots",
+                    name: c.title.clone(),
+                    href: relative_link(index, &comparison_page(&s.name, &c.key)),
+                    what: format!(
+                        "{} → {}: {} (question × condition)",
+                        super::comparison::root_name(&c.comparison.baseline),
+                        super::comparison::root_name(&c.comparison.candidate),
+                        counts.join(", ")
+                    ),
+                }
+            })
+        })
+        .collect();
     let mut context = tera::Context::new();
+    context.insert("comparisons", &comparisons);
     context.insert("studies", &studies);
     context.insert("roots", &roots);
     context.insert("catalogs", catalogs);
@@ -359,6 +387,46 @@ pub fn index_page(
     context.insert("readme", &readme);
     Ok(theme
         .render("site/index.html", "Results", None, context)?
+        .into_bytes())
+}
+
+/// The site page of comparison `key` of study `study` (its folder's name
+/// without `results-`), relative to the build's base.
+pub fn comparison_page(study: &str, key: &str) -> PathBuf {
+    Path::new(SITE_DIR)
+        .join("comparisons")
+        .join(format!("{study}-{key}.html"))
+}
+
+/// The site page of a study's comparison: its title, the Markdown of
+/// [`super::comparison::markdown`], rendered with the site's theme.
+///
+/// Errors: a template that fails to render.
+pub fn comparison_page_bytes(
+    theme: &super::Theme,
+    study: &crate::report::study::StudyView,
+    compared: &crate::report::study::StudyComparison,
+) -> crate::error::Result<Vec<u8>> {
+    let page = comparison_page(&study.name, &compared.key);
+    let text = super::comparison::markdown(
+        &compared.comparison,
+        Some(&format!("# {}", super::syntax::md_text(&compared.title))),
+    );
+    let base = page.parent().unwrap_or(Path::new(""));
+    let rendered =
+        super::markdown::render(&text, base, "comparison", &super::assets::AssetMap::new());
+    let nav = crumbs(
+        &page,
+        &[
+            (
+                "Results",
+                Some(Path::new(super::site::SITE_DIR).join("index.html")),
+            ),
+            (&compared.title, None),
+        ],
+    );
+    Ok(theme
+        .page(&compared.title, &rendered.body, Some(&nav))?
         .into_bytes())
 }
 

@@ -30,7 +30,7 @@ pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 /// "Generated regions":
 /// tables, a number inside a sentence, figure embeds, and the
 /// questions that defeat every condition or separate them).
-pub const KINDS: [(&str, &[&str]); 8] = [
+pub const KINDS: [(&str, &[&str]); 9] = [
     ("rates", &[]),
     ("questions", &["text"]),
     ("deltas", &["baseline"]),
@@ -50,6 +50,7 @@ pub const KINDS: [(&str, &[&str]); 8] = [
     ("defeats-every-condition", &[]),
     ("separating", &[]),
     ("strategies", &["condition"]),
+    ("comparison", &["key"]),
 ];
 
 /// What a `number` region can show. Per condition (`condition=KEY`):
@@ -655,6 +656,26 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
             condition(study, p, "condition")?,
         )),
         "number" => number(study, p)?,
+        "comparison" => {
+            let key = p.get("key").ok_or("okn:comparison needs key=KEY")?;
+            let compared = study
+                .comparisons
+                .iter()
+                .find(|c| c.key == *key)
+                .ok_or_else(|| {
+                    let known: Vec<&str> =
+                        study.comparisons.iter().map(|c| c.key.as_str()).collect();
+                    format!(
+                        "no comparison '{key}' in study.toml's [[comparisons]]{}",
+                        if known.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; known: {}", known.join(", "))
+                        }
+                    )
+                })?;
+            block(super::comparison::markdown(&compared.comparison, None))
+        }
         other => return Err(format!("unknown region kind '{other}'")),
     })
 }
@@ -1026,8 +1047,11 @@ mod tests {
     use std::path::PathBuf;
 
     fn demo_root() -> PathBuf {
+        // Ties go to the first by name (runs-scripted-cross before its
+        // row-limit candidate): max_by_key keeps the last of equals.
         crate::testing::demo_roots()
             .into_iter()
+            .rev()
             .max_by_key(|p| RunsRoot::new(p).condition_names().len())
             .unwrap()
     }

@@ -14,6 +14,7 @@
 //! numbers worded by [`crate::format`] alone. Writing a report in a
 //! syntax (Markdown, HTML, terminal, CSV, RTF) is the render layer's.
 
+pub mod compare;
 pub mod diff;
 pub mod grid;
 pub mod load;

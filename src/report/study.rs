@@ -488,6 +488,22 @@ pub struct StudyView {
     /// Each of [`StudyView::roots`] with every link resolved, when it
     /// could be.
     pub root_reals: Vec<Option<PathBuf>>,
+    /// The comparisons of two runs roots it names (`[[comparisons]]`), in
+    /// `study.toml` order.
+    pub comparisons: Vec<StudyComparison>,
+}
+
+/// A comparison of two runs roots a study names (`[[comparisons]]` in
+/// `study.toml`): `build` gives it a site page and fills the
+/// `okn:comparison key=KEY` region with it.
+#[derive(Debug, Clone)]
+pub struct StudyComparison {
+    /// How prose names it (`key=`).
+    pub key: String,
+    /// Its title.
+    pub title: String,
+    /// The two roots compared, named as `study.toml` names them.
+    pub comparison: super::compare::Comparison,
 }
 
 impl StudyView {
@@ -586,8 +602,10 @@ mod tests {
         for v in &views {
             assert!(v.problems.is_empty(), "{:?}", v.problems);
         }
+        // Ties go to the first by name (max_by_key keeps the last).
         views
             .iter()
+            .rev()
             .map(StudyData::from_root)
             .max_by_key(|s| s.conditions.len())
             .unwrap()

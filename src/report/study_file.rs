@@ -40,6 +40,18 @@ struct StudyFile {
     baseline: Option<String>,
     #[serde(default)]
     conditions: Option<Vec<ConditionEntry>>,
+    #[serde(default)]
+    comparisons: Vec<ComparisonEntry>,
+}
+
+/// `[[comparisons]]`: two runs roots compared question by question.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComparisonEntry {
+    key: Spanned<String>,
+    title: String,
+    baseline: String,
+    candidate: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,6 +151,7 @@ pub fn load(dir: &Path) -> Result<StudyView> {
     let baseline = baseline(&source, file.baseline, &data)?;
     let folder = root_label(dir);
     let paths = roots.paths;
+    let comparisons = comparisons(&source, dir, &file.comparisons)?;
     Ok(StudyView {
         dir: dir.to_path_buf(),
         title: file.title,
@@ -147,6 +160,7 @@ pub fn load(dir: &Path) -> Result<StudyView> {
             .iter()
             .map(|r| std::fs::canonicalize(r).ok())
             .collect(),
+        comparisons,
         roots: paths,
         figures,
         baseline,
@@ -158,6 +172,56 @@ pub fn load(dir: &Path) -> Result<StudyView> {
             .unwrap_or(&folder)
             .to_string(),
     })
+}
+
+/// Every `[[comparisons]]` entry, its two roots loaded and compared
+/// ([`super::compare::compare`], conditions paired by name).
+///
+/// Errors (naming `study.toml` and the line): a repeated key, a key that
+/// is not letters, digits and `-`, a root that is not a runs root, and
+/// whatever [`super::compare::compare`] refuses.
+fn comparisons(
+    source: &Source<'_>,
+    dir: &Path,
+    entries: &[ComparisonEntry],
+) -> Result<Vec<super::study::StudyComparison>> {
+    let mut out: Vec<super::study::StudyComparison> = Vec::new();
+    for entry in entries {
+        let key = entry.key.get_ref();
+        let line = source.line_at(&entry.key);
+        let at = |message: String| Error::at_line(source.path, line, message);
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(at(format!(
+                "comparison key '{key}': use letters, digits and '-' (it names a page)"
+            )));
+        }
+        if out.iter().any(|c| c.key == *key) {
+            return Err(at(format!("comparison key '{key}' is used twice")));
+        }
+        let load = |name: &str| {
+            let root = dir.join(name);
+            if RunsRoot::has_conditions(&root) {
+                Ok(super::load::root(&root))
+            } else {
+                Err(at(format!(
+                    "comparison '{key}': runs root '{name}' not found ({} has no condition file \
+                     in conditions/)",
+                    root.display()
+                )))
+            }
+        };
+        let (baseline, candidate) = (load(&entry.baseline)?, load(&entry.candidate)?);
+        let mut comparison = super::compare::compare(&baseline, &candidate, &[])
+            .map_err(|e| at(format!("comparison '{key}': {e}")))?;
+        comparison.baseline = PathBuf::from(&entry.baseline);
+        comparison.candidate = PathBuf::from(&entry.candidate);
+        out.push(super::study::StudyComparison {
+            key: key.clone(),
+            title: entry.title.clone(),
+            comparison,
+        });
+    }
+    Ok(out)
 }
 
 /// Loads every root `names` lists, each once.

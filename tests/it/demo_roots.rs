@@ -13,7 +13,7 @@ use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};
 
 use crate::support::repo;
 
-const ROOTS: [(&str, &[&str]); 3] = [
+const ROOTS: [(&str, &[&str]); 4] = [
     (
         "runs-scripted-single",
         &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"],
@@ -24,6 +24,14 @@ const ROOTS: [(&str, &[&str]); 3] = [
     ),
     (
         "runs-scripted-cross",
+        &[
+            "demo-kg-all-tools-without-get_schema-lookup_uri__kg-named",
+            "demo-kg-all-tools__kg-named",
+            "demo-kg-all-tools__kg-not-named",
+        ],
+    ),
+    (
+        "runs-scripted-cross-row-limit",
         &[
             "demo-kg-all-tools-without-get_schema-lookup_uri__kg-named",
             "demo-kg-all-tools__kg-named",

@@ -1,0 +1,154 @@
+//! Two runs roots compared ([`crate::report::compare`]), as the terminal
+//! shows it and as Markdown sized for a pull-request comment (also the
+//! body of a study's comparison page and region).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::syntax::{markdown as md_table, md_code, md_text, terminal as term_table};
+use crate::report::compare::{
+    Class, Comparison, ConditionChange, conditions_grid, means_grid, questions_grid,
+};
+
+/// A root as a report names it: as given, or by its folder's name when
+/// given as an absolute path (no folder of this machine is published).
+pub fn root_name(path: &Path) -> String {
+    if path.is_absolute() {
+        path.file_name().map_or_else(
+            || "the root".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    } else {
+        path.to_string_lossy().into_owned()
+    }
+}
+
+/// How the numbers are made, for the reader of a comparison.
+pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate; a \
+question is regressed when a paired attempt went from exact to inexact and none the other way, \
+improved for the reverse, mixed when both happened, and not comparable when its ground truth moved \
+between the roots or one side measured none of its attempts. Δ exact is the mean over comparable \
+questions of the candidate's exact rate minus the baseline's, with a 95% percentile bootstrap \
+interval over questions (2000 resamples, fixed seed): questions are the unit sampled. McNemar's \
+test is exact (a two-sided binomial on the b questions exact before only and the c exact after \
+only, a question counting as exact when more than half its attempts were), because the few \
+discordant questions of a corpus make the chi-square approximation unreliable. A question \
+regresses beyond what its repeats can explain when the baseline was exact in every measured \
+attempt and the candidate is not exact in at least one; only those fail --fail-on-regression.";
+
+/// One sentence per condition naming what fails the gate, or saying
+/// nothing does.
+fn gate_line(c: &ConditionChange) -> String {
+    let ids: Vec<String> = c.beyond_repeats().map(|q| q.id.clone()).collect();
+    if ids.is_empty() {
+        "no question regressed beyond what its repeats can explain.".to_string()
+    } else {
+        format!(
+            "{} question{} regressed beyond what {} repeats can explain: {}.",
+            ids.len(),
+            crate::format::plural(ids.len()),
+            if ids.len() == 1 { "its" } else { "their" },
+            ids.join(", ")
+        )
+    }
+}
+
+/// The comparison as Markdown: the headline table, then per condition the
+/// questions that changed (regressions first) and the mean changes.
+pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(heading) = heading {
+        let _ = writeln!(out, "{heading}\n");
+    }
+    let _ = writeln!(
+        out,
+        "Baseline {} · candidate {}.\n",
+        md_code(&root_name(&comparison.baseline)),
+        md_code(&root_name(&comparison.candidate))
+    );
+    out.push_str(&md_table(&conditions_grid(comparison)));
+    for c in &comparison.conditions {
+        let name = if c.baseline == c.candidate {
+            md_code(&c.baseline)
+        } else {
+            format!("{} → {}", md_code(&c.baseline), md_code(&c.candidate))
+        };
+        let _ = writeln!(out, "\n**{name}**: {}\n", md_text(&gate_line(c)));
+        if c.questions.iter().any(|q| q.class != Class::Unchanged) {
+            out.push_str(&md_table(&questions_grid(c)));
+            out.push('\n');
+        }
+        for (side, ids) in [
+            ("baseline", &c.baseline_only),
+            ("candidate", &c.candidate_only),
+        ] {
+            if !ids.is_empty() {
+                let shown: Vec<String> = ids.iter().map(|i| md_code(i)).collect();
+                let _ = writeln!(out, "Only in the {side}: {}.\n", shown.join(", "));
+            }
+        }
+        let _ = writeln!(out, "Per measured attempt, averaged per question first:\n");
+        out.push_str(&md_table(&means_grid(c)));
+    }
+    for (side, names) in [
+        ("baseline", &comparison.baseline_only),
+        ("candidate", &comparison.candidate_only),
+    ] {
+        if !names.is_empty() {
+            let shown: Vec<String> = names.iter().map(|i| md_code(i)).collect();
+            let _ = writeln!(
+                out,
+                "\nConditions only in the {side} (not compared): {}.",
+                shown.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{}", md_text(METHOD));
+    out
+}
+
+/// The comparison for the terminal.
+pub fn terminal(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "baseline {} · candidate {}",
+        comparison.baseline.display(),
+        comparison.candidate.display()
+    );
+    out.push_str(&term_table(&conditions_grid(comparison)));
+    for c in &comparison.conditions {
+        let _ = writeln!(out, "\n{}: {}", c.candidate, gate_line(c));
+        if c.questions.iter().any(|q| q.class != Class::Unchanged) {
+            out.push_str(&term_table(&questions_grid(c)));
+        }
+        for (side, ids) in [
+            ("baseline", &c.baseline_only),
+            ("candidate", &c.candidate_only),
+        ] {
+            if !ids.is_empty() {
+                let _ = writeln!(out, "only in the {side}: {}", ids.join(", "));
+            }
+        }
+        out.push_str(&term_table(&means_grid(c)));
+    }
+    for (side, names) in [
+        ("baseline", &comparison.baseline_only),
+        ("candidate", &comparison.candidate_only),
+    ] {
+        if !names.is_empty() {
+            let _ = writeln!(
+                out,
+                "conditions only in the {side} (not compared): {}",
+                names.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nΔ exact: paired bootstrap over questions (95%, 2000 resamples); McNemar: exact \
+         two-sided binomial on the questions whose majority outcome changed (b exact before \
+         only, c after only), exact because the counts are small."
+    );
+    out
+}

@@ -1,0 +1,690 @@
+//! `compare`: two runs roots of one corpus, question by question
+//! (`docs/SCALING.md`, "Did it get better or worse: compare").
+//!
+//! Conditions pair by name (or as `--condition BASE=CAND` maps them),
+//! questions by id. Within a question, attempt k of the baseline pairs with
+//! attempt k of the candidate; a pair flips up (inexact → exact) or down.
+//! A question is **improved** (flips up only), **regressed** (down only),
+//! **mixed** (both), **unchanged** (none), or **not comparable**: its ground
+//! truth moved between the roots (another fingerprint or other rows), or
+//! one side measured none of its attempts. Flips under repeats are shown,
+//! never averaged away.
+//!
+//! Per condition: the change in exact rate, with a 95% paired bootstrap
+//! interval over the comparable questions ([`stats::paired_delta`]); an
+//! exact McNemar test over the paired per-question outcomes ([`McNemar`]);
+//! and the change in mean F1, calls, queries, server and agent time, and
+//! cost and tokens where both roots report them.
+//!
+//! The gate (`--fail-on-regression`): a question **regresses beyond what
+//! its repeats can explain** when the baseline was exact in every measured
+//! attempt and the candidate is not exact in at least one. A baseline that
+//! never failed leaves no flakiness to explain a failure by; a question the
+//! baseline answered only sometimes is shown as regressed or mixed, and
+//! never fails the gate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::grid::{Align, Cell, Column, Grid};
+use super::stats::{self, PairedDelta};
+use super::view::RootView;
+use crate::error::{Error, Result};
+use crate::layout::{GROUND_TRUTH_JSON, RunsRoot};
+use crate::runs::records::{AttemptResult, QuestionResult};
+
+/// What happened to one question between the roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// Some paired attempt went from exact to inexact, none the other way.
+    Regressed,
+    /// Attempts flipped both ways.
+    Mixed,
+    /// Some paired attempt went from inexact to exact, none the other way.
+    Improved,
+    /// No paired attempt flipped.
+    Unchanged,
+    /// Its ground truth moved, or one side measured nothing.
+    NotComparable,
+}
+
+impl Class {
+    /// The class as the reports word it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Class::Regressed => "regressed",
+            Class::Mixed => "mixed",
+            Class::Improved => "improved",
+            Class::Unchanged => "unchanged",
+            Class::NotComparable => "not comparable",
+        }
+    }
+
+    /// Every class, in the order reports list them (regressions first).
+    pub const ALL: [Class; 5] = [
+        Class::Regressed,
+        Class::Mixed,
+        Class::Improved,
+        Class::Unchanged,
+        Class::NotComparable,
+    ];
+
+    fn tone(self) -> &'static str {
+        match self {
+            Class::Regressed => "bad",
+            Class::Mixed => "soft",
+            Class::Improved => "ok",
+            Class::Unchanged | Class::NotComparable => "muted",
+        }
+    }
+}
+
+/// One question under one paired condition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionChange {
+    /// The question id.
+    pub id: String,
+    /// Its class.
+    pub class: Class,
+    /// Why it is not comparable (`None` otherwise).
+    pub reason: Option<String>,
+    /// The baseline's attempts, by number: exact, or `None` when blocked.
+    pub before: BTreeMap<u32, Option<bool>>,
+    /// The candidate's.
+    pub after: BTreeMap<u32, Option<bool>>,
+    /// Paired attempts that went inexact → exact.
+    pub up: u32,
+    /// Paired attempts that went exact → inexact.
+    pub down: u32,
+    /// Exact rate over measured attempts, baseline and candidate.
+    pub rates: (Option<f64>, Option<f64>),
+    /// Regressed beyond what its repeats can explain (the module's rule).
+    pub beyond_repeats: bool,
+}
+
+/// The exact McNemar test over the paired per-question outcomes: a
+/// question's outcome is exact when more than half its measured attempts
+/// were. `b` questions were exact before and not after, `c` the reverse;
+/// under no change each discordant question is a fair coin, so the
+/// two-sided p-value is `min(1, 2·P(X ≤ min(b, c)))` for `X ~ Bin(b + c,
+/// 1/2)`. Exact rather than the chi-square approximation, which fails for
+/// the few discordant questions a corpus of tens gives (McNemar 1947;
+/// Fagerland, Lydersen and Laake 2013).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct McNemar {
+    /// Questions paired.
+    pub questions: usize,
+    /// Exact before, not after.
+    pub b: u32,
+    /// Exact after, not before.
+    pub c: u32,
+    /// Two-sided p-value; 1 with no discordant question.
+    pub p: f64,
+}
+
+impl McNemar {
+    /// The test over `(before, after)` outcomes.
+    pub fn test(outcomes: &[(bool, bool)]) -> McNemar {
+        let b = outcomes.iter().filter(|(x, y)| *x && !*y).count() as u32;
+        let c = outcomes.iter().filter(|(x, y)| !*x && *y).count() as u32;
+        let n = b + c;
+        let tail: f64 = (0..=b.min(c)).map(|i| choose(n, i)).sum::<f64>() * 0.5f64.powi(n as i32);
+        McNemar {
+            questions: outcomes.len(),
+            b,
+            c,
+            p: if n == 0 { 1.0 } else { (2.0 * tail).min(1.0) },
+        }
+    }
+}
+
+/// `C(n, k)` as a float.
+fn choose(n: u32, k: u32) -> f64 {
+    let k = k.min(n - k.min(n));
+    (0..k).fold(1.0, |acc, i| acc * f64::from(n - i) / f64::from(i + 1))
+}
+
+/// A mean before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Change {
+    /// The baseline's.
+    pub before: f64,
+    /// The candidate's.
+    pub after: f64,
+}
+
+impl Change {
+    /// `after − before`.
+    pub fn delta(&self) -> f64 {
+        self.after - self.before
+    }
+}
+
+/// One pair of conditions compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConditionChange {
+    /// The baseline's condition name.
+    pub baseline: String,
+    /// The candidate's.
+    pub candidate: String,
+    /// Every question both hold, by id.
+    pub questions: Vec<QuestionChange>,
+    /// Question ids only the baseline holds.
+    pub baseline_only: Vec<String>,
+    /// Question ids only the candidate holds.
+    pub candidate_only: Vec<String>,
+    /// Δ exact rate over comparable questions, with its interval.
+    pub exact: Option<PairedDelta>,
+    /// The McNemar test over comparable questions.
+    pub mcnemar: McNemar,
+    /// Mean F1, calls, queries, agent (wall) seconds, server seconds, cost
+    /// (USD) and tokens (input + output) per measured attempt, averaged per
+    /// question first, over comparable questions; `None` where either root
+    /// does not report it for every such attempt.
+    pub means: BTreeMap<&'static str, Option<Change>>,
+}
+
+impl ConditionChange {
+    /// Questions of `class`.
+    pub fn count(&self, class: Class) -> usize {
+        self.questions.iter().filter(|q| q.class == class).count()
+    }
+
+    /// Questions that regressed beyond what their repeats can explain.
+    pub fn beyond_repeats(&self) -> impl Iterator<Item = &QuestionChange> {
+        self.questions.iter().filter(|q| q.beyond_repeats)
+    }
+}
+
+/// Two runs roots compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The baseline root, as given.
+    pub baseline: PathBuf,
+    /// The candidate root, as given.
+    pub candidate: PathBuf,
+    /// The paired conditions, in baseline name order.
+    pub conditions: Vec<ConditionChange>,
+    /// Conditions of the baseline no pair takes.
+    pub baseline_only: Vec<String>,
+    /// Conditions of the candidate no pair takes.
+    pub candidate_only: Vec<String>,
+}
+
+impl Comparison {
+    /// True when some question regressed beyond what its repeats explain.
+    pub fn regressed_beyond_repeats(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.beyond_repeats().next().is_some())
+    }
+}
+
+/// The members of [`ConditionChange::means`], in the order shown.
+pub const MEANS: [&str; 7] = [
+    "mean F1", "calls", "queries", "agent s", "server s", "cost USD", "tokens",
+];
+
+/// `baseline` and `candidate` compared, conditions paired by name and by
+/// `mapping` (`(baseline name, candidate name)`; when given, only those
+/// pairs are compared).
+///
+/// Errors: a root that is not a runs root or has files it cannot read
+/// (no number is computed over part of a root); a mapped name a root
+/// lacks; no condition in common; a question's recorded ground truth that
+/// cannot be read.
+pub fn compare(
+    baseline: &RootView,
+    candidate: &RootView,
+    mapping: &[(String, String)],
+) -> Result<Comparison> {
+    for view in [baseline, candidate] {
+        if !RunsRoot::is_runs_root(&view.path) {
+            return Err(Error::file(
+                &view.path,
+                "not a runs root (it has no conditions/ folder)",
+            ));
+        }
+        if let Some(problem) = view.problems.first() {
+            return Err(Error::Other(format!(
+                "{}: {problem}; nothing was compared (okn-benchmark report {} names every \
+                 file it cannot read)",
+                view.path.display(),
+                view.path.display()
+            )));
+        }
+    }
+    let pairs = pair_conditions(baseline, candidate, mapping)?;
+    let taken_b: BTreeSet<&String> = pairs.iter().map(|(b, _)| b).collect();
+    let taken_c: BTreeSet<&String> = pairs.iter().map(|(_, c)| c).collect();
+    let mut conditions = Vec::new();
+    for (b, c) in &pairs {
+        conditions.push(compare_condition(baseline, candidate, (b, c))?);
+    }
+    Ok(Comparison {
+        baseline: baseline.path.clone(),
+        candidate: candidate.path.clone(),
+        baseline_only: baseline
+            .conditions
+            .keys()
+            .filter(|n| !taken_b.contains(n))
+            .cloned()
+            .collect(),
+        candidate_only: candidate
+            .conditions
+            .keys()
+            .filter(|n| !taken_c.contains(n))
+            .cloned()
+            .collect(),
+        conditions,
+    })
+}
+
+/// The condition pairs: `mapping` when given, else every name both hold.
+fn pair_conditions(
+    baseline: &RootView,
+    candidate: &RootView,
+    mapping: &[(String, String)],
+) -> Result<Vec<(String, String)>> {
+    let missing = |view: &RootView, name: &str| {
+        let known: Vec<&str> = view.conditions.keys().map(String::as_str).collect();
+        Error::Usage(format!(
+            "--condition: {} has no condition '{name}'{}; it has: {}",
+            view.path.display(),
+            crate::suggest::did_you_mean(name, known.iter().copied()),
+            known.join(", ")
+        ))
+    };
+    if !mapping.is_empty() {
+        for (b, c) in mapping {
+            if !baseline.conditions.contains_key(b) {
+                return Err(missing(baseline, b));
+            }
+            if !candidate.conditions.contains_key(c) {
+                return Err(missing(candidate, c));
+            }
+        }
+        return Ok(mapping.to_vec());
+    }
+    let pairs: Vec<(String, String)> = baseline
+        .conditions
+        .keys()
+        .filter(|n| candidate.conditions.contains_key(*n))
+        .map(|n| (n.clone(), n.clone()))
+        .collect();
+    if pairs.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} and {} have no condition of the same name ({} against {}): pair them with \
+             --condition BASELINE_NAME=CANDIDATE_NAME",
+            baseline.path.display(),
+            candidate.path.display(),
+            baseline
+                .conditions
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            candidate
+                .conditions
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+        )));
+    }
+    Ok(pairs)
+}
+
+/// A question's recorded ground-truth identity: fingerprint and rows.
+fn truth_of(root: &Path, id: &str) -> Result<(String, String)> {
+    let path = RunsRoot::new(root).question_dir(id).join(GROUND_TRUTH_JSON);
+    let meta: crate::reference::GroundTruthMeta = crate::fsutil::read_json(&path)?;
+    Ok((meta.fingerprint, meta.csv_sha256))
+}
+
+/// The results of condition `name` in `view`, by question id.
+fn results_of<'a>(view: &'a RootView, name: &str) -> BTreeMap<&'a str, &'a QuestionResult> {
+    view.questions
+        .iter()
+        .filter_map(|(id, q)| Some((id.as_str(), q.results.get(name)?)))
+        .collect()
+}
+
+/// One pair of conditions compared.
+fn compare_condition(
+    baseline: &RootView,
+    candidate: &RootView,
+    (b_name, c_name): (&str, &str),
+) -> Result<ConditionChange> {
+    let before = results_of(baseline, b_name);
+    let after = results_of(candidate, c_name);
+    let mut questions = Vec::new();
+    let mut rates = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut measured: Vec<(&QuestionResult, &QuestionResult)> = Vec::new();
+    for (id, b) in &before {
+        let Some(c) = after.get(id) else { continue };
+        let moved = truth_of(&baseline.path, id)? != truth_of(&candidate.path, id)?;
+        let change = question_change(id, (b, c), moved);
+        if change.class != Class::NotComparable
+            && let (Some(x), Some(y)) = change.rates
+        {
+            rates.push((x, y));
+            outcomes.push((x > 0.5, y > 0.5));
+            measured.push((b, c));
+        }
+        questions.push(change);
+    }
+    Ok(ConditionChange {
+        baseline: b_name.to_string(),
+        candidate: c_name.to_string(),
+        baseline_only: before
+            .keys()
+            .filter(|id| !after.contains_key(*id))
+            .map(|s| s.to_string())
+            .collect(),
+        candidate_only: after
+            .keys()
+            .filter(|id| !before.contains_key(*id))
+            .map(|s| s.to_string())
+            .collect(),
+        exact: stats::paired_delta(&rates),
+        mcnemar: McNemar::test(&outcomes),
+        means: MEANS
+            .iter()
+            .map(|&m| (m, mean_change(&measured, m)))
+            .collect(),
+        questions,
+    })
+}
+
+/// One question's class, flips and rates.
+fn question_change(
+    id: &str,
+    (b, c): (&QuestionResult, &QuestionResult),
+    moved: bool,
+) -> QuestionChange {
+    let outcomes = |r: &QuestionResult| -> BTreeMap<u32, Option<bool>> {
+        r.attempts
+            .iter()
+            .map(|a| (a.attempt, (!a.blocked).then_some(a.exact)))
+            .collect()
+    };
+    let (before, after) = (outcomes(b), outcomes(c));
+    let mut up = 0;
+    let mut down = 0;
+    for (n, x) in &before {
+        if let (Some(x), Some(Some(y))) = (x, after.get(n)) {
+            up += u32::from(!x && *y);
+            down += u32::from(*x && !y);
+        }
+    }
+    let rates = (b.summary.exact_rate, c.summary.exact_rate);
+    let reason = if moved {
+        Some("the ground truth moved".to_string())
+    } else if rates.0.is_none() {
+        Some("the baseline measured none of its attempts".to_string())
+    } else if rates.1.is_none() {
+        Some("the candidate measured none of its attempts".to_string())
+    } else {
+        None
+    };
+    let class = match (&reason, up > 0, down > 0) {
+        (Some(_), _, _) => Class::NotComparable,
+        (None, true, true) => Class::Mixed,
+        (None, true, false) => Class::Improved,
+        (None, false, true) => Class::Regressed,
+        (None, false, false) => Class::Unchanged,
+    };
+    let beyond_repeats = class == Class::Regressed
+        && b.summary.measured > 0
+        && b.summary.exact == b.summary.measured
+        && c.summary.exact < c.summary.measured;
+    QuestionChange {
+        id: id.to_string(),
+        class,
+        reason,
+        before,
+        after,
+        up,
+        down,
+        rates,
+        beyond_repeats,
+    }
+}
+
+/// One attempt's value of mean `what` (`None` when not reported).
+fn attempt_value(a: &AttemptResult, what: &str) -> Option<f64> {
+    match what {
+        "mean F1" => Some(a.score.as_ref().map_or(0.0, |s| s.f1)),
+        "calls" => Some(a.tools_called.len() as f64),
+        "queries" => Some(a.queries as f64),
+        "agent s" => Some(a.wall_s),
+        "server s" => Some(a.server_s),
+        "cost USD" => a.usage.as_ref().and_then(|u| u.cost()),
+        "tokens" => {
+            let u = a.usage.as_ref()?;
+            Some((u.all_input_tokens()? + u.output()?) as f64)
+        }
+        _ => None,
+    }
+}
+
+/// The mean of `what` per measured attempt, per question first, over the
+/// question pairs, before and after; `None` when an attempt does not
+/// report it.
+fn mean_change(pairs: &[(&QuestionResult, &QuestionResult)], what: &str) -> Option<Change> {
+    let per_question = |r: &QuestionResult| -> Option<f64> {
+        let values: Option<Vec<f64>> = r
+            .attempts
+            .iter()
+            .filter(|a| !a.blocked)
+            .map(|a| attempt_value(a, what))
+            .collect();
+        stats::mean(&values?)
+    };
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for (b, c) in pairs {
+        before.push(per_question(b)?);
+        after.push(per_question(c)?);
+    }
+    Some(Change {
+        before: stats::mean(&before)?,
+        after: stats::mean(&after)?,
+    })
+}
+
+/// A question's attempts as marks, `✓✗—` by attempt number.
+pub fn marks(attempts: &BTreeMap<u32, Option<bool>>) -> String {
+    attempts
+        .values()
+        .map(|a| match a {
+            Some(true) => '✓',
+            Some(false) => '✗',
+            None => '—',
+        })
+        .collect()
+}
+
+/// The per-condition table: counts per class, Δ exact with its interval,
+/// McNemar, and the mean changes.
+pub fn conditions_grid(comparison: &Comparison) -> Grid {
+    let mut columns = vec![
+        Column::new("condition", Align::Left),
+        Column::new("questions", Align::Right),
+    ];
+    for class in Class::ALL {
+        columns.push(Column::new(class.word(), Align::Right));
+    }
+    columns.push(Column::new("exact before → after", Align::Center));
+    columns.push(Column::new("Δ exact", Align::Right));
+    columns.push(Column::new("95% paired bootstrap", Align::Center));
+    columns.push(Column::new("McNemar p (b/c)", Align::Right));
+    columns.push(Column::new("Δ mean F1", Align::Right));
+    let mut grid = Grid::new(columns);
+    for c in &comparison.conditions {
+        let name = if c.baseline == c.candidate {
+            c.baseline.clone()
+        } else {
+            format!("{} → {}", c.baseline, c.candidate)
+        };
+        let mut row = vec![Cell::Code(name), Cell::Count(c.questions.len() as u64)];
+        for class in Class::ALL {
+            let n = c.count(class);
+            let cell = Cell::Count(n as u64);
+            row.push(if n > 0 && class != Class::Unchanged {
+                cell.toned(class.tone())
+            } else {
+                cell
+            });
+        }
+        let rates = comparison_rates(c);
+        row.push(Cell::Text(format!(
+            "{} → {}",
+            crate::format::rate(rates.0),
+            crate::format::rate(rates.1)
+        )));
+        row.push(Cell::Signed(c.exact.map(|d| d.estimate)));
+        row.push(Cell::SignedInterval(
+            c.exact.and_then(|d| d.interval).map(Into::into),
+        ));
+        row.push(Cell::Text(format!(
+            "{} ({}/{})",
+            crate::format::fixed(c.mcnemar.p, 3),
+            c.mcnemar.b,
+            c.mcnemar.c
+        )));
+        row.push(Cell::Signed(c.means["mean F1"].map(|m| m.delta())));
+        grid.rows.push(row);
+    }
+    grid
+}
+
+/// Mean exact rate over comparable questions, before and after.
+fn comparison_rates(c: &ConditionChange) -> (Option<f64>, Option<f64>) {
+    let pairs: Vec<(f64, f64)> = c
+        .questions
+        .iter()
+        .filter(|q| q.class != Class::NotComparable)
+        .filter_map(|q| Some((q.rates.0?, q.rates.1?)))
+        .collect();
+    (
+        stats::mean(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()),
+        stats::mean(&pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
+    )
+}
+
+/// The mean changes of one condition: one row per measure.
+pub fn means_grid(c: &ConditionChange) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("per measured attempt", Align::Left),
+        Column::new("baseline", Align::Right),
+        Column::new("candidate", Align::Right),
+        Column::new("Δ", Align::Right),
+    ]);
+    for what in MEANS {
+        let digits = if what == "cost USD" { 4 } else { 3 };
+        let show = |v: Option<f64>| {
+            Cell::Text(v.map_or_else(
+                || "not reported".to_string(),
+                |v| crate::format::fixed(v, digits),
+            ))
+        };
+        let change = c.means[what];
+        grid.rows.push(vec![
+            Cell::Text(what.to_string()),
+            show(change.map(|m| m.before)),
+            show(change.map(|m| m.after)),
+            Cell::Text(change.map_or_else(
+                || crate::format::NONE.to_string(),
+                |m| {
+                    let d = m.delta();
+                    let text = crate::format::fixed(d, digits);
+                    if d > 0.0 && text.trim_start_matches(['0', '.']).is_empty() {
+                        text
+                    } else if d > 0.0 {
+                        format!("+{text}")
+                    } else {
+                        text.replacen('-', "\u{2212}", 1)
+                    }
+                },
+            )),
+        ]);
+    }
+    grid
+}
+
+/// The questions that changed (every class but unchanged), regressions
+/// first, then by id.
+pub fn questions_grid(c: &ConditionChange) -> Grid {
+    let mut grid = Grid::new(vec![
+        Column::new("question", Align::Left),
+        Column::new("class", Align::Left),
+        Column::new("attempts before → after", Align::Center),
+        Column::new("exact before", Align::Right),
+        Column::new("exact after", Align::Right),
+        Column::new("beyond repeats", Align::Center),
+    ]);
+    let mut changed: Vec<&QuestionChange> = c
+        .questions
+        .iter()
+        .filter(|q| q.class != Class::Unchanged)
+        .collect();
+    changed.sort_by(|a, b| (a.class, &a.id).cmp(&(b.class, &b.id)));
+    for q in changed {
+        let class = match &q.reason {
+            Some(why) => format!("{}: {why}", q.class.word()),
+            None => q.class.word().to_string(),
+        };
+        grid.rows.push(vec![
+            Cell::Code(q.id.clone()),
+            Cell::Text(class).toned(q.class.tone()),
+            Cell::Text(format!("{} → {}", marks(&q.before), marks(&q.after))),
+            Cell::Rate(q.rates.0),
+            Cell::Rate(q.rates.1),
+            Cell::Text(if q.beyond_repeats {
+                "yes".into()
+            } else {
+                String::new()
+            }),
+        ]);
+    }
+    grid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcnemar_is_the_exact_binomial_on_discordant_questions() {
+        // b = 4, c = 0: p = 2 · (1/2)^4 = 0.125.
+        let mut outcomes = vec![(true, false); 4];
+        outcomes.extend(vec![(true, true); 6]);
+        let t = McNemar::test(&outcomes);
+        assert_eq!((t.questions, t.b, t.c), (10, 4, 0));
+        assert!((t.p - 0.125).abs() < 1e-12, "{}", t.p);
+        // b = 5, c = 1: p = 2 · (1 + 6) / 64 = 0.21875.
+        let mut outcomes = vec![(true, false); 5];
+        outcomes.push((false, true));
+        assert!((McNemar::test(&outcomes).p - 0.21875).abs() < 1e-12);
+        // Balanced: p is capped at 1; none discordant: 1.
+        assert_eq!(McNemar::test(&[(true, false), (false, true)]).p, 1.0);
+        assert_eq!(McNemar::test(&[(true, true)]).p, 1.0);
+        assert_eq!(McNemar::test(&[]).p, 1.0);
+        // b = 10, c = 0: 2 / 1024.
+        assert!((McNemar::test(&[(true, false); 10]).p - 2.0 / 1024.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn marks_show_each_attempt() {
+        let attempts: BTreeMap<u32, Option<bool>> = [(1, Some(true)), (2, None), (3, Some(false))]
+            .into_iter()
+            .collect();
+        assert_eq!(marks(&attempts), "✓—✗");
+    }
+}
