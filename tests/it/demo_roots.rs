@@ -116,5 +116,6 @@ fn every_recorded_verdict_is_todays_verdict() {
             }
         }
     }
-    assert_eq!(attempts, 12 * 7 * 3);
+    // 12 questions × 10 conditions (2 + 2 + 3 + 3) × 3 attempts.
+    assert_eq!(attempts, 12 * 10 * 3);
 }
