@@ -457,6 +457,12 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
         .map(|(name, u)| u.line(name))
         .collect();
     context.insert("unfinished", &unfinished);
+    let shards_notes: Vec<String> = view
+        .conditions
+        .values()
+        .filter_map(|c| c.shards_note())
+        .collect();
+    context.insert("shards_notes", &shards_notes);
     context.insert(
         "raw_summary",
         &relative_link(&page, &view.path.join(SUMMARY_FILE)),

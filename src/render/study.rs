@@ -643,8 +643,26 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                     "figure '{name}' is not in study.toml's figures; add it there"
                 ));
             }
+            // Times taken under N shards say so (docs/SCALING.md).
+            let sharded: Vec<String> = study
+                .data
+                .conditions
+                .iter()
+                .filter_map(|c| {
+                    let n = c.condition.identity.shards.filter(|&n| n > 1)?;
+                    Some(format!("{} with {n} shards in parallel", c.label))
+                })
+                .collect();
+            let note = if kind == FigureKind::WallTime && !sharded.is_empty() {
+                format!(
+                    " Timings taken against one server: {}.",
+                    md_text(&sharded.join("; "))
+                )
+            } else {
+                String::new()
+            };
             block(format!(
-                "![{}]({FIGURES_DIR}/{name}.svg)\n\n*{}*",
+                "![{}]({FIGURES_DIR}/{name}.svg)\n\n*{}*{note}",
                 kind.caption().trim_end_matches('.'),
                 kind.caption()
             ))

@@ -131,9 +131,19 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
     let mut paths: Vec<PathBuf> = Vec::new();
     if out.exists() {
         let empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
+        // A merge killed before it wrote conditions/ left only question
+        // folders: this merge writes them again.
+        let partial = std::fs::read_dir(out).is_ok_and(|entries| {
+            entries.flatten().all(|e| {
+                e.file_type().is_ok_and(|t| t.is_dir())
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| n.ends_with(crate::layout::QUESTION_SUFFIX))
+            })
+        });
         if RunsRoot::is_runs_root(out) {
             paths.push(out.to_path_buf());
-        } else if !empty {
+        } else if !empty && !partial {
             return Err(Error::file(
                 out,
                 "exists and is not a runs root (it has no conditions/ folder): merge writes a \
@@ -453,19 +463,39 @@ impl Plan {
                 copy_file(&from.join(file), &target.question_dir(id).join(file))?;
             }
         }
+        // The attempt folders to copy, copied in parallel (each is its own
+        // folder; its episode.json is written last).
+        let copies: Vec<(&Path, PathBuf)> = self
+            .questions
+            .iter()
+            .flat_map(|((id, name), q)| {
+                let target = &target;
+                q.attempts
+                    .iter()
+                    .map(move |(n, p)| (p.from.as_path(), target.attempt_dir(id, name, *n)))
+            })
+            .filter(|(from, to)| !crate::fsutil::same_place(from, to))
+            .collect();
+        outcome.copied = copies.len();
+        outcome.kept = self
+            .questions
+            .values()
+            .map(|q| q.attempts.len())
+            .sum::<usize>()
+            - copies.len();
+        {
+            use rayon::prelude::*;
+            copies
+                .par_iter()
+                .map(|(from, to)| copy_attempt(from, to))
+                .collect::<Result<Vec<()>>>()?;
+        }
         let mut summaries: BTreeMap<String, BTreeMap<String, super::records::QuestionSummary>> =
             BTreeMap::new();
         let mut models: BTreeMap<String, BTreeMap<(usize, String, u32), String>> = BTreeMap::new();
         for ((id, name), question) in &self.questions {
             let mut attempts = Vec::new();
             for (n, planned) in &question.attempts {
-                let to = target.attempt_dir(id, name, *n);
-                if crate::fsutil::same_place(&planned.from, &to) {
-                    outcome.kept += 1;
-                } else {
-                    copy_attempt(&planned.from, &to)?;
-                    outcome.copied += 1;
-                }
                 if let Some(model) = &planned.result.model_resolved {
                     let position = self.position(name, id);
                     models
@@ -591,13 +621,19 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Copies an attempt folder, `episode.json` last: a merge killed part-way
-/// leaves no attempt that reads as finished and is not.
+/// leaves no attempt that reads as finished and is not (a file cut short
+/// sits in a folder without one, which every reader takes for an attempt
+/// still to play).
 fn copy_attempt(from: &Path, to: &Path) -> Result<()> {
     let files = tree(from)?;
     let (last, rest): (Vec<&PathBuf>, Vec<&PathBuf>) =
         files.iter().partition(|f| f.as_os_str() == EPISODE_FILE);
     for file in rest.into_iter().chain(last) {
-        copy_file(&from.join(file), &to.join(file))?;
+        let (source, dest) = (from.join(file), to.join(file));
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create", e))?;
+        }
+        std::fs::copy(&source, &dest).map_err(|e| Error::io(&dest, "write", e))?;
     }
     // An empty folder the agent was started in (its cwd) is recorded too.
     for entry in walkdir::WalkDir::new(from).sort_by_file_name() {

@@ -243,6 +243,22 @@ fn three_concurrent_shards_merge_into_the_serial_root() {
             .unwrap()
             .contains("shards")
     );
+    // The terminal report and the site page of the root say so too.
+    let report = okn().arg("report").arg(&merged).output().unwrap();
+    assert!(
+        stdout(&report).contains("were taken with 3 shards in parallel against one server"),
+        "{}",
+        stdout(&report)
+    );
+    let built = crate::support::okn_in(dir.path())
+        .arg("build")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", stderr(&built));
+    let page = std::fs::read_to_string(dir.path().join("site/roots/merged/index.html")).unwrap();
+    assert!(page.contains("were taken with 3 shards in parallel against one server"));
+    let page = std::fs::read_to_string(dir.path().join("site/roots/serial/index.html")).unwrap();
+    assert!(!page.contains("shards in parallel"));
 
     // Idempotent: merging again writes the same bytes.
     let before = bytes(&merged);
@@ -250,6 +266,29 @@ fn three_concurrent_shards_merge_into_the_serial_root() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("0 attempt folders copied, 36 already there"));
     assert_eq!(before, bytes(&merged));
+
+    // A merge killed before it wrote conditions/ (an answer cut short, no
+    // condition file, no README) is completed by merging again.
+    let killed = dir.path().join("killed");
+    assert!(merge(&killed, &shards).status.success());
+    let clean = bytes(&killed);
+    for top in ["conditions", "README.md", "summary.csv"] {
+        let path = killed.join(top);
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    let answer = killed
+        .join("biobricks-ice-active-chemicals_single_results")
+        .join(CONDITION)
+        .join("attempt-2")
+        .join("answer.csv");
+    std::fs::write(&answer, "cut sh").unwrap();
+    let output = merge(&killed, &shards);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(clean, bytes(&killed));
 }
 
 /// A shard not given is named with the attempts it holds, exit 1; `run
