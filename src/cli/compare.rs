@@ -5,9 +5,11 @@ use std::process::ExitCode;
 
 use crate::error::{Error, Result};
 
-/// Compare two runs roots of one corpus question by question: did the
-/// candidate (a server's new deployment, another model, another effort)
-/// get better or worse than the baseline, and with how much certainty.
+/// Compare two runs roots of one corpus question by question.
+///
+/// Did the candidate (a server's new deployment, another model, another
+/// effort) get better or worse than the baseline, and with how much
+/// certainty?
 ///
 /// Conditions pair by name, or as --condition BASE=CAND maps them (then only
 /// those); questions pair by id, and attempt k of the baseline with attempt k

@@ -89,11 +89,8 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// Show what an agent would see through the proxy, without calling a model.
     Probe(probe::ProbeArgs),
-    /// Run one condition over a corpus, episode by episode, into a runs root.
     Run(Box<run::RunArgs>),
-    /// Join the runs roots of a sharded sweep (run --shard K/N) into one runs root.
     Merge(merge::MergeArgs),
-    /// Compare two runs roots question by question (regressed, improved, mixed; paired bootstrap, McNemar).
     Compare(compare::CompareArgs),
     /// Print a runs root's tables and regenerate its README.md and summary CSVs.
     Report(report::ReportArgs),
