@@ -594,9 +594,14 @@ impl KgServer {
 impl ServerHandler for KgServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            // A deployment with its results capped says so in its version
+            // (semver build metadata), as a changed deployment would.
             .with_server_info(Implementation::new(
                 "okn-demo-kg",
-                env!("CARGO_PKG_VERSION"),
+                match self.row_limit {
+                    Some(n) => format!("{}+row-limit.{n}", env!("CARGO_PKG_VERSION")),
+                    None => env!("CARGO_PKG_VERSION").to_string(),
+                },
             ))
             .with_instructions(INSTRUCTIONS)
     }

@@ -36,6 +36,15 @@ discordant questions of a corpus make the chi-square approximation unreliable. A
 regresses beyond what its repeats can explain when the baseline was exact in every measured \
 attempt and the candidate is not exact in at least one; only those fail --fail-on-regression.";
 
+/// What the two conditions were recorded with that differs.
+fn differs_line(c: &ConditionChange) -> String {
+    if c.differences.is_empty() {
+        "Recorded with the same identity, server build, agent version and model.".to_string()
+    } else {
+        format!("Recorded differently: {}.", c.differences.join("; "))
+    }
+}
+
 /// One sentence per condition naming what fails the gate, or saying
 /// nothing does.
 fn gate_line(c: &ConditionChange) -> String {
@@ -74,6 +83,7 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
             format!("{} → {}", md_code(&c.baseline), md_code(&c.candidate))
         };
         let _ = writeln!(out, "\n**{name}**: {}\n", md_text(&gate_line(c)));
+        let _ = writeln!(out, "{}\n", md_text(&differs_line(c)));
         if c.questions.iter().any(|q| q.class != Class::Unchanged) {
             out.push_str(&md_table(&questions_grid(c)));
             out.push('\n');
@@ -119,6 +129,7 @@ pub fn terminal(comparison: &Comparison) -> String {
     out.push_str(&term_table(&conditions_grid(comparison)));
     for c in &comparison.conditions {
         let _ = writeln!(out, "\n{}: {}", c.candidate, gate_line(c));
+        let _ = writeln!(out, "{}", differs_line(c));
         if c.questions.iter().any(|q| q.class != Class::Unchanged) {
             out.push_str(&term_table(&questions_grid(c)));
         }

@@ -176,6 +176,11 @@ pub struct ConditionChange {
     pub baseline_only: Vec<String>,
     /// Question ids only the candidate holds.
     pub candidate_only: Vec<String>,
+    /// What the two conditions were recorded with that differs, as
+    /// `member: before → after` (identity members, then the server's build,
+    /// the agent host's version and the model that answered): what the
+    /// comparison compares.
+    pub differences: Vec<String>,
     /// Δ exact rate over comparable questions, with its interval.
     pub exact: Option<PairedDelta>,
     /// The McNemar test over comparable questions.
@@ -361,6 +366,10 @@ fn compare_condition(
 ) -> Result<ConditionChange> {
     let before = results_of(baseline, b_name);
     let after = results_of(candidate, c_name);
+    let differences = differences(
+        &baseline.conditions[b_name].file,
+        &candidate.conditions[c_name].file,
+    );
     let mut questions = Vec::new();
     let mut rates = Vec::new();
     let mut outcomes = Vec::new();
@@ -391,6 +400,7 @@ fn compare_condition(
             .filter(|id| !before.contains_key(*id))
             .map(|s| s.to_string())
             .collect(),
+        differences,
         exact: stats::paired_delta(&rates),
         mcnemar: McNemar::test(&outcomes),
         means: MEANS
@@ -399,6 +409,62 @@ fn compare_condition(
             .collect(),
         questions,
     })
+}
+
+/// Every identity member that differs between two condition files, then
+/// the server build, agent version and resolved model.
+fn differences(
+    a: &crate::runs::records::ConditionFile,
+    b: &crate::runs::records::ConditionFile,
+) -> Vec<String> {
+    let show = |v: Option<&serde_json::Value>| match v {
+        None | Some(serde_json::Value::Null) => "(none)".to_string(),
+        Some(serde_json::Value::String(s)) => format!("'{s}'"),
+        Some(other) => other.to_string(),
+    };
+    let mut out = Vec::new();
+    let (x, y) = (
+        serde_json::to_value(&a.identity).unwrap_or_default(),
+        serde_json::to_value(&b.identity).unwrap_or_default(),
+    );
+    if let (Some(x), Some(y)) = (x.as_object(), y.as_object()) {
+        let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+        for k in keys {
+            if x.get(k) != y.get(k) {
+                out.push(format!(
+                    "identity.{k}: {} → {}",
+                    show(x.get(k)),
+                    show(y.get(k))
+                ));
+            }
+        }
+    }
+    for (field, p, q) in [
+        (
+            "server_build",
+            &a.settings.server_build,
+            &b.settings.server_build,
+        ),
+        (
+            "agent_version",
+            &a.settings.agent_version,
+            &b.settings.agent_version,
+        ),
+        (
+            "model_resolved",
+            &a.settings.model_resolved,
+            &b.settings.model_resolved,
+        ),
+    ] {
+        if p != q {
+            let show = |v: &Option<String>| {
+                v.as_ref()
+                    .map_or("(none)".to_string(), |s| format!("'{s}'"))
+            };
+            out.push(format!("settings.{field}: {} → {}", show(p), show(q)));
+        }
+    }
+    out
 }
 
 /// One question's class, flips and rates.

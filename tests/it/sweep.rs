@@ -509,6 +509,14 @@ fn compare_names_the_known_flips_of_the_published_pair() {
         "demo-kg-all-tools__kg-named: no question regressed beyond what its repeats can explain."
     ));
     assert!(out.contains("McNemar: exact two-sided binomial"), "{out}");
+    // What the comparison compares: the server's build changed, nothing else.
+    let v = env!("CARGO_PKG_VERSION");
+    assert!(
+        out.contains(&format!(
+            "Recorded differently: settings.server_build: 'okn-demo-kg {v}' → 'okn-demo-kg {v}+row-limit.5'."
+        )),
+        "{out}"
+    );
 
     let gated = okn()
         .args([
