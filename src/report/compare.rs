@@ -5,7 +5,9 @@
 //! questions by id. Within a question, attempt k of the baseline pairs with
 //! attempt k of the candidate; a pair flips up (inexact → exact) or down.
 //! A question is **improved** (flips up only), **regressed** (down only),
-//! **mixed** (both), **unchanged** (none), or **not comparable**: its ground
+//! **mixed** (both), **unchanged** (none; when attempts pair with none, as
+//! under another `--repeat` or with one side blocked, a lower or higher
+//! exact rate reads as regressed or improved), or **not comparable**: its ground
 //! truth moved between the roots (another fingerprint or other rows), or
 //! one side measured none of its attempts. Flips under repeats are shown,
 //! never averaged away.
@@ -32,7 +34,7 @@ use super::grid::{Align, Cell, Column, Grid};
 use super::stats::{self, PairedDelta};
 use super::view::RootView;
 use crate::error::{Error, Result};
-use crate::layout::{GROUND_TRUTH_JSON, RunsRoot};
+use crate::layout::RunsRoot;
 use crate::runs::records::{AttemptResult, QuestionResult};
 
 /// What happened to one question between the roots.
@@ -183,8 +185,9 @@ pub struct ConditionChange {
     pub differences: Vec<String>,
     /// Δ exact rate over comparable questions, with its interval.
     pub exact: Option<PairedDelta>,
-    /// The McNemar test over comparable questions.
-    pub mcnemar: McNemar,
+    /// The McNemar test over comparable questions (`None` when there is
+    /// none: no test was possible).
+    pub mcnemar: Option<McNemar>,
     /// Mean F1, calls, queries, agent (wall) seconds, server seconds, cost
     /// (USD) and tokens (input + output) per measured attempt, averaged per
     /// question first, over comparable questions; `None` where either root
@@ -269,6 +272,23 @@ pub fn compare(
     for (b, c) in &pairs {
         conditions.push(compare_condition(baseline, candidate, (b, c))?);
     }
+    if conditions.iter().all(|c| c.questions.is_empty()) {
+        return Err(Error::Usage(format!(
+            "{} and {} hold no question in common under the paired conditions ({}), so there \
+             is nothing to compare: are they runs roots of one corpus?",
+            baseline.path.display(),
+            candidate.path.display(),
+            pairs
+                .iter()
+                .map(|(b, c)| if b == c {
+                    b.clone()
+                } else {
+                    format!("{b}={c}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     Ok(Comparison {
         baseline: baseline.path.clone(),
         candidate: candidate.path.clone(),
@@ -345,8 +365,10 @@ fn pair_conditions(
 
 /// A question's recorded ground-truth identity: fingerprint and rows.
 fn truth_of(root: &Path, id: &str) -> Result<(String, String)> {
-    let path = RunsRoot::new(root).question_dir(id).join(GROUND_TRUTH_JSON);
-    let meta: crate::reference::GroundTruthMeta = crate::fsutil::read_json(&path)?;
+    // The rows checked against the digest the JSON recorded: a CSV edited
+    // since is refused by name.
+    let meta =
+        crate::runs::recorded::read_ground_truth(&RunsRoot::new(root).question_dir(id))?.meta;
     Ok((meta.fingerprint, meta.csv_sha256))
 }
 
@@ -402,7 +424,7 @@ fn compare_condition(
             .collect(),
         differences,
         exact: stats::paired_delta(&rates),
-        mcnemar: McNemar::test(&outcomes),
+        mcnemar: (!outcomes.is_empty()).then(|| McNemar::test(&outcomes)),
         means: MEANS
             .iter()
             .map(|&m| (m, mean_change(&measured, m)))
@@ -498,16 +520,24 @@ fn question_change(
     } else {
         None
     };
+    // With no paired flip, attempts that pair with none (other repeats, or
+    // blocked on one side) can still move the rate: its direction decides.
+    let by_rate = match rates {
+        (Some(x), Some(y)) if y < x => Class::Regressed,
+        (Some(x), Some(y)) if y > x => Class::Improved,
+        _ => Class::Unchanged,
+    };
     let class = match (&reason, up > 0, down > 0) {
         (Some(_), _, _) => Class::NotComparable,
         (None, true, true) => Class::Mixed,
         (None, true, false) => Class::Improved,
         (None, false, true) => Class::Regressed,
-        (None, false, false) => Class::Unchanged,
+        (None, false, false) => by_rate,
     };
-    let beyond_repeats = class == Class::Regressed
+    let beyond_repeats = class != Class::NotComparable
         && b.summary.measured > 0
         && b.summary.exact == b.summary.measured
+        && c.summary.measured > 0
         && c.summary.exact < c.summary.measured;
     QuestionChange {
         id: id.to_string(),
@@ -618,11 +648,9 @@ pub fn conditions_grid(comparison: &Comparison) -> Grid {
         row.push(Cell::SignedInterval(
             c.exact.and_then(|d| d.interval).map(Into::into),
         ));
-        row.push(Cell::Text(format!(
-            "{} ({}/{})",
-            crate::format::fixed(c.mcnemar.p, 3),
-            c.mcnemar.b,
-            c.mcnemar.c
+        row.push(Cell::Text(c.mcnemar.map_or_else(
+            || crate::format::NONE.to_string(),
+            |t| format!("{} ({}/{})", crate::format::fixed(t.p, 3), t.b, t.c),
         )));
         row.push(Cell::Signed(c.means["mean F1"].map(|m| m.delta())));
         grid.rows.push(row);

@@ -239,6 +239,21 @@ fn first_member_difference(
         })
 }
 
+/// How two selections differ, as (first's, second's): their sizes, or the
+/// first position where they part.
+fn selection_difference(a: &[String], b: &[String]) -> (String, String) {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => (
+            format!("'{}' at position {}", a[i], i + 1),
+            format!("'{}' at position {}", b[i], i + 1),
+        ),
+        None => (
+            format!("{} questions", a.len()),
+            format!("{} questions", b.len()),
+        ),
+    }
+}
+
 /// The refusal for two inputs that disagree on `field`.
 fn disagree(first: &Path, second: &Path, field: &str, values: (String, String)) -> Error {
     Error::file(
@@ -271,6 +286,25 @@ impl Plan {
     fn add_condition(&mut self, condition: &ConditionFile, path: &Path) -> Result<()> {
         let name = &condition.name;
         if let Some(shard) = &condition.shard {
+            if shard.index == 0 || shard.index > shard.count {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "shard.index is {}, outside 1..={}: the file was edited by hand",
+                        shard.index, shard.count
+                    ),
+                ));
+            }
+            if let Some(other) = self.shards.get(name).and_then(|s| s.get(&shard.index)) {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "shard.index {} of {name} is claimed by {} too: give each shard once",
+                        shard.index,
+                        other.display()
+                    ),
+                ));
+            }
             if condition.identity.shards != Some(shard.count) {
                 return Err(Error::file(
                     path,
@@ -292,10 +326,7 @@ impl Plan {
                         first_path,
                         path,
                         "shard.questions (the selection the slices were cut from)",
-                        (
-                            format!("{} questions", first.len()),
-                            format!("{} questions", shard.questions.len()),
-                        ),
+                        selection_difference(first, &shard.questions),
                     ));
                 }
                 _ => {
@@ -357,7 +388,10 @@ impl Plan {
     /// Checks a question's recorded ground truth against the one planned.
     fn add_truth(&mut self, root: &RunsRoot, id: &str) -> Result<()> {
         let path = root.question_dir(id).join(GROUND_TRUTH_JSON);
-        let meta: GroundTruthMeta = read_json(&path)?;
+        // Its rows checked against the digest the JSON recorded: a CSV
+        // edited since is refused by name.
+        let meta: GroundTruthMeta =
+            super::recorded::read_ground_truth(&root.question_dir(id))?.meta;
         match self.truths.get(id) {
             None => {
                 self.truths
@@ -402,6 +436,21 @@ impl Plan {
                      then merge",
                     result_path.display(),
                     root.root.display()
+                ),
+            ));
+        }
+        if let Some(a) = result.attempts.iter().find(|a| {
+            !root
+                .attempt_dir(id, name, a.attempt)
+                .join(EPISODE_FILE)
+                .is_file()
+        }) {
+            return Err(Error::file(
+                root.attempt_dir(id, name, a.attempt),
+                format!(
+                    "listed in {} and missing (or without its episode.json): restore it from \
+                     the shard's copy, or leave that root out of the merge; nothing was merged",
+                    result_path.display()
                 ),
             ));
         }
@@ -563,9 +612,22 @@ impl Plan {
                 }
             }
         }
+        // The shards that would have played the missing attempts and are
+        // not among the inputs (bounded by the attempts, not by N).
         let seen = self.shards.get(name);
-        let missing_shards = match (identity.shards, seen) {
-            (Some(count), Some(seen)) => (1..=count).filter(|k| !seen.contains_key(k)).collect(),
+        let missing_shards: Vec<u32> = match (identity.shards, seen) {
+            (Some(count), Some(seen)) => {
+                let shards: BTreeSet<u32> = missing
+                    .iter()
+                    .filter_map(|(id, n)| {
+                        let position = selection.iter().position(|q| q == id)?;
+                        let pair = position as u64 * u64::from(repeat) + u64::from(n - 1);
+                        Some((pair % u64::from(count)) as u32 + 1)
+                    })
+                    .filter(|k| !seen.contains_key(k))
+                    .collect();
+                shards.into_iter().collect()
+            }
             _ => Vec::new(),
         };
         let expected = selection.len() * repeat as usize;

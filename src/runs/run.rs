@@ -621,6 +621,22 @@ fn check_recorded(
         if options.resume && options.shard.is_none() && file.shard.is_none() {
             identity.shards = identity.shards.or(file.identity.shards);
         }
+        // A shard plays into its own root: another slice (or a merged
+        // sweep) there would be overwritten by this slice's condition file.
+        if let Some(shard) = options.shard {
+            let held = file.shard.as_ref().map(|r| r.shard());
+            if held != Some(shard) {
+                return Err(Error::Usage(format!(
+                    "{} holds {} of '{name}', not shard {shard}: each shard writes its own \
+                     root (--out), and 'okn-benchmark merge' joins them",
+                    root.root.display(),
+                    match held {
+                        Some(other) => format!("shard {other}"),
+                        None => "a whole (or merged) sweep".to_string(),
+                    }
+                )));
+            }
+        }
         if let Some((field, old, new)) = identity.first_difference(&file.identity) {
             return Err(Error::Usage(format!(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."

@@ -15,6 +15,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+/// The most shards `--shard K/N` takes: more than any sweep's pairs.
+pub const MAX_SHARDS: u32 = 100_000;
+
 /// One slice of N: `index` in `1..=count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -48,6 +51,12 @@ impl Shard {
         let n: u32 = n.trim().parse().map_err(|_| usage())?;
         if k == 0 || n == 0 || k > n {
             return Err(usage());
+        }
+        if n > MAX_SHARDS {
+            return Err(format!(
+                "'{text}': at most {MAX_SHARDS} shards (a slice holds at least one of a \
+                 condition's (question, attempt) pairs only when N is at most their number)"
+            ));
         }
         Ok((n > 1).then_some(Shard { index: k, count: n }))
     }
@@ -107,6 +116,12 @@ mod tests {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
         assert!(Shard::parse("4/3").unwrap_err().contains("1 <= K <= N"));
+        assert!(
+            Shard::parse("1/4294967295")
+                .unwrap_err()
+                .contains("at most 100000 shards")
+        );
+        assert!(Shard::parse("100000/100000").is_ok());
     }
 
     #[test]

@@ -412,6 +412,11 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
     // Overlapping attempts: shard 1 again, one answer changed.
     let again = dir.path().join("shard1-again");
     crate::support::fixture::copy_dir(&shards[0], &again);
+    // Without its shard record (as a merged root of the same sweep holds
+    // it), so the attempt, not the shard index, is what collides.
+    edit(&condition(&again), |v| {
+        v.as_object_mut().unwrap().remove("shard");
+    });
     let answer = again
         .join(question)
         .join(CONDITION)
@@ -464,13 +469,13 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
 #[test]
 fn a_shard_that_is_not_k_of_n_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for bad in ["0/3", "4/3", "2"] {
+    for bad in ["0/3", "4/3", "2", "1/4294967295"] {
         let output = sweep(&dir.path().join("r"), &["--shard", bad]);
         assert_eq!(output.status.code(), Some(2), "{bad}");
+        let err = stderr(&output);
         assert!(
-            stderr(&output).contains("1 <= K <= N"),
-            "{bad}: {}",
-            stderr(&output)
+            err.contains("1 <= K <= N") || err.contains("at most 100000 shards"),
+            "{bad}: {err}"
         );
     }
     assert!(!dir.path().join("r").exists());
@@ -662,4 +667,280 @@ fn a_moved_ground_truth_is_not_comparable() {
         "{}",
         stdout(&output)
     );
+}
+
+/// Regression tests, one per defect the red team of sharding, merge and
+/// compare found (2026-12-02), each named after what it guards.
+mod regression {
+    use super::*;
+
+    fn condition_file(root: &Path) -> PathBuf {
+        root.join("conditions").join(format!("{CONDITION}.json"))
+    }
+
+    /// A shard whose result.json lists an attempt folder that is gone was
+    /// half copied into --out before the error.
+    #[test]
+    fn a_merge_that_fails_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = three_shards(dir.path());
+        let gone = shards[2]
+            .join("biobricks-ice-active-chemicals_single_results")
+            .join(CONDITION)
+            .join("attempt-3");
+        std::fs::remove_dir_all(&gone).unwrap();
+        let out = dir.path().join("out");
+        let output = merge(&out, &shards);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            stderr(&output).contains(&gone.display().to_string()),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("nothing was merged"));
+        assert!(!out.exists(), "a failed merge wrote into --out");
+    }
+
+    /// `run --shard 1/3 --resume` into a root holding another slice (or the
+    /// merged sweep) dropped the other attempts from its records, exit 0.
+    #[test]
+    fn a_shard_is_not_played_into_a_root_holding_another_slice() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = three_shards(dir.path());
+        let merged = dir.path().join("merged");
+        assert!(merge(&merged, &shards).status.success());
+        for (root, held) in [
+            (&shards[1], "shard 2/3"),
+            (&merged, "a whole (or merged) sweep"),
+        ] {
+            let before = bytes(root);
+            let output = sweep(root, &["--shard", "1/3", "--resume"]);
+            assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+            assert!(
+                stderr(&output).contains(&format!("holds {held} of '{CONDITION}', not shard 1/3")),
+                "{}",
+                stderr(&output)
+            );
+            assert_eq!(before, bytes(root));
+        }
+    }
+
+    /// A baseline of one attempt per question against a candidate of three
+    /// paired only attempt 1, so a failure in attempt 2 or 3 of a question
+    /// the baseline always answered read "unchanged" and passed the gate.
+    #[test]
+    fn the_gate_counts_attempts_that_pair_with_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let once = dir.path().join("once");
+        let output = okn()
+            .args(&SWEEP[..SWEEP.len() - 2])
+            .args(["--repeat", "1", "--out"])
+            .arg(&once)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let thrice = dir.path().join("thrice");
+        assert!(sweep(&thrice, &[]).status.success());
+        let output = okn()
+            .arg("compare")
+            .args([&once, &thrice])
+            .arg("--fail-on-regression")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+        // Attempt 1 is the same episode in both (the same seed); the flips
+        // are in the attempts the baseline never played.
+        let out = stdout(&output);
+        assert!(out.contains("✓ → ✓✗"), "{out}");
+        assert!(out.contains("regressed"), "{out}");
+    }
+
+    /// `compare --markdown` wrote into a frozen root and, with --force,
+    /// over a recorded answer.csv.
+    #[test]
+    fn the_markdown_is_never_written_inside_a_runs_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("cand");
+        crate::support::fixture::copy_dir(
+            &crate::support::repo().join("runs-scripted-cross-row-limit"),
+            &root,
+        );
+        let answer = root
+            .join("spatialkg-spoke-okn-place-density_cross_results")
+            .join("demo-kg-all-tools__kg-named")
+            .join("attempt-1")
+            .join("answer.csv");
+        let recorded = std::fs::read(&answer).unwrap();
+        for target in [
+            answer.clone(),
+            root.join("README.md"),
+            root.join("notes.md"),
+        ] {
+            let output = okn()
+                .args(["compare", "runs-scripted-cross"])
+                .arg(&root)
+                .arg("--markdown")
+                .arg(&target)
+                .arg("--force")
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+            assert!(
+                stderr(&output).contains("inside the runs root"),
+                "{}",
+                stderr(&output)
+            );
+        }
+        assert_eq!(std::fs::read(&answer).unwrap(), recorded);
+        assert!(!root.join("notes.md").exists());
+        let output = okn()
+            .args(["freeze", "--reason", "published"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let output = okn()
+            .args(["compare", "runs-scripted-cross"])
+            .arg(&root)
+            .arg("--markdown")
+            .arg(root.join("comment.md"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        assert!(stderr(&output).contains("frozen"), "{}", stderr(&output));
+    }
+
+    /// Two roots with no question in common compared "0 questions" with
+    /// McNemar p = 1.000 and passed the gate.
+    #[test]
+    fn roots_with_no_question_in_common_are_refused() {
+        let output = okn()
+            .args([
+                "compare",
+                "runs-scripted-cross",
+                "runs-scripted-single",
+                "--fail-on-regression",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+        assert!(
+            stderr(&output).contains("hold no question in common"),
+            "{}",
+            stderr(&output)
+        );
+    }
+
+    /// A ground_truth.csv edited in one shard (its digest no longer the
+    /// one its JSON records) was merged, and compared, as if unchanged.
+    #[test]
+    fn ground_truth_rows_edited_by_hand_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = three_shards(dir.path());
+        let csv = shards[1]
+            .join("biobricks-ice-active-chemicals_single_results")
+            .join("ground_truth.csv");
+        let mut text = std::fs::read_to_string(&csv).unwrap();
+        text.push_str("x,y\n");
+        std::fs::write(&csv, text).unwrap();
+        let out = dir.path().join("out");
+        let output = merge(&out, &shards);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            stderr(&output).contains(&csv.display().to_string()),
+            "{}",
+            stderr(&output)
+        );
+        assert!(!out.exists());
+        let output = okn()
+            .arg("compare")
+            .arg(&shards[0])
+            .arg(&shards[1])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+        assert!(
+            stderr(&output).contains("ground_truth.csv"),
+            "{}",
+            stderr(&output)
+        );
+    }
+
+    /// An edited shard.index (0, past N, or one claimed twice) was merged,
+    /// and the missing shards were then misnamed.
+    #[test]
+    fn a_shard_index_edited_by_hand_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = three_shards(dir.path());
+        for (index, expected) in [
+            (0, "outside 1..=3"),
+            (9, "outside 1..=3"),
+            (1, "is claimed by"),
+        ] {
+            let copy = dir.path().join(format!("edited-{index}"));
+            let _ = std::fs::remove_dir_all(&copy);
+            crate::support::fixture::copy_dir(&shards[1], &copy);
+            edit(&condition_file(&copy), |v| {
+                v["shard"]["index"] = index.into()
+            });
+            let out = dir.path().join(format!("out-{index}"));
+            let output = merge(&out, &[shards[0].clone(), copy]);
+            assert_eq!(output.status.code(), Some(2), "{index}");
+            assert!(
+                stderr(&output).contains(expected),
+                "{index}: {}",
+                stderr(&output)
+            );
+            assert!(!out.exists());
+        }
+        // Without shard 3, the missing attempts name shard 3 alone.
+        let output = merge(&dir.path().join("two"), &shards[..2]);
+        assert!(stderr(&output).contains("no input is shard 3 of its sweep"));
+    }
+
+    /// `--condition a=b=c` was read as the pair (a, b=c); an empty one was
+    /// echoed as '='; one given twice was compared twice.
+    #[test]
+    fn condition_pairs_that_are_not_name_or_name_equals_name_are_refused() {
+        for (given, expected) in [
+            ("a=b=c", "give NAME or BASELINE_NAME=CANDIDATE_NAME"),
+            ("", "--condition '': give NAME"),
+            ("=x", "give NAME or BASELINE_NAME=CANDIDATE_NAME"),
+        ] {
+            let output = okn()
+                .args([
+                    "compare",
+                    "runs-scripted-cross",
+                    "runs-scripted-cross-row-limit",
+                    "--condition",
+                    given,
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(2), "{given}");
+            assert!(
+                stderr(&output).contains(expected),
+                "{given}: {}",
+                stderr(&output)
+            );
+        }
+        let output = okn()
+            .args([
+                "compare",
+                "runs-scripted-cross",
+                "runs-scripted-cross-row-limit",
+            ])
+            .args([
+                "--condition",
+                CONDITION_CROSS,
+                "--condition",
+                CONDITION_CROSS,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        assert!(stderr(&output).contains("is given twice"));
+    }
+
+    const CONDITION_CROSS: &str = "demo-kg-all-tools__kg-named";
 }
