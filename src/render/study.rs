@@ -1065,7 +1065,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn demo_root() -> PathBuf {
-        // Ties go to the first by name (runs-scripted-cross before its
+        // Ties go to the first by name (a root before its changed-deployment
         // row-limit candidate): max_by_key keeps the last of equals.
         crate::testing::demo_roots()
             .into_iter()
