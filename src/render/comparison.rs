@@ -24,8 +24,9 @@ pub fn root_name(path: &Path) -> String {
 }
 
 /// How the numbers are made, for the reader of a comparison.
-pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate; a \
-question is regressed when a paired attempt went from exact to inexact and none the other way, \
+pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate (for \
+a model these are two independent samples, so one flip is one draw; a scripted agent plays the same \
+script in both); a question is regressed when a paired attempt went from exact to inexact and none the other way, \
 improved for the reverse, mixed when both happened, and not comparable when its ground truth moved \
 between the roots or one side measured none of its attempts. Δ exact is the mean over comparable \
 questions of the candidate's exact rate minus the baseline's, with a 95% percentile bootstrap \
