@@ -126,40 +126,67 @@ pub fn skipped(name: &str) -> bool {
     name.starts_with('.') || SKIPPED.contains(&name)
 }
 
+/// True for a folder `build` takes whole and does not look inside: a runs
+/// root (finished or not) or a catalog run.
+fn is_leaf(dir: &Path) -> bool {
+    RunsRoot::has_conditions(dir)
+        || (RunsRoot::is_runs_root(dir) && !RunsRoot::new(dir).condition_folders().is_empty())
+        || crate::catalog::published::is_run(dir)
+}
+
+/// The walk of one scanned folder: sorted by name, links not followed,
+/// [`skipped`] names and the insides of [`is_leaf`] folders left out, and
+/// what the project's `.gitignore` and `.ignore` files exclude left out
+/// too, as ripgrep does (the `ignore` crate; `docs/PUBLISHING.md`, "What
+/// build reads"). Only those files count, in the folder scanned and
+/// above it: not a user's global excludes or `.git/info/exclude`, which
+/// differ between machines and would make two builds of one commit differ.
+fn walk(dir: &Path) -> ignore::Walk {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        .hidden(false)
+        .follow_links(false)
+        .git_global(false)
+        .git_exclude(false)
+        .git_ignore(true)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| {
+            entry.depth() == 0
+                || (!skipped(&entry.file_name().to_string_lossy())
+                    && !entry.path().parent().is_some_and(is_leaf))
+        });
+    builder.build()
+}
+
 /// Finds the inputs under `scan` (each a folder, or a runs root).
 pub fn discover(scan: &[PathBuf]) -> Inputs {
     let mut inputs = Inputs::default();
     for dir in scan {
-        let mut walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
-        while let Some(Ok(entry)) = walker.next() {
+        for entry in walk(dir).flatten() {
             let path = entry.path();
-            let name = entry.file_name().to_string_lossy();
-            if entry.depth() > 0 && skipped(&name) {
-                if entry.file_type().is_dir() {
-                    walker.skip_current_dir();
-                }
+            let Some(file_type) = entry.file_type() else {
                 continue;
-            }
+            };
             if entry.path_is_symlink() && path.is_dir() {
                 inputs.links.push(path.to_path_buf());
                 continue;
             }
-            if entry.file_type().is_dir() {
+            if file_type.is_dir() {
                 if RunsRoot::has_conditions(path) {
                     inputs.roots.push(path.to_path_buf());
-                    walker.skip_current_dir();
                 } else if RunsRoot::is_runs_root(path)
                     && !RunsRoot::new(path).condition_folders().is_empty()
                 {
                     // A run's root with no condition finished yet.
                     inputs.unfinished.push(path.to_path_buf());
-                    walker.skip_current_dir();
                 } else if study::is_study(path) {
                     inputs.studies.push(path.to_path_buf());
                 } else if crate::catalog::published::is_run(path) {
                     // Its report.md is made from results.json, not read.
                     inputs.catalog_runs.push(path.to_path_buf());
-                    walker.skip_current_dir();
                     continue;
                 }
                 if crate::catalog::published::is_comparison(path) {

@@ -816,6 +816,45 @@ fn a_link_to_a_folder_is_not_followed_and_said() {
     );
 }
 
+/// `build` honours `.gitignore` and `.ignore` as ripgrep does: a Python
+/// virtualenv's `site-packages` got `LICENSE.html` beside its `LICENSE.md`,
+/// and its `lib64` link drew the link advice (issue: publishing as the
+/// seed's studies do it, "build honours .gitignore and .ignore"). A venv
+/// made by Python 3.13 carries its own `.gitignore` of `*`; older ones are
+/// listed in the project's.
+#[test]
+fn ignored_folders_are_neither_read_nor_written() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(d.join(".gitignore"), "/venv/\nscratch-*.md\n").unwrap();
+    for venv in ["venv", "venv313"] {
+        let packages = d.join(venv).join("lib/python3/site-packages/pkg");
+        std::fs::create_dir_all(&packages).unwrap();
+        std::fs::write(packages.join("LICENSE.md"), "# License\n").unwrap();
+        std::os::unix::fs::symlink("lib", d.join(venv).join("lib64")).unwrap();
+    }
+    std::fs::write(d.join("venv313/.gitignore"), "# created by virtualenv automatically\n*\n").unwrap();
+    std::fs::create_dir_all(d.join("notes")).unwrap();
+    std::fs::write(d.join("notes/.ignore"), "draft.md\n").unwrap();
+    std::fs::write(d.join("notes/draft.md"), "# Draft\n").unwrap();
+    std::fs::write(d.join("notes/kept.md"), "# Kept\n").unwrap();
+    std::fs::write(d.join("scratch-1.md"), "# Scratch\n").unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    for venv in ["venv", "venv313"] {
+        assert!(
+            !d.join(venv).join("lib/python3/site-packages/pkg/LICENSE.html").exists(),
+            "{venv}: build wrote into an ignored folder"
+        );
+    }
+    assert!(!err.contains("lib64"), "{err}");
+    assert!(!d.join("notes/draft.html").exists());
+    assert!(!d.join("scratch-1.html").exists());
+    assert!(d.join("notes/kept.html").exists(), "a file nothing ignores is built");
+    let (code, _, err) = build_args(d, &["--check"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// `report` on a frozen root writes nothing, and says so.
 #[test]
 fn report_on_a_frozen_root_says_it_leaves_it_as_it_was() {
