@@ -588,9 +588,14 @@ pub fn question_pages(
         context.insert("ground_truth_table", &super::syntax::html(&grid));
     }
     context.insert("ground_truth", &detail.ground_truth.is_some());
+    context.insert("answer_key", &detail.answer_key);
     context.insert(
         "raw_ground_truth",
         &relative_link(&page, &qdir.join(GROUND_TRUTH_CSV)),
+    );
+    context.insert(
+        "raw_ground_truth_json",
+        &relative_link(&page, &qdir.join(crate::layout::GROUND_TRUTH_JSON)),
     );
     let nav = crumbs(
         &page,

@@ -520,6 +520,10 @@ pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
     let ground_truth = listing
         .read(GROUND_TRUTH_CSV)
         .and_then(|b| Table::from_csv(&b).ok());
+    let answer_key = listing
+        .read(GROUND_TRUTH_JSON)
+        .and_then(|b| serde_json::from_slice::<crate::reference::GroundTruthMeta>(&b).ok())
+        .map(|meta| meta.answer_key);
     let mut conditions = BTreeMap::new();
     if let Some(question) = view.questions.get(id) {
         for (name, result) in &question.results {
@@ -540,6 +544,7 @@ pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
     Ok(QuestionDetail {
         id: id.to_string(),
         ground_truth,
+        answer_key,
         files: listing.files(&[GROUND_TRUTH_CSV, GROUND_TRUTH_JSON]),
         conditions,
     })

@@ -335,6 +335,9 @@ pub struct QuestionDetail {
     pub id: String,
     /// `ground_truth.csv` beside the attempts, when recorded and readable.
     pub ground_truth: Option<Table>,
+    /// The answer key that produced it (`answer_key` of
+    /// `ground_truth.json`: the SPARQL as run), when recorded and readable.
+    pub answer_key: Option<String>,
     /// Which of the question folder's own files exist
     /// (`ground_truth.csv`, `ground_truth.json`).
     pub files: BTreeSet<String>,
