@@ -61,6 +61,43 @@ pub fn slug(text: &str) -> String {
     }
 }
 
+/// Appends the footnotes, in number order, as a numbered list at the end
+/// (`<section class="footnotes">`), each ending in a link back to its
+/// first reference (`↩`) when the text refers to it: how GitHub shows
+/// them. A definition that is never referred to is listed all the same.
+fn footnotes_section<'e>(
+    out: &mut Vec<Event<'e>>,
+    mut notes: Vec<(usize, String, Vec<Event<'e>>)>,
+    referenced: &HashMap<String, usize>,
+) {
+    if notes.is_empty() {
+        return;
+    }
+    notes.sort_by_key(|(n, _, _)| *n);
+    out.push(Event::Html(CowStr::from(
+        "<section class=\"footnotes\">\n<ol>\n",
+    )));
+    for (n, label, mut events) in notes {
+        let id = escape_html(&label);
+        out.push(Event::Html(CowStr::from(format!(
+            "<li id=\"fn-{id}\" value=\"{n}\">\n"
+        ))));
+        if referenced.contains_key(&label) {
+            let back = Event::InlineHtml(CowStr::from(format!(
+                " <a href=\"#fnref-{id}\" class=\"footnote-backref\" aria-label=\"Back to reference {n}\">↩</a>"
+            )));
+            // Inside the last paragraph, as GitHub puts it.
+            match events.iter().rposition(|e| matches!(e, Event::End(TagEnd::Paragraph))) {
+                Some(at) if at + 1 == events.len() => events.insert(at, back),
+                _ => events.push(back),
+            }
+        }
+        out.extend(events);
+        out.push(Event::Html(CowStr::from("</li>\n")));
+    }
+    out.push(Event::Html(CowStr::from("</ol>\n</section>\n")));
+}
+
 /// Renders `markdown`. Relative images are taken from `assets` under
 /// their paths relative to `base` (the document's folder); `prefix` keeps
 /// inline SVG ids unique on the page. Rendering with
@@ -82,28 +119,42 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         title: None,
     };
     page.number_footnotes(&events);
-    let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
+    let mut body_events: Vec<Event<'_>> = Vec::with_capacity(events.len());
+    // Footnote definitions are taken out of the text and listed at the
+    // end, numbered, each with a link back to its first reference, as
+    // GitHub shows them: (number, label, its events).
+    let mut notes: Vec<(usize, String, Vec<Event<'_>>)> = Vec::new();
+    let mut in_note = false;
+    let mut referenced: HashMap<String, usize> = HashMap::new();
     let mut i = 0;
     while i < events.len() {
+        let out = match (in_note, notes.last_mut()) {
+            (true, Some(note)) => &mut note.2,
+            _ => &mut body_events,
+        };
         match &events[i] {
             Event::FootnoteReference(label) => {
+                let seen = referenced.entry(label.to_string()).or_insert(0);
+                *seen += 1;
+                let id = escape_html(label);
+                let anchor = if *seen == 1 {
+                    format!("fnref-{id}")
+                } else {
+                    format!("fnref-{id}-{seen}")
+                };
                 out.push(Event::InlineHtml(CowStr::from(format!(
-                    "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\">{n}</a></sup>",
-                    id = escape_html(label),
+                    "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\" id=\"{anchor}\">{n}</a></sup>",
                     n = page.note(label)
                 ))));
                 i += 1;
             }
             Event::Start(Tag::FootnoteDefinition(label)) => {
-                out.push(Event::Html(CowStr::from(format!(
-                    "<div class=\"footnote-definition\" id=\"fn-{id}\"><sup class=\"footnote-definition-label\">{n}</sup>",
-                    id = escape_html(label),
-                    n = page.note(label)
-                ))));
+                notes.push((page.note(label), label.to_string(), Vec::new()));
+                in_note = true;
                 i += 1;
             }
             Event::End(TagEnd::FootnoteDefinition) => {
-                out.push(Event::Html(CowStr::from("</div>\n")));
+                in_note = false;
                 i += 1;
             }
             Event::Start(Tag::Heading { level, id, .. }) => {
@@ -148,6 +199,8 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
             }
         }
     }
+    let mut out = body_events;
+    footnotes_section(&mut out, notes, &referenced);
     let mut body = String::with_capacity(markdown.len() * 2);
     html::push_html(&mut body, out.into_iter());
     page.read.sort();
@@ -222,6 +275,7 @@ impl Page<'_> {
                 let next = self.notes.len() + 1;
                 self.notes.entry(label.to_string()).or_insert(next);
                 self.taken.insert(format!("fn-{label}"));
+                self.taken.insert(format!("fnref-{label}"));
             }
         }
     }
@@ -427,7 +481,7 @@ mod tests {
     #[test]
     fn footnotes_and_headings_never_share_an_id() {
         let b = body(
-            "# T\n\n## Note\n\nSee[^note] and[^2].\n\n## 2\n\n## fn-note\n\n[^note]: Hi.\n\n[^2]: y\n\n[x](javascript:alert(1)) <javascript:alert(2)>\n",
+            "# T\n\n## Note\n\nSee[^note] and[^2].\n\n## 2\n\n## fn-note\n\n## fnref-note\n\n[^note]: Hi.\n\n[^2]: y\n\n[x](javascript:alert(1)) <javascript:alert(2)>\n",
         );
         let mut ids: Vec<&str> = b
             .split("id=\"")
@@ -439,15 +493,17 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), n, "a repeated id: {b}");
         assert!(
-            b.contains("<a href=\"#fn-note\">1</a>") && b.contains("id=\"fn-note\""),
+            b.contains("<a href=\"#fn-note\" id=\"fnref-note\">1</a>") && b.contains("id=\"fn-note\""),
             "{b}"
         );
         assert!(
-            b.contains("<a href=\"#fn-2\">2</a>") && b.contains("id=\"fn-2\""),
+            b.contains("<a href=\"#fn-2\" id=\"fnref-2\">2</a>") && b.contains("id=\"fn-2\""),
             "{b}"
         );
         assert!(
-            b.contains("id=\"note\"") && b.contains("id=\"fn-note-1\""),
+            b.contains("id=\"note\"")
+                && b.contains("id=\"fn-note-1\"")
+                && b.contains("id=\"fnref-note-1\""),
             "{b}"
         );
         assert!(!b.contains("href=\"javascript:"), "{b}");
@@ -462,12 +518,38 @@ mod tests {
             b.contains("<table>") && b.contains("<td><code>&lt;x&gt;</code></td>"),
             "{b}"
         );
-        assert!(b.contains("footnote-definition"), "{b}");
+        assert!(b.contains("<section class=\"footnotes\">"), "{b}");
         assert!(b.contains("<details><summary>More</summary>"), "{b}");
         assert!(
             b.contains("<pre><code class=\"language-sparql\">SELECT * { ?s ?p ?o }"),
             "{b}"
         );
+    }
+
+    /// paper.html showed a footnote as a bare "1" line above its text, where
+    /// it was defined: now a numbered list at the end with back-links, as
+    /// GitHub renders them (issue: publishing as the seed's studies do it,
+    /// "The manuscript").
+    #[test]
+    fn footnotes_are_a_numbered_list_at_the_end_with_back_links() {
+        let b = body(
+            "A claim[^b] and another[^a], again[^b].\n\n[^a]: The *second* note.\n\n[^b]: The first.\n\n[^unused]: Never cited.\n\n## After\n\nText after.\n",
+        );
+        let section = b.find("<section class=\"footnotes\">").expect("a footnote section");
+        assert!(b.find("Text after.").unwrap() < section, "the notes come last: {b}");
+        assert!(b.contains("<a href=\"#fn-b\" id=\"fnref-b\">1</a>"), "{b}");
+        assert!(b.contains("<a href=\"#fn-a\" id=\"fnref-a\">2</a>"), "{b}");
+        assert!(b.contains("<a href=\"#fn-b\" id=\"fnref-b-2\">1</a>"), "{b}");
+        let notes = &b[section..];
+        let (first, second) = (notes.find("id=\"fn-b\"").unwrap(), notes.find("id=\"fn-a\"").unwrap());
+        assert!(first < second, "in number order: {notes}");
+        assert!(
+            notes.contains("<li id=\"fn-b\" value=\"1\">\n<p>The first. <a href=\"#fnref-b\" class=\"footnote-backref\" aria-label=\"Back to reference 1\">↩</a></p>\n</li>"),
+            "{notes}"
+        );
+        assert!(notes.contains("<em>second</em>"), "{notes}");
+        assert!(notes.contains("Never cited.</p>\n</li>"), "an unreferenced note has no back-link: {notes}");
+        assert!(!b.contains("footnote-definition-label"), "{b}");
     }
 
     #[test]
