@@ -87,7 +87,10 @@ fn footnotes_section<'e>(
                 " <a href=\"#fnref-{id}\" class=\"footnote-backref\" aria-label=\"Back to reference {n}\">↩</a>"
             )));
             // Inside the last paragraph, as GitHub puts it.
-            match events.iter().rposition(|e| matches!(e, Event::End(TagEnd::Paragraph))) {
+            match events
+                .iter()
+                .rposition(|e| matches!(e, Event::End(TagEnd::Paragraph)))
+            {
                 Some(at) if at + 1 == events.len() => events.insert(at, back),
                 _ => events.push(back),
             }
@@ -493,7 +496,8 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), n, "a repeated id: {b}");
         assert!(
-            b.contains("<a href=\"#fn-note\" id=\"fnref-note\">1</a>") && b.contains("id=\"fn-note\""),
+            b.contains("<a href=\"#fn-note\" id=\"fnref-note\">1</a>")
+                && b.contains("id=\"fn-note\""),
             "{b}"
         );
         assert!(
@@ -535,20 +539,34 @@ mod tests {
         let b = body(
             "A claim[^b] and another[^a], again[^b].\n\n[^a]: The *second* note.\n\n[^b]: The first.\n\n[^unused]: Never cited.\n\n## After\n\nText after.\n",
         );
-        let section = b.find("<section class=\"footnotes\">").expect("a footnote section");
-        assert!(b.find("Text after.").unwrap() < section, "the notes come last: {b}");
+        let section = b
+            .find("<section class=\"footnotes\">")
+            .expect("a footnote section");
+        assert!(
+            b.find("Text after.").unwrap() < section,
+            "the notes come last: {b}"
+        );
         assert!(b.contains("<a href=\"#fn-b\" id=\"fnref-b\">1</a>"), "{b}");
         assert!(b.contains("<a href=\"#fn-a\" id=\"fnref-a\">2</a>"), "{b}");
-        assert!(b.contains("<a href=\"#fn-b\" id=\"fnref-b-2\">1</a>"), "{b}");
+        assert!(
+            b.contains("<a href=\"#fn-b\" id=\"fnref-b-2\">1</a>"),
+            "{b}"
+        );
         let notes = &b[section..];
-        let (first, second) = (notes.find("id=\"fn-b\"").unwrap(), notes.find("id=\"fn-a\"").unwrap());
+        let (first, second) = (
+            notes.find("id=\"fn-b\"").unwrap(),
+            notes.find("id=\"fn-a\"").unwrap(),
+        );
         assert!(first < second, "in number order: {notes}");
         assert!(
             notes.contains("<li id=\"fn-b\" value=\"1\">\n<p>The first. <a href=\"#fnref-b\" class=\"footnote-backref\" aria-label=\"Back to reference 1\">↩</a></p>\n</li>"),
             "{notes}"
         );
         assert!(notes.contains("<em>second</em>"), "{notes}");
-        assert!(notes.contains("Never cited.</p>\n</li>"), "an unreferenced note has no back-link: {notes}");
+        assert!(
+            notes.contains("Never cited.</p>\n</li>"),
+            "an unreferenced note has no back-link: {notes}"
+        );
         assert!(!b.contains("footnote-definition-label"), "{b}");
     }
 

@@ -30,6 +30,7 @@ pub mod manuscript;
 pub mod markdown;
 pub mod page;
 pub mod paper;
+pub mod raster;
 pub mod readme;
 pub mod rtf;
 pub mod site;

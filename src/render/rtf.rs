@@ -55,10 +55,13 @@
 //! - **Images** ("Pictures"): a local PNG or JPEG (found relative to the
 //!   document's folder, dimensions read from its header) is embedded as
 //!   `{\pict\pngblip …}` / `{\pict\jpegblip …}` in hex, at 96 pixels per
-//!   inch (15 twips a pixel), scaled down to the text width. Everything
-//!   else (SVG, which RTF cannot show; GIF; remote, missing or unreadable
-//!   files; any image inside a table cell) is its alt text in brackets,
-//!   `[alt]`, or the file name when the alt text is empty.
+//!   inch (15 twips a pixel), scaled down to the text width. An SVG (the
+//!   study figures), which RTF cannot show, is rasterized to a PNG at 300
+//!   dots per inch ([`super::raster`], resvg with a built-in font) and
+//!   embedded the same way, `\picwgoal`/`\pichgoal` from the SVG's own
+//!   size. Everything else (GIF; remote, missing or unreadable files; an
+//!   SVG that does not parse; any image inside a table cell) is its alt
+//!   text in brackets, `[alt]`, or the file name when the alt text is empty.
 //! - **Tables** ("Table Definitions"): one `\trowd … \row` per row,
 //!   `\trgaph108`, `\trleft` at the current indent, one `\cellx` per column at
 //!   its right boundary (from [`column_widths_at`]), `\intbl … \cell` per cell
@@ -1061,10 +1064,19 @@ impl<'b> Writer<'b> {
         let bytes = self
             .assets
             .get(&self.base.join(percent_decode(path_part)))?;
-        let (kind, width, height) = image_size(&bytes)?;
+        // An SVG figure is rasterized at print resolution and shown at the
+        // SVG's own size; a PNG or JPEG at 96 pixels per inch.
+        let (kind, (width, height), (css_w, css_h), bytes) = match image_size(&bytes) {
+            Some((kind, w, h)) => (kind, (w, h), (w, h), bytes),
+            None if super::raster::is_svg(&bytes) => {
+                let raster = super::raster::svg_to_png(&bytes).ok()?;
+                ("pngblip", raster.pixels, raster.css, raster.png.into())
+            }
+            None => return None,
+        };
         let available = (TEXT_WIDTH - self.indent()).max(1440) as i64;
-        let mut goal_w = width as i64 * TWIPS_PER_PIXEL as i64;
-        let mut goal_h = height as i64 * TWIPS_PER_PIXEL as i64;
+        let mut goal_w = css_w as i64 * TWIPS_PER_PIXEL as i64;
+        let mut goal_h = css_h as i64 * TWIPS_PER_PIXEL as i64;
         if goal_w > available {
             goal_h = goal_h * available / goal_w;
             goal_w = available;

@@ -833,7 +833,11 @@ fn ignored_folders_are_neither_read_nor_written() {
         std::fs::write(packages.join("LICENSE.md"), "# License\n").unwrap();
         std::os::unix::fs::symlink("lib", d.join(venv).join("lib64")).unwrap();
     }
-    std::fs::write(d.join("venv313/.gitignore"), "# created by virtualenv automatically\n*\n").unwrap();
+    std::fs::write(
+        d.join("venv313/.gitignore"),
+        "# created by virtualenv automatically\n*\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(d.join("notes")).unwrap();
     std::fs::write(d.join("notes/.ignore"), "draft.md\n").unwrap();
     std::fs::write(d.join("notes/draft.md"), "# Draft\n").unwrap();
@@ -843,14 +847,19 @@ fn ignored_folders_are_neither_read_nor_written() {
     assert_eq!(code, 0, "{err}");
     for venv in ["venv", "venv313"] {
         assert!(
-            !d.join(venv).join("lib/python3/site-packages/pkg/LICENSE.html").exists(),
+            !d.join(venv)
+                .join("lib/python3/site-packages/pkg/LICENSE.html")
+                .exists(),
             "{venv}: build wrote into an ignored folder"
         );
     }
     assert!(!err.contains("lib64"), "{err}");
     assert!(!d.join("notes/draft.html").exists());
     assert!(!d.join("scratch-1.html").exists());
-    assert!(d.join("notes/kept.html").exists(), "a file nothing ignores is built");
+    assert!(
+        d.join("notes/kept.html").exists(),
+        "a file nothing ignores is built"
+    );
     let (code, _, err) = build_args(d, &["--check"]);
     assert_eq!(code, 0, "{err}");
 }

@@ -367,3 +367,83 @@ mod regression {
         assert!(!dir.path().join("x-table2.rtf").exists());
     }
 }
+
+/// `paper doc` embeds a study's SVG figure in the RTF as a PNG drawn at
+/// print resolution (resvg), where it was "[alt]"; LibreOffice opens the
+/// RTF and renders its page with the figure on it: the page, as an image,
+/// carries the figure's marks (its one blue, #0072B2) and its text (dark
+/// pixels, and the manuscript has no text of its own). The page was also
+/// looked at as an image when this was written: the figure is whole and
+/// its labels legible.
+#[test]
+fn libreoffice_renders_the_figure_the_rtf_embeds() {
+    let svg = std::fs::read_to_string(
+        crate::support::repo().join("results-cross/figures/exact-rate.svg"),
+    )
+    .unwrap();
+    let dir = work_dir(&[
+        (
+            "paper.md",
+            "![Exact rate per condition](figures/exact-rate.svg)\n",
+        ),
+        ("figures/exact-rate.svg", &svg),
+    ]);
+    let out = okn_in(dir.path())
+        .args(["paper", "doc", "paper.md", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rtf = read(&dir.path().join("out/paper.rtf"));
+    assert!(!rtf.contains("[Exact rate"), "the figure is its alt text");
+    // 960 × 240 CSS px: 3000 × 750 px at 300 dpi, shown 6.67 × 1.67 inches
+    // (scaled to the text width when wider).
+    assert!(
+        rtf.contains("{\\pict\\pngblip\\picw3000\\pich750\\picwgoal"),
+        "{}",
+        &rtf[..rtf.len().min(2000)]
+    );
+    let pdf = dir.path().join("pdf");
+    libreoffice(dir.path(), "pdf", &pdf, &[dir.path().join("out/paper.rtf")]);
+    // The first page as an image (Writer exports no PNG itself): poppler's
+    // pdftoppm, which scripts/test installs (Debian package poppler-utils).
+    let out = Command::new("pdftoppm")
+        .args(["-png", "-r", "150", "-f", "1", "-singlefile"])
+        .arg(pdf.join("paper.pdf"))
+        .arg(dir.path().join("page"))
+        .output()
+        .expect("pdftoppm runs: install the Debian package poppler-utils");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page =
+        resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(dir.path().join("page.png")).unwrap())
+            .expect("the page's PNG decodes");
+    std::fs::copy(
+        dir.path().join("page.png"),
+        std::env::temp_dir().join("okn-figure-page.png"),
+    )
+    .ok();
+    let near = |p: &resvg::tiny_skia::PremultipliedColorU8, (r, g, b): (i32, i32, i32)| {
+        (p.red() as i32 - r).abs() < 40
+            && (p.green() as i32 - g).abs() < 40
+            && (p.blue() as i32 - b).abs() < 40
+    };
+    let blue = page
+        .pixels()
+        .iter()
+        .filter(|p| near(p, (0x00, 0x72, 0xB2)))
+        .count();
+    let dark = page
+        .pixels()
+        .iter()
+        .filter(|p| near(p, (0x1A, 0x1A, 0x1A)))
+        .count();
+    // At 150 dpi the dots and interval bars are about 320 pixels of the
+    // blue, the text and axes some thousands of dark ones; a page with
+    // "[Exact rate per condition]" on it has neither.
+    assert!(
+        blue > 200,
+        "{blue} pixels of the figure's blue on a {}×{} page",
+        page.width(),
+        page.height()
+    );
+    assert!(dark > 500, "{dark} dark pixels: the figure's text and axes");
+}
