@@ -76,9 +76,11 @@
 //!   the table) and is copied, with the table, into the table's standalone
 //!   document.
 //!
-//! Not supported: footnote text inside the standalone table documents (the
-//! reference mark is kept), links to fragments of the page, SVG and GIF
-//! pictures, Markdown inside HTML blocks beyond its text, math (written as
+//! A table's standalone document (`--tables`) carries its caption and,
+//! after the same rule, the footnotes its caption and cells refer to.
+//!
+//! Not supported: links to fragments of the page, GIF pictures (SVG is
+//! rasterized), Markdown inside HTML blocks beyond its text, math (written as
 //! code text).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -468,6 +470,8 @@ struct TableState {
     row: Vec<Cell>,
     cell: Option<Cell>,
     caption: Option<String>,
+    /// Footnote numbers its caption and cells refer to.
+    refs: Vec<usize>,
 }
 
 struct Saved {
@@ -499,7 +503,13 @@ struct Writer<'b> {
     last_caption: Option<String>,
     note_numbers: BTreeMap<String, usize>,
     notes: Vec<(usize, String)>,
-    tables: Vec<String>,
+    /// Each table's standalone document, still open, and the footnotes
+    /// it refers to: closed in [`Writer::finish`], when every note's text
+    /// is known.
+    tables: Vec<(String, Vec<usize>)>,
+    /// Footnotes the caption being written refers to, then those of the
+    /// last caption, which the table after it takes.
+    caption_refs: Vec<usize>,
     meta: bool,
     /// Inside an inline `<script>` or `<style>` (its name): text up to the
     /// closing tag is dropped.
@@ -528,6 +538,7 @@ impl<'b> Writer<'b> {
             note_numbers: BTreeMap::new(),
             notes: Vec::new(),
             tables: Vec::new(),
+            caption_refs: Vec::new(),
             meta: false,
             skipping: None,
         }
@@ -695,6 +706,11 @@ impl<'b> Writer<'b> {
             Event::InlineHtml(t) => self.inline_html(t),
             Event::FootnoteReference(label) => {
                 let n = self.note_number(label);
+                if let Some(t) = self.table.as_mut() {
+                    t.refs.push(n);
+                } else if self.caption_start.is_some() {
+                    self.caption_refs.push(n);
+                }
                 if self.image.is_none() {
                     self.raw(&format!("{{\\super {n}}}"));
                     if let Some(cell) = self.table.as_mut().and_then(|t| t.cell.as_mut()) {
@@ -792,6 +808,7 @@ impl<'b> Writer<'b> {
                 self.table = Some(TableState {
                     aligns: aligns.clone(),
                     caption: self.last_caption.take(),
+                    refs: std::mem::take(&mut self.caption_refs),
                     ..TableState::default()
                 });
             }
@@ -1125,31 +1142,49 @@ impl<'b> Writer<'b> {
             doc.push_str(caption);
         }
         doc.push_str(&alone);
-        doc.push_str("}\n");
-        self.tables.push(doc);
+        self.tables.push((doc, table.refs));
     }
 
     fn finish(mut self) -> Converted {
         self.close_para();
         let mut document = header(self.title.as_deref());
         document.push_str(&self.out);
-        if !self.notes.is_empty() {
-            document.push_str(
-                "\\pard\\plain\\sb240\\sa120\\brdrb\\brdrs\\brdrw10\\brsp20\\fs8 \\par\n",
-            );
-            let mut notes = std::mem::take(&mut self.notes);
-            notes.sort_by_key(|(n, _)| *n);
-            for (_, text) in notes {
-                document.push_str(&text);
+        let mut notes = std::mem::take(&mut self.notes);
+        notes.sort_by_key(|(n, _)| *n);
+        if !notes.is_empty() {
+            document.push_str(NOTES_RULE);
+            for (_, text) in &notes {
+                document.push_str(text);
             }
         }
         document.push_str("}\n");
-        Converted {
-            document,
-            tables: self.tables,
-        }
+        // Each table's document ends with the notes its caption and cells
+        // refer to, in number order, after the same rule.
+        let tables = std::mem::take(&mut self.tables)
+            .into_iter()
+            .map(|(mut doc, mut refs)| {
+                refs.sort_unstable();
+                refs.dedup();
+                let texts: Vec<&str> = refs
+                    .iter()
+                    .filter_map(|n| notes.iter().find(|(m, _)| m == n).map(|(_, t)| t.as_str()))
+                    .collect();
+                if !texts.is_empty() {
+                    doc.push_str(NOTES_RULE);
+                    for text in texts {
+                        doc.push_str(text);
+                    }
+                }
+                doc.push_str("}\n");
+                doc
+            })
+            .collect();
+        Converted { document, tables }
     }
 }
+
+/// The rule above a document's footnotes.
+const NOTES_RULE: &str = "\\pard\\plain\\sb240\\sa120\\brdrb\\brdrs\\brdrw10\\brsp20\\fs8 \\par\n";
 
 fn heading_number(level: HeadingLevel) -> usize {
     match level {
@@ -1766,6 +1801,35 @@ mod tests {
         let note_b = b.find("1.\\tab Note B with more.").unwrap();
         assert!(after < note_b && note_b < note_a, "{b}");
         assert!(b.contains("\\li480\\fi-480\\tx480"), "{b}");
+    }
+
+    /// `--tables` dropped the footnotes a table's cells refer to (issue:
+    /// publishing as the seed's studies do it, "The manuscript").
+    #[test]
+    fn a_table_document_carries_the_notes_its_caption_and_cells_refer_to() {
+        let c = rtf(
+            "Intro[^intro].\n\nTable 1: Rates[^cap].\n\n| a | b |\n|---|---|\n| x[^cell] | 2 |\n\nTable 2: No notes.\n\n| c |\n|---|\n| y |\n\n[^intro]: Not the table's.\n\n[^cap]: On the caption.\n\n[^cell]: On a cell.\n",
+        );
+        let one = body(&c.tables[0]);
+        assert!(one.contains("Table 1: Rates{\\super 2}."), "{one}");
+        let (cap, cell) = (
+            one.find("2.\\tab On the caption.").unwrap(),
+            one.find("3.\\tab On a cell.").unwrap(),
+        );
+        assert!(cap < cell, "{one}");
+        assert!(!one.contains("Not the table's"), "{one}");
+        let two = body(&c.tables[1]);
+        assert!(
+            !two.contains("\\tab "),
+            "a table without notes has none: {two}"
+        );
+        assert!(c.tables.iter().all(|t| t.ends_with("}\n")));
+        // The document itself keeps every note.
+        let doc = body(&c.document);
+        assert!(
+            doc.contains("1.\\tab Not the table's.") && doc.contains("3.\\tab On a cell."),
+            "{doc}"
+        );
     }
 
     #[test]
