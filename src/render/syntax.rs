@@ -140,30 +140,51 @@ fn html_cell(cell: &Cell) -> String {
     }
 }
 
+/// Headers longer than this many characters are clamped to two lines,
+/// with the whole text as the cell's `title`.
+const LONG_HEADER: usize = 16;
+
 /// The grid as the inside of an HTML `<table>`: `<thead>` with the header
-/// row, then `<tbody>` with a line per row; a toned cell carries its tone
-/// as its class (`<td class="ok">`). Every piece of text is escaped.
+/// row, then `<tbody>` with a line per row; a number cell has the class
+/// `num`, a toned cell its tone (`<td class="num ok">`), a long header the
+/// class `long` and its text as `title`. Every piece of text is escaped.
 pub fn html(grid: &Grid) -> String {
     let mut out = String::from("<thead><tr>");
     for column in &grid.columns {
-        let _ = write!(out, "<th>{}</th>", html_cell(&column.header));
+        // A long header (a condition's label) is shown on at most two
+        // lines, its whole text on hover (`static/style.css`, "Tables").
+        let text = column.header.text();
+        if text.chars().count() > LONG_HEADER {
+            let _ = write!(
+                out,
+                "<th class=\"long\" title=\"{}\"><span>{}</span></th>",
+                super::escape_html(&text),
+                html_cell(&column.header)
+            );
+        } else {
+            let _ = write!(out, "<th>{}</th>", html_cell(&column.header));
+        }
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for cells in &grid.rows {
         out.push_str("<tr>");
         for cell in cells {
-            match cell.tone() {
-                Some(tone) => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"{}\">{}</td>",
-                        super::escape_html(tone),
-                        html_cell(cell)
-                    );
-                }
-                None => {
-                    let _ = write!(out, "<td>{}</td>", html_cell(cell));
-                }
+            // A number, a rate or an interval never wraps inside itself.
+            let num = (!cell.is_words()).then_some("num");
+            let classes: Vec<String> = num
+                .into_iter()
+                .map(str::to_string)
+                .chain(cell.tone().map(super::escape_html))
+                .collect();
+            if classes.is_empty() {
+                let _ = write!(out, "<td>{}</td>", html_cell(cell));
+            } else {
+                let _ = write!(
+                    out,
+                    "<td class=\"{}\">{}</td>",
+                    classes.join(" "),
+                    html_cell(cell)
+                );
             }
         }
         out.push_str("</tr>\n");
@@ -284,7 +305,7 @@ mod tests {
     fn html_escapes_and_carries_tones() {
         assert_eq!(
             html(&grid()),
-            "<thead><tr><th>question</th><th>exact</th><th>ordered</th></tr></thead>\n<tbody>\n<tr><td><a href=\"q 1.html\"><code>q|1</code></a></td><td class=\"soft\">0.50</td><td>✓</td></tr>\n<tr><td>&lt;b&gt;*x*&lt;/b&gt;</td><td>—</td><td>2/3</td></tr>\n</tbody>"
+            "<thead><tr><th>question</th><th>exact</th><th>ordered</th></tr></thead>\n<tbody>\n<tr><td><a href=\"q 1.html\"><code>q|1</code></a></td><td class=\"num soft\">0.50</td><td class=\"num\">✓</td></tr>\n<tr><td>&lt;b&gt;*x*&lt;/b&gt;</td><td class=\"num\">—</td><td class=\"num\">2/3</td></tr>\n</tbody>"
         );
     }
 

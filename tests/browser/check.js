@@ -11,6 +11,7 @@
 //   "pages": [{ "name": "index", "path": "/abs/site/index.html",
 //               "sort": { "table": 1, "column": 0 } }],      // sort optional
 //   "screenshots": "/abs/dir",                               // optional
+//   "layout": { "widths": [1280, 390], "pages": ["root"] },  // optional
 //   "schemes": ["light", "dark"]                             // optional
 // }
 //
@@ -96,6 +97,55 @@ async function visit(context, entry, scheme) {
     const second_order = await header.getAttribute("data-order");
     sort = { before, first, first_order, second, second_order };
   }
+  // How the page's tables fit at each width asked for: per table, whether
+  // it scrolls sideways, whether its first column stays in view, the
+  // tallest header in lines, and the number cells whose text wrapped.
+  let layout = null;
+  if (spec.layout && spec.layout.pages.includes(entry.name) && scheme === "light") {
+    layout = [];
+    for (const width of spec.layout.widths) {
+      await page.setViewportSize({ width, height: 900 });
+      const tables = await page.evaluate(() =>
+        Array.prototype.map.call(document.querySelectorAll("table"), (t) => {
+          const first = t.querySelector("tbody td");
+          // A header's lines: the distinct tops of its text's line boxes
+          // (what is clamped away is not shown, and not counted).
+          const heads = Array.prototype.map.call(t.querySelectorAll("thead th"), (th) => {
+            const inner = th.querySelector("span") || th;
+            const box = inner.getBoundingClientRect();
+            const range = document.createRange();
+            range.selectNodeContents(inner);
+            const tops = new Set(
+              Array.prototype.filter
+                .call(range.getClientRects(), (r) => r.width > 0 && r.bottom <= box.bottom + 1)
+                .map((r) => Math.round(r.top))
+            );
+            return tops.size;
+          });
+          const wrapped = Array.prototype.filter.call(t.querySelectorAll("td.num"), (td) => {
+            const range = document.createRange();
+            range.selectNodeContents(td);
+            const tops = new Set(Array.prototype.map.call(range.getClientRects(), (r) => Math.round(r.top)));
+            return tops.size > 1;
+          }).map((td) => td.textContent);
+          return {
+            columns: t.querySelectorAll("thead th").length,
+            scrolls: t.scrollWidth > t.clientWidth,
+            sticky_first: first ? getComputedStyle(first).position === "sticky" : null,
+            header_lines: heads.length ? Math.max.apply(null, heads) : 0,
+            long_headers_titled: Array.prototype.every.call(t.querySelectorAll("th.long"), (th) => th.title.length > 0),
+            wrapped,
+          };
+        })
+      );
+      const overflow_x = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      if (spec.screenshots) {
+        await page.screenshot({ path: path.join(spec.screenshots, `${entry.name}-${width}.png`), fullPage: false });
+      }
+      layout.push({ width, overflow_x, tables });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
   if (spec.screenshots) {
     await page.screenshot({
       path: path.join(spec.screenshots, `${entry.name}-${scheme}.png`),
@@ -105,7 +155,7 @@ async function visit(context, entry, scheme) {
   // Late errors (from the clicks) are part of the page's record too.
   state.csp_violations = await page.evaluate(() => window.__okn.csp.slice());
   await page.close();
-  return Object.assign({ name: entry.name, scheme, url }, seen, state, { sort });
+  return Object.assign({ name: entry.name, scheme, url }, seen, state, { sort, layout });
 }
 
 async function main() {
