@@ -28,13 +28,21 @@ pub enum Inlined {
     Remote(String),
     /// The file is not there: the alt text, marked.
     Missing(String),
+    /// The file is outside the folder the page is built in (an absolute
+    /// path, or one that climbs out with `..`), or not an image: never
+    /// read, never inlined; the alt text, marked.
+    Refused(String),
 }
 
 impl Inlined {
     /// The HTML to put in the page.
     pub fn html(&self) -> &str {
         match self {
-            Inlined::Img(h) | Inlined::Svg(h) | Inlined::Remote(h) | Inlined::Missing(h) => h,
+            Inlined::Img(h)
+            | Inlined::Svg(h)
+            | Inlined::Remote(h)
+            | Inlined::Missing(h)
+            | Inlined::Refused(h) => h,
         }
     }
 }
@@ -178,6 +186,16 @@ pub fn inline_image(
     let path_part = src.split(['#', '?']).next().unwrap_or(src);
     let decoded = percent_decode(path_part);
     let path = base.join(&decoded);
+    let refused = |why: &str| {
+        Inlined::Refused(format!(
+            "<span class=\"missing-image\" title=\"{}\">{}</span>",
+            escape_html(&format!("not inlined: {why}")),
+            escape_html(if alt.is_empty() { src } else { alt })
+        ))
+    };
+    if let Some(why) = refusal(base, Path::new(&decoded)) {
+        return (refused(why), None);
+    }
     let Some(bytes) = assets.get(&path) else {
         return (
             Inlined::Missing(format!(
@@ -218,7 +236,10 @@ pub fn inline_image(
     let mime = if is_svg {
         "image/svg+xml"
     } else {
-        raster_type(&path).unwrap_or("application/octet-stream")
+        match raster_type(&path) {
+            Some(mime) => mime,
+            None => return (refused("not an image (by its file name)"), Some(path)),
+        }
     };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     (
@@ -228,6 +249,35 @@ pub fn inline_image(
         )),
         Some(path),
     )
+}
+
+/// Why the image `source` of a document in folder `base` may not be read
+/// into a page, if it may not: an absolute source, or one that climbs out
+/// of the folder the build runs in (out of the document's own folder, when
+/// that lies outside the current one). A page is published; a file from
+/// elsewhere on the disk (`/etc/passwd`, `../secret.png`) must never be
+/// carried into it.
+pub fn refusal(base: &Path, source: &Path) -> Option<&'static str> {
+    if source.is_absolute() || source.has_root() {
+        return Some("an absolute path: images are read from inside the project only");
+    }
+    let within = if base.is_absolute() {
+        match std::env::current_dir()
+            .ok()
+            .and_then(|cwd| base.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        {
+            Some(relative) => relative.join(source),
+            None => source.to_path_buf(),
+        }
+    } else {
+        base.join(source)
+    };
+    match normalize(&within).components().next() {
+        Some(std::path::Component::ParentDir) => {
+            Some("outside the project: images are read from inside it only")
+        }
+        _ => None,
+    }
 }
 
 /// `text` with `%XX` escapes decoded (invalid UTF-8 replaced).

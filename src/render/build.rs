@@ -138,11 +138,29 @@ fn is_leaf(dir: &Path) -> bool {
 /// [`skipped`] names and the insides of [`is_leaf`] folders left out, and
 /// what the project's `.gitignore` and `.ignore` files exclude left out
 /// too, as ripgrep does (the `ignore` crate; `docs/PUBLISHING.md`, "What
-/// build reads"). Only those files count, in the folder scanned and
-/// above it: not a user's global excludes or `.git/info/exclude`, which
-/// differ between machines and would make two builds of one commit differ.
+/// build reads"). Only the project's own files count: those inside the
+/// folder scanned, and, when it is a subfolder (`--root`), those of the
+/// folders between the project (the current folder) and it. Not a
+/// `.gitignore` above the project (a home folder's), a user's global
+/// excludes or `.git/info/exclude`, which differ between machines and would
+/// make two builds of one commit differ.
 fn walk(dir: &Path) -> ignore::Walk {
     let mut builder = ignore::WalkBuilder::new(dir);
+    if dir.is_relative() {
+        for ancestor in dir.ancestors().skip(1) {
+            let folder = if ancestor.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                ancestor
+            };
+            for name in [".gitignore", ".ignore"] {
+                let file = folder.join(name);
+                if file.is_file() {
+                    let _ = builder.add_ignore(file);
+                }
+            }
+        }
+    }
     builder
         .hidden(false)
         .follow_links(false)
@@ -150,7 +168,7 @@ fn walk(dir: &Path) -> ignore::Walk {
         .git_exclude(false)
         .git_ignore(true)
         .ignore(true)
-        .parents(true)
+        .parents(false)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(|entry| {

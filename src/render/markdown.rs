@@ -28,6 +28,8 @@ pub struct Rendered {
     pub read: Vec<PathBuf>,
     /// Images that were referenced but not found, as written.
     pub missing: Vec<String>,
+    /// Images not read: outside the project, or not images ([`super::assets::refusal`]).
+    pub refused: Vec<String>,
     /// Raw HTML tags dropped because they would navigate the page or
     /// change its base (`<meta http-equiv>`, `<base>`), as written.
     pub dropped: Vec<String>,
@@ -61,6 +63,25 @@ pub fn slug(text: &str) -> String {
     }
 }
 
+/// A footnote label as it stands in an id: ASCII letters, digits, `-` and
+/// `_` kept, every other character percent-encoded (UTF-8), so an id has
+/// no space, no quote and no `.` (ids: HTML Living Standard, "The id
+/// attribute").
+fn note_id(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
 /// Appends the footnotes, in number order, as a numbered list at the end
 /// (`<section class="footnotes">`), each ending in a link back to its
 /// first reference (`↩`) when the text refers to it: how GitHub shows
@@ -74,11 +95,15 @@ fn footnotes_section<'e>(
         return;
     }
     notes.sort_by_key(|(n, _, _)| *n);
+    // A label defined twice: the first definition is the note (as GitHub
+    // takes it).
+    let mut defined = std::collections::HashSet::new();
+    notes.retain(|(_, label, _)| defined.insert(label.clone()));
     out.push(Event::Html(CowStr::from(
         "<section class=\"footnotes\">\n<ol>\n",
     )));
     for (n, label, mut events) in notes {
-        let id = escape_html(&label);
+        let id = note_id(&label);
         out.push(Event::Html(CowStr::from(format!(
             "<li id=\"fn-{id}\" value=\"{n}\">\n"
         ))));
@@ -115,6 +140,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         figures: 0,
         read: Vec::new(),
         missing: Vec::new(),
+        refused: Vec::new(),
         dropped: Vec::new(),
         used: HashMap::new(),
         taken: std::collections::HashSet::new(),
@@ -139,11 +165,13 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
             Event::FootnoteReference(label) => {
                 let seen = referenced.entry(label.to_string()).or_insert(0);
                 *seen += 1;
-                let id = escape_html(label);
+                let id = note_id(label);
+                // `.` never occurs in a label's id: `fnref-a.2` (the second
+                // reference to `a`) is no other label's.
                 let anchor = if *seen == 1 {
                     format!("fnref-{id}")
                 } else {
-                    format!("fnref-{id}-{seen}")
+                    format!("fnref-{id}.{seen}")
                 };
                 out.push(Event::InlineHtml(CowStr::from(format!(
                     "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\" id=\"{anchor}\">{n}</a></sup>",
@@ -213,6 +241,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         body,
         read: page.read,
         missing: page.missing,
+        refused: page.refused,
         dropped: page.dropped,
     }
 }
@@ -255,6 +284,7 @@ struct Page<'p> {
     figures: usize,
     read: Vec<PathBuf>,
     missing: Vec<String>,
+    refused: Vec<String>,
     dropped: Vec<String>,
     /// Heading slugs and how often each was used.
     used: HashMap<String, usize>,
@@ -277,8 +307,8 @@ impl Page<'_> {
             {
                 let next = self.notes.len() + 1;
                 self.notes.entry(label.to_string()).or_insert(next);
-                self.taken.insert(format!("fn-{label}"));
-                self.taken.insert(format!("fnref-{label}"));
+                self.taken.insert(format!("fn-{}", note_id(label)));
+                self.taken.insert(format!("fnref-{}", note_id(label)));
             }
         }
     }
@@ -345,8 +375,10 @@ impl Page<'_> {
             &image,
             &format!("{}{}", self.prefix, self.figures),
         );
-        if let super::assets::Inlined::Missing(_) = inlined {
-            self.missing.push(dest_url.to_string());
+        match inlined {
+            super::assets::Inlined::Missing(_) => self.missing.push(dest_url.to_string()),
+            super::assets::Inlined::Refused(_) => self.refused.push(dest_url.to_string()),
+            _ => {}
         }
         self.read.extend(path);
         Event::InlineHtml(CowStr::from(inlined.html().to_string()))
@@ -549,7 +581,7 @@ mod tests {
         assert!(b.contains("<a href=\"#fn-b\" id=\"fnref-b\">1</a>"), "{b}");
         assert!(b.contains("<a href=\"#fn-a\" id=\"fnref-a\">2</a>"), "{b}");
         assert!(
-            b.contains("<a href=\"#fn-b\" id=\"fnref-b-2\">1</a>"),
+            b.contains("<a href=\"#fn-b\" id=\"fnref-b.2\">1</a>"),
             "{b}"
         );
         let notes = &b[section..];
@@ -568,6 +600,39 @@ mod tests {
             "an unreferenced note has no back-link: {notes}"
         );
         assert!(!b.contains("footnote-definition-label"), "{b}");
+    }
+
+    /// Red team, 2026-12-02: the second reference to `l` took `fnref-l-2`,
+    /// the id of the reference to a label `l-2`; a label with a space gave
+    /// `id="fn-a b"`; a label defined twice was listed twice.
+    #[test]
+    fn footnote_ids_never_collide_and_hold_no_space() {
+        let b = body(
+            "x[^l] y[^l] z[^l-2] w[^a b].\n\n[^l]: L.\n\n[^l-2]: L2.\n\n[^a b]: AB.\n\n[^l]: again.\n",
+        );
+        let mut ids: Vec<&str> = b
+            .split("id=\"")
+            .skip(1)
+            .map(|r| &r[..r.find('"').unwrap()])
+            .collect();
+        assert!(ids.iter().all(|id| !id.contains(' ')), "{ids:?}");
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "a repeated id: {b}");
+        assert!(
+            b.contains("id=\"fnref-l.2\"") && b.contains("id=\"fnref-l-2\""),
+            "{b}"
+        );
+        assert!(
+            b.contains("href=\"#fn-a%20b\"") && b.contains("id=\"fn-a%20b\""),
+            "{b}"
+        );
+        assert_eq!(b.matches("<li id=\"fn-l\"").count(), 1, "{b}");
+        assert!(
+            !b.contains("again."),
+            "the first definition is the note: {b}"
+        );
     }
 
     #[test]

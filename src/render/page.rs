@@ -94,6 +94,13 @@ pub fn page_with(
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }
+    for image in &rendered.refused {
+        warnings.push(format!(
+            "{}: image '{image}' not inlined: it is outside the project (an absolute path, or one \
+             that climbs out with ..) or not an image; the page shows its alt text",
+            path.display()
+        ));
+    }
     for tag in &rendered.dropped {
         warnings.push(format!(
             "{}: {} dropped: raw HTML may not send the page elsewhere or change its base",

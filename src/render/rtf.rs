@@ -1078,9 +1078,12 @@ impl<'b> Writer<'b> {
             return None;
         }
         let path_part = dest.split(['#', '?']).next().unwrap_or(dest);
-        let bytes = self
-            .assets
-            .get(&self.base.join(percent_decode(path_part)))?;
+        let source = percent_decode(path_part);
+        // Never a file from outside the project (as the HTML page).
+        if super::assets::refusal(self.base, Path::new(&source)).is_some() {
+            return None;
+        }
+        let bytes = self.assets.get(&self.base.join(source))?;
         // An SVG figure is rasterized at print resolution and shown at the
         // SVG's own size; a PNG or JPEG at 96 pixels per inch.
         let (kind, (width, height), (css_w, css_h), bytes) = match image_size(&bytes) {
@@ -1151,6 +1154,8 @@ impl<'b> Writer<'b> {
         document.push_str(&self.out);
         let mut notes = std::mem::take(&mut self.notes);
         notes.sort_by_key(|(n, _)| *n);
+        // A label defined twice: the first definition is the note.
+        notes.dedup_by_key(|(n, _)| *n);
         if !notes.is_empty() {
             document.push_str(NOTES_RULE);
             for (_, text) in &notes {

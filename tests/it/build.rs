@@ -864,6 +864,55 @@ fn ignored_folders_are_neither_read_nor_written() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// Red team, 2026-12-02: a `.gitignore` above the project (in a home
+/// folder) hid the project's own files; only the project's count.
+#[test]
+fn an_ignore_file_above_the_project_does_not_count() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join(".gitignore"), "notes/\n").unwrap();
+    let d = outer.path().join("proj");
+    std::fs::create_dir_all(d.join("notes")).unwrap();
+    std::fs::write(d.join("okn-benchmark.toml"), "").unwrap();
+    std::fs::write(d.join("README.md"), "# R\n").unwrap();
+    std::fs::write(d.join("notes/x.md"), "# X\n").unwrap();
+    let (code, _, err) = build_args(&d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(d.join("notes/x.html").exists(), "{err}");
+}
+
+/// Red team, 2026-12-02: `![p](/etc/passwd)` inlined the file's bytes
+/// into the published page, as did `../secret.png` from outside the
+/// project; now neither is read, the page shows the alt text, and build
+/// says so.
+#[test]
+fn images_from_outside_the_project_are_never_inlined() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("secret.png"), "the secret").unwrap();
+    let d = outer.path().join("proj");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("okn-benchmark.toml"), "").unwrap();
+    std::fs::write(
+        d.join("README.md"),
+        "# R\n\n![p](/etc/hostname) ![s](../secret.png) ![n](notes.txt)\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("notes.txt"), "not an image").unwrap();
+    let (code, _, err) = build_args(&d, &[]);
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(d.join("README.html")).unwrap();
+    assert!(!page.contains("base64"), "a file was inlined: {page}");
+    for image in ["/etc/hostname", "../secret.png"] {
+        assert!(
+            err.contains(&format!(
+                "image '{image}' not inlined: it is outside the project"
+            )),
+            "{err}"
+        );
+    }
+    assert!(err.contains("image 'notes.txt' not inlined"), "{err}");
+    assert!(page.contains("not inlined: an absolute path"), "{page}");
+}
+
 /// `report` on a frozen root writes nothing, and says so.
 #[test]
 fn report_on_a_frozen_root_says_it_leaves_it_as_it_was() {
