@@ -121,8 +121,15 @@ pub fn count(part: u32, whole: u32) -> String {
 /// difference at the precision of the rates it compares (and a mean of
 /// differences carries float noise that more digits would show).
 pub fn signed(value: f64) -> String {
-    let text = fixed(value, 2);
-    if text == "0.00" {
+    signed_fixed(value, 2)
+}
+
+/// A signed difference at `digits` decimals: `+0.038`, `−0.046` (U+2212),
+/// and a value that rounds to zero unsigned (`0.000`), as [`signed`] does at
+/// two.
+pub fn signed_fixed(value: f64, digits: usize) -> String {
+    let text = fixed(value, digits);
+    if text.chars().all(|c| c == '0' || c == '.') {
         text
     } else if let Some(magnitude) = text.strip_prefix('-') {
         format!("\u{2212}{magnitude}")
@@ -307,9 +314,35 @@ pub fn utc_now() -> String {
     )
 }
 
+/// `path` as a published page names it: as given when relative, by its
+/// file name when absolute (no folder of this machine is published).
+pub fn published_name(path: &std::path::Path) -> String {
+    match path.file_name() {
+        Some(name) if path.is_absolute() => name.to_string_lossy().into_owned(),
+        _ => path.to_string_lossy().into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signed_differences_at_any_precision_and_published_names() {
+        assert_eq!(signed_fixed(0.0381, 3), "+0.038");
+        assert_eq!(signed_fixed(-0.046, 3), "\u{2212}0.046");
+        assert_eq!(signed_fixed(-0.0004, 3), "0.000");
+        assert_eq!(signed_fixed(0.00004, 4), "0.0000");
+        assert_eq!(signed(0.08), "+0.08");
+        assert_eq!(
+            published_name(std::path::Path::new("/tmp/x/runs-a")),
+            "runs-a"
+        );
+        assert_eq!(
+            published_name(std::path::Path::new("../runs-a")),
+            "../runs-a"
+        );
+    }
 
     #[test]
     fn timestamps_are_rfc_3339_utc() {

@@ -64,6 +64,44 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The members in which two JSON objects differ, in key order, as
+/// `(key, value in a, value in b)` (`None`: absent there); two values that
+/// are not both objects differ as a whole, under the key `""`. What `merge`
+/// names of two shards' settings and `compare` of two conditions.
+pub fn member_differences<'a>(
+    a: &'a serde_json::Value,
+    b: &'a serde_json::Value,
+) -> Vec<(
+    &'a str,
+    Option<&'a serde_json::Value>,
+    Option<&'a serde_json::Value>,
+)> {
+    let (Some(x), Some(y)) = (a.as_object(), b.as_object()) else {
+        return if a == b {
+            Vec::new()
+        } else {
+            vec![("", Some(a), Some(b))]
+        };
+    };
+    let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+    keys.into_iter()
+        .filter(|k| x.get(*k) != y.get(*k))
+        .map(|k| (k.as_str(), x.get(k), y.get(k)))
+        .collect()
+}
+
+/// `path` made absolute against the current folder (no symlinks
+/// resolved); as given when the current folder cannot be read.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
 /// True when `a` and `b` name the same file or folder: the same path once
 /// normalized, or the same place on disk (`../runs-x/`, a link, an
 /// absolute spelling).

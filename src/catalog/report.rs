@@ -33,11 +33,7 @@ pub fn markdown(results: &Results, catalog: &Catalog) -> String {
         });
     // `catalog run` records an absolute catalog path by its file name; a
     // results.json edited by hand may not, and no machine path is published.
-    let recorded = std::path::Path::new(&results.catalog);
-    let shown = match recorded.file_name() {
-        Some(name) if recorded.is_absolute() => name.to_string_lossy().into_owned(),
-        _ => results.catalog.clone(),
-    };
+    let shown = crate::format::published_name(std::path::Path::new(&results.catalog));
     out.push_str(&format!("# Catalog run: {}\n\n", md(&shown)));
     out.push_str(&format!(
         "{RUN_MARK_LINE} from results.json, which records every call; do not edit by hand.\n\n"

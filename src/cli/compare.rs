@@ -125,14 +125,7 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
 ///
 /// Errors: [`Error::Usage`] naming the root; [`Error::Frozen`].
 fn refuse_inside_a_runs_root(path: &Path) -> Result<()> {
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    };
-    let absolute = crate::fsutil::normalize(&absolute);
+    let absolute = crate::fsutil::normalize(&crate::fsutil::absolute(path));
     crate::runs::run::refuse_frozen_at(&absolute, "compare --markdown")?;
     if let Some(root) = absolute
         .ancestors()

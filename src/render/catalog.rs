@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Theme;
-use super::site::{IndexCatalog, SITE_DIR, crumbs, relative_link};
+use super::site::{IndexCatalog, SITE_DIR, relative_link};
 use crate::catalog::published::{PublishedComparison, PublishedRun, REPORT_FILE, RESULTS_FILE};
 use crate::catalog::report::md;
 use crate::catalog::run::{PhrasingResult, Results};
@@ -129,7 +129,7 @@ pub fn run_page(theme: &Theme, base: &Path, name: &str, run: &PublishedRun) -> R
             text.push_str(&call(k, phrasing));
         }
     }
-    render(theme, &page, &text, name)
+    super::site::markdown_page(theme, (&page, "catalog"), &text, name)
 }
 
 /// One call on a run's page.
@@ -236,22 +236,7 @@ pub fn comparison_page(
         link(&comparison.baseline_path, "baseline"),
         link(&comparison.candidate_path, "candidate")
     ));
-    render(theme, &page, &text, name)
-}
-
-/// `text` rendered as the site page at `page` (relative to the base).
-fn render(theme: &Theme, page: &Path, text: &str, name: &str) -> Result<Vec<u8>> {
-    let base = page.parent().unwrap_or(Path::new(""));
-    let rendered = super::markdown::render(text, base, "catalog", &super::assets::AssetMap::new());
-    let nav = crumbs(
-        page,
-        &[
-            ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
-            (name, None),
-        ],
-    );
-    let title = rendered.title.clone().unwrap_or_else(|| name.to_string());
-    Ok(theme.page(&title, &rendered.body, Some(&nav))?.into_bytes())
+    super::site::markdown_page(theme, (&page, "catalog"), &text, name)
 }
 
 /// `text` as a fenced code block, the fence longer than any run of

@@ -2,26 +2,13 @@
 //! shows it and as Markdown sized for a pull-request comment (also the
 //! body of a study's comparison page and region).
 
+use crate::format::published_name;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::syntax::{markdown as md_table, md_code, md_text, terminal as term_table};
 use crate::report::compare::{
     Class, Comparison, ConditionChange, conditions_grid, means_grid, questions_grid,
 };
-
-/// A root as a report names it: as given, or by its folder's name when
-/// given as an absolute path (no folder of this machine is published).
-pub fn root_name(path: &Path) -> String {
-    if path.is_absolute() {
-        path.file_name().map_or_else(
-            || "the root".to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    } else {
-        path.to_string_lossy().into_owned()
-    }
-}
 
 /// How the numbers are made, for the reader of a comparison.
 pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate (for \
@@ -73,8 +60,8 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
     let _ = writeln!(
         out,
         "Baseline {} · candidate {}.\n",
-        md_code(&root_name(&comparison.baseline)),
-        md_code(&root_name(&comparison.candidate))
+        md_code(&published_name(&comparison.baseline)),
+        md_code(&published_name(&comparison.candidate))
     );
     out.push_str(&md_table(&conditions_grid(comparison)));
     for c in &comparison.conditions {

@@ -369,8 +369,8 @@ pub fn index_page(
                     href: relative_link(index, &comparison_page(&s.name, &c.key)),
                     what: format!(
                         "{} → {}: {} (question × condition)",
-                        super::comparison::root_name(&c.comparison.baseline),
-                        super::comparison::root_name(&c.comparison.candidate),
+                        crate::format::published_name(&c.comparison.baseline),
+                        crate::format::published_name(&c.comparison.candidate),
                         counts.join(", ")
                     ),
                 }
@@ -412,22 +412,32 @@ pub fn comparison_page_bytes(
         &compared.comparison,
         Some(&format!("# {}", super::syntax::md_text(&compared.title))),
     );
+    markdown_page(theme, (&page, "comparison"), &text, &compared.title)
+}
+
+/// `text` (Markdown) rendered as the site page at `page` (relative to the
+/// base; its inline SVG ids take `prefix`), titled by its first heading or
+/// `name`, with the trail Results › `name`: a catalog run's or a
+/// comparison's page.
+///
+/// Errors: a template that fails to render.
+pub fn markdown_page(
+    theme: &super::Theme,
+    (page, prefix): (&Path, &str),
+    text: &str,
+    name: &str,
+) -> crate::error::Result<Vec<u8>> {
     let base = page.parent().unwrap_or(Path::new(""));
-    let rendered =
-        super::markdown::render(&text, base, "comparison", &super::assets::AssetMap::new());
+    let rendered = super::markdown::render(text, base, prefix, &super::assets::AssetMap::new());
     let nav = crumbs(
-        &page,
+        page,
         &[
-            (
-                "Results",
-                Some(Path::new(super::site::SITE_DIR).join("index.html")),
-            ),
-            (&compared.title, None),
+            ("Results", Some(Path::new(SITE_DIR).join("index.html"))),
+            (name, None),
         ],
     );
-    Ok(theme
-        .page(&compared.title, &rendered.body, Some(&nav))?
-        .into_bytes())
+    let title = rendered.title.clone().unwrap_or_else(|| name.to_string());
+    Ok(theme.page(&title, &rendered.body, Some(&nav))?.into_bytes())
 }
 
 /// `site/roots/NAME/index.html`: the root's conditions and questions.

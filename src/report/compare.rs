@@ -133,7 +133,8 @@ impl McNemar {
         let b = outcomes.iter().filter(|(x, y)| *x && !*y).count() as u32;
         let c = outcomes.iter().filter(|(x, y)| !*x && *y).count() as u32;
         let n = b + c;
-        let tail: f64 = (0..=b.min(c)).map(|i| choose(n, i)).sum::<f64>() * 0.5f64.powi(n as i32);
+        let tail: f64 =
+            (0..=b.min(c)).map(|i| stats::choose(n, i)).sum::<f64>() * 0.5f64.powi(n as i32);
         McNemar {
             questions: outcomes.len(),
             b,
@@ -141,12 +142,6 @@ impl McNemar {
             p: if n == 0 { 1.0 } else { (2.0 * tail).min(1.0) },
         }
     }
-}
-
-/// `C(n, k)` as a float.
-fn choose(n: u32, k: u32) -> f64 {
-    let k = k.min(n - k.min(n));
-    (0..k).fold(1.0, |acc, i| acc * f64::from(n - i) / f64::from(i + 1))
 }
 
 /// A mean before and after.
@@ -192,7 +187,7 @@ pub struct ConditionChange {
     /// (USD) and tokens (input + output) per measured attempt, averaged per
     /// question first, over comparable questions; `None` where either root
     /// does not report it for every such attempt.
-    pub means: BTreeMap<&'static str, Option<Change>>,
+    pub means: BTreeMap<Measure, Option<Change>>,
 }
 
 impl ConditionChange {
@@ -231,10 +226,72 @@ impl Comparison {
     }
 }
 
-/// The members of [`ConditionChange::means`], in the order shown.
-pub const MEANS: [&str; 7] = [
-    "mean F1", "calls", "queries", "agent s", "server s", "cost USD", "tokens",
-];
+/// What [`ConditionChange::means`] compares, per measured attempt, in the
+/// order shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Measure {
+    /// F1 against the ground truth (0 for no answer).
+    MeanF1,
+    /// Tool calls.
+    Calls,
+    /// SPARQL queries.
+    Queries,
+    /// The agent host's wall seconds.
+    AgentSeconds,
+    /// Seconds spent in the server.
+    ServerSeconds,
+    /// Cost, USD, as the agent host reported it.
+    CostUsd,
+    /// Input and output tokens, as the agent host reported them.
+    Tokens,
+}
+
+impl Measure {
+    /// Every measure, in the order shown.
+    pub const ALL: [Measure; 7] = [
+        Measure::MeanF1,
+        Measure::Calls,
+        Measure::Queries,
+        Measure::AgentSeconds,
+        Measure::ServerSeconds,
+        Measure::CostUsd,
+        Measure::Tokens,
+    ];
+
+    /// Its name in the tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::MeanF1 => "mean F1",
+            Measure::Calls => "calls",
+            Measure::Queries => "queries",
+            Measure::AgentSeconds => "agent s",
+            Measure::ServerSeconds => "server s",
+            Measure::CostUsd => "cost USD",
+            Measure::Tokens => "tokens",
+        }
+    }
+
+    /// Its value for one attempt (`None`: not reported).
+    fn of(self, a: &AttemptResult) -> Option<f64> {
+        match self {
+            Measure::MeanF1 => Some(a.score.as_ref().map_or(0.0, |s| s.f1)),
+            Measure::Calls => Some(a.tools_called.len() as f64),
+            Measure::Queries => Some(a.queries as f64),
+            Measure::AgentSeconds => Some(a.wall_s),
+            Measure::ServerSeconds => Some(a.server_s),
+            Measure::CostUsd => a.usage.as_ref().and_then(|u| u.cost()),
+            Measure::Tokens => {
+                let u = a.usage.as_ref()?;
+                Some((u.all_input_tokens()? + u.output()?) as f64)
+            }
+        }
+    }
+
+    /// Decimals shown.
+    fn digits(self) -> usize {
+        if self == Measure::CostUsd { 4 } else { 3 }
+    }
+}
 
 /// `baseline` and `candidate` compared, conditions paired by name and by
 /// `mapping` (`(baseline name, candidate name)`; when given, only those
@@ -425,7 +482,7 @@ fn compare_condition(
         differences,
         exact: stats::paired_delta(&rates),
         mcnemar: (!outcomes.is_empty()).then(|| McNemar::test(&outcomes)),
-        means: MEANS
+        means: Measure::ALL
             .iter()
             .map(|&m| (m, mean_change(&measured, m)))
             .collect(),
@@ -449,17 +506,8 @@ fn differences(
         serde_json::to_value(&a.identity).unwrap_or_default(),
         serde_json::to_value(&b.identity).unwrap_or_default(),
     );
-    if let (Some(x), Some(y)) = (x.as_object(), y.as_object()) {
-        let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-        for k in keys {
-            if x.get(k) != y.get(k) {
-                out.push(format!(
-                    "identity.{k}: {} → {}",
-                    show(x.get(k)),
-                    show(y.get(k))
-                ));
-            }
-        }
+    for (k, p, q) in crate::fsutil::member_differences(&x, &y) {
+        out.push(format!("identity.{k}: {} → {}", show(p), show(q)));
     }
     for (field, p, q) in [
         (
@@ -552,33 +600,16 @@ fn question_change(
     }
 }
 
-/// One attempt's value of mean `what` (`None` when not reported).
-fn attempt_value(a: &AttemptResult, what: &str) -> Option<f64> {
-    match what {
-        "mean F1" => Some(a.score.as_ref().map_or(0.0, |s| s.f1)),
-        "calls" => Some(a.tools_called.len() as f64),
-        "queries" => Some(a.queries as f64),
-        "agent s" => Some(a.wall_s),
-        "server s" => Some(a.server_s),
-        "cost USD" => a.usage.as_ref().and_then(|u| u.cost()),
-        "tokens" => {
-            let u = a.usage.as_ref()?;
-            Some((u.all_input_tokens()? + u.output()?) as f64)
-        }
-        _ => None,
-    }
-}
-
 /// The mean of `what` per measured attempt, per question first, over the
 /// question pairs, before and after; `None` when an attempt does not
 /// report it.
-fn mean_change(pairs: &[(&QuestionResult, &QuestionResult)], what: &str) -> Option<Change> {
+fn mean_change(pairs: &[(&QuestionResult, &QuestionResult)], what: Measure) -> Option<Change> {
     let per_question = |r: &QuestionResult| -> Option<f64> {
         let values: Option<Vec<f64>> = r
             .attempts
             .iter()
             .filter(|a| !a.blocked)
-            .map(|a| attempt_value(a, what))
+            .map(|a| what.of(a))
             .collect();
         stats::mean(&values?)
     };
@@ -652,7 +683,7 @@ pub fn conditions_grid(comparison: &Comparison) -> Grid {
             || crate::format::NONE.to_string(),
             |t| format!("{} ({}/{})", crate::format::fixed(t.p, 3), t.b, t.c),
         )));
-        row.push(Cell::Signed(c.means["mean F1"].map(|m| m.delta())));
+        row.push(Cell::Signed(c.means[&Measure::MeanF1].map(|m| m.delta())));
         grid.rows.push(row);
     }
     grid
@@ -680,32 +711,22 @@ pub fn means_grid(c: &ConditionChange) -> Grid {
         Column::new("candidate", Align::Right),
         Column::new("Δ", Align::Right),
     ]);
-    for what in MEANS {
-        let digits = if what == "cost USD" { 4 } else { 3 };
+    for what in Measure::ALL {
+        let digits = what.digits();
         let show = |v: Option<f64>| {
             Cell::Text(v.map_or_else(
                 || "not reported".to_string(),
                 |v| crate::format::fixed(v, digits),
             ))
         };
-        let change = c.means[what];
+        let change = c.means[&what];
         grid.rows.push(vec![
-            Cell::Text(what.to_string()),
+            Cell::Text(what.name().to_string()),
             show(change.map(|m| m.before)),
             show(change.map(|m| m.after)),
             Cell::Text(change.map_or_else(
                 || crate::format::NONE.to_string(),
-                |m| {
-                    let d = m.delta();
-                    let text = crate::format::fixed(d, digits);
-                    if d > 0.0 && text.trim_start_matches(['0', '.']).is_empty() {
-                        text
-                    } else if d > 0.0 {
-                        format!("+{text}")
-                    } else {
-                        text.replacen('-', "\u{2212}", 1)
-                    }
-                },
+                |m| crate::format::signed_fixed(m.delta(), digits),
             )),
         ]);
     }

@@ -30,8 +30,9 @@ impl From<Interval> for (f64, f64) {
     }
 }
 
-/// `C(n, k)` as a float (exact for the small counts of repeats).
-fn choose(n: u32, k: u32) -> f64 {
+/// `C(n, k)` as a float (exact for the small counts of repeats; the
+/// McNemar test of `report::compare` sums it over discordant questions).
+pub fn choose(n: u32, k: u32) -> f64 {
     if k > n {
         return 0.0;
     }

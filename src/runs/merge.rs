@@ -130,9 +130,8 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
     }
     let mut paths: Vec<PathBuf> = Vec::new();
     if out.exists() {
-        let empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
-        // A merge killed before it wrote conditions/ left only question
-        // folders: this merge writes them again.
+        // An empty folder, or what a merge killed before it wrote
+        // conditions/ left (question folders only): this merge writes them.
         let partial = std::fs::read_dir(out).is_ok_and(|entries| {
             entries.flatten().all(|e| {
                 e.file_type().is_ok_and(|t| t.is_dir())
@@ -143,7 +142,7 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
         });
         if RunsRoot::is_runs_root(out) {
             paths.push(out.to_path_buf());
-        } else if !empty && !partial {
+        } else if !partial {
             return Err(Error::file(
                 out,
                 "exists and is not a runs root (it has no conditions/ folder): merge writes a \
@@ -151,7 +150,7 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
             ));
         }
     }
-    for path in given {
+    for (i, path) in given.iter().enumerate() {
         if crate::fsutil::same_place(path, out) {
             return Err(Error::Usage(format!(
                 "{} is both --out and a shard: merge into a new folder (an existing --out is \
@@ -159,9 +158,8 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
                 path.display()
             )));
         }
-        if given
+        if given[..i]
             .iter()
-            .take_while(|p| !std::ptr::eq(*p, path))
             .any(|p| crate::fsutil::same_place(p, path))
         {
             return Err(Error::Usage(format!("{} is given twice", path.display())));
@@ -224,19 +222,12 @@ fn first_member_difference(
     b: &serde_json::Value,
     skip: &[&str],
 ) -> Option<(String, String, String)> {
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return (a != b).then(|| (String::new(), a.to_string(), b.to_string()));
-    };
-    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !skip.contains(&k.as_str()))
-        .find(|k| a.get(*k) != b.get(*k))
-        .map(|k| {
-            let show = |v: Option<&serde_json::Value>| {
-                v.map_or_else(|| "(absent)".to_string(), |v| v.to_string())
-            };
-            (k.clone(), show(a.get(k)), show(b.get(k)))
-        })
+    let show =
+        |v: Option<&serde_json::Value>| v.map_or_else(|| "(absent)".to_string(), |v| v.to_string());
+    crate::fsutil::member_differences(a, b)
+        .into_iter()
+        .find(|(k, _, _)| !skip.contains(k))
+        .map(|(k, x, y)| (k.to_string(), show(x), show(y)))
 }
 
 /// How two selections differ, as (first's, second's): their sizes, or the
@@ -641,24 +632,28 @@ impl Plan {
     }
 }
 
-/// Every file under `dir`, by its path relative to `dir`, sorted.
-fn tree(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+/// Every folder and every file under `dir` (`dir` itself left out), by
+/// their paths relative to it, sorted: one walk.
+fn tree(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut folders, mut files) = (Vec::new(), Vec::new());
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::file(dir, format!("cannot read: {e}")))?;
-        if entry.file_type().is_file()
-            && let Ok(relative) = entry.path().strip_prefix(dir)
-        {
+        let Ok(relative) = entry.path().strip_prefix(dir) else {
+            continue;
+        };
+        if entry.file_type().is_dir() {
+            folders.push(relative.to_path_buf());
+        } else if entry.file_type().is_file() {
             files.push(relative.to_path_buf());
         }
     }
-    Ok(files)
+    Ok((folders, files))
 }
 
 /// True when folders `a` and `b` hold the same files with the same bytes.
 fn same_tree(a: &Path, b: &Path) -> Result<bool> {
-    let files = tree(a)?;
-    if files != tree(b)? {
+    let files = tree(a)?.1;
+    if files != tree(b)?.1 {
         return Ok(false);
     }
     for file in files {
@@ -682,30 +677,22 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Copies an attempt folder, `episode.json` last: a merge killed part-way
-/// leaves no attempt that reads as finished and is not (a file cut short
-/// sits in a folder without one, which every reader takes for an attempt
-/// still to play).
+/// Copies an attempt folder, its folders first (the empty one the agent
+/// was started in, its cwd, included) and `episode.json` last: a merge
+/// killed part-way leaves no attempt that reads as finished and is not (a
+/// file cut short sits in a folder without one, which every reader takes
+/// for an attempt still to play).
 fn copy_attempt(from: &Path, to: &Path) -> Result<()> {
-    let files = tree(from)?;
+    let (folders, files) = tree(from)?;
+    for folder in std::iter::once(PathBuf::new()).chain(folders) {
+        let dir = to.join(folder);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create", e))?;
+    }
     let (last, rest): (Vec<&PathBuf>, Vec<&PathBuf>) =
         files.iter().partition(|f| f.as_os_str() == EPISODE_FILE);
     for file in rest.into_iter().chain(last) {
-        let (source, dest) = (from.join(file), to.join(file));
-        if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create", e))?;
-        }
-        std::fs::copy(&source, &dest).map_err(|e| Error::io(&dest, "write", e))?;
-    }
-    // An empty folder the agent was started in (its cwd) is recorded too.
-    for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
-        let entry = entry.map_err(|e| Error::file(from, format!("cannot read: {e}")))?;
-        if entry.file_type().is_dir()
-            && let Ok(relative) = entry.path().strip_prefix(from)
-        {
-            let dir = to.join(relative);
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create", e))?;
-        }
+        let dest = to.join(file);
+        std::fs::copy(from.join(file), &dest).map_err(|e| Error::io(&dest, "write", e))?;
     }
     Ok(())
 }

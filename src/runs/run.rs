@@ -138,16 +138,7 @@ pub struct RunOutcome {
     pub blocked: usize,
 }
 
-/// `path` made absolute against the current folder (no symlinks resolved).
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    }
-}
+use crate::fsutil::absolute;
 
 /// The frozen runs root at or above `path`, if any (a path is made
 /// absolute first, so `.` and `..` cannot hide one).

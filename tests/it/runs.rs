@@ -7,7 +7,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, stderr, stdout, wait_for_port,
+    KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, snapshot, stderr, stdout,
+    wait_for_port,
 };
 use serde_json::Value;
 
@@ -838,16 +839,6 @@ fn freeze_closes_the_root_to_rescore_run_and_report() {
         b"hand edit",
         "report regenerates nothing"
     );
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
-        .collect()
 }
 
 /// `rescore`'s or `report`'s output split before its last line, which

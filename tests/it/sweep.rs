@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{okn, stderr, stdout};
+use crate::support::{okn, snapshot, stderr, stdout};
 use serde_json::Value;
 
 /// The sweep every test here plays: 12 questions × 3 attempts.
@@ -36,6 +36,11 @@ fn sweep(out: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .unwrap()
+}
+
+/// `okn-benchmark compare ARGS...` from the repository folder.
+fn compare(args: &[&str]) -> Output {
+    okn().arg("compare").args(args).output().unwrap()
 }
 
 fn merge(out: &Path, shards: &[PathBuf]) -> Output {
@@ -157,16 +162,6 @@ fn comparable(root: &Path) -> BTreeMap<PathBuf, String> {
         .collect()
 }
 
-/// Every file under `dir` with its bytes.
-fn bytes(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
-        .collect()
-}
-
 fn assert_same_roots(serial: &Path, merged: &Path) {
     let (a, b) = (comparable(serial), comparable(merged));
     let names = |m: &BTreeMap<PathBuf, String>| m.keys().cloned().collect::<Vec<_>>();
@@ -261,17 +256,17 @@ fn three_concurrent_shards_merge_into_the_serial_root() {
     assert!(!page.contains("shards in parallel"));
 
     // Idempotent: merging again writes the same bytes.
-    let before = bytes(&merged);
+    let before = snapshot(&merged);
     let output = merge(&merged, &shards);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("0 attempt folders copied, 36 already there"));
-    assert_eq!(before, bytes(&merged));
+    assert_eq!(before, snapshot(&merged));
 
     // A merge killed before it wrote conditions/ (an answer cut short, no
     // condition file, no README) is completed by merging again.
     let killed = dir.path().join("killed");
     assert!(merge(&killed, &shards).status.success());
-    let clean = bytes(&killed);
+    let clean = snapshot(&killed);
     for top in ["conditions", "README.md", "summary.csv"] {
         let path = killed.join(top);
         if path.is_dir() {
@@ -288,7 +283,7 @@ fn three_concurrent_shards_merge_into_the_serial_root() {
     std::fs::write(&answer, "cut sh").unwrap();
     let output = merge(&killed, &shards);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(clean, bytes(&killed));
+    assert_eq!(clean, snapshot(&killed));
 }
 
 /// A shard not given is named with the attempts it holds, exit 1; `run
@@ -458,11 +453,11 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    let before = bytes(&frozen);
+    let before = snapshot(&frozen);
     let output = merge(&frozen, &shards);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("frozen"), "{}", stderr(&output));
-    assert_eq!(before, bytes(&frozen));
+    assert_eq!(before, snapshot(&frozen));
 }
 
 /// `--shard` refuses what is not K/N with 1 <= K <= N, before anything runs.
@@ -487,14 +482,7 @@ fn a_shard_that_is_not_k_of_n_is_refused() {
 /// ways (exit 1 for the pair; exit 0 for a root against itself).
 #[test]
 fn compare_names_the_known_flips_of_the_published_pair() {
-    let output = okn()
-        .args([
-            "compare",
-            "runs-scripted-cross",
-            "runs-scripted-cross-row-limit",
-        ])
-        .output()
-        .unwrap();
+    let output = compare(&["runs-scripted-cross", "runs-scripted-cross-row-limit"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     // The capped server cuts the three answers of more than 5 rows; the
@@ -523,41 +511,29 @@ fn compare_names_the_known_flips_of_the_published_pair() {
         "{out}"
     );
 
-    let gated = okn()
-        .args([
-            "compare",
-            "runs-scripted-cross",
-            "runs-scripted-cross-row-limit",
-            "--fail-on-regression",
-        ])
-        .output()
-        .unwrap();
+    let gated = compare(&[
+        "runs-scripted-cross",
+        "runs-scripted-cross-row-limit",
+        "--fail-on-regression",
+    ]);
     assert_eq!(gated.status.code(), Some(1), "{}", stderr(&gated));
     assert!(stderr(&gated).contains("regressed beyond what its repeats can explain"));
     // Only the named-graph condition: its regressions are all within what
     // the baseline's flaky attempts explain, so the gate passes.
-    let named = okn()
-        .args([
-            "compare",
-            "runs-scripted-cross",
-            "runs-scripted-cross-row-limit",
-            "--condition",
-            "demo-kg-all-tools__kg-named",
-            "--fail-on-regression",
-        ])
-        .output()
-        .unwrap();
+    let named = compare(&[
+        "runs-scripted-cross",
+        "runs-scripted-cross-row-limit",
+        "--condition",
+        "demo-kg-all-tools__kg-named",
+        "--fail-on-regression",
+    ]);
     assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
     assert!(stdout(&named).contains("conditions only in the baseline (not compared): demo-kg-all-tools-without-get_schema-lookup_uri__kg-named, demo-kg-all-tools__kg-not-named"));
-    let same = okn()
-        .args([
-            "compare",
-            "runs-scripted-cross",
-            "runs-scripted-cross",
-            "--fail-on-regression",
-        ])
-        .output()
-        .unwrap();
+    let same = compare(&[
+        "runs-scripted-cross",
+        "runs-scripted-cross",
+        "--fail-on-regression",
+    ]);
     assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
     assert!(
         stdout(&same).contains("12          0      0         0         12               0"),
@@ -618,16 +594,12 @@ fn compare_markdown_and_its_refusals() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("was not written by okn-benchmark compare"));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "# My notes\n");
-    let typo = okn()
-        .args([
-            "compare",
-            "runs-scripted-cross",
-            "runs-scripted-cross-row-limit",
-            "--condition",
-            "demo-kg-all-tools__kg-nmaed",
-        ])
-        .output()
-        .unwrap();
+    let typo = compare(&[
+        "runs-scripted-cross",
+        "runs-scripted-cross-row-limit",
+        "--condition",
+        "demo-kg-all-tools__kg-nmaed",
+    ]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(
         stderr(&typo).contains("did you mean 'demo-kg-all-tools__kg-named'"),
@@ -713,7 +685,7 @@ mod regression {
             (&shards[1], "shard 2/3"),
             (&merged, "a whole (or merged) sweep"),
         ] {
-            let before = bytes(root);
+            let before = snapshot(root);
             let output = sweep(root, &["--shard", "1/3", "--resume"]);
             assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
             assert!(
@@ -721,7 +693,7 @@ mod regression {
                 "{}",
                 stderr(&output)
             );
-            assert_eq!(before, bytes(root));
+            assert_eq!(before, snapshot(root));
         }
     }
 
@@ -814,15 +786,11 @@ mod regression {
     /// McNemar p = 1.000 and passed the gate.
     #[test]
     fn roots_with_no_question_in_common_are_refused() {
-        let output = okn()
-            .args([
-                "compare",
-                "runs-scripted-cross",
-                "runs-scripted-single",
-                "--fail-on-regression",
-            ])
-            .output()
-            .unwrap();
+        let output = compare(&[
+            "runs-scripted-cross",
+            "runs-scripted-single",
+            "--fail-on-regression",
+        ]);
         assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
         assert!(
             stderr(&output).contains("hold no question in common"),
@@ -907,16 +875,12 @@ mod regression {
             ("", "--condition '': give NAME"),
             ("=x", "give NAME or BASELINE_NAME=CANDIDATE_NAME"),
         ] {
-            let output = okn()
-                .args([
-                    "compare",
-                    "runs-scripted-cross",
-                    "runs-scripted-cross-row-limit",
-                    "--condition",
-                    given,
-                ])
-                .output()
-                .unwrap();
+            let output = compare(&[
+                "runs-scripted-cross",
+                "runs-scripted-cross-row-limit",
+                "--condition",
+                given,
+            ]);
             assert_eq!(output.status.code(), Some(2), "{given}");
             assert!(
                 stderr(&output).contains(expected),
