@@ -13,7 +13,7 @@
 //! `run` and `rescore` use), each `result.json` from [`summarize`] and
 //! each `conditions/NAME.json` from [`aggregate`], so every aggregate agrees
 //! with the attempts. Sizes follow the recorded demo roots
-//! (`runs-scripted-*/`): two to five tool calls per attempt with SPARQL
+//! (`runs-AGENT-CORPUS/`): two to five tool calls per attempt with SPARQL
 //! text and result previews, answers of none to a few dozen rows, prompts
 //! of a paragraph, and a claude-like agent report.
 //!

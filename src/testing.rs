@@ -15,3 +15,20 @@ pub fn demo_roots() -> Vec<PathBuf> {
     assert!(!roots.is_empty(), "no recorded demo runs root");
     roots
 }
+
+/// The demo root unit tests read numbers from: the expert agent's root
+/// with the most conditions, the first by name on a tie (the root before
+/// its changed-deployment candidate). The expert plays every kind of
+/// answer the scripted agent has (README.md, "The demo studies"), so each
+/// scoring tier and strategy shows in it.
+pub fn demo_root() -> PathBuf {
+    demo_roots()
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("runs-expert-"))
+        })
+        .rev()
+        .max_by_key(|p| crate::layout::RunsRoot::new(p).condition_names().len())
+        .expect("the expert's demo roots")
+}

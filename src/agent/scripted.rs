@@ -46,7 +46,7 @@ pub async fn play(
     let (result, played, turns) = match find_record(corpus, prompt) {
         None => ("no record of the corpus matches the prompt".into(), None, 0),
         Some(record) => {
-            let played = strategy.resolve(&record.id, attempt);
+            let played = strategy.resolve(record, attempt);
             let (result, turns) = answer(&client, record, &played).await;
             (result, Some(played), turns)
         }

@@ -252,7 +252,7 @@ impl Standin {
         let results = tool_results(&messages);
         let played = self
             .strategy
-            .resolve(&record.id, self.attempt(&record.id, results.is_empty()));
+            .resolve(record, self.attempt(&record.id, results.is_empty()));
         if results.iter().any(|r| is_submit(&r.tool)) {
             return Turn::Text("Submitted.".into());
         }

@@ -6,7 +6,15 @@
 //! and submits the rows. The perturbations change that answer the way real
 //! agents do, to exercise the scorer and the reports; `mixed:SEED` picks
 //! one per (question, attempt) by a seeded hash, so repeated attempts
-//! differ and flaky questions appear.
+//! differ and flaky questions appear. `skill:PERCENT:SEED` plays an agent
+//! of a given skill against each question's [`difficulty`], which is read
+//! from its answer key alone (triple patterns, graphs joined, property
+//! paths, aggregates, optional parts, subqueries), so every agent sees the
+//! same. A question well below the agent's skill is answered, one just
+//! below it mostly answered (an occasional slip), one above it defeats
+//! the agent. Agents of several skills over one corpus therefore agree on
+//! what is hard, as real models do: the hardest questions defeat them all
+//! and the middle ones separate them (README.md, "The demo studies").
 
 use std::fmt;
 
@@ -43,6 +51,16 @@ pub enum Strategy {
     Hang,
     /// One of the above per (question, attempt), by a seeded hash.
     Mixed(String),
+    /// An agent of skill `percent` (0 to 100) against each question's
+    /// [`difficulty`]: it plays from [`COMFORTABLE_POOL`],
+    /// [`STRETCHED_POOL`] or [`BEYOND_POOL`], each pick by a hash of
+    /// `seed`, the question and the attempt.
+    Skill {
+        /// Questions of difficulty below this (0 to 100) are in reach.
+        percent: u8,
+        /// The seed of the per-attempt draw (digits).
+        seed: String,
+    },
 }
 
 /// The strategies `mixed` draws from, oracle weighted three to one.
@@ -60,6 +78,42 @@ const MIXED_POOL: &[Strategy] = &[
     Strategy::NoAnswer,
 ];
 
+/// What an agent plays on a question at least [`COMFORT`] below its
+/// skill: the answer, or a harmless variation of it that the scorer's
+/// normalizations make exact (`docs/SCORING.md`).
+const COMFORTABLE_POOL: &[Strategy] = &[
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::RenameColumns,
+    Strategy::LocalNames,
+    Strategy::Decimals4,
+];
+
+/// What an agent plays on a question below its skill by less than
+/// [`COMFORT`]: mostly the answer, now and then a slip (two in eight).
+const STRETCHED_POOL: &[Strategy] = &[
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::Oracle,
+    Strategy::RenameColumns,
+    Strategy::LocalNames,
+    Strategy::DropRow,
+    Strategy::NoAnswer,
+];
+
+/// What an agent plays on a question at or above its skill: a wrong
+/// answer or none (each wrong whenever the ground truth has a row; a
+/// column swap is not among them, since it leaves a one-column answer
+/// right).
+const BEYOND_POOL: &[Strategy] = &[Strategy::DropRow, Strategy::Empty, Strategy::NoAnswer];
+
+/// How far below an agent's skill a question must be for it never to slip.
+const COMFORT: u8 = 25;
+
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self {
@@ -74,6 +128,7 @@ impl fmt::Display for Strategy {
             Strategy::NoAnswer => "no-answer",
             Strategy::Hang => "hang",
             Strategy::Mixed(seed) => return write!(f, "mixed:{seed}"),
+            Strategy::Skill { percent, seed } => return write!(f, "skill:{percent}:{seed}"),
         };
         f.write_str(name)
     }
@@ -94,6 +149,7 @@ impl std::str::FromStr for Strategy {
             "empty" => Strategy::Empty,
             "no-answer" => Strategy::NoAnswer,
             "hang" => Strategy::Hang,
+            other if other.starts_with("skill:") => return parse_skill(other),
             other => match other.strip_prefix("mixed:") {
                 Some(seed) if !seed.is_empty() && seed.bytes().all(|b| b.is_ascii_digit()) => {
                     Strategy::Mixed(seed.to_string())
@@ -105,7 +161,7 @@ impl std::str::FromStr for Strategy {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown strategy '{other}': expected oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty, no-answer, hang or mixed:SEED"
+                        "unknown strategy '{other}': expected oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty, no-answer, hang, mixed:SEED or skill:PERCENT:SEED"
                     ));
                 }
             },
@@ -113,15 +169,172 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+/// Reads `skill:PERCENT:SEED`.
+///
+/// Errors: a percent that is not a whole number from 0 to 100, or a seed
+/// that is not digits.
+fn parse_skill(text: &str) -> Result<Strategy, String> {
+    let usage = || {
+        format!(
+            "'{text}': expected skill:PERCENT:SEED, as in skill:90:7 (PERCENT from 0 to 100, SEED digits)"
+        )
+    };
+    let rest = text.strip_prefix("skill:").ok_or_else(usage)?;
+    let (percent, seed) = rest.split_once(':').ok_or_else(usage)?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(percent) || !digits(seed) {
+        return Err(usage());
+    }
+    match percent.parse::<u8>() {
+        Ok(percent) if percent <= 100 => Ok(Strategy::Skill {
+            percent,
+            seed: seed.to_string(),
+        }),
+        _ => Err(usage()),
+    }
+}
+
+/// A number from the first 8 bytes of SHA-256 of `text`.
+fn hash(text: &str) -> u64 {
+    let digest = Sha256::digest(text.as_bytes());
+    u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())
+}
+
+/// The pick of `pool` that `text` hashes to.
+fn pick(pool: &[Strategy], text: &str) -> Strategy {
+    pool[(hash(text) % pool.len() as u64) as usize].clone()
+}
+
+/// The difficulty of an answer key, 0 to 99: 4 per triple pattern, 20 per
+/// graph joined beyond the first (`GRAPH` and `SERVICE` names), 15 per
+/// property path (`*` or `+` after a predicate), 5 for an aggregate (`GROUP
+/// BY`), 5 per `OPTIONAL`, `MINUS` or `NOT EXISTS`, 8 per subquery. A
+/// triple pattern is counted by the `.`, `;` and `,` that end one; strings,
+/// IRIs and comments are skipped. It is a reading of the key's shape, the
+/// same for every agent and seed (the `skill` strategy), not a measurement.
+pub fn difficulty(query: &str) -> u8 {
+    let shape = Shape::of(query);
+    let score = 4 * shape.patterns
+        + 20 * shape.graphs.len().saturating_sub(1)
+        + 15 * shape.paths
+        + 5 * usize::from(shape.grouped)
+        + 5 * shape.optional
+        + 8 * shape.selects.saturating_sub(1);
+    score.min(99) as u8
+}
+
+/// What [`difficulty`] counts in an answer key.
+#[derive(Debug, Default)]
+struct Shape {
+    patterns: usize,
+    graphs: std::collections::BTreeSet<String>,
+    paths: usize,
+    grouped: bool,
+    optional: usize,
+    selects: usize,
+}
+
+impl Shape {
+    /// Reads `query` character by character: words (upper-cased) and
+    /// punctuation outside strings, IRIs and comments.
+    fn of(query: &str) -> Shape {
+        let mut shape = Shape::default();
+        let mut words: Vec<String> = Vec::new();
+        let mut chars = query.chars().peekable();
+        let mut braces = 0usize;
+        let mut previous = ' ';
+        while let Some(c) = chars.next() {
+            match c {
+                '"' | '\'' => {
+                    for d in chars.by_ref() {
+                        if d == c {
+                            break;
+                        }
+                    }
+                    words.push("\"\"".into());
+                }
+                '<' if chars
+                    .peek()
+                    .is_some_and(|d| !d.is_whitespace() && *d != '=') =>
+                {
+                    let iri: String = chars.by_ref().take_while(|d| *d != '>').collect();
+                    if words.last().is_some_and(|w| w == "GRAPH" || w == "SERVICE") {
+                        shape.graphs.insert(iri);
+                    }
+                    words.push("<>".into());
+                }
+                '#' => {
+                    for d in chars.by_ref() {
+                        if d == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '{' => braces += 1,
+                '}' => braces = braces.saturating_sub(1),
+                '.' | ';' | ',' if braces > 0 && chars.peek().is_none_or(|d| d.is_whitespace()) => {
+                    shape.patterns += 1;
+                }
+                '*' | '+'
+                    if (previous.is_alphanumeric() || matches!(previous, '>' | ')' | '_')) =>
+                {
+                    shape.paths += 1;
+                }
+                c if c.is_alphanumeric() || c == '_' => {
+                    let mut word = String::from(c);
+                    while let Some(d) = chars
+                        .peek()
+                        .copied()
+                        .filter(|d| d.is_alphanumeric() || *d == '_' || *d == ':')
+                    {
+                        word.push(d);
+                        chars.next();
+                    }
+                    let upper = word.to_uppercase();
+                    previous = word.chars().last().unwrap_or(c);
+                    match upper.as_str() {
+                        "SELECT" => shape.selects += 1,
+                        "OPTIONAL" | "MINUS" => shape.optional += 1,
+                        "EXISTS" if words.last().is_some_and(|w| w == "NOT") => shape.optional += 1,
+                        "BY" if words.last().is_some_and(|w| w == "GROUP") => shape.grouped = true,
+                        _ => {}
+                    }
+                    // A prefixed graph name (GRAPH ex:g).
+                    if words.last().is_some_and(|w| w == "GRAPH" || w == "SERVICE")
+                        && upper.contains(':')
+                    {
+                        shape.graphs.insert(word);
+                    }
+                    words.push(upper);
+                    continue;
+                }
+                _ => {}
+            }
+            previous = c;
+        }
+        shape
+    }
+}
+
 impl Strategy {
-    /// The concrete strategy for this question and attempt (`mixed` picks
-    /// one by SHA-256 of `seed/id/attempt`; the others are themselves).
-    pub fn resolve(&self, id: &str, attempt: u32) -> Strategy {
+    /// The concrete strategy for this record and attempt (`mixed` picks
+    /// one by SHA-256 of `seed/id/attempt`, `skill` the same from the pool
+    /// the answer key's [`difficulty`] puts it in; the others are
+    /// themselves).
+    pub fn resolve(&self, record: &Record, attempt: u32) -> Strategy {
+        let id = &record.id;
         match self {
-            Strategy::Mixed(seed) => {
-                let digest = Sha256::digest(format!("{seed}/{id}/{attempt}").as_bytes());
-                let n = u64::from_be_bytes(digest[..8].try_into().unwrap_or_default());
-                MIXED_POOL[(n % MIXED_POOL.len() as u64) as usize].clone()
+            Strategy::Mixed(seed) => pick(MIXED_POOL, &format!("{seed}/{id}/{attempt}")),
+            Strategy::Skill { percent, seed } => {
+                let d = difficulty(&record.query);
+                let pool = if d >= *percent {
+                    BEYOND_POOL
+                } else if percent - d >= COMFORT {
+                    COMFORTABLE_POOL
+                } else {
+                    STRETCHED_POOL
+                };
+                pick(pool, &format!("{seed}/{id}/{attempt}"))
             }
             other => other.clone(),
         }
@@ -132,7 +345,7 @@ impl Strategy {
     pub fn answer(&self, rows: &Table) -> Option<Table> {
         let mut t = rows.clone();
         match self {
-            Strategy::Oracle | Strategy::Mixed(_) => {}
+            Strategy::Oracle | Strategy::Mixed(_) | Strategy::Skill { .. } => {}
             Strategy::RenameColumns => {
                 t.columns = (1..=t.columns.len())
                     .map(|i| format!("column_{i}"))
@@ -302,6 +515,9 @@ mod tests {
             "no-answer",
             "hang",
             "mixed:7",
+            "skill:90:7",
+            "skill:0:1",
+            "skill:100:1",
         ] {
             assert_eq!(name.parse::<Strategy>().unwrap().to_string(), name);
         }
@@ -319,13 +535,128 @@ mod tests {
     }
 
     #[test]
+    fn skill_is_read_whole_or_refused() {
+        for bad in [
+            "skill:",
+            "skill:90",
+            "skill:101:1",
+            "skill:-1:1",
+            "skill:9x:1",
+            "skill:90:",
+            "skill:90:a",
+        ] {
+            let e = bad.parse::<Strategy>().unwrap_err();
+            assert!(e.contains("expected skill:PERCENT:SEED"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn difficulty_reads_the_shape_of_the_answer_key() {
+        // Two triple patterns: 8.
+        assert_eq!(
+            difficulty("SELECT ?s WHERE { ?s a <http://x/C> . ?s <http://x/p> ?o . }"),
+            8
+        );
+        // Strings, IRIs and comments say nothing: the dots, hashes and
+        // keywords in them are not counted.
+        let noisy = "# SELECT x. y; GROUP BY\nSELECT ?s WHERE { ?s <http://x/a.b#c> \"a. b; GRAPH <g> 日本. ü\" . }";
+        assert_eq!(difficulty(noisy), 4);
+        // Two graphs joined (+20), a property path (+15), an aggregate (+5),
+        // an OPTIONAL (+5) and a subquery (+8) on three patterns (12).
+        let hard = "SELECT ?c (COUNT(*) AS ?n) WHERE { GRAPH <http://g/1> { ?x rdfs:subClassOf* ?c . } \
+                    GRAPH <http://g/2> { OPTIONAL { ?c <http://p> ?l . } } \
+                    { SELECT ?x WHERE { ?x a ?t . } } } GROUP BY ?c";
+        assert_eq!(difficulty(hard), 12 + 20 + 15 + 5 + 5 + 8);
+        // A prefixed graph name counts as one, however often it is named.
+        assert_eq!(
+            difficulty("SELECT * { GRAPH ex:a { ?s ?p ?o . } GRAPH ex:a { ?s ?p ?q . } }"),
+            8
+        );
+        // Capped at 99; no input panics.
+        assert_eq!(
+            difficulty(&"?s ?p ?o . ".repeat(40).replace("?s", "{ ?s")),
+            99
+        );
+        for text in ["", "<", "\"", "#", "{{{", "GRAPH", "'ü", "?x*+", "< http"] {
+            assert!(difficulty(text) <= 99);
+        }
+    }
+
+    /// Every record of the corpora shipped under `demo/`.
+    fn demo_records() -> Vec<Record> {
+        let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("demo");
+        let mut records = Vec::new();
+        for entry in std::fs::read_dir(demo).unwrap().flatten() {
+            let path = entry.path();
+            if let Ok(corpus) = Corpus::load(&path)
+                && !corpus.records.is_empty()
+            {
+                records.extend(corpus.records);
+            }
+        }
+        assert!(records.len() >= 30, "{}", records.len());
+        records
+    }
+
+    #[test]
+    fn skill_answers_what_it_reaches_and_fails_the_rest() {
+        let records = demo_records();
+        let exact_ish = |s: &Strategy| {
+            matches!(
+                s,
+                Strategy::Oracle
+                    | Strategy::RenameColumns
+                    | Strategy::LocalNames
+                    | Strategy::Decimals4
+            )
+        };
+        let agent = |percent: u8, seed: &str| Strategy::Skill {
+            percent,
+            seed: seed.into(),
+        };
+        let rate = |percent: u8| {
+            let played: Vec<Strategy> = records
+                .iter()
+                .flat_map(|r| (1..=3).map(move |a| (r, a)))
+                .map(|(r, a)| agent(percent, "5").resolve(r, a))
+                .collect();
+            played.iter().filter(|s| exact_ish(s)).count() as f64 / played.len() as f64
+        };
+        let (strong, middling, weak) = (rate(85), rate(55), rate(30));
+        assert!(
+            strong > middling && middling > weak,
+            "{strong} {middling} {weak}"
+        );
+        assert_eq!(rate(0), 0.0, "skill 0 reaches nothing");
+        for r in &records {
+            let d = difficulty(&r.query);
+            for seed in ["1", "2"] {
+                let plays: Vec<Strategy> = (1..=3).map(|a| agent(85, seed).resolve(r, a)).collect();
+                if d >= 85 {
+                    assert!(
+                        !plays.iter().any(exact_ish),
+                        "{} ({d}) is beyond reach",
+                        r.id
+                    );
+                } else if d <= 60 {
+                    assert!(plays.iter().all(exact_ish), "{} ({d}) is comfortable", r.id);
+                }
+            }
+        }
+        // The demo corpora hold questions of every kind for these skills.
+        let ds: Vec<u8> = records.iter().map(|r| difficulty(&r.query)).collect();
+        assert!(ds.iter().any(|d| *d >= 85) && ds.iter().any(|d| *d < 30));
+    }
+
+    #[test]
     fn mixed_is_deterministic_and_varies_by_attempt() {
         let mixed = Strategy::Mixed("42".into());
-        let picks: Vec<Strategy> = (1..=12).map(|a| mixed.resolve("q_x", a)).collect();
+        let record = &demo_records()[0];
+        let picks: Vec<Strategy> = (1..=12).map(|a| mixed.resolve(record, a)).collect();
         assert_eq!(
             picks,
             (1..=12)
-                .map(|a| mixed.resolve("q_x", a))
+                .map(|a| mixed.resolve(record, a))
                 .collect::<Vec<_>>()
         );
         assert!(picks.contains(&Strategy::Oracle));

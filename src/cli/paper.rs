@@ -11,7 +11,10 @@ use crate::error::{Error, Result};
 pub(crate) enum PaperCommand {
     /// Print the paper's tables as Markdown, from the recorded episodes only.
     ///
-    /// For each study: the main results table (condition × agent, and model
+    /// With several studies, first the main table across them (condition ×
+    /// agent: n, exact with its interval, ordered, mean F1, blocked), in the
+    /// order given (by default, study folders by name). Then for each study:
+    /// the main results table (condition × agent, and model
     /// when one was recorded: n, attempts, exact with its 95% bootstrap
     /// interval over questions, strict exact, ordered, mean F1, blocked), the pairwise
     /// condition deltas with 95% paired bootstrap intervals, and the
@@ -72,7 +75,8 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
 ///
 /// Errors: no study found; a study that cannot be read (file and line).
 fn tables_command(studies: &[PathBuf]) -> Result<String> {
-    let dirs: Vec<PathBuf> = if studies.is_empty() {
+    let dirs_discovered = studies.is_empty();
+    let dirs: Vec<PathBuf> = if dirs_discovered {
         crate::render::build::discover(&[PathBuf::from(".")]).studies
     } else {
         studies.to_vec()
@@ -83,8 +87,7 @@ fn tables_command(studies: &[PathBuf]) -> Result<String> {
                 .into(),
         ));
     }
-    let mut out = String::new();
-    let mut n = 1;
+    let mut studies = Vec::new();
     for dir in &dirs {
         if !crate::report::study_file::is_study(dir) {
             return Err(Error::file(
@@ -92,8 +95,20 @@ fn tables_command(studies: &[PathBuf]) -> Result<String> {
                 "not found: --study takes a folder that holds a study.toml",
             ));
         }
-        let study = crate::report::study_file::load(dir)?;
-        let (text, next) = crate::render::paper::study_tables(&study, n);
+        studies.push(crate::report::study_file::load(dir)?);
+    }
+    if dirs_discovered {
+        crate::report::study::sort_studies(&mut studies);
+    }
+    let mut out = String::new();
+    let mut n = 1;
+    if studies.len() > 1 {
+        out.push_str(&crate::render::paper::across_table(&studies, n));
+        out.push('\n');
+        n += 1;
+    }
+    for study in &studies {
+        let (text, next) = crate::render::paper::study_tables(study, n);
         out.push_str(&text);
         n = next;
     }

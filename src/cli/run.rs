@@ -50,7 +50,8 @@ pub(crate) struct RunArgs {
     without_tool: Vec<String>,
     /// The agent host: claude (claude -p) or scripted:STRATEGY (a built-in agent with
     /// no model: oracle, rename-columns, reorder-columns, local-names, decimals-4,
-    /// drop-row, swap-columns, empty, no-answer, hang, mixed:SEED).
+    /// drop-row, swap-columns, empty, no-answer, hang, mixed:SEED,
+    /// skill:PERCENT:SEED).
     #[arg(long, value_name = "HOST", default_value = "claude")]
     agent: String,
     /// The claude program.

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScriptedAgentArgs {
     /// oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row,
-    /// swap-columns, empty, no-answer, hang, or mixed:SEED.
+    /// swap-columns, empty, no-answer, hang, mixed:SEED, or skill:PERCENT:SEED
+    /// (an agent of that skill: README.md, "The demo studies").
     #[arg(long)]
     strategy: String,
     /// The corpus the prompts come from (for the answer keys).

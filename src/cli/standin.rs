@@ -19,7 +19,8 @@ pub(crate) struct StandinArgs {
     #[arg(long, value_name = "DIR")]
     corpus: PathBuf,
     /// oracle, rename-columns, reorder-columns, local-names, decimals-4, drop-row,
-    /// swap-columns, empty, no-answer, hang, or mixed:SEED.
+    /// swap-columns, empty, no-answer, hang, mixed:SEED, or skill:PERCENT:SEED
+    /// (an agent of that skill: README.md, "The demo studies").
     #[arg(long, default_value = "oracle")]
     strategy: String,
     /// Address to listen on (127.0.0.1 only is advised; port 0 picks a free one).

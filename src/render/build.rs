@@ -434,6 +434,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         }
         studies.push(study);
     }
+    crate::report::study::sort_studies(&mut studies);
     // The images pages embed: every Markdown text's (a study's prose as
     // read; its regions add only figures, which the build makes).
     let pages: Vec<(&PathBuf, &String)> = texts

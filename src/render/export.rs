@@ -27,6 +27,7 @@ use super::assets::Assets;
 use super::site::SiteRoot;
 use super::study::StudyView;
 use crate::error::{Error, Result};
+use crate::report::study::FigureKind;
 
 pub use super::Output;
 
@@ -129,15 +130,18 @@ impl Exporter for Figures {
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for study in &view.studies {
-            let figures: Vec<Result<Output>> = study
+            let files: Vec<(FigureKind, crate::report::study::FigureFile)> = study
                 .figures
+                .iter()
+                .flat_map(|kind| study.figure_files(*kind).into_iter().map(|f| (*kind, f)))
+                .collect();
+            let figures: Vec<Result<Output>> = files
                 .par_iter()
-                .map(|kind| {
-                    let path = study.figure_path(*kind);
-                    let svg = super::figures::render(*kind, &study.data)
-                        .map_err(|e| Error::file(&path, e.to_string()))?;
+                .map(|(kind, file)| {
+                    let svg = super::figures::render(*kind, &study.figure_data(file))
+                        .map_err(|e| Error::file(&file.path, e.to_string()))?;
                     Ok(Output {
-                        path,
+                        path: file.path.clone(),
                         bytes: svg.into_bytes(),
                     })
                 })
@@ -161,21 +165,40 @@ impl Exporter for Regions {
         let mut exported = Exported::default();
         for study in &view.studies {
             for (path, text) in &study.prose {
-                let filled = super::study::fill(study, path, text)?;
+                let filled = super::study::fill(Some(study), &view.studies, path, text)?;
                 exported.outputs.push(Output {
                     path: path.clone(),
                     bytes: filled.into_bytes(),
                 });
             }
         }
-        // Regions are filled only in a study's prose: elsewhere they would
-        // silently stay as they are.
+        // Outside a study, a file's regions are filled when each names its
+        // study (`study=DIR`); else they would silently stay as they are.
         for (path, text) in &view.markdown {
             let in_study = view.studies.iter().any(|s| s.prose.contains_key(path));
-            if !in_study && super::study::regions(path, text).is_ok_and(|r| !r.is_empty()) {
+            let regions = match super::study::regions(path, text) {
+                Ok(regions) => regions,
+                // Markers that do not parse are plain comments outside a
+                // study, unless one names a study: then they were meant.
+                Err(e) if text.contains("<!-- okn:") && text.contains("study=") => return Err(e),
+                Err(_) => continue,
+            };
+            if in_study || regions.is_empty() {
+                continue;
+            }
+            if regions
+                .iter()
+                .all(|r| r.params.contains_key(super::study::STUDY_KEY))
+            {
+                let filled = super::study::fill(None, &view.studies, path, text)?;
+                exported.outputs.push(Output {
+                    path: path.clone(),
+                    bytes: filled.into_bytes(),
+                });
+            } else {
                 exported.warnings.push(format!(
-                    "{}: generated regions are filled only in a study's Markdown (a folder \
-                     with study.toml); these are left as they are",
+                    "{}: generated regions outside a study's folder are filled only when each \
+                     names its study (study=DIR); these are left as they are",
                     path.display()
                 ));
             }

@@ -18,6 +18,19 @@ pub fn main_table(study: &StudyView) -> String {
     super::syntax::markdown(&crate::report::tables::main_results(&study.data))
 }
 
+/// The main table across `studies` (more than one), numbered `n`: every
+/// condition of each, condition × agent ([`crate::report::tables::across_studies`]).
+pub fn across_table(studies: &[StudyView], n: usize) -> String {
+    let rows: Vec<(&str, &crate::report::study::StudyData)> = studies
+        .iter()
+        .map(|s| (s.title.as_str(), &s.data))
+        .collect();
+    format!(
+        "## Main results across studies\n\nTable {n}. Main results of every study, in order: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, ordered and mean F1 per condition and agent; n is the number of measured questions, blocked the attempts that measured nothing. Rates are compared within a study, never across corpora.\n\n{}\n",
+        super::syntax::markdown(&crate::report::tables::across_studies(&rows))
+    )
+}
+
 /// The tables of one study, numbered from `first`; returns the text and
 /// the next free number.
 pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
@@ -32,16 +45,23 @@ pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     out.push('\n');
     n += 1;
     if study.data.conditions.len() > 1 {
-        let baseline = study
-            .data
-            .condition(&study.baseline)
-            .map_or(study.baseline.clone(), |c| c.label.clone());
+        let baseline =
+            study
+                .data
+                .baseline_of(&study.baseline, None)
+                .map_or(study.baseline.clone(), |c| {
+                    if study.data.agents.is_empty() {
+                        c.label.clone()
+                    } else {
+                        format!("each agent's own {}", c.base_label)
+                    }
+                });
         let _ = writeln!(
             out,
             "Table {n}. Condition deltas against {}: difference in exact rate, paired over the questions both measured, with a 95% percentile bootstrap interval over questions (2000 resamples, fixed seed).\n",
             super::syntax::md_text(&baseline)
         );
-        if let Some(b) = study.data.condition(&study.baseline) {
+        if let Some(b) = study.data.baseline_of(&study.baseline, None) {
             out.push_str(&study::deltas_table(&study.data, b));
         }
         out.push('\n');

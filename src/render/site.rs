@@ -264,11 +264,12 @@ pub fn index_page(
             let figures = s
                 .figures
                 .iter()
-                .filter_map(|kind| {
-                    let svg = figures.get(&super::assets::normalize(&s.figure_path(*kind)))?;
+                .flat_map(|kind| s.figure_files(*kind))
+                .filter_map(|file| {
+                    let svg = figures.get(&super::assets::normalize(&file.path))?;
                     super::assets::unique_svg(
                         &String::from_utf8_lossy(svg),
-                        &format!("s{n}-{}", kind.name()),
+                        &format!("s{n}-{}", file.stem),
                     )
                 })
                 .collect();

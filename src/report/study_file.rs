@@ -6,12 +6,24 @@
 //! roots = ["../runs-demo"]                 # runs roots, relative to the study
 //! figures = ["exact-rate", "heatmap"]      # written to figures/NAME.svg
 //! baseline = "named"                       # deltas are against it (default: first)
+//! order = 1                                # optional: where it stands among studies
 //!
 //! [[conditions]]                           # optional: default is every condition
 //! key = "named"                            # how prose names it
 //! root = "../runs-demo"                    # optional with one root
 //! name = "demo-kg-all-tools__kg-named"     # as recorded in conditions/
 //! label = "Full toolkit, KG named"         # optional: default is the report's label
+//! ```
+//!
+//! A study over several agents (or models) names one runs root per agent
+//! instead of `roots`; each `[[conditions]]` entry is then taken from every
+//! agent's root, keyed `AGENT/KEY`, and deltas are taken within an agent:
+//!
+//! ```toml
+//! [[agents]]
+//! key = "expert"                           # names it in keys: expert/named
+//! label = "Expert"                         # how tables and figures show it
+//! root = "../runs-expert-demo"             # the runs root it recorded
 //! ```
 //!
 //! Every mistake is an error naming `study.toml` and the line.
@@ -21,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::study::{FigureKind, StudyCondition, StudyData, StudyView};
+use super::study::{FigureKind, StudyAgent, StudyCondition, StudyData, StudyView};
 use crate::error::{Error, Result};
 use crate::layout::RunsRoot;
 use crate::toml_file::{Spanned, TomlFile};
@@ -33,7 +45,10 @@ pub const STUDY_FILE: &str = "study.toml";
 #[serde(deny_unknown_fields)]
 struct StudyFile {
     title: String,
+    #[serde(default)]
     roots: Vec<String>,
+    #[serde(default)]
+    agents: Vec<AgentEntry>,
     #[serde(default)]
     figures: Vec<String>,
     #[serde(default)]
@@ -42,6 +57,8 @@ struct StudyFile {
     conditions: Option<Vec<ConditionEntry>>,
     #[serde(default)]
     comparisons: Vec<ComparisonEntry>,
+    #[serde(default)]
+    order: Option<i64>,
 }
 
 /// `[[comparisons]]`: two runs roots compared question by question.
@@ -52,6 +69,16 @@ struct ComparisonEntry {
     title: String,
     baseline: String,
     candidate: String,
+}
+
+/// `[[agents]]`: the runs root one agent recorded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentEntry {
+    key: Spanned<String>,
+    #[serde(default)]
+    label: Option<String>,
+    root: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,23 +152,36 @@ pub fn load(dir: &Path) -> Result<StudyView> {
         path: &path,
     };
     let file: StudyFile = toml.parse()?;
-    let roots = load_roots(&source, dir, &file.roots)?;
+    let agents = agents(&source, &file)?;
+    let names: Vec<String> = if agents.is_empty() {
+        file.roots.clone()
+    } else {
+        agents.iter().map(|(_, root)| root.clone()).collect()
+    };
+    let roots = load_roots(&source, dir, &names)?;
     let mut problems: Vec<String> = roots.loaded.values().flat_map(|(_, p)| p.clone()).collect();
     problems.sort();
     problems.dedup();
-    let mut data = match &file.conditions {
-        None => every_condition(&file.roots, &roots),
-        Some(entries) if entries.is_empty() => {
-            return Err(source.at(
-                "conditions",
-                "conditions is empty: remove it to take every condition of every root, or list them",
-            ));
+    let mut data = if agents.is_empty() {
+        conditions(&source, &file, &names, &roots)?
+    } else {
+        let mut data = StudyData::default();
+        for (agent, root) in &agents {
+            let own = conditions(&source, &file, std::slice::from_ref(root), &roots)?;
+            data.conditions
+                .extend(own.conditions.into_iter().map(|mut c| {
+                    c.agent = Some(agent.key.clone());
+                    c.key = format!("{}/{}", agent.key, c.base_key);
+                    c.label = format!("{} · {}", agent.label, c.base_label);
+                    c
+                }));
         }
-        Some(entries) => listed_conditions(&source, &file.roots, entries, &roots)?,
+        data.agents = agents.into_iter().map(|(a, _)| a).collect();
+        data
     };
     // A question's text, from the first root (in study.toml order) that
     // recorded a prompt of it.
-    for name in &file.roots {
+    for name in &names {
         for (id, text) in &roots.loaded[name].0.texts {
             data.texts.entry(id.clone()).or_insert_with(|| text.clone());
         }
@@ -161,6 +201,7 @@ pub fn load(dir: &Path) -> Result<StudyView> {
             .map(|r| std::fs::canonicalize(r).ok())
             .collect(),
         comparisons,
+        order: file.order,
         roots: paths,
         figures,
         baseline,
@@ -172,6 +213,83 @@ pub fn load(dir: &Path) -> Result<StudyView> {
             .unwrap_or(&folder)
             .to_string(),
     })
+}
+
+/// The conditions `[[conditions]]` lists (every condition when it is
+/// absent) of the roots `names`.
+///
+/// Errors: an empty `[[conditions]]`, and what [`listed_conditions`]
+/// refuses.
+fn conditions(
+    source: &Source<'_>,
+    file: &StudyFile,
+    names: &[String],
+    roots: &Roots,
+) -> Result<StudyData> {
+    match &file.conditions {
+        None => Ok(every_condition(names, roots)),
+        Some(entries) if entries.is_empty() => Err(source.at(
+            "conditions",
+            "conditions is empty: remove it to take every condition of every root, or list them",
+        )),
+        Some(entries) => listed_conditions(source, names, entries, roots),
+    }
+}
+
+/// The `[[agents]]` entries with their labels (the key where none is
+/// given) and roots, in order; empty when there are none.
+///
+/// Errors (naming `study.toml` and the line): `roots` beside `[[agents]]`,
+/// a key that is not letters, digits and `-`, a key or label used twice, a
+/// condition entry that names a root (each agent's is its own).
+fn agents(source: &Source<'_>, file: &StudyFile) -> Result<Vec<(StudyAgent, String)>> {
+    if file.agents.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !file.roots.is_empty() {
+        return Err(source.at(
+            "roots",
+            "with [[agents]], each agent names its runs root (root = ...): remove roots",
+        ));
+    }
+    if let Some(entry) = file.conditions.iter().flatten().find(|c| c.root.is_some()) {
+        return Err(Error::at_line(
+            source.path,
+            source.line_at(&entry.key),
+            format!(
+                "condition '{}' names a root: with [[agents]] every condition is taken from \
+                 each agent's root; remove root =",
+                entry.key.get_ref()
+            ),
+        ));
+    }
+    let mut out: Vec<(StudyAgent, String)> = Vec::new();
+    for entry in &file.agents {
+        let key = entry.key.get_ref();
+        let at = |message: String| Error::at_line(source.path, source.line_at(&entry.key), message);
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(at(format!(
+                "agent key '{key}': use letters, digits and '-' (it names conditions as AGENT/KEY)"
+            )));
+        }
+        let label = entry.label.clone().unwrap_or_else(|| key.clone());
+        if out.iter().any(|(a, _)| a.key == *key) {
+            return Err(at(format!("agent key '{key}' is used twice")));
+        }
+        if out.iter().any(|(a, _)| a.label == label) {
+            return Err(at(format!(
+                "agent label '{label}' is used twice: give each its own"
+            )));
+        }
+        out.push((
+            StudyAgent {
+                key: key.clone(),
+                label,
+            },
+            entry.root.clone(),
+        ));
+    }
+    Ok(out)
 }
 
 /// Every `[[comparisons]]` entry, its two roots loaded and compared
@@ -292,6 +410,8 @@ fn every_condition(names: &[String], roots: &Roots) -> StudyData {
                 c.key = format!("{root}/{}", c.key);
                 c.label = format!("{} ({root})", c.label);
             }
+            c.base_key = c.key.clone();
+            c.base_label = c.label.clone();
             data.conditions.push(c);
         }
     }
@@ -371,6 +491,8 @@ fn listed_conditions(
         if let Some(label) = &entry.label {
             c.label = label.clone();
         }
+        c.base_key = c.key.clone();
+        c.base_label = c.label.clone();
         data.conditions.push(c);
     }
     Ok(data)
@@ -412,21 +534,25 @@ fn figures(source: &Source<'_>, names: &[String]) -> Result<Vec<FigureKind>> {
     Ok(figures)
 }
 
-/// The baseline `baseline = KEY` names, else the first condition.
+/// The baseline `baseline = KEY` names, else the first condition; with
+/// agents, a condition key without the agent (each agent's own is its
+/// baseline).
 fn baseline(source: &Source<'_>, key: Option<String>, data: &StudyData) -> Result<String> {
     match key {
-        Some(key) if data.condition(&key).is_none() => Err(source.at(
+        Some(key) if data.baseline_of(&key, None).is_none() => Err(source.at(
             "baseline",
             format!(
                 "baseline '{key}' is not a condition of this study; keys: {}",
-                data.keys()
+                data.base_keys().join(", ")
             ),
         )),
-        Some(key) => Ok(key),
+        Some(key) => Ok(data
+            .baseline_of(&key, None)
+            .map_or(key, |c| c.base_key.clone())),
         None => Ok(data
             .conditions
             .first()
-            .map(|c| c.key.clone())
+            .map(|c| c.base_key.clone())
             .unwrap_or_default()),
     }
 }

@@ -671,10 +671,75 @@ pub fn main_results(data: &StudyData) -> Grid {
     rates(data, &columns)
 }
 
-/// Every other condition against `baseline`: the difference of exact
-/// rates paired over questions both measured, with its 95% bootstrap
-/// interval over questions.
-pub fn deltas(data: &StudyData, baseline: &StudyCondition) -> Grid {
+/// The paper's main table across studies (issue 12, "`paper tables`
+/// prints the seed's main table"): one row per condition of each study in
+/// the order given, condition × agent (the study's agent label, else the
+/// agent host) and model where some condition recorded one, with `n`
+/// measured questions, the exact rate and its interval, ordered, mean F1
+/// and blocked attempts. `studies` pairs each study's title with its
+/// numbers.
+pub fn across_studies(studies: &[(&str, &StudyData)]) -> Grid {
+    let models = studies
+        .iter()
+        .flat_map(|(_, d)| &d.conditions)
+        .any(|c| c.stats().model.is_some());
+    let mut columns = vec![
+        Column::new("study", Left),
+        Column::new("condition", Left),
+        Column::new("agent", Left),
+    ];
+    if models {
+        columns.push(Column::new("model", Left));
+    }
+    columns.extend([
+        Column::new("n", Right),
+        Column::new("exact", Right),
+        Column::new("95% CI", Right),
+        Column::new("ordered", Right),
+        Column::new("mean F1", Right),
+        Column::new("blocked", Right),
+    ]);
+    let mut grid = Grid::new(columns);
+    for (title, data) in studies {
+        for c in &data.conditions {
+            let s = c.stats();
+            let agent = c
+                .agent
+                .as_ref()
+                .and_then(|key| data.agents.iter().find(|a| a.key == *key))
+                .map_or_else(|| s.agent.clone(), |a| a.label.clone());
+            let mut row: Vec<Cell> = vec![
+                title.to_string().into(),
+                c.base_label.clone().into(),
+                agent.into(),
+            ];
+            if models {
+                row.push(
+                    s.model
+                        .clone()
+                        .unwrap_or_else(|| crate::format::NONE.into())
+                        .into(),
+                );
+            }
+            row.extend([
+                s.measured_questions.into(),
+                Cell::Rate(s.exact_rate),
+                Cell::Interval(s.interval.map(Into::into)),
+                Cell::Rate(s.ordered_rate),
+                Cell::Rate(s.mean_f1),
+                s.blocked_attempts.into(),
+            ]);
+            grid.push(row);
+        }
+    }
+    grid
+}
+
+/// Every other condition against the one keyed `base` (with agents, its
+/// own agent's: [`StudyData::delta_pairs`]): the difference of exact rates
+/// paired over questions both measured, with its 95% bootstrap interval
+/// over questions.
+pub fn deltas(data: &StudyData, base: &str) -> Grid {
     let mut grid = Grid::new(vec![
         Column::new("condition", Left),
         Column::new("against", Left),
@@ -682,7 +747,7 @@ pub fn deltas(data: &StudyData, baseline: &StudyCondition) -> Grid {
         Column::new("Δ exact rate", Right),
         Column::new("95% CI (bootstrap over questions)", Right),
     ]);
-    for c in data.conditions.iter().filter(|c| c.key != baseline.key) {
+    for (baseline, c) in data.delta_pairs(base) {
         let d = data.delta(baseline, c);
         grid.push(vec![
             c.label.clone().into(),
@@ -691,6 +756,40 @@ pub fn deltas(data: &StudyData, baseline: &StudyCondition) -> Grid {
             Cell::Signed(d.map(|d| d.estimate)),
             Cell::SignedInterval(d.and_then(|d| d.interval).map(Into::into)),
         ]);
+    }
+    grid
+}
+
+/// Agent × condition: one row per condition (its label without the
+/// agent's), and for each agent its exact rate and the 95% bootstrap
+/// interval over questions; `—` where the agent did not record it.
+pub fn agents(data: &StudyData) -> Grid {
+    let mut columns = vec![Column::new("condition", Left)];
+    for a in &data.agents {
+        columns.push(Column {
+            header: a.label.clone().into(),
+            align: Right,
+        });
+        columns.push(Column::new("95% CI", Right));
+    }
+    let mut grid = Grid::new(columns);
+    for base in data.base_keys() {
+        let label = data
+            .conditions
+            .iter()
+            .find(|c| c.base_key == base)
+            .map_or_else(|| base.to_string(), |c| c.base_label.clone());
+        let mut row = vec![label.into()];
+        for a in &data.agents {
+            let s = data
+                .conditions
+                .iter()
+                .find(|c| c.base_key == base && c.agent.as_deref() == Some(&a.key))
+                .map(StudyCondition::stats);
+            row.push(Cell::Rate(s.as_ref().and_then(|s| s.exact_rate)));
+            row.push(Cell::Interval(s.and_then(|s| s.interval).map(Into::into)));
+        }
+        grid.push(row);
     }
     grid
 }

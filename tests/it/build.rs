@@ -663,7 +663,7 @@ fn paper_doc_and_build_make_the_same_page_and_stray_regions_are_named() {
     let (code, _, err) = build_args(d, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("stray.md: generated regions are filled only in a study's Markdown"),
+        err.contains("stray.md: generated regions outside a study's folder are filled only when each names its study"),
         "{err}"
     );
 }

@@ -13,31 +13,28 @@ use okn_benchmark::score::{SCORING_VERSION, ScoreOptions};
 
 use crate::support::repo;
 
-const ROOTS: [(&str, &[&str]); 4] = [
-    (
-        "runs-scripted-single",
-        &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"],
-    ),
-    (
-        "runs-scripted-ontology",
-        &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"],
-    ),
-    (
-        "runs-scripted-cross",
-        &[
-            "demo-kg-all-tools-without-get_schema-lookup_uri__kg-named",
-            "demo-kg-all-tools__kg-named",
-            "demo-kg-all-tools__kg-not-named",
-        ],
-    ),
-    (
-        "runs-scripted-cross-row-limit",
-        &[
-            "demo-kg-all-tools-without-get_schema-lookup_uri__kg-named",
-            "demo-kg-all-tools__kg-named",
-            "demo-kg-all-tools__kg-not-named",
-        ],
-    ),
+/// Two conditions of the single-graph and ontology roots.
+const TWO: &[&str] = &["demo-kg-all-tools__kg-named", "sparql-only__kg-named"];
+
+/// The three conditions of the cross-graph roots.
+const THREE: &[&str] = &[
+    "demo-kg-all-tools-without-get_schema-lookup_uri__kg-named",
+    "demo-kg-all-tools__kg-named",
+    "demo-kg-all-tools__kg-not-named",
+];
+
+/// Every committed demo root, runs-AGENT-CORPUS, with its conditions.
+const ROOTS: [(&str, &[&str]); 10] = [
+    ("runs-expert-single", TWO),
+    ("runs-competent-single", TWO),
+    ("runs-novice-single", TWO),
+    ("runs-expert-ontology", TWO),
+    ("runs-competent-ontology", TWO),
+    ("runs-novice-ontology", TWO),
+    ("runs-expert-cross", THREE),
+    ("runs-competent-cross", THREE),
+    ("runs-novice-cross", THREE),
+    ("runs-expert-cross-row-limit", THREE),
 ];
 
 #[test]
@@ -79,7 +76,7 @@ fn every_recorded_verdict_is_todays_verdict() {
                 "{name}/{condition}: rescore it"
             );
             assert_eq!(file.identity.repeat, 3);
-            assert!(file.identity.agent.starts_with("scripted:mixed:"));
+            assert!(file.identity.agent.starts_with("scripted:skill:"));
             for id in file.questions.keys() {
                 let dir = root.condition_dir(id, condition);
                 let result: QuestionResult = serde_json::from_str(

@@ -1,6 +1,6 @@
 //! Snapshot tests (insta) of one output of each kind, made by the real
 //! command line over the `build` fixture (a copy of the demo runs root
-//! `runs-scripted-cross`, a study over it, prose): a page beside a Markdown
+//! `runs-expert-cross`, a study over it, prose): a page beside a Markdown
 //! file, the site's index, a runs root's page, a question page, an attempt
 //! page, an RTF (`paper doc`) and an SVG figure.
 //!

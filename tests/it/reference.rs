@@ -331,10 +331,7 @@ fn selfcheck_expects_the_fallbacks_where_the_guards_withdraw() {
 #[test]
 fn report_and_rescore_say_when_the_ground_truth_a_root_was_judged_by_was_last_verified() {
     let dir = demo_copy();
-    crate::support::fixture::copy_dir(
-        &repo().join("runs-scripted-cross"),
-        &dir.path().join("runs"),
-    );
+    crate::support::fixture::copy_dir(&repo().join("runs-expert-cross"), &dir.path().join("runs"));
     let corpus = "demo/benchmarks-cross";
     let gt = "demo/benchmarks-cross/ground-truth";
     reference(dir.path(), &["--corpus", corpus]).run();

@@ -3,7 +3,7 @@
 //! Every page, table and figure is a function of these values, so a change
 //! to what is loaded shows here first, apart from how it is written.
 //!
-//! They read the committed demo root `runs-scripted-cross` (its recorded
+//! They read the committed demo root `runs-expert-cross` (its recorded
 //! numbers are fixed). The repository's path is masked. Update as the
 //! other snapshots: `INSTA_UPDATE=always scripts/test views`.
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::repo;
 
 /// The demo runs root the fixture copies (three conditions, 12 questions).
-pub const DEMO_ROOT: &str = "runs-scripted-cross";
+pub const DEMO_ROOT: &str = "runs-expert-cross";
 
 /// A question of that root.
 pub const QUESTION: &str = "biobricks-ice-spoke-okn-breast-cancer-assays_cross";
