@@ -20,6 +20,7 @@
 
 mod support;
 
+mod agents;
 mod browser;
 mod build;
 mod cases;

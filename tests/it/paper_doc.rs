@@ -406,11 +406,18 @@ fn libreoffice_renders_the_figure_the_rtf_embeds() {
     assert!(out.status.success(), "{}", stderr(&out));
     let rtf = read(&dir.path().join("out/paper.rtf"));
     assert!(!rtf.contains("[Exact rate"), "the figure is its alt text");
-    // 960 × 240 CSS px: 3000 × 750 px at 300 dpi, shown 6.67 × 1.67 inches
-    // (scaled to the text width when wider).
+    // The SVG's CSS pixels at 300 dpi (960 × 558: 3000 × 1744 px), shown
+    // at the SVG's size (scaled to the text width when wider).
+    let size = |name: &str| -> f64 {
+        let at = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        svg[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let px = |css: f64| (css * 300.0 / 96.0).round() as u32;
+    let (w, h) = (px(size("width")), px(size("height")));
+    assert_eq!(w, 3000, "the study's figures are 960 CSS px wide");
     assert!(
-        rtf.contains("{\\pict\\pngblip\\picw3000\\pich750\\picwgoal"),
-        "{}",
+        rtf.contains(&format!("{{\\pict\\pngblip\\picw{w}\\pich{h}\\picwgoal")),
+        "{w}×{h}: {}",
         &rtf[..rtf.len().min(2000)]
     );
     let pdf = dir.path().join("pdf");

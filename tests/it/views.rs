@@ -91,8 +91,62 @@ fn an_attempt_view_holds_what_its_folder_recorded() {
 fn a_study_view_holds_its_conditions_and_rates() {
     let study = okn_benchmark::report::study_file::load(&repo().join("results-cross")).unwrap();
     assert!(study.problems.is_empty(), "{:?}", study.problems);
-    assert_eq!(study.data.conditions.len(), 3);
+    // Three agents × three conditions, agent by agent.
+    assert_eq!(study.data.conditions.len(), 9);
+    let agents: Vec<&str> = study.data.agents.iter().map(|a| a.key.as_str()).collect();
+    assert_eq!(agents, ["expert", "competent", "novice"]);
+    let first = &study.data.conditions[0];
+    assert_eq!(
+        (
+            first.key.as_str(),
+            first.base_key.as_str(),
+            first.label.as_str()
+        ),
+        (
+            "expert/named",
+            "named",
+            "Expert (skill 85) · Full toolkit, KG named"
+        )
+    );
     assert_eq!(study.baseline, "named");
+    // Deltas within an agent only: each agent's two other conditions
+    // against its own named one.
+    let pairs = study.data.delta_pairs(&study.baseline);
+    assert_eq!(pairs.len(), 6);
+    for (b, c) in &pairs {
+        assert_eq!(b.agent, c.agent);
+        assert_eq!(b.base_key, "named");
+    }
+    // The agent × condition table: a row per condition, rate and interval
+    // per agent, each the condition's own stats.
+    let table = okn_benchmark::render::study::agents_table(&study.data);
+    for c in &study.data.conditions {
+        let row: Vec<&str> = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", c.base_label)))
+            .unwrap_or_else(|| panic!("{}\n{table}", c.base_label))
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let column = study
+            .data
+            .agents
+            .iter()
+            .position(|a| Some(&a.key) == c.agent.as_ref())
+            .unwrap();
+        let s = c.stats();
+        assert_eq!(
+            row[1 + 2 * column],
+            okn_benchmark::format::rate(s.exact_rate),
+            "{table}"
+        );
+        assert_eq!(
+            row[2 + 2 * column],
+            okn_benchmark::format::interval(s.interval),
+            "{table}"
+        );
+    }
     let grid = tables::rates(&study.data, &tables::STUDY_RATES);
     settings().bind(|| {
         insta::assert_snapshot!(
