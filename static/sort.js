@@ -39,3 +39,27 @@ document.querySelectorAll("table:not(.nosort)").forEach(function (table) {
     });
   });
 });
+
+// The search box of a site page: its index, a script file of the site
+// (site/search-index.js, which carries the search itself after its data),
+// is loaded when the box is first used, so a page costs nothing until then.
+document.querySelectorAll("[data-search-index]").forEach(function (box) {
+  var input = box.querySelector("input");
+  var status = box.querySelector(".search-status");
+  if (!input) return;
+  function load() {
+    if (box.hasAttribute("data-state")) return;
+    box.setAttribute("data-state", "loading");
+    if (status) status.textContent = "Loading the search index…";
+    var script = document.createElement("script");
+    script.src = box.getAttribute("data-search-index");
+    script.onerror = function () {
+      box.setAttribute("data-state", "failed");
+      if (status) status.textContent = "The search index could not be loaded (" +
+        box.getAttribute("data-search-index") + "): run okn-benchmark build.";
+    };
+    document.body.appendChild(script);
+  }
+  input.addEventListener("focus", load);
+  input.addEventListener("input", load);
+});

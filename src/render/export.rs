@@ -11,7 +11,7 @@
 //! | [`Regions`] | each study's prose with its generated regions filled ([`super::study`]) |
 //! | [`CatalogReports`] | each catalog run's `report.md`, each comparison's `comparison.md` ([`crate::catalog::published`]) |
 //! | [`Pages`] | a self-contained `X.html` beside every `X.md` ([`super::markdown`]) |
-//! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]) |
+//! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]), the search index ([`super::search`]) |
 //!
 //! The paper's tables and RTF (`paper tables`, `paper doc`) use the same
 //! tables and writers outside `build` (`render::paper`, `render::manuscript`).
@@ -92,6 +92,9 @@ pub struct Exported {
     pub outputs: Vec<Output>,
     /// Outputs computed on demand.
     pub jobs: Vec<Job>,
+    /// Outputs computed on demand once every job has run (the search
+    /// index, made of what the question jobs gathered).
+    pub last: Vec<Job>,
     /// Folders it owns: a file there that carries a generator mark and
     /// that no output names is an orphan.
     pub owned_dirs: Vec<PathBuf>,
@@ -305,6 +308,7 @@ impl Exporter for Site {
             ),
             path: index,
         });
+        let gathered = Arc::new(super::search::Gathered::default());
         for root in &view.roots {
             let page = base.join(super::site::root_page(&root.name));
             exported.outputs.push(Output {
@@ -312,15 +316,17 @@ impl Exporter for Site {
                 path: page,
             });
             for question in root.view.questions.keys() {
-                let (theme, root, question, base, load) = (
+                let (theme, root, question, base, load, gathered) = (
                     Arc::clone(&view.theme),
                     Arc::clone(root),
                     question.clone(),
                     base.clone(),
                     view.load_question,
+                    Arc::clone(&gathered),
                 );
                 exported.jobs.push(Box::new(move || {
                     let detail = load(&root.view, &question)?;
+                    gathered.add(&root, &detail);
                     Ok(super::site::question_pages(&theme, &root, &detail)?
                         .into_iter()
                         .map(|(path, bytes)| Output {
@@ -342,6 +348,16 @@ impl Exporter for Site {
                 });
             }
         }
+        let (theme, path) = (
+            Arc::clone(&view.theme),
+            base.join(super::search::index_path()),
+        );
+        exported.last.push(Box::new(move || {
+            Ok(vec![Output {
+                bytes: gathered.index(theme.search_script()),
+                path: path.clone(),
+            }])
+        }));
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
     }

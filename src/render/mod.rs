@@ -10,7 +10,7 @@
 //!   `--check` and writing (the IO side).
 //! - [`readme`]: a runs root's README, summary CSVs and terminal report.
 //! - [`study`]: a study's generated regions; [`figures`]: its SVG figures.
-//! - [`site`]: the static site's pages.
+//! - [`site`]: the static site's pages; [`search`]: its search index.
 //! - [`paper`]: the paper's tables; [`manuscript`]: `paper doc`, a
 //!   Markdown manuscript as HTML and RTF ([`rtf`], the RTF writer).
 //! - [`syntax`]: one table in Markdown, HTML, terminal, CSV or RTF.
@@ -33,6 +33,7 @@ pub mod paper;
 pub mod raster;
 pub mod readme;
 pub mod rtf;
+pub mod search;
 pub mod site;
 pub mod study;
 pub mod syntax;

@@ -152,6 +152,13 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
         .join(format!("attempt-{attempt}.html"))
 }
 
+/// The link from the site page at `page` to the search index
+/// ([`super::search`]); a template context holding it as `search` makes
+/// a site page (its search box, its policy).
+fn search_link(page: &Path) -> String {
+    relative_link(page, &super::search::index_path())
+}
+
 /// Navigation HTML: `site › root › question …`, each a link but the last.
 pub(crate) fn crumbs(page: &Path, trail: &[(&str, Option<PathBuf>)]) -> String {
     trail
@@ -386,6 +393,7 @@ pub fn index_page(
     let readme =
         readme.then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
     context.insert("readme", &readme);
+    context.insert("search", &search_link(&page));
     Ok(theme
         .render("site/index.html", "Results", None, context)?
         .into_bytes())
@@ -438,7 +446,9 @@ pub fn markdown_page(
         ],
     );
     let title = rendered.title.clone().unwrap_or_else(|| name.to_string());
-    Ok(theme.page(&title, &rendered.body, Some(&nav))?.into_bytes())
+    Ok(theme
+        .site_page(&title, &rendered.body, Some(&nav), &search_link(page))?
+        .into_bytes())
 }
 
 /// `site/roots/NAME/index.html`: the root's conditions and questions.
@@ -501,6 +511,7 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
             (&root.name, None),
         ],
     );
+    context.insert("search", &search_link(&page));
     Ok(theme
         .render("site/root.html", &root.name, Some(&nav), context)?
         .into_bytes())
@@ -608,6 +619,7 @@ pub fn question_pages(
         "raw_ground_truth_json",
         &relative_link(&page, &qdir.join(crate::layout::GROUND_TRUTH_JSON)),
     );
+    context.insert("search", &search_link(&page));
     let nav = crumbs(
         &page,
         &[
@@ -736,7 +748,7 @@ fn call_status(c: &crate::layout::CallRecord) -> (String, String) {
 }
 
 /// Whether an argument named `key` carries SPARQL.
-fn is_query_argument(key: &str) -> bool {
+pub(crate) fn is_query_argument(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     key.contains("query") || key.contains("sparql")
 }
@@ -1023,6 +1035,7 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
             (&format!("{label} · attempt {}", a.attempt), None),
         ],
     );
+    context.insert("search", &search_link(&page));
     let title = format!("{} · attempt {}", c.question, a.attempt);
     Ok(theme
         .render("site/attempt.html", &title, Some(&nav), context)?

@@ -2,7 +2,8 @@
 //! (`static/`), loaded once; the repository's copies win, the built-in ones
 //! serve anywhere else. Every page is wrapped by [`Theme::page`] or
 //! [`Theme::render`] with its Content-Security-Policy: nothing on a page
-//! may load or run anything but the page's own script.
+//! may load or run anything but the page's own script, and on a site page
+//! the site's own script files (the search index, [`super::search`]).
 
 use std::path::Path;
 
@@ -33,9 +34,10 @@ const TEMPLATES: [(&str, &str); 5] = [
 ];
 
 /// The built-in copies of the stylesheet and the script (`static/NAME`).
-const STATIC: [(&str, &str); 2] = [
+const STATIC: [(&str, &str); 3] = [
     ("style.css", include_str!("../../static/style.css")),
     ("sort.js", include_str!("../../static/sort.js")),
+    ("search.js", include_str!("../../static/search.js")),
 ];
 
 /// The initial size of a page's buffer, bytes.
@@ -51,6 +53,8 @@ pub struct Theme {
     css: tera::Value,
     script: tera::Value,
     csp: tera::Value,
+    site_csp: tera::Value,
+    search: String,
 }
 
 impl Theme {
@@ -77,6 +81,7 @@ impl Theme {
         }
         let css = read(root.join("static").join(STATIC[0].0), STATIC[0].1)?;
         let script = read(root.join("static").join(STATIC[1].0), STATIC[1].1)?;
+        let search = read(root.join("static").join(STATIC[2].0), STATIC[2].1)?;
         tera.add_raw_templates(templates.iter().map(|(n, t)| (*n, t.as_str())))
             .map_err(|e| {
                 Error::file(
@@ -92,14 +97,24 @@ impl Theme {
         );
         // Nothing on a page may load or run anything but the page's own
         // script: untrusted text (answers, SPARQL, prompts) cannot act.
-        let csp = format!(
-            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; base-uri 'none'; form-action 'none'"
-        );
+        let csp = |also: &str| {
+            format!(
+                "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{hash}'{also}; base-uri 'none'; form-action 'none'"
+            )
+        };
+        // A site page may also load the site's own script files (the
+        // search index): `'self'` on a server, `file:` where a reader
+        // opens the site from disk (a file's origin is opaque to the CSP
+        // specification; Chromium reads it as `'self'`, others may not).
+        // No page holds a script element but its own, and recorded text
+        // is escaped, so nothing else can name a file to load.
         let theme = Theme {
             tera,
             css: tera::Value::from(css),
             script: tera::Value::from(script),
-            csp: tera::Value::from(csp),
+            csp: tera::Value::from(csp("")),
+            site_csp: tera::Value::from(csp(" 'self' file:")),
+            search,
         };
         theme.check(root, &templates)?;
         Ok(theme)
@@ -219,8 +234,34 @@ impl Theme {
         self.render("page.html", title, nav, context)
     }
 
+    /// A site page: [`Theme::page`] with the search box, which loads the
+    /// index at `search` (a link relative to the page), and the site's
+    /// policy.
+    ///
+    /// Errors: a template that fails to render (named).
+    pub fn site_page(
+        &self,
+        title: &str,
+        body: &str,
+        nav: Option<&str>,
+        search: &str,
+    ) -> Result<String> {
+        let mut context = tera::Context::new();
+        context.insert("body", body);
+        context.insert("search", search);
+        self.render("page.html", title, nav, context)
+    }
+
+    /// The search index's script (`static/search.js`), which the index
+    /// file carries after its data ([`super::search`]).
+    pub fn search_script(&self) -> &str {
+        &self.search
+    }
+
     /// Renders the template `name` with `context`, adding what every page
-    /// needs (title, navigation HTML, stylesheet, script, policy).
+    /// needs (title, navigation HTML, stylesheet, script, policy). A
+    /// context holding `search` (the link to the site's search index) is
+    /// a site page's: its policy also allows the site's own script files.
     ///
     /// Errors: a template that fails to render (named, with tera's reason).
     pub fn render(
@@ -234,7 +275,12 @@ impl Theme {
         context.insert("nav", &nav.unwrap_or(""));
         context.insert_value("css", self.css.clone());
         context.insert_value("script", self.script.clone());
-        context.insert_value("csp", self.csp.clone());
+        let csp = if context.contains_key("search") {
+            &self.site_csp
+        } else {
+            &self.csp
+        };
+        context.insert_value("csp", csp.clone());
         if !context.contains_key("body") {
             context.insert("body", "");
         }
@@ -455,5 +501,37 @@ mod tests {
         assert!(page.contains("script-src &#39;sha256-"), "{page}");
         assert!(page.contains("<p>body</p>"));
         assert!(!page.contains("\r"));
+        // A page outside the site loads nothing: no search box, and its
+        // policy allows no script file.
+        assert!(!page.contains("data-search-index=\""), "{page}");
+        assert!(!page.contains("&#39;self&#39;"), "{page}");
+    }
+
+    /// A site page has the search box, linked to the index, and a policy
+    /// that allows the site's own script files and still no inline script
+    /// but its own.
+    #[test]
+    fn site_pages_carry_the_search_box_and_allow_the_sites_scripts() {
+        let theme = Theme::load(Path::new("/nonexistent")).unwrap();
+        let page = theme
+            .site_page("t", "<p>body</p>", None, "../../search-index.js")
+            .unwrap();
+        assert!(
+            page.contains("data-search-index=\"../../search-index.js\""),
+            "{page}"
+        );
+        let policy = page
+            .split("Content-Security-Policy\" content=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .unwrap();
+        assert!(
+            policy.contains("script-src &#39;sha256-")
+                && policy.contains("&#39;self&#39; file:;")
+                && !policy.contains("unsafe-inline&#39; &#39;self")
+                && !policy.contains("script-src &#39;unsafe-inline"),
+            "{policy}"
+        );
+        assert!(theme.search_script().contains("window.oknSearchIndex"));
     }
 }

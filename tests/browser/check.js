@@ -2,14 +2,16 @@
 // from file:// and reports, as JSON on stdout, what a reader's browser saw:
 // console errors and warnings, uncaught exceptions, Content-Security-Policy
 // violations, whether injected text ran as script, whether the page's own
-// sort script ran, and what one click on a header did to a table.
+// sort script ran, what one click on a header did to a table, and what
+// the search box found for each query typed into it.
 //
 //   node tests/browser/check.js SPEC.json
 //
 // SPEC: {
 //   "chromium": "/usr/bin/chromium",
 //   "pages": [{ "name": "index", "path": "/abs/site/index.html",
-//               "sort": { "table": 1, "column": 0 } }],      // sort optional
+//               "sort": { "table": 1, "column": 0 },       // optional
+//               "search": ["query", ...] }],                // optional
 //   "screenshots": "/abs/dir",                               // optional
 //   "layout": { "widths": [1280, 390], "pages": ["root"] },  // optional
 //   "schemes": ["light", "dark"]                             // optional
@@ -97,6 +99,38 @@ async function visit(context, entry, scheme) {
     const second_order = await header.getAttribute("data-order");
     sort = { before, first, first_order, second, second_order };
   }
+  // Each query typed into the search box (which loads the site's index
+  // on first use): the status line and every result's link and text.
+  let searches = null;
+  if (entry.search && scheme === "light") {
+    searches = [];
+    for (const query of entry.search) {
+      await page.evaluate(() => {
+        const s = document.querySelector(".search-status");
+        if (s) s.textContent = "";
+      });
+      await page.locator(".search input").fill(query);
+      await page.waitForFunction(
+        () => {
+          const s = document.querySelector(".search-status");
+          return s && / match\.| could not be loaded|another format/.test(s.textContent);
+        },
+        null,
+        { timeout: 15000 }
+      );
+      const found = await page.evaluate(() => ({
+        status: document.querySelector(".search-status").textContent,
+        results: Array.prototype.map.call(document.querySelectorAll(".search-results li"), (li) => {
+          const a = li.querySelector("a");
+          return { href: a ? a.href : null, text: li.textContent };
+        }),
+        scripts: document.scripts.length,
+        pwned: window.__pwned === undefined ? null : String(window.__pwned),
+        injected_elements: document.querySelectorAll("img[src='x'], [onerror], [onload]").length,
+      }));
+      searches.push(Object.assign({ query }, found));
+    }
+  }
   // How the page's tables fit at each width asked for: per table, whether
   // it scrolls sideways, whether its first column stays in view, the
   // tallest header in lines, and the number cells whose text wrapped.
@@ -155,7 +189,7 @@ async function visit(context, entry, scheme) {
   // Late errors (from the clicks) are part of the page's record too.
   state.csp_violations = await page.evaluate(() => window.__okn.csp.slice());
   await page.close();
-  return Object.assign({ name: entry.name, scheme, url }, seen, state, { sort, layout });
+  return Object.assign({ name: entry.name, scheme, url }, seen, state, { sort, layout, searches });
 }
 
 async function main() {

@@ -18,7 +18,11 @@
 //!   root, a question, the attempt with the planted answer, and the study
 //!   pages (which inline SVG figures), and finds no console error, no
 //!   uncaught exception, no CSP violation, no planted script run, the page's
-//!   own sort script run, and a click on a header sorting the rows.
+//!   own sort script run, and a click on a header sorting the rows;
+//! - the search box, on the site's index and on an attempt page, loads the
+//!   site's search index from `file://` and finds the planted query's
+//!   attempt and the odd question, its results showing planted text as
+//!   text and linking to pages that exist.
 //!
 //! Two control pages written by the test prove the probes can see what they
 //! look for: one whose script the policy blocks, one whose script runs.
@@ -603,6 +607,86 @@ fn layout_problems(name: &str, page: &Value) -> Vec<String> {
     problems
 }
 
+/// Pages whose search box is used: the site's index (links from `site/`)
+/// and the odd attempt page (links from five folders down, through an id
+/// a URL must encode).
+const SEARCH_PAGES: [&str; 2] = ["index", "odd-attempt"];
+
+/// What is typed into their search boxes: text planted only in a SPARQL
+/// query argument of [`QUESTION`]'s attempt 1 (it must find that attempt,
+/// and show the planted markup as text), and words of [`ODD_QUESTION`]'s
+/// id (it must find that question's page).
+const SEARCH_QUERIES: [&str; 2] = ["__pwned=3", "100% ü"];
+
+/// The file a `file://` URL names.
+fn file_of(url: &str) -> PathBuf {
+    let path = url
+        .strip_prefix("file://")
+        .unwrap_or_else(|| panic!("{url} is not a file URL"));
+    PathBuf::from(percent_decode(path.split('#').next().unwrap_or_default()))
+}
+
+/// What a page's searches found wrong: a result that links nowhere, a
+/// planted script or element, the index not loaded (two script elements:
+/// the page's own and the index), and the planted attempt or the odd
+/// question not found.
+fn search_problems(name: &str, page: &Value, site: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let searches = page["searches"].as_array().cloned().unwrap_or_default();
+    if searches.len() != SEARCH_QUERIES.len() {
+        return vec![format!("{name}: searches not run: {}", page["searches"])];
+    }
+    for s in &searches {
+        let query = s["query"].as_str().unwrap_or_default();
+        if s["pwned"] != Value::Null || s["injected_elements"] != 0 {
+            problems.push(format!("{name}: searching {query:?} ran planted text: {s}"));
+        }
+        if s["scripts"] != 2 {
+            problems.push(format!(
+                "{name}: searching {query:?}: {} scripts, not the page's and the index",
+                s["scripts"]
+            ));
+        }
+        let hrefs: Vec<PathBuf> = s["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["href"].as_str().map(file_of))
+            .collect();
+        for file in &hrefs {
+            if !file.is_file() {
+                problems.push(format!(
+                    "{name}: searching {query:?} links to {}, which is not a file",
+                    file.display()
+                ));
+            }
+        }
+        let wanted = match query {
+            "__pwned=3" => site.join(format!("a/{QUESTION}/{CONDITION}/attempt-1.html")),
+            _ => site.join(format!("q/{ODD_QUESTION}.html")),
+        };
+        if !hrefs.contains(&wanted) {
+            problems.push(format!(
+                "{name}: searching {query:?} did not find {}: {s}",
+                wanted.display()
+            ));
+        }
+        if query == "__pwned=3"
+            && !s["results"].as_array().into_iter().flatten().any(|r| {
+                r["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("<script>window.__pwned=3</script>")
+            })
+        {
+            problems.push(format!(
+                "{name}: the planted query is not shown as text: {s}"
+            ));
+        }
+    }
+    problems
+}
+
 fn browse(scratch: &Path, pages: &[Visit]) -> Vec<Value> {
     let spec = serde_json::json!({
         "chromium": chromium(),
@@ -612,6 +696,9 @@ fn browse(scratch: &Path, pages: &[Visit]) -> Vec<Value> {
             let mut p = serde_json::json!({ "name": name, "path": path });
             if let Some((table, column)) = sort {
                 p["sort"] = serde_json::json!({ "table": table, "column": column });
+            }
+            if SEARCH_PAGES.contains(name) {
+                p["search"] = serde_json::json!(SEARCH_QUERIES);
             }
             p
         }).collect::<Vec<_>>(),
@@ -838,6 +925,9 @@ fn pages_work_from_file_urls_in_headless_chromium() {
         }
         if sort.is_some() {
             assert_sorted(name, &p["sort"]);
+        }
+        if SEARCH_PAGES.contains(name) {
+            failures.extend(search_problems(name, p, &site));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
