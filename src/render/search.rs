@@ -30,11 +30,11 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::site::{SITE_DIR, SiteRoot, attempt_page, question_page, relative_link};
+use super::site::{SiteRoot, attempt_page, question_page, relative_link};
 use crate::report::view::QuestionDetail;
 
 /// The index's file name, in `site/`.
-pub const INDEX_FILE: &str = "search-index.js";
+pub const INDEX_FILE: &str = super::site::SEARCH_INDEX;
 
 /// The first line's start: build tells the index it wrote by it (the
 /// line goes on `: search-index.js`).
@@ -55,10 +55,7 @@ pub const BUDGET_BYTES: usize = 4 << 20;
 /// The index's format, `format` in its data.
 pub const FORMAT: u32 = 1;
 
-/// `site/search-index.js`, relative to the build's base.
-pub fn index_path() -> std::path::PathBuf {
-    Path::new(SITE_DIR).join(INDEX_FILE)
-}
+pub use super::site::search_index_path as index_path;
 
 /// What the index holds of one question, gathered while its pages are
 /// made.

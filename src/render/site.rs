@@ -153,10 +153,18 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
 }
 
 /// The link from the site page at `page` to the search index
-/// ([`super::search`]); a template context holding it as `search` makes
+/// (`render::search`); a template context holding it as `search` makes
 /// a site page (its search box, its policy).
 fn search_link(page: &Path) -> String {
-    relative_link(page, &super::search::index_path())
+    relative_link(page, &search_index_path())
+}
+
+/// The search index's file name in `site/` (`render::search` makes it).
+pub const SEARCH_INDEX: &str = "search-index.js";
+
+/// `site/search-index.js`, relative to the build's base.
+pub fn search_index_path() -> PathBuf {
+    Path::new(SITE_DIR).join(SEARCH_INDEX)
 }
 
 /// Navigation HTML: `site › root › question …`, each a link but the last.
