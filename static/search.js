@@ -1,7 +1,8 @@
 // The site's search (docs/PUBLISHING.md, "Search"). It comes after the
 // data in site/search-index.js (window.oknSearchIndex, format 1: see
 // src/render/search.rs) and runs when a page's search box loads that
-// file. Every term typed must occur (any case) in some field of a
+// file. Every term typed must occur (in any case, accents aside: both
+// sides are folded by `fold`) in some field of a
 // result: a question's id, prose, answer key or root; an attempt's
 // question id, root, condition, verdict, tools, SPARQL or answer.
 // Results are built with textContent only: recorded text is never HTML.
@@ -19,7 +20,13 @@
   var QUESTIONS_SHOWN = 20;
   var ATTEMPTS_SHOWN = 30;
   var strings = index.strings;
-  var lower = strings.map(function (s) { return s.toLowerCase(); });
+  // A text as it is matched: decomposed (NFD), combining marks dropped,
+  // lower case; so "İstanbul" is found by "istanbul" and an "é" written
+  // as "e" and a combining accent by "é".
+  function fold(s) {
+    return s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  }
+  var lower = strings.map(fold);
   var questions = index.questions.map(function (q) {
     return { root: q[0], id: q[1], text: q[2], key: q[3], page: q[4],
              fields: [q[1], q[0], q[2]].concat(q[3] >= 0 ? [q[3]] : []) };
@@ -59,15 +66,27 @@
   // character made of two UTF-16 units.
   function snippet(hit) {
     var s = strings[hit.field];
-    // Lower case can change a text's length ("İ"): then the match's
-    // place says nothing about the original, and the start is shown.
-    var at = lower[hit.field].length === s.length ? hit.at : 0;
+    var at = /[^\x00-\x7f]/.test(s) ? originalAt(s, hit.at) : hit.at;
     var start = Math.max(0, at - 40);
     var end = Math.min(s.length, Math.max(at + hit.length, start) + 80);
     var low = function (i) { var c = s.charCodeAt(i); return c >= 0xdc00 && c <= 0xdfff; };
     if (start > 0 && low(start)) start++;
     if (end < s.length && low(end)) end++;
     return (start > 0 ? "…" : "") + s.slice(start, end) + (end < s.length ? "…" : "");
+  }
+
+  // Where, in `s`, the character that folds to position `at` of its
+  // folded text is (folding can change a text's length: "İ", accents).
+  function originalAt(s, at) {
+    var folded = 0;
+    for (var i = 0; i < s.length;) {
+      var ch = String.fromCodePoint(s.codePointAt(i));
+      var n = fold(ch).length;
+      if (folded + n > at) return i;
+      folded += n;
+      i += ch.length;
+    }
+    return s.length;
   }
 
   function item(list, href, title, detail, text) {
@@ -104,7 +123,7 @@
     var list = box.querySelector(".search-results");
     var status = box.querySelector(".search-status");
     var base = box.getAttribute("data-search-index").replace(/search-index\.js$/, "");
-    var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var terms = fold(input.value).split(/\s+/).filter(Boolean);
     while (list.firstChild) list.removeChild(list.firstChild);
     if (!terms.length) {
       status.textContent = "";

@@ -615,8 +615,10 @@ const SEARCH_PAGES: [&str; 2] = ["index", "odd-attempt"];
 /// What is typed into their search boxes: text planted only in a SPARQL
 /// query argument of [`QUESTION`]'s attempt 1 (it must find that attempt,
 /// and show the planted markup as text), and words of [`ODD_QUESTION`]'s
-/// id (it must find that question's page).
-const SEARCH_QUERIES: [&str; 2] = ["__pwned=3", "100% ü"];
+/// id (it must find that question's page), also typed without the accent
+/// (the search folds case and accents on both sides; red-team finding of
+/// 2026-12-03: "istanbul" did not find "İstanbul").
+const SEARCH_QUERIES: [&str; 3] = ["__pwned=3", "100% ü", "100% U"];
 
 /// The file a `file://` URL names.
 fn file_of(url: &str) -> PathBuf {
