@@ -279,6 +279,31 @@ impl Verdict {
     }
 }
 
+/// `text` on one line: every run of whitespace as one space, cut after
+/// `chars` characters (at a character, never inside one) with `…`. A
+/// catalog check's preview and the site's search index use it.
+pub fn one_line(text: &str, chars: usize) -> String {
+    let mut out = String::new();
+    for (count, word) in text.split_whitespace().enumerate() {
+        if count > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+        // More bytes than 4 per character kept: enough is read.
+        if out.len() > chars.saturating_mul(4) {
+            break;
+        }
+    }
+    match out.char_indices().nth(chars) {
+        Some((at, _)) => {
+            out.truncate(at);
+            out.push('…');
+            out
+        }
+        None => out,
+    }
+}
+
 /// A moment as an RFC 3339 UTC timestamp to the second,
 /// `2026-12-03T14:02:05Z`, from seconds since the Unix epoch (the
 /// proleptic Gregorian calendar, as `date -u` prints it).

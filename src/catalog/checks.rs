@@ -242,11 +242,7 @@ fn ranked(check: &Check, query: &Query, scope: &Scope, ids: &[String]) -> Outcom
 
 /// The first 200 characters of `text`, on one line.
 fn preview(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &one_line[..at]),
-        None => one_line,
-    }
+    crate::format::one_line(text, 200)
 }
 
 #[cfg(test)]

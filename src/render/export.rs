@@ -350,7 +350,7 @@ impl Exporter for Site {
         }
         let (theme, path) = (
             Arc::clone(&view.theme),
-            base.join(super::search::index_path()),
+            base.join(super::site::search_index_path()),
         );
         exported.last.push(Box::new(move || {
             Ok(vec![Output {

@@ -55,8 +55,6 @@ pub const BUDGET_BYTES: usize = 4 << 20;
 /// The index's format, `format` in its data.
 pub const FORMAT: u32 = 1;
 
-pub use super::site::search_index_path as index_path;
-
 /// What the index holds of one question, gathered while its pages are
 /// made.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,27 +179,10 @@ fn answer_text(table: &crate::table::Table) -> String {
     cut(&lines.join(" · "))
 }
 
-/// `text` with every run of whitespace as one space, cut after
-/// [`TEXT_CHARS`] characters (at a character, never inside one) with `…`.
+/// `text` on one line, cut after [`TEXT_CHARS`] characters
+/// ([`crate::format::one_line`]).
 fn cut(text: &str) -> String {
-    let mut out = String::new();
-    for (count, word) in text.split_whitespace().enumerate() {
-        if count > 0 {
-            out.push(' ');
-        }
-        out.push_str(word);
-        if out.len() > TEXT_CHARS * 4 {
-            break;
-        }
-    }
-    match out.char_indices().nth(TEXT_CHARS) {
-        Some((at, _)) => {
-            out.truncate(at);
-            out.push('…');
-            out
-        }
-        None => out,
-    }
+    crate::format::one_line(text, TEXT_CHARS)
 }
 
 /// The index's data (format 1; see the module's doc).
@@ -257,7 +238,7 @@ impl Strings {
 /// attempt's queries and answer, in root, question, condition and
 /// attempt order, so what the budget leaves out is the last of them.
 fn build(entries: &BTreeMap<(String, String), QuestionEntry>, budget: usize) -> Data {
-    let here = index_path();
+    let here = super::site::search_index_path();
     let mut strings = Strings::default();
     let mut data = Data {
         format: FORMAT,
