@@ -51,14 +51,17 @@ macro_rules! errln {
     }};
 }
 
+#[cfg(feature = "harness")]
 pub mod agent;
 pub mod catalog;
 pub mod cli;
+#[cfg(feature = "harness")]
 pub mod config;
 pub mod corpus;
 pub mod error;
 pub mod format;
 pub mod fsutil;
+#[cfg(feature = "harness")]
 pub mod http;
 pub mod interrupt;
 pub mod layout;

@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(feature = "harness")]
 use oxigraph::model::Term;
 
 /// A table of string cells: a header of column names and rows of equal width.
@@ -102,6 +103,7 @@ impl Table {
         out
     }
 
+    #[cfg(feature = "harness")]
     /// Builds a table from SPARQL solutions, one column per variable in the
     /// given order; each cell per [`term_to_cell`], unbound as empty.
     pub fn from_solutions<'a, I>(variables: Vec<String>, solutions: I) -> Table
@@ -686,6 +688,7 @@ fn write_record(out: &mut String, cells: &[String]) {
     out.push('\n');
 }
 
+#[cfg(feature = "harness")]
 /// One RDF term as a CSV cell, by the W3C SPARQL 1.1 CSV results rules:
 /// an IRI bare (`http://ex.org/a`), a literal as its lexical form only
 /// (`"chat"@fr` → `chat`, `"5.5"^^xsd:decimal` → `5.5`), a blank node as

@@ -1,6 +1,6 @@
 //! Text helpers that never slice at a byte index the text did not give:
 //! prefixes compared without regard to ASCII case, where the text may hold
-//! any character.
+//! any character; and quoting for a POSIX shell.
 
 /// `text` without `prefix`, compared ignoring ASCII case, or `None` when
 /// `text` does not start with it (a multi-byte character where the prefix
@@ -14,6 +14,19 @@ pub fn strip_prefix_ignore_ascii_case<'a>(text: &'a str, prefix: &str) -> Option
 /// True when `text` starts with `prefix`, ignoring ASCII case.
 pub fn starts_with_ignore_ascii_case(text: &str, prefix: &str) -> bool {
     strip_prefix_ignore_ascii_case(text, prefix).is_some()
+}
+
+/// Quotes `text` for a POSIX shell (in apostrophes, `'\''` for one inside).
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | ',' | '@' | '+')
+        })
+    {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

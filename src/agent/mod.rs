@@ -93,18 +93,7 @@ impl AgentCommand {
     }
 }
 
-/// Quotes `text` for a POSIX shell (in apostrophes, `'\''` for one inside).
-pub fn shell_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | ',' | '@' | '+')
-        })
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
+pub use crate::text::shell_quote;
 
 /// The MCP config an agent host is given: one stdio server, the proxy.
 pub fn mcp_config(proxy_program: &Path, proxy_args: &[String]) -> String {

@@ -4,15 +4,23 @@
 //! `report.md` written (`docs/CATALOG.md`, "Running").
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+#[cfg(feature = "harness")]
 use rmcp::model::CallToolRequestParams;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::checks::{self, Outcome, Reply, Status};
-use super::format::{Catalog, Kind, Query, Run};
-use crate::mcp::profile::Profile;
+use super::checks::Status;
+use super::format::{Catalog, Kind};
+// Running a catalog against a server: the `harness` feature (Cargo.toml).
+#[cfg(feature = "harness")]
+use {
+    super::checks::{self, Outcome, Reply},
+    super::format::{Query, Run},
+    crate::mcp::profile::Profile,
+    std::time::Instant,
+};
 
 /// Version of `results.json` this version writes. Format 2 added
 /// [`Results::catalog_document`] (`docs/CATALOG.md`, "Results").
@@ -141,6 +149,7 @@ pub struct RunSettings {
     pub catalog_dir: std::path::PathBuf,
 }
 
+#[cfg(feature = "harness")]
 /// Runs every query of `catalog` with an expectation of a chosen type,
 /// one fresh session per phrasing, against `profile`'s server, reporting
 /// progress through `progress` (`query 2 of 5: ID, phrasing 1 of 3`).
@@ -218,6 +227,7 @@ pub async fn run(
     results
 }
 
+#[cfg(feature = "harness")]
 /// One wording of a query and the call it makes.
 struct Phrasing {
     user_query: String,
@@ -225,6 +235,7 @@ struct Phrasing {
     arguments: serde_json::Map<String, Value>,
 }
 
+#[cfg(feature = "harness")]
 /// The query's phrasings, the canonical first. A SPARQL query has one,
 /// its "tool" `SPARQL` and its arguments the query and the endpoint.
 fn phrasings(query: &Query) -> Vec<Phrasing> {
@@ -258,6 +269,7 @@ fn phrasings(query: &Query) -> Vec<Phrasing> {
         .collect()
 }
 
+#[cfg(feature = "harness")]
 /// One call in a fresh session: the reply (or why none came), the call's
 /// seconds, and what the server said it is.
 async fn call(
@@ -307,6 +319,7 @@ async fn call(
     (reply, seconds, server)
 }
 
+#[cfg(feature = "harness")]
 /// A SPARQL query against `endpoint` (relative to the catalog's folder), or
 /// the repository's configured endpoint (`okn-benchmark.toml`,
 /// `[reference] endpoint`): the reply is the result table, as CSV text and
@@ -372,6 +385,7 @@ fn sparql_call(
     (Ok(reply), seconds)
 }
 
+#[cfg(feature = "harness")]
 /// One phrasing's record: its expectations of the chosen types judged on
 /// the reply.
 fn judge(

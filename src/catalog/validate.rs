@@ -337,6 +337,7 @@ fn expectation_problems(query: &Query) -> Vec<(String, String)> {
     out
 }
 
+#[cfg(feature = "harness")]
 /// The problems of `catalog` against the server's `tools` (as it lists
 /// them; no tool is called): every `run.tool` is one of them, and every
 /// argument of a query and of its rephrasings is a property of the tool's

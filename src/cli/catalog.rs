@@ -120,24 +120,7 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
             let mut problems = validate::validate(&catalog);
             let shown = crate::fsutil::normalize(&args.catalog);
             if let Some(path) = &args.profile {
-                let profile = crate::mcp::profile::Profile::load(path)?;
-                let timeout = std::time::Duration::from_secs(args.timeout);
-                let connection = crate::mcp::runtime()?
-                    .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
-                    .map_err(|reason| {
-                        Error::Usage(format!(
-                            "{}: {reason}: the catalog's tools cannot be checked (validate \
-                             without --profile checks the rest)",
-                            path.display()
-                        ))
-                    })?;
-                problems.extend(validate::tool_problems(&catalog, &connection.tools));
-                outln!(
-                    "{}: checked against the {} tools of {}",
-                    shown.display(),
-                    connection.tools.len(),
-                    profile.name
-                );
+                problems.extend(tool_problems(&catalog, path, args.timeout, &shown)?);
             }
             for problem in &problems {
                 outln!("{}: {problem}", shown.display());
@@ -179,6 +162,58 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
     }
 }
 
+/// `catalog validate --profile`: connects to the server `profile_path`
+/// names, lists its tools (none is called) and returns the catalog's
+/// problems against them ([`validate::tool_problems`]).
+///
+/// Errors: the profile cannot be read, or the server cannot be reached
+/// within `timeout_secs` (exit 2).
+#[cfg(feature = "harness")]
+fn tool_problems(
+    catalog: &format::Catalog,
+    profile_path: &std::path::Path,
+    timeout_secs: u64,
+    shown: &std::path::Path,
+) -> Result<Vec<validate::Problem>> {
+    let path = profile_path;
+    let profile = crate::mcp::profile::Profile::load(path)?;
+    let timeout = std::time::Duration::from_secs(timeout_secs);
+    let connection = crate::mcp::runtime()?
+        .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
+        .map_err(|reason| {
+            Error::Usage(format!(
+                "{}: {reason}: the catalog's tools cannot be checked (validate \
+                 without --profile checks the rest)",
+                path.display()
+            ))
+        })?;
+    outln!(
+        "{}: checked against the {} tools of {}",
+        shown.display(),
+        connection.tools.len(),
+        profile.name
+    );
+    Ok(validate::tool_problems(catalog, &connection.tools))
+}
+
+/// `catalog validate --profile` in a build without the `harness` feature.
+#[cfg(not(feature = "harness"))]
+fn tool_problems(
+    _catalog: &format::Catalog,
+    _profile_path: &std::path::Path,
+    _timeout_secs: u64,
+    _shown: &std::path::Path,
+) -> Result<Vec<validate::Problem>> {
+    Err(super::without_harness("catalog validate --profile"))
+}
+
+/// `catalog run` in a build without the `harness` feature.
+#[cfg(not(feature = "harness"))]
+fn run_catalog(_args: RunArgs) -> Result<ExitCode> {
+    Err(super::without_harness("catalog run"))
+}
+
+#[cfg(feature = "harness")]
 fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     use crate::catalog::format::Kind;
     use crate::catalog::{report, run};

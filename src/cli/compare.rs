@@ -126,7 +126,7 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
 /// Errors: [`Error::Usage`] naming the root; [`Error::Frozen`].
 fn refuse_inside_a_runs_root(path: &Path) -> Result<()> {
     let absolute = crate::fsutil::normalize(&crate::fsutil::absolute(path));
-    crate::runs::run::refuse_frozen_at(&absolute, "compare --markdown")?;
+    crate::runs::frozen::refuse_frozen_at(&absolute, "compare --markdown")?;
     if let Some(root) = absolute
         .ancestors()
         .skip(1)

@@ -98,7 +98,7 @@ pub(crate) fn run(args: MergeArgs) -> Result<ExitCode> {
         errln!(
             "merge: attempts are missing; play exactly those with the run command of the sweep, \
              without --shard, into the merged root:\n  okn-benchmark run ... --out {} --resume",
-            crate::agent::shell_quote(&args.out.to_string_lossy())
+            crate::text::shell_quote(&args.out.to_string_lossy())
         );
         return Ok(ExitCode::from(1));
     }

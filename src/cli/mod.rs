@@ -9,17 +9,24 @@ mod build;
 mod catalog;
 mod compare;
 mod corpus;
+#[cfg(feature = "harness")]
 mod kg_server;
 mod merge;
 mod paper;
+#[cfg(feature = "harness")]
 mod probe;
+#[cfg(feature = "harness")]
 mod proxy;
+#[cfg(feature = "harness")]
 mod reference;
 mod report;
+#[cfg(feature = "harness")]
 mod run;
 mod score;
+#[cfg(feature = "harness")]
 mod scripted_agent;
 mod selfcheck;
+#[cfg(feature = "harness")]
 mod standin;
 
 use std::io::Write;
@@ -77,18 +84,23 @@ enum Command {
     /// Deterministic tool calls against a server, checked against typed expectations (docs/CATALOG.md).
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
+    #[cfg(feature = "harness")]
     /// Build ground truth: run every answer key against the endpoint.
     Reference(reference::ReferenceArgs),
     /// Score one answer CSV against one ground-truth CSV (JSON on stdout).
     Score(score::ScoreArgs),
     /// Check the scorer against transformed copies of the cached ground truth.
     Selfcheck(selfcheck::SelfcheckArgs),
+    #[cfg(feature = "harness")]
     /// Serve the demo knowledge graph as an MCP server (stdio or streamable HTTP).
     KgServer(kg_server::KgServerArgs),
+    #[cfg(feature = "harness")]
     /// The MCP proxy between an agent host and the server under test (stdio).
     Proxy(proxy::ProxyArgs),
+    #[cfg(feature = "harness")]
     /// Show what an agent would see through the proxy, without calling a model.
     Probe(probe::ProbeArgs),
+    #[cfg(feature = "harness")]
     Run(Box<run::RunArgs>),
     Merge(merge::MergeArgs),
     Compare(compare::CompareArgs),
@@ -98,9 +110,11 @@ enum Command {
     Rescore(report::RescoreArgs),
     /// Close a runs root so that nothing rewrites it.
     Freeze(report::FreezeArgs),
+    #[cfg(feature = "harness")]
     /// The built-in agent host with no model (started by run --agent scripted:...).
     #[command(hide = true)]
     ScriptedAgent(scripted_agent::ScriptedAgentArgs),
+    #[cfg(feature = "harness")]
     /// Serve a stand-in for the Anthropic Messages API (tests the claude host with no model).
     StandinModel(standin::StandinArgs),
 }
@@ -201,9 +215,47 @@ fn plain_usage(error: &str, args: impl Iterator<Item = String>) -> String {
     out.trim_end().to_string()
 }
 
+/// The commands that record episodes or speak MCP or SPARQL: compiled only
+/// with the `harness` feature (Cargo.toml; on by default).
+pub const HARNESS_COMMANDS: &[&str] = &[
+    "reference",
+    "kg-server",
+    "proxy",
+    "probe",
+    "run",
+    "scripted-agent",
+    "standin-model",
+];
+
+/// The harness command `args` (program first) names, if any: the first
+/// argument that is not a flag, when it is one of [`HARNESS_COMMANDS`].
+/// (Called only without the `harness` feature; compiled always so that the
+/// default build's tests hold it to the command table.)
+#[cfg_attr(feature = "harness", allow(dead_code))]
+fn harness_command(args: impl Iterator<Item = String>) -> Option<&'static str> {
+    let first = args.skip(1).find(|a| !a.starts_with('-'))?;
+    HARNESS_COMMANDS.iter().copied().find(|c| *c == first)
+}
+
+/// The error for a command this binary was built without: the `harness`
+/// feature (Cargo.toml) was left out. Exit 2, with how to build it in.
+#[cfg(not(feature = "harness"))]
+pub(crate) fn without_harness(command: &str) -> Error {
+    Error::Usage(format!(
+        "'{command}' is not in this okn-benchmark: it was built without the `harness` feature \
+         (--no-default-features), which holds the MCP, HTTP and SPARQL stacks; build it with the \
+         default features (`cargo build --release` or `cargo install --path .`) to use it"
+    ))
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code. Errors print as one `error:` line on stderr.
 pub fn main() -> ExitCode {
+    #[cfg(not(feature = "harness"))]
+    if let Some(command) = harness_command(std::env::args()) {
+        errln!("error: {}", without_harness(command));
+        return ExitCode::from(crate::error::EXIT_BAD_INPUT);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::MissingRequiredArgument => {
@@ -218,19 +270,26 @@ pub fn main() -> ExitCode {
         Command::Corpus(c) => corpus::run(c),
         Command::Catalog(c) => catalog::run(c),
         Command::Paper(c) => paper::run(c),
+        #[cfg(feature = "harness")]
         Command::Reference(a) => reference::run(a),
         Command::Score(a) => score::run(a),
         Command::Selfcheck(a) => selfcheck::run(a),
+        #[cfg(feature = "harness")]
         Command::KgServer(a) => kg_server::run(a),
+        #[cfg(feature = "harness")]
         Command::Proxy(a) => proxy::run(a),
+        #[cfg(feature = "harness")]
         Command::Probe(a) => probe::run(a),
+        #[cfg(feature = "harness")]
         Command::Run(a) => run::run_command(*a),
         Command::Merge(a) => merge::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::report(a),
         Command::Rescore(a) => report::rescore(a),
         Command::Freeze(a) => report::freeze(a),
+        #[cfg(feature = "harness")]
         Command::ScriptedAgent(a) => scripted_agent::run(a),
+        #[cfg(feature = "harness")]
         Command::StandinModel(a) => standin::run(a),
     };
     match outcome {
@@ -245,5 +304,45 @@ pub fn main() -> ExitCode {
             errln!("error: {e}");
             ExitCode::from(crate::error::EXIT_BAD_INPUT)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> impl Iterator<Item = String> {
+        line.split(' ')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    /// Every name in HARNESS_COMMANDS is a subcommand of the default build
+    /// (a renamed command would otherwise slip past the publishing half's
+    /// refusal), and build, paper and report are not in it.
+    #[test]
+    fn harness_commands_are_subcommands_and_publishing_is_not() {
+        use clap::CommandFactory;
+        let command = Cli::command();
+        for name in HARNESS_COMMANDS {
+            assert!(
+                command.find_subcommand(name).is_some(),
+                "{name} is not a subcommand"
+            );
+        }
+        for name in ["build", "paper", "report", "score", "rescore", "freeze"] {
+            assert!(!HARNESS_COMMANDS.contains(&name), "{name}");
+        }
+        assert_eq!(
+            harness_command(args("okn-benchmark run --corpus x")),
+            Some("run")
+        );
+        assert_eq!(
+            harness_command(args("okn-benchmark --verbose probe")),
+            Some("probe")
+        );
+        assert_eq!(harness_command(args("okn-benchmark build --check")), None);
+        assert_eq!(harness_command(args("okn-benchmark")), None);
     }
 }

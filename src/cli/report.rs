@@ -87,7 +87,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             out!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
-            crate::runs::run::refuse_frozen_at(path, "report")?;
+            crate::runs::frozen::refuse_frozen_at(path, "report")?;
             crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
             out!("{}", crate::render::readme::terminal(&view));
         }
@@ -165,7 +165,7 @@ pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Inside a frozen root: refused before anything is written.
-    crate::runs::run::refuse_frozen(&root, "freeze")?;
+    crate::runs::frozen::refuse_frozen(&root, "freeze")?;
     let view = crate::report::load::root(&root.root);
     crate::render::build::refuse_unreadable(&root.root, &view.problems, "frozen")?;
     if !view.unfinished.is_empty() {

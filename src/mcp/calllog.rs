@@ -410,6 +410,16 @@ fn status_code(lower: &str) -> Option<u16> {
     found
 }
 
+/// True when any string in `arguments` looks like a SPARQL query.
+pub fn carries_query(arguments: &Value) -> bool {
+    match arguments {
+        Value::String(s) => crate::sparql::query_form(s).is_some() && s.contains('{'),
+        Value::Array(items) => items.iter().any(carries_query),
+        Value::Object(map) => map.values().any(carries_query),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,22 +8,36 @@
 //!   guards, logging.
 //! - [`framing`]: the proxy's stdio lines, read before rmcp so a request it
 //!   cannot read is answered and recorded.
-//! - [`calllog`]: `calls.json` and `metrics.json`, and soft-error detection.
+//! - [`calllog`]: `calls.json` and `metrics.json`, soft-error and query
+//!   detection.
+//! - [`level`]: a condition's tool level.
 //! - [`sparql_only`]: the server-independent control.
 //! - [`probe`]: checks before spending model time.
 //! - [`kg_server`]: the demo KG server over the embedded store.
+//!
+//! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`]
+//! and [`profile`] are compiled: what the records of a runs root name.
 
 pub mod calllog;
+#[cfg(feature = "harness")]
 pub mod framing;
+#[cfg(feature = "harness")]
 pub mod kg_server;
+pub mod level;
+#[cfg(feature = "harness")]
 pub mod probe;
 pub mod profile;
+#[cfg(feature = "harness")]
 pub mod proxy;
+#[cfg(feature = "harness")]
 pub mod sparql_only;
+#[cfg(feature = "harness")]
 pub mod upstream;
 
+#[cfg(feature = "harness")]
 use crate::error::{Error, Result};
 
+#[cfg(feature = "harness")]
 /// The tokio runtime every MCP session runs on (rmcp is async; the rest of
 /// the crate is not, so each command that speaks MCP builds one and blocks
 /// on it).

@@ -46,8 +46,10 @@ use rmcp::service::{Peer, RequestContext, RoleClient, RunningService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+pub use super::calllog::carries_query;
 use super::calllog::{CallLog, soft_error};
 use super::framing;
+pub use super::level::ToolLevel;
 use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
 use super::sparql_only::{self, SparqlOnly};
@@ -67,27 +69,6 @@ pub const LOGGED_CSV_BYTES: usize = 64 * 1024;
 /// Default read timeout for one forwarded call, seconds (README.md,
 /// "Servers under test": 120 s).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
-
-/// The tool level of a condition, recorded as `all-tools` or
-/// `sparql-only`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ToolLevel {
-    /// The server's tools and instructions (minus any withheld), plus submit_csv.
-    AllTools,
-    /// No server: one neutral SPARQL tool, a preamble, and submit_csv.
-    SparqlOnly,
-}
-
-impl ToolLevel {
-    /// `all-tools` or `sparql-only`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolLevel::AllTools => "all-tools",
-            ToolLevel::SparqlOnly => "sparql-only",
-        }
-    }
-}
 
 /// Everything the proxy is started with.
 pub struct ProxySettings {
@@ -215,16 +196,6 @@ fn soft_error_of(result: &CallToolResult) -> Option<String> {
 
 fn preview(text: &str) -> String {
     text.chars().take(PREVIEW_CHARS).collect()
-}
-
-/// True when any string in `arguments` looks like a SPARQL query.
-pub fn carries_query(arguments: &Value) -> bool {
-    match arguments {
-        Value::String(s) => crate::sparql::query_form(s).is_some() && s.contains('{'),
-        Value::Array(items) => items.iter().any(carries_query),
-        Value::Object(map) => map.values().any(carries_query),
-        _ => false,
-    }
 }
 
 fn lost_message(reason: &str) -> String {

@@ -34,7 +34,9 @@ use sha2::{Digest, Sha256};
 use crate::corpus::{Corpus, Record};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
-use crate::sparql::{Endpoint, EndpointInfo, EndpointSpec, QueryError, canonical_blank_nodes, hex};
+#[cfg(feature = "harness")]
+use crate::sparql::EndpointSpec;
+use crate::sparql::{Endpoint, EndpointInfo, QueryError, canonical_blank_nodes, hex};
 use crate::table::Table;
 
 /// Version of the ground-truth file format; part of every fingerprint.
@@ -303,6 +305,7 @@ pub fn build_one(dir: &Path, record: &Record, endpoint: &dyn Endpoint) -> Result
     Ok((table.rows.len(), seconds))
 }
 
+#[cfg(feature = "harness")]
 /// Builds ground truth for `records`: reuses what matches its fingerprint
 /// (unless `force`), opens the endpoint only if something must run, and
 /// reports each record's [`Outcome`] through `progress` as it goes.

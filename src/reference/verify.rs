@@ -19,11 +19,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{GROUND_TRUTH_FORMAT, GroundTruth, key_drift, load, run_answer_key};
 use crate::corpus::Record;
 use crate::error::{Error, Result};
-use crate::sparql::{Endpoint, EndpointInfo, EndpointSpec};
+use crate::sparql::EndpointInfo;
 use crate::table::Table;
+// Running the answer keys again: the `harness` feature (Cargo.toml).
+#[cfg(feature = "harness")]
+use {
+    super::{GROUND_TRUTH_FORMAT, GroundTruth, key_drift, load, run_answer_key},
+    crate::sparql::{Endpoint, EndpointSpec},
+};
 
 /// The verification log's name in a ground-truth folder. Hidden: a corpus
 /// has no hidden records, so it is never any record's ground truth.
@@ -118,6 +123,7 @@ fn sorted_rows(table: &Table) -> Vec<&Vec<String>> {
     rows
 }
 
+#[cfg(feature = "harness")]
 /// The cached ground truth of `record` in `dir` if it can be checked, or
 /// why not.
 fn checkable(dir: &Path, record: &Record) -> std::result::Result<GroundTruth, String> {
@@ -143,6 +149,7 @@ fn checkable(dir: &Path, record: &Record) -> std::result::Result<GroundTruth, St
     Ok(truth)
 }
 
+#[cfg(feature = "harness")]
 /// Checks one record's cached `truth` against `endpoint`.
 fn check(
     record: &Record,
@@ -194,6 +201,7 @@ fn check(
     }
 }
 
+#[cfg(feature = "harness")]
 /// Checks the cached ground truth in `dir` of each of `records` against
 /// `spec`, reporting each [`Verification`] through `progress` as it goes.
 /// The endpoint is opened only if some record can be checked. Writes

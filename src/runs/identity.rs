@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::mcp::proxy::ToolLevel;
+pub use crate::mcp::level::ToolLevel;
 
 /// Whether the prompt names the target knowledge graph(s): `tags` adds the
 /// line naming them (from the record's tags), `none` leaves it out

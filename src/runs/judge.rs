@@ -157,7 +157,7 @@ pub fn judge(
         super::trajectory::trajectory(
             calls,
             &truth.meta.answer_key,
-            crate::mcp::proxy::carries_query,
+            crate::mcp::calllog::carries_query,
         )
     });
     if let Some(s) = &score {

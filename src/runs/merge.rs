@@ -22,12 +22,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::frozen::refuse_frozen_at;
 use super::identity::Identity;
 use super::recorded::read_condition;
 use super::records::{
     AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
-use super::run::refuse_frozen_at;
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_atomic, write_json};
 use crate::layout::{EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};

@@ -13,13 +13,16 @@
 //! - [`judge`]: one attempt judged from its files alone.
 //! - [`lock`]: one run per condition at a time.
 //! - [`trajectory`]: what an attempt's calls say of how it went about it.
-//! - [`run`]: one condition over a corpus, resumable.
+//! - [`run`]: one condition over a corpus, resumable (the `harness`
+//!   feature, Cargo.toml).
+//! - [`frozen`]: frozen roots and the refusal to write into them.
 //! - [`shard`]: the slice of a condition `run --shard K/N` plays.
 //! - [`merge`]: shard roots joined into one.
 //! - [`rescore`]: every attempt judged again, and freezing a root.
 //! - [`verified`]: when the ground truth a root was judged by was last
 //!   verified against its endpoint.
 
+pub mod frozen;
 pub mod identity;
 pub mod judge;
 pub use crate::layout;
@@ -29,6 +32,7 @@ pub mod prompt;
 pub mod recorded;
 pub mod records;
 pub mod rescore;
+#[cfg(feature = "harness")]
 pub mod run;
 pub mod shard;
 pub mod trajectory;

@@ -14,12 +14,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::frozen::refuse_frozen;
 use super::judge::judge;
 use super::recorded::{AttemptFiles, read_condition, read_ground_truth};
 use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
-use super::run::refuse_frozen;
 use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_json};
 use crate::layout::{RESULT_FILE, RunsRoot};

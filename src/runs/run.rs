@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::frozen::refuse_frozen;
 use super::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
 use super::judge::{judge, model_from_report, read_episode};
 use super::lock::ConditionLock;
@@ -21,7 +22,7 @@ use super::records::*;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
-use crate::fsutil::{read_json, write_atomic, write_json};
+use crate::fsutil::{absolute, read_json, write_atomic, write_json};
 use crate::layout::*;
 use crate::mcp::profile::Profile;
 use crate::mcp::sparql_only::SparqlOnly;
@@ -136,51 +137,6 @@ pub struct RunOutcome {
     pub ran: usize,
     /// Of the attempts run or reused now, those blocked.
     pub blocked: usize,
-}
-
-use crate::fsutil::absolute;
-
-/// The frozen runs root at or above `path`, if any (a path is made
-/// absolute first, so `.` and `..` cannot hide one).
-pub fn frozen_ancestor(path: &Path) -> Option<PathBuf> {
-    let absolute = absolute(path);
-    absolute
-        .ancestors()
-        .find(|dir| dir.join(FROZEN_FILE).is_file())
-        .map(Path::to_path_buf)
-}
-
-/// The refusal for a frozen root (`docs/FORMAT.md`, "`.frozen`"): the
-/// root itself, or any root it sits inside.
-pub fn refuse_frozen(root: &RunsRoot, command: &'static str) -> Result<()> {
-    refuse_frozen_at(&root.root, command)
-}
-
-/// [`refuse_frozen`] for any path: refused when it is, or is inside, a
-/// frozen runs root.
-///
-/// Errors: [`Error::Frozen`] naming the frozen root.
-pub fn refuse_frozen_at(path: &Path, command: &'static str) -> Result<()> {
-    let Some(frozen) = frozen_ancestor(path).map(RunsRoot::new) else {
-        return Ok(());
-    };
-    let reason = std::fs::read_to_string(frozen.frozen_file())
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v["reason"].as_str().map(str::to_string))
-        .filter(|r| !r.is_empty());
-    // The root as the user named it when it is the path given.
-    let root = if crate::fsutil::same_place(&frozen.root, path) {
-        path.to_path_buf()
-    } else {
-        frozen.root
-    };
-    Err(Error::Frozen {
-        marker: RunsRoot::new(&root).frozen_file(),
-        root,
-        reason,
-        command,
-    })
 }
 
 /// A condition checked and ready to play: everything [`prepare`] found.

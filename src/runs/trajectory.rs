@@ -153,7 +153,7 @@ mod tests {
     }
 
     fn is_query(v: &Value) -> bool {
-        crate::mcp::proxy::carries_query(v)
+        crate::mcp::calllog::carries_query(v)
     }
 
     const KEY: &str = "SELECT ?s WHERE { GRAPH <https://x/kg/spoke-okn> { ?s ?p ?o } }";

@@ -18,22 +18,28 @@
 //! columns `subject`, `predicate`, `object`, one row per triple.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use oxigraph::io::{RdfFormat, RdfParser};
-use oxigraph::model::{NamedNode, Term, Triple};
-use oxigraph::sparql::results::{
-    QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput,
-};
-use oxigraph::sparql::{QueryResults, SparqlEvaluator};
-use oxigraph::store::Store;
-use sha2::{Digest, Sha256};
-
 pub mod lex;
-use crate::error::{Error, Result};
-use crate::table::{Table, term_to_cell};
+use crate::table::Table;
+// What opens and queries endpoints: the embedded store (Oxigraph) and the
+// HTTP client (ureq), compiled with the `harness` feature (Cargo.toml).
 pub use lex::{QueryForm, has_top_level_order_by, query_form};
+#[cfg(feature = "harness")]
+use {
+    crate::error::{Error, Result},
+    crate::table::term_to_cell,
+    oxigraph::io::{RdfFormat, RdfParser},
+    oxigraph::model::{NamedNode, Term, Triple},
+    oxigraph::sparql::results::{
+        QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput,
+    },
+    oxigraph::sparql::{QueryResults, SparqlEvaluator},
+    oxigraph::store::Store,
+    sha2::{Digest, Sha256},
+    std::path::Path,
+};
 
 /// The version of the embedded SPARQL engine (the `oxigraph` crate), read
 /// from `Cargo.lock` at build time.
@@ -145,6 +151,7 @@ pub enum EndpointSpec {
 }
 
 impl EndpointSpec {
+    #[cfg(feature = "harness")]
     /// Resolves `--endpoint URL|PATH`. `display` is how it is recorded;
     /// `path_base` resolves a relative path (the folder of the config file
     /// that named it, or the current folder).
@@ -201,6 +208,7 @@ impl EndpointSpec {
         }
     }
 
+    #[cfg(feature = "harness")]
     /// Opens the endpoint: loads the store, or prepares the HTTP client.
     pub fn open(&self) -> Result<Box<dyn Endpoint>> {
         match self {
@@ -215,6 +223,7 @@ impl EndpointSpec {
     }
 }
 
+#[cfg(feature = "harness")]
 /// Checks an endpoint URL before any record runs, so a typo fails once.
 fn check_url(url: &str) -> Result<()> {
     let bad = |why: &str| Error::Usage(format!("endpoint '{url}' is not a usable URL: {why}"));
@@ -243,6 +252,7 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+#[cfg(feature = "harness")]
 /// The RDF files under `path` (a file or a folder), each with the named
 /// graph its triples go into (`None` for quad formats), sorted by path.
 fn data_files(path: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
@@ -276,6 +286,7 @@ fn data_files(path: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
     Ok(files)
 }
 
+#[cfg(feature = "harness")]
 fn rdf_format(path: &Path) -> Option<RdfFormat> {
     match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
         "nq" => Some(RdfFormat::NQuads),
@@ -286,6 +297,7 @@ fn rdf_format(path: &Path) -> Option<RdfFormat> {
     }
 }
 
+#[cfg(feature = "harness")]
 /// The named graph of a triples file: its `FILE.graph` sidecar, else the
 /// folder's `global.graph`.
 fn graph_for(file: &Path) -> Result<String> {
@@ -324,12 +336,14 @@ fn graph_for(file: &Path) -> Result<String> {
     ))
 }
 
+#[cfg(feature = "harness")]
 /// An in-memory Oxigraph store (no RocksDB).
 pub struct EmbeddedStore {
     store: Store,
     info: EndpointInfo,
 }
 
+#[cfg(feature = "harness")]
 impl EmbeddedStore {
     /// Loads `files` (from [`EndpointSpec::resolve`]).
     ///
@@ -501,6 +515,7 @@ fn line_of(message: &str) -> Option<u64> {
     None
 }
 
+#[cfg(feature = "harness")]
 /// A query result with typed RDF terms (for servers that show term types).
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryOutput {
@@ -517,6 +532,7 @@ pub enum QueryOutput {
     Graph(Vec<Triple>),
 }
 
+#[cfg(feature = "harness")]
 impl QueryOutput {
     /// The result as a [`Table`] of W3C CSV cells.
     pub fn into_table(self) -> Table {
@@ -538,6 +554,7 @@ impl QueryOutput {
     }
 }
 
+#[cfg(feature = "harness")]
 impl EmbeddedStore {
     /// Evaluates `sparql` with typed terms. The default graph is
     /// `default_graph` when given, else the union of all named graphs,
@@ -603,6 +620,7 @@ impl EmbeddedStore {
     }
 }
 
+#[cfg(feature = "harness")]
 /// Evaluates on `store` (see [`EmbeddedStore::evaluate_within`]).
 fn evaluate_on(
     store: &Store,
@@ -713,6 +731,7 @@ pub fn refuse_update(sparql: &str) -> std::result::Result<(), QueryError> {
     }
 }
 
+#[cfg(feature = "harness")]
 impl Endpoint for EmbeddedStore {
     fn query_in(
         &self,
@@ -730,6 +749,7 @@ impl Endpoint for EmbeddedStore {
     }
 }
 
+#[cfg(feature = "harness")]
 fn ask_table(value: bool) -> Table {
     Table {
         columns: vec!["ask".into()],
@@ -737,6 +757,7 @@ fn ask_table(value: bool) -> Table {
     }
 }
 
+#[cfg(feature = "harness")]
 fn triples_table(triples: Vec<Triple>) -> Table {
     Table {
         columns: vec!["subject".into(), "predicate".into(), "object".into()],
@@ -753,6 +774,7 @@ fn triples_table(triples: Vec<Triple>) -> Table {
     }
 }
 
+#[cfg(feature = "harness")]
 /// A SPARQL 1.1 Protocol endpoint over HTTP.
 pub struct HttpEndpoint {
     agent: ureq::Agent,
@@ -766,6 +788,7 @@ pub struct HttpEndpoint {
     timeout: Duration,
 }
 
+#[cfg(feature = "harness")]
 impl HttpEndpoint {
     /// A client for `url` with a whole-request `timeout`.
     pub fn new(url: &str, timeout: Duration) -> HttpEndpoint {
@@ -829,6 +852,7 @@ pub fn server_product(header: &str) -> Option<(String, Option<String>)> {
     }
 }
 
+#[cfg(feature = "harness")]
 impl Endpoint for HttpEndpoint {
     fn query_in(
         &self,
@@ -850,6 +874,7 @@ impl Endpoint for HttpEndpoint {
     }
 }
 
+#[cfg(feature = "harness")]
 impl HttpEndpoint {
     fn query_unbounded(
         &self,
@@ -945,6 +970,7 @@ impl HttpEndpoint {
     }
 }
 
+#[cfg(feature = "harness")]
 fn describe_transport_error(url: &str, error: &ureq::Error, timeout: Duration) -> String {
     match error {
         ureq::Error::Timeout(_) => format!(
@@ -963,6 +989,7 @@ fn describe_transport_error(url: &str, error: &ureq::Error, timeout: Duration) -
     }
 }
 
+#[cfg(feature = "harness")]
 /// Parses SPARQL 1.1 Query Results JSON into a table.
 pub fn parse_json_results(bytes: &[u8]) -> std::result::Result<Table, String> {
     let parsed = QueryResultsParser::from_format(QueryResultsFormat::Json)
@@ -1036,6 +1063,7 @@ pub fn canonical_blank_nodes(table: &mut Table) {
     }
 }
 
+#[cfg(feature = "harness")]
 #[cfg(test)]
 mod tests {
     use super::*;
