@@ -42,12 +42,25 @@ use crate::error::{Error, Result};
 /// by denotation.
 #[derive(Debug, Parser)]
 #[command(name = "okn-benchmark", version, about, long_about = None)]
-#[command(
-    after_help = "Start with 'okn-benchmark corpus list --corpus DIR', then \
+#[cfg_attr(
+    not(feature = "harness"),
+    command(
+        after_help = "This okn-benchmark is the publishing half (built without the `harness` \
+feature): read runs roots with 'okn-benchmark report ROOT', and publish them with \
+'okn-benchmark build' (studies, HTML pages, the site) and 'okn-benchmark paper'. Recording \
+episodes (reference, run, probe, proxy) needs a build with the default features. Every \
+subcommand takes --help."
+    )
+)]
+#[cfg_attr(
+    feature = "harness",
+    command(
+        after_help = "Start with 'okn-benchmark corpus list --corpus DIR', then \
 'okn-benchmark reference --corpus DIR' and 'okn-benchmark selfcheck --corpus DIR'; check a \
 server with 'okn-benchmark probe --profile P', record episodes with 'okn-benchmark run', read \
 them with 'okn-benchmark report ROOT', and publish them with 'okn-benchmark build' (studies, HTML \
 pages, the site) and 'okn-benchmark paper'. Every subcommand takes --help."
+    )
 )]
 pub struct Cli {
     #[command(subcommand)]
