@@ -162,8 +162,8 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
     }
 }
 
-/// `catalog validate --profile`: connects to the server `profile_path`
-/// names, lists its tools (none is called) and returns the catalog's
+/// `catalog validate --profile`: connects to the server the profile at
+/// `path` names, lists its tools (none is called) and returns the catalog's
 /// problems against them ([`validate::tool_problems`]).
 ///
 /// Errors: the profile cannot be read, or the server cannot be reached
@@ -171,11 +171,10 @@ pub(crate) fn run(command: CatalogCommand) -> Result<ExitCode> {
 #[cfg(feature = "harness")]
 fn tool_problems(
     catalog: &format::Catalog,
-    profile_path: &std::path::Path,
+    path: &std::path::Path,
     timeout_secs: u64,
     shown: &std::path::Path,
 ) -> Result<Vec<validate::Problem>> {
-    let path = profile_path;
     let profile = crate::mcp::profile::Profile::load(path)?;
     let timeout = std::time::Duration::from_secs(timeout_secs);
     let connection = crate::mcp::runtime()?
@@ -200,7 +199,7 @@ fn tool_problems(
 #[cfg(not(feature = "harness"))]
 fn tool_problems(
     _catalog: &format::Catalog,
-    _profile_path: &std::path::Path,
+    _path: &std::path::Path,
     _timeout_secs: u64,
     _shown: &std::path::Path,
 ) -> Result<Vec<validate::Problem>> {
