@@ -39,6 +39,13 @@ pub(crate) enum CatalogCommand {
     /// DIR/report.md (refusing to replace either without --force). Exit 1
     /// when a contract expectation fails or cannot be evaluated, else 0, so
     /// the run can gate a release while --type current_state runs apart.
+    #[cfg_attr(
+        not(feature = "harness"),
+        command(
+            about = "Run a catalog against a server: not in this build (it needs the \
+default `harness` feature)"
+        )
+    )]
     Run(RunArgs),
     /// Compare two catalog runs query by query, with no call (docs/CATALOG.md, "Comparing two runs").
     ///
@@ -103,7 +110,8 @@ pub(crate) struct ValidateArgs {
     /// The catalog file (catalog.json).
     catalog: PathBuf,
     /// A server profile (TOML, as for proxy and run): check the catalog's
-    /// tools and arguments against the tools the server lists.
+    /// tools and arguments against the tools the server lists (needs the
+    /// default `harness` feature).
     #[arg(long, value_name = "PROFILE.toml")]
     profile: Option<PathBuf>,
     /// Seconds to wait for the server to start and list its tools.

@@ -48,8 +48,9 @@ use crate::error::{Error, Result};
         after_help = "This okn-benchmark is the publishing half (built without the `harness` \
 feature): read runs roots with 'okn-benchmark report ROOT', and publish them with \
 'okn-benchmark build' (studies, HTML pages, the site) and 'okn-benchmark paper'. Recording \
-episodes (reference, run, probe, proxy) needs a build with the default features. Every \
-subcommand takes --help."
+episodes and everything that talks to a server (reference, run, probe, proxy, kg-server, \
+scripted-agent, standin-model, catalog run, catalog validate --profile) needs a build with the \
+default features; hints that name them are for that build. Every subcommand takes --help."
     )
 )]
 #[cfg_attr(
@@ -241,13 +242,26 @@ pub const HARNESS_COMMANDS: &[&str] = &[
 ];
 
 /// The harness command `args` (program first) names, if any: the first
-/// argument that is not a flag, when it is one of [`HARNESS_COMMANDS`].
+/// argument that is not a flag, when it is one of [`HARNESS_COMMANDS`]
+/// (also after `help`, as in `okn-benchmark help run`), or `catalog run`.
 /// (Called only without the `harness` feature; compiled always so that the
 /// default build's tests hold it to the command table.)
 #[cfg_attr(feature = "harness", allow(dead_code))]
 fn harness_command(args: impl Iterator<Item = String>) -> Option<&'static str> {
-    let first = args.skip(1).find(|a| !a.starts_with('-'))?;
-    HARNESS_COMMANDS.iter().copied().find(|c| *c == first)
+    let words: Vec<String> = args
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .take(3)
+        .collect();
+    let words: &[String] = match words.first().map(String::as_str) {
+        Some("help") => &words[1..],
+        _ => &words[..],
+    };
+    let first = words.first()?;
+    if first == "catalog" {
+        return (words.get(1).map(String::as_str) == Some("run")).then_some("catalog run");
+    }
+    HARNESS_COMMANDS.iter().copied().find(|c| c == first)
 }
 
 /// The error for a command this binary was built without: the `harness`
@@ -257,7 +271,7 @@ pub(crate) fn without_harness(command: &str) -> Error {
     Error::Usage(format!(
         "'{command}' is not in this okn-benchmark: it was built without the `harness` feature \
          (--no-default-features), which holds the MCP, HTTP and SPARQL stacks; build it with the \
-         default features (`cargo build --release` or `cargo install --path .`) to use it"
+         default features (`cargo build --release` or `cargo install --locked --path .`) to use it"
     ))
 }
 
@@ -355,6 +369,16 @@ mod tests {
             harness_command(args("okn-benchmark --verbose probe")),
             Some("probe")
         );
+        assert_eq!(harness_command(args("okn-benchmark help run")), Some("run"));
+        assert_eq!(
+            harness_command(args("okn-benchmark catalog run --help")),
+            Some("catalog run")
+        );
+        assert_eq!(
+            harness_command(args("okn-benchmark catalog validate c.json")),
+            None
+        );
+        assert_eq!(harness_command(args("okn-benchmark help build")), None);
         assert_eq!(harness_command(args("okn-benchmark build --check")), None);
         assert_eq!(harness_command(args("okn-benchmark")), None);
     }

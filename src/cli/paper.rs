@@ -50,6 +50,10 @@ pub(crate) struct DocArgs {
     /// Write into this folder instead of beside FILE.md.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Replace an output file (FILE.html, FILE.rtf, FILE-tableN.rtf) even
+    /// when it lacks okn-benchmark's generator mark (a file a person wrote).
+    #[arg(long)]
+    force: bool,
 }
 
 pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
@@ -60,8 +64,12 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PaperCommand::Doc(args) => {
-            let written =
-                crate::render::manuscript::convert(&args.file, args.tables, args.out.as_deref())?;
+            let written = crate::render::manuscript::convert(
+                &args.file,
+                args.tables,
+                args.out.as_deref(),
+                args.force,
+            )?;
             for path in written {
                 outln!("wrote {}", path.display());
             }
@@ -73,7 +81,9 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
 /// The tables of every study in `studies` (or of every study folder under
 /// the current folder when empty), as Markdown.
 ///
-/// Errors: no study found; a study that cannot be read (file and line).
+/// Errors: no study found; a study that cannot be read (file and line);
+/// a study over a runs root with a recorded file that cannot be used
+/// ([`crate::render::build::refuse_unreadable`]).
 fn tables_command(studies: &[PathBuf]) -> Result<String> {
     let dirs_discovered = studies.is_empty();
     let dirs: Vec<PathBuf> = if dirs_discovered {
@@ -95,7 +105,11 @@ fn tables_command(studies: &[PathBuf]) -> Result<String> {
                 "not found: --study takes a folder that holds a study.toml",
             ));
         }
-        studies.push(crate::report::study_file::load(dir)?);
+        let study = crate::report::study_file::load(dir)?;
+        // A table over a root that lost or damaged a recorded file would
+        // misstate it, as a page would: refused as `build` refuses.
+        crate::render::build::refuse_unreadable(dir, &study.problems, "printed")?;
+        studies.push(study);
     }
     if dirs_discovered {
         crate::report::study::sort_studies(&mut studies);

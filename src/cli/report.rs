@@ -15,6 +15,10 @@ pub(crate) struct ReportArgs {
     /// Also write the Markdown report to FILE, or to stdout with '-'.
     #[arg(long, value_name = "FILE|-")]
     markdown: Option<PathBuf>,
+    /// Replace FILE of --markdown even when okn-benchmark report did not
+    /// write it (it lacks the report's generator line).
+    #[arg(long, requires = "markdown")]
+    force: bool,
     /// When some recorded file cannot be read, print what can be read and
     /// write nothing (without it, report exits 2 and writes nothing).
     #[arg(long)]
@@ -72,6 +76,11 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(crate::error::EXIT_BAD_INPUT));
     }
+    // A file given to --markdown is checked before anything is written.
+    if let Some(path) = args.markdown.as_deref().filter(|p| p.as_os_str() != "-") {
+        crate::runs::frozen::refuse_frozen_at(path, "report")?;
+        refuse_foreign_markdown(path, args.force)?;
+    }
     if view.frozen {
         errln!(
             "report: {} is frozen: README.md and the summary CSVs are left as they were \
@@ -87,7 +96,6 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
             out!("{}", crate::render::readme::markdown(&view))
         }
         Some(path) => {
-            crate::runs::frozen::refuse_frozen_at(path, "report")?;
             crate::fsutil::write_atomic(path, crate::render::readme::markdown(&view).as_bytes())?;
             out!("{}", crate::render::readme::terminal(&view));
         }
@@ -104,6 +112,26 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to replace the `--markdown` file `path` when it exists and does
+/// not carry the report's generator line ([`crate::render::readme::README_MARK`])
+/// in its first 4 KiB, unless `force`: a file a person wrote, which
+/// replacing would lose (as `compare --markdown` refuses).
+///
+/// Errors: [`Error::File`] naming it, with what to do.
+fn refuse_foreign_markdown(path: &std::path::Path, force: bool) -> Result<()> {
+    if force
+        || !path.exists()
+        || crate::fsutil::head(path).is_some_and(|h| h.contains(crate::render::readme::README_MARK))
+    {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        "exists and was not written by okn-benchmark report (it lacks the report's generator \
+         line): give another file, or --force to replace it",
+    ))
 }
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {

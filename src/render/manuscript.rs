@@ -29,8 +29,10 @@ use crate::error::{Error, Result};
 ///
 /// Errors (exit 2, the file named): an unreadable or non-UTF-8 manuscript;
 /// an output path that would overwrite the manuscript; an output folder
-/// that cannot be created or written.
-pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<PathBuf>> {
+/// that cannot be created or written; unless `force`, an output that exists
+/// and lacks the generator mark (a file a person wrote; [`refuse_foreign`]),
+/// with nothing written.
+pub fn convert(file: &Path, tables: bool, out: Option<&Path>, force: bool) -> Result<Vec<PathBuf>> {
     let text = crate::error::read_text(file)?;
     let stem = file
         .file_stem()
@@ -94,6 +96,11 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
             outputs.push((path, table.into_bytes()));
         }
     }
+    if !force {
+        for (path, _) in &outputs {
+            refuse_foreign(path)?;
+        }
+    }
     let mut written = Vec::with_capacity(outputs.len());
     for (path, bytes) in outputs {
         crate::fsutil::write_atomic(&path, &bytes)?;
@@ -110,6 +117,29 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>) -> Result<Vec<Path
         errln!("warning: {warning}");
     }
     Ok(written)
+}
+
+/// Refuses to replace `path` when it exists and carries none of the marks
+/// this command or `build` writes in the first 4 KiB of a page or an RTF
+/// document: a `paper.html` or `paper.rtf` a person wrote, which replacing
+/// would lose (as `build` refuses, [`super::build`]).
+///
+/// Errors: [`Error::File`] naming it, with what to do.
+fn refuse_foreign(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let rtf_mark = format!("{{\\*\\generator {};}}", rtf::GENERATOR);
+    let marks = [GENERATOR_MARK, PAPER_DOC_MARK, rtf_mark.as_str()];
+    if crate::fsutil::head(path).is_some_and(|h| marks.iter().any(|m| h.contains(m))) {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        "exists and was not written by okn-benchmark (it lacks the generator mark), and paper \
+         doc would replace it: rename it, write elsewhere with --out DIR, or give --force to \
+         replace it",
+    ))
 }
 
 /// The generator mark of a page written away from its Markdown (`--out`).
@@ -178,7 +208,7 @@ mod tests {
         )
         .unwrap();
         let out = dir.path().join("out/deeper");
-        let written = convert(&md, true, Some(&out)).unwrap();
+        let written = convert(&md, true, Some(&out), false).unwrap();
         let names: Vec<String> = written
             .iter()
             .map(|p| p.strip_prefix(&out).unwrap().display().to_string())
@@ -196,7 +226,7 @@ mod tests {
         assert!(html.contains("<title>Paper</title>") && !html.contains('\r'));
         assert!(html.contains(PAPER_DOC_MARK) && !html.contains(GENERATOR_MARK));
         // Beside the manuscript it is build's own page, mark included.
-        convert(&md, false, None).unwrap();
+        convert(&md, false, None, false).unwrap();
         let beside = std::fs::read_to_string(dir.path().join("paper.html")).unwrap();
         assert!(beside.contains(GENERATOR_MARK) && !beside.contains(PAPER_DOC_MARK));
         let first = std::fs::read(out.join("paper.rtf")).unwrap();
@@ -204,7 +234,7 @@ mod tests {
         // One table fewer: table2 was ours and goes; a hand-made table3 stays.
         std::fs::write(out.join("paper-table3.rtf"), "{\\rtf1 mine}").unwrap();
         std::fs::write(&md, "# Paper\n\n| a |\n|---|\n| 1 |\n").unwrap();
-        let written = convert(&md, true, Some(&out)).unwrap();
+        let written = convert(&md, true, Some(&out), false).unwrap();
         assert_eq!(written.len(), 3);
         assert!(!out.join("paper-table2.rtf").exists());
         assert!(out.join("paper-table3.rtf").exists());
@@ -215,12 +245,12 @@ mod tests {
     fn errors_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.md");
-        let err = convert(&missing, false, None).unwrap_err();
+        let err = convert(&missing, false, None, false).unwrap_err();
         assert!(err.to_string().contains("nope.md"), "{err}");
         assert!(err.to_string().contains("cannot read"), "{err}");
         let rtf_input = dir.path().join("paper.rtf");
         std::fs::write(&rtf_input, "# x\n").unwrap();
-        let err = convert(&rtf_input, false, None).unwrap_err();
+        let err = convert(&rtf_input, false, None, false).unwrap_err();
         assert!(err.to_string().contains("would overwrite"), "{err}");
     }
 }

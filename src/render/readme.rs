@@ -73,6 +73,30 @@ pub fn terminal(view: &RootView) -> String {
         for e in &file.meta.excluded {
             let _ = writeln!(out, "  {}: excluded {} ({})", file.name, e.id, e.reason);
         }
+        // Shown with --lenient only (else report refuses the root): the
+        // row is the condition file's record, which the unreadable result
+        // files cannot confirm, while the lines below count what was read.
+        let unread = file
+            .questions
+            .keys()
+            .filter(|id| {
+                view.questions
+                    .get(*id)
+                    .is_none_or(|q| !q.results.contains_key(&file.name))
+            })
+            .count();
+        if unread > 0 {
+            let _ = writeln!(
+                out,
+                "  {}: its row is what conditions/{}.json records of {} question{}; {unread} of \
+                 their result files could not be read, so the row is unchecked, and the lines \
+                 below count only the attempts that were read",
+                file.name,
+                file.name,
+                file.questions.len(),
+                crate::format::plural(file.questions.len()),
+            );
+        }
         for (id, q) in &file.questions {
             if q.blocked > 0 {
                 let _ = writeln!(out, "  {}: {id}: {}", file.name, tables::blocked_text(q));

@@ -22,8 +22,9 @@ use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
+use crate::runs::recorded::{AttemptFiles, read_ground_truth};
 use crate::runs::records::{
-    QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
+    AttemptResult, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
 };
 use crate::table::Table;
 
@@ -119,6 +120,7 @@ pub fn root(path: &Path) -> RootView {
         }
     }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
+    check_records(&runs_root, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results
         .par_iter()
@@ -239,6 +241,78 @@ fn results(
     }
     results
 }
+
+/// Checks every file the records say a question and its attempts hold, by
+/// the rules `rescore` keeps (`docs/FORMAT.md`, "Re-scoring";
+/// [`crate::runs::recorded`]), and names each that breaks one in
+/// `problems`: the question's ground truth, against the digest recorded
+/// beside it ([`read_ground_truth`]); for each attempt a `result.json`
+/// lists, its folder, its `answer.csv` when it submitted one, and its
+/// `metrics.json`, `calls.json`, `episode.json` and `agent.json`
+/// ([`AttemptFiles::check_recorded`]).
+///
+/// Checked when the root is loaded, before anything is written from it: a
+/// page built over a lost or damaged file would contradict the score beside
+/// it ("Exact" over "nothing was submitted"), and a build that met one only
+/// while writing pages would have written others first. Files are read in
+/// parallel; the problems come in the order a sequential read would meet
+/// them (question, condition, attempt), each question's at most once.
+fn check_records(
+    root: &RunsRoot,
+    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    problems: &mut Vec<String>,
+) {
+    enum Job<'a> {
+        Truth(&'a str),
+        Attempt(&'a str, &'a str, &'a AttemptResult),
+    }
+    let jobs: Vec<Job> = results
+        .iter()
+        .flat_map(|(id, by_condition)| {
+            std::iter::once(Job::Truth(id)).chain(by_condition.iter().flat_map(move |(name, r)| {
+                r.attempts.iter().map(move |a| Job::Attempt(id, name, a))
+            }))
+        })
+        .collect();
+    let found: Vec<Option<String>> = jobs
+        .par_iter()
+        .map(|job| {
+            let checked = match job {
+                Job::Truth(id) => read_ground_truth(&root.question_dir(id)).map(drop),
+                Job::Attempt(id, name, a) => check_attempt(root, id, name, a),
+            };
+            checked.err().map(|e| e.to_string())
+        })
+        .collect();
+    problems.extend(found.into_iter().flatten());
+}
+
+/// Checks attempt `a` of question `id` under condition `name`
+/// ([`check_records`]).
+///
+/// Errors: the attempt folder missing; `answer.csv` missing where
+/// `result.json` records a submitted answer; a file
+/// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses.
+/// Each names the file and says what to do.
+fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<()> {
+    let dir = root.attempt_dir(id, name, a.attempt);
+    if !dir.is_dir() {
+        return Err(Error::file(&dir, LOST_ATTEMPT));
+    }
+    if a.submitted && !dir.join(ANSWER_FILE).is_file() {
+        return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
+    }
+    AttemptFiles::read(&dir, a.attempt)?.check_recorded(Some(a))
+}
+
+/// Said of an attempt folder `result.json` lists that is gone.
+const LOST_ATTEMPT: &str = "this attempt folder, recorded in result.json, is missing: restore it \
+                            from version control, or record the episode again";
+
+/// Said of the `answer.csv` of an attempt recorded as submitted that is
+/// gone.
+const LOST_ANSWER: &str = "missing, though result.json records a submitted answer: restore it \
+                           from version control, or record the episode again";
 
 /// The strategy each attempt of a scripted condition recorded playing:
 /// `played` in its `agent.json`, which the scripted agent writes
@@ -560,19 +634,11 @@ fn attempt(
     // What result.json records must be there: a page that said "nothing
     // was submitted" beside "Exact" would contradict itself.
     if !dir.is_dir() {
-        return Err(Error::file(
-            &dir,
-            "this attempt folder, recorded in result.json, is missing: restore it from \
-             version control, or record the episode again",
-        ));
+        return Err(Error::file(&dir, LOST_ATTEMPT));
     }
     let listing = Listing::of(&dir);
     if a.submitted && !listing.is_file(ANSWER_FILE) {
-        return Err(Error::file(
-            dir.join(ANSWER_FILE),
-            "missing, though result.json records a submitted answer: restore it from \
-             version control, or record the episode again",
-        ));
+        return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
     let answer = listing
         .read(ANSWER_FILE)

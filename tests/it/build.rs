@@ -550,6 +550,194 @@ fn an_unreadable_recorded_file_is_an_error_and_nothing_is_written() {
     }
 }
 
+/// Every damage `rescore` refuses stops `build`, `build --check`, `report`
+/// and `paper tables` too (exit 2, the file named, nothing written), as
+/// README.md says ("A recorded file that cannot be read stops `report`"):
+/// the red-team pass on the publishing half (issue 12) found `build` and
+/// `report` exiting 0 over a truncated `episode.json`, a removed
+/// `agent.json` or `metrics.json` and an edited ground truth, `build`
+/// rewriting a study's SUMMARY.md before it met a lost attempt folder,
+/// and `paper tables` printing 11 questions as 0.00 with exit 0.
+#[test]
+fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let question_dir = format!("runs-demo/{QUESTION}_results");
+    let attempt = format!("{question_dir}/{CONDITION}/attempt-1");
+    type Damage = fn(&Path);
+    let truncate: Damage = |p| {
+        let old = std::fs::read(p).unwrap();
+        std::fs::write(p, &old[..old.len() / 3]).unwrap();
+    };
+    let remove: Damage = |p| std::fs::remove_file(p).unwrap();
+    let remove_folder: Damage = |p| std::fs::remove_dir_all(p).unwrap();
+    let folder_instead: Damage = |p| {
+        std::fs::remove_file(p).unwrap();
+        std::fs::create_dir(p).unwrap();
+    };
+    let cases: [(String, Damage, &str); 9] = [
+        (format!("{attempt}/episode.json"), truncate, "episode.json"),
+        (format!("{attempt}/metrics.json"), truncate, "metrics.json"),
+        (
+            format!("{attempt}/metrics.json"),
+            remove,
+            "metrics.json: missing",
+        ),
+        (
+            format!("{attempt}/agent.json"),
+            remove,
+            "agent.json: missing",
+        ),
+        (
+            format!("{attempt}/episode.json"),
+            remove,
+            "episode.json: missing",
+        ),
+        (attempt.clone(), remove_folder, "/attempt-1: "),
+        (
+            format!("{question_dir}/ground_truth.csv"),
+            truncate,
+            "ground_truth.csv: changed since it was recorded",
+        ),
+        (
+            format!("{question_dir}/ground_truth.json"),
+            remove,
+            "ground_truth.json: missing",
+        ),
+        (
+            format!("{question_dir}/ground_truth.csv"),
+            folder_instead,
+            "ground_truth.csv",
+        ),
+    ];
+    let pristine = snapshot(d);
+    for (file, damage, named) in cases {
+        damage(&d.join(&file));
+        let before = snapshot(d);
+        let (code, out, err) = build_args(d, &[]);
+        assert_eq!(code, 2, "build over damaged {file}:\n{out}{err}");
+        assert!(
+            err.contains(named),
+            "build: '{named}' not named for {file}:\n{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(snapshot(d), before, "a failed build wrote files ({file})");
+        assert_eq!(
+            build_args(d, &["--check"]).0,
+            2,
+            "build --check over {file}"
+        );
+        for command in [
+            vec!["report", "runs-demo"],
+            vec!["paper", "tables"],
+            vec!["rescore", "runs-demo"],
+        ] {
+            let o = okn_in(d).args(&command).output().unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{command:?} over {file}: {}",
+                stdout(&o)
+            );
+            assert!(
+                stderr(&o).contains(named),
+                "{command:?}: '{named}' not named:\n{}",
+                stderr(&o)
+            );
+        }
+        assert_eq!(
+            snapshot(d),
+            before,
+            "report, paper or rescore wrote files ({file})"
+        );
+        // Restore the fixture for the next case.
+        let path = d.join(&file);
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        }
+        for (p, bytes) in &pristine {
+            let p = d.join(p);
+            if std::fs::read(&p).ok().as_ref() != Some(bytes) {
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, bytes).unwrap();
+            }
+        }
+        assert_eq!(snapshot(d), pristine, "fixture not restored after {file}");
+    }
+    assert_eq!(check(d).0, 0);
+}
+
+/// `report --markdown FILE` and `paper doc` never replace a file a person
+/// wrote (no generator mark) without `--force`, as `compare --markdown`
+/// and `build` refuse (red-team pass, issue 12).
+#[test]
+fn report_markdown_and_paper_doc_keep_hand_written_files() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    std::fs::write(d.join("mine.md"), "my notes\n").unwrap();
+    let o = okn_in(d)
+        .args(["report", "runs-demo", "--markdown", "mine.md"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("mine.md: exists and was not written by okn-benchmark report"));
+    assert_eq!(
+        std::fs::read_to_string(d.join("mine.md")).unwrap(),
+        "my notes\n"
+    );
+    // Its own file it replaces; --force replaces a person's.
+    okn_in(d)
+        .args(["report", "runs-demo", "--markdown", "mine.md", "--force"])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(d.join("mine.md"))
+            .unwrap()
+            .contains("Generated by `okn-benchmark report`")
+    );
+    okn_in(d)
+        .args(["report", "runs-demo", "--markdown", "mine.md"])
+        .assert()
+        .success();
+
+    std::fs::write(d.join("paper.md"), "# Paper\n\nText.\n").unwrap();
+    std::fs::write(d.join("paper.rtf"), "my own RTF\n").unwrap();
+    let o = okn_in(d)
+        .args(["paper", "doc", "paper.md"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("paper.rtf: exists and was not written by okn-benchmark"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("paper.rtf")).unwrap(),
+        "my own RTF\n"
+    );
+    assert!(
+        !d.join("paper.html").exists(),
+        "paper doc wrote paper.html before it refused"
+    );
+    okn_in(d)
+        .args(["paper", "doc", "paper.md", "--force"])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(d.join("paper.rtf"))
+            .unwrap()
+            .starts_with("{\\rtf1")
+    );
+    // Its own outputs it replaces.
+    okn_in(d)
+        .args(["paper", "doc", "paper.md"])
+        .assert()
+        .success();
+}
+
 /// Files a person put in `figures/` or `site/` carry no generator mark and
 /// are never removed; a figure the study no longer names is.
 #[test]

@@ -1050,6 +1050,20 @@ mod regression {
                 stderr(&lenient)
             );
             assert_eq!(files(&out), before, "{truncate}: --lenient writes nothing");
+            // The row over an unreadable result file is the condition
+            // file's record, and says so (it showed "questions 2 ...
+            // always 2" beside counts of the one question read).
+            if truncate == "result" {
+                assert!(
+                    stdout(&lenient).contains(
+                        "demo-kg-all-tools__kg-named: its row is what \
+                         conditions/demo-kg-all-tools__kg-named.json records of 2 questions; \
+                         1 of their result files could not be read"
+                    ),
+                    "{}",
+                    stdout(&lenient)
+                );
+            }
         }
     }
 
