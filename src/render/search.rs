@@ -24,9 +24,9 @@
 //! `question` an index into `questions`, pages and folders relative to
 //! `site/` and percent-encoded.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -55,31 +55,50 @@ pub const BUDGET_BYTES: usize = 4 << 20;
 /// The index's format, `format` in its data.
 pub const FORMAT: u32 = 1;
 
+/// A text of the index, held once however many attempts share it (the
+/// same query or answer over a root's repeats): [`Gathered`] interns them.
+type Text = Arc<str>;
+
 /// What the index holds of one question, gathered while its pages are
 /// made.
 #[derive(Debug, Clone, PartialEq)]
 struct QuestionEntry {
-    text: String,
-    answer_key: Option<String>,
+    text: Text,
+    answer_key: Option<Text>,
     /// Per condition, in name order: its name, label and attempts.
-    conditions: Vec<(String, String, Vec<AttemptEntry>)>,
+    conditions: Vec<(String, Text, Vec<AttemptEntry>)>,
 }
 
 /// What the index holds of one attempt.
 #[derive(Debug, Clone, PartialEq)]
 struct AttemptEntry {
     attempt: u32,
-    verdict: String,
-    tools: Vec<String>,
-    sparql: Vec<String>,
-    answer: Option<String>,
+    verdict: Text,
+    tools: Vec<Text>,
+    sparql: Vec<Text>,
+    answer: Option<Text>,
 }
 
 /// The index's entries, gathered from the question pages' jobs (in any
-/// order, from any thread) and written once every one has run.
+/// order, from any thread) and written once every one has run. Every
+/// text is interned as it is gathered: what a build holds until the last
+/// page is made is each distinct text once (the index of a 50,000-attempt
+/// root held each attempt's copies, `docs/PERFORMANCE.md`, "The search
+/// index").
 #[derive(Debug, Default)]
 pub struct Gathered {
     entries: Mutex<BTreeMap<(String, String), QuestionEntry>>,
+    texts: Mutex<HashSet<Text>>,
+}
+
+/// The one copy of `text` in `texts`, added if new.
+fn intern(texts: &mut HashSet<Text>, text: String) -> Text {
+    if let Some(held) = texts.get(text.as_str()) {
+        return held.clone();
+    }
+    let text: Text = text.into();
+    texts.insert(text.clone());
+    text
 }
 
 impl Gathered {
@@ -88,7 +107,10 @@ impl Gathered {
         let Some(recorded) = root.view.questions.get(&detail.id) else {
             return;
         };
-        let conditions = detail
+        // Cut outside the lock, interned under it.
+        let text = cut(recorded.text.as_deref().unwrap_or_default());
+        let answer_key = detail.answer_key.as_deref().map(cut);
+        let cut_attempts: Vec<(String, String, Vec<CutAttempt>)> = detail
             .conditions
             .iter()
             .map(|(name, c)| {
@@ -96,10 +118,32 @@ impl Gathered {
                 (name.clone(), root.view.label(name), attempts)
             })
             .collect();
-        let entry = QuestionEntry {
-            text: cut(recorded.text.as_deref().unwrap_or_default()),
-            answer_key: detail.answer_key.as_deref().map(cut),
-            conditions,
+        let entry = {
+            let mut texts = self
+                .texts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut t = |text: String| intern(&mut texts, text);
+            QuestionEntry {
+                text: t(text),
+                answer_key: answer_key.map(&mut t),
+                conditions: cut_attempts
+                    .into_iter()
+                    .map(|(name, label, attempts)| {
+                        let attempts = attempts
+                            .into_iter()
+                            .map(|a| AttemptEntry {
+                                attempt: a.attempt,
+                                verdict: t(a.verdict),
+                                tools: a.tools.into_iter().map(&mut t).collect(),
+                                sparql: a.sparql.into_iter().map(&mut t).collect(),
+                                answer: a.answer.map(&mut t),
+                            })
+                            .collect();
+                        (name, t(label), attempts)
+                    })
+                    .collect(),
+            }
         };
         self.entries
             .lock()
@@ -115,27 +159,42 @@ impl Gathered {
             .entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let data = build(&entries, BUDGET_BYTES);
-        let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".into());
-        let mut out = format!("{MARK}: {INDEX_FILE}\n");
-        out.push_str(
-            "// The site's search index (docs/PUBLISHING.md, \"Search\"): written by `build`, do not edit.\n",
+        let links = Links::of(&entries);
+        let data = build(&entries, &links, BUDGET_BYTES);
+        let mut out = format!("{MARK}: {INDEX_FILE}\n").into_bytes();
+        out.extend_from_slice(
+            b"// The site's search index (docs/PUBLISHING.md, \"Search\"): written by `build`, do not edit.\n",
         );
-        out.push_str("window.oknSearchIndex = ");
-        out.push_str(&json);
-        out.push_str(";\n");
-        out.push_str(script);
-        if !out.ends_with('\n') {
-            out.push('\n');
+        out.extend_from_slice(b"window.oknSearchIndex = ");
+        // Written straight into the file's bytes: no second copy of the
+        // data as a string. (Serializing strings and numbers cannot fail.)
+        let mark = out.len();
+        if serde_json::to_writer(&mut out, &data).is_err() {
+            out.truncate(mark);
+            out.extend_from_slice(b"{}");
         }
-        out.into_bytes()
+        out.extend_from_slice(b";\n");
+        out.extend_from_slice(script.as_bytes());
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        out
     }
+}
+
+/// An attempt's texts, cut, before they are interned.
+struct CutAttempt {
+    attempt: u32,
+    verdict: String,
+    tools: Vec<String>,
+    sparql: Vec<String>,
+    answer: Option<String>,
 }
 
 /// An attempt's entry: its verdict as a question page's cell shows it,
 /// the tools it called (each once, in call order), the SPARQL it sent
 /// (each distinct query once) and its answer's first rows.
-fn attempt_entry(a: &crate::report::view::AttemptView) -> AttemptEntry {
+fn attempt_entry(a: &crate::report::view::AttemptView) -> CutAttempt {
     let mut tools: Vec<String> = Vec::new();
     let mut sparql: Vec<String> = Vec::new();
     for call in a.calls.iter().flat_map(|c| &c.calls) {
@@ -159,7 +218,7 @@ fn attempt_entry(a: &crate::report::view::AttemptView) -> AttemptEntry {
         Some(Ok(table)) => Some(answer_text(table)),
         _ => None,
     };
-    AttemptEntry {
+    CutAttempt {
         attempt: a.result.attempt,
         verdict: a.verdict.cell(),
         tools,
@@ -185,11 +244,12 @@ fn cut(text: &str) -> String {
     crate::format::one_line(text, TEXT_CHARS)
 }
 
-/// The index's data (format 1; see the module's doc).
+/// The index's data (format 1; see the module's doc), its strings
+/// borrowed from the entries and their [`Links`].
 #[derive(Debug, Default, Serialize, PartialEq)]
-struct Data {
+struct Data<'a> {
     format: u32,
-    strings: Vec<String>,
+    strings: Vec<&'a str>,
     questions: Vec<(usize, usize, usize, i64, usize)>,
     #[allow(clippy::type_complexity)]
     attempts: Vec<(usize, usize, usize, u32, usize, Vec<usize>, Vec<usize>, i64)>,
@@ -199,29 +259,30 @@ struct Data {
     budget: usize,
 }
 
-/// Distinct strings, each stored once, with the bytes held so far.
+/// Distinct strings, each once (borrowed, never copied), with the bytes
+/// held so far.
 #[derive(Default)]
-struct Strings {
-    list: Vec<String>,
-    at: HashMap<String, usize>,
+struct Strings<'a> {
+    list: Vec<&'a str>,
+    at: HashMap<&'a str, usize>,
     bytes: usize,
 }
 
-impl Strings {
+impl<'a> Strings<'a> {
     /// The index of `text`, stored if new.
-    fn keep(&mut self, text: &str) -> usize {
+    fn keep(&mut self, text: &'a str) -> usize {
         if let Some(&i) = self.at.get(text) {
             return i;
         }
         self.bytes += text.len();
-        self.list.push(text.to_string());
-        self.at.insert(text.to_string(), self.list.len() - 1);
+        self.list.push(text);
+        self.at.insert(text, self.list.len() - 1);
         self.list.len() - 1
     }
 
     /// The index of `text` if held or if it fits in `budget` bytes; else
     /// `None`, counted in `left_out`.
-    fn keep_within(&mut self, text: &str, budget: usize, left_out: &mut usize) -> Option<usize> {
+    fn keep_within(&mut self, text: &'a str, budget: usize, left_out: &mut usize) -> Option<usize> {
         if let Some(&i) = self.at.get(text) {
             return Some(i);
         }
@@ -233,35 +294,72 @@ impl Strings {
     }
 }
 
-/// The data of `entries` (by root name and question id) within `budget`
-/// bytes of text: first what is always kept, then answer keys, then each
-/// attempt's queries and answer, in root, question, condition and
-/// attempt order, so what the budget leaves out is the last of them.
-fn build(entries: &BTreeMap<(String, String), QuestionEntry>, budget: usize) -> Data {
-    let here = super::site::search_index_path();
+/// The links of the index's rows, relative to `site/` and
+/// percent-encoded: per question (in entry order) its page, and per
+/// condition the folder of its attempt pages.
+struct Links {
+    pages: Vec<String>,
+    folders: Vec<Vec<String>>,
+}
+
+impl Links {
+    fn of(entries: &BTreeMap<(String, String), QuestionEntry>) -> Links {
+        let here = super::site::search_index_path();
+        let mut links = Links {
+            pages: Vec::with_capacity(entries.len()),
+            folders: Vec::with_capacity(entries.len()),
+        };
+        for ((root, id), entry) in entries {
+            links
+                .pages
+                .push(relative_link(&here, &question_page(root, id)));
+            links.folders.push(
+                entry
+                    .conditions
+                    .iter()
+                    .map(|(name, _, _)| {
+                        let page = attempt_page(root, id, name, 1);
+                        format!(
+                            "{}/",
+                            relative_link(&here, page.parent().unwrap_or(Path::new("")))
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        links
+    }
+}
+
+/// The data of `entries` (by root name and question id, with their
+/// `links`) within `budget` bytes of text: first what is always kept,
+/// then answer keys, then each attempt's queries and answer, in root,
+/// question, condition and attempt order, so what the budget leaves out is
+/// the last of them.
+fn build<'a>(
+    entries: &'a BTreeMap<(String, String), QuestionEntry>,
+    links: &'a Links,
+    budget: usize,
+) -> Data<'a> {
     let mut strings = Strings::default();
     let mut data = Data {
         format: FORMAT,
         budget,
         ..Data::default()
     };
-    for ((root, id), entry) in entries {
-        let page = relative_link(&here, &question_page(root, id));
+    for (((root, id), entry), (page, folders)) in
+        entries.iter().zip(links.pages.iter().zip(&links.folders))
+    {
         let question = data.questions.len();
         data.questions.push((
             strings.keep(root),
             strings.keep(id),
             strings.keep(&entry.text),
             -1,
-            strings.keep(&page),
+            strings.keep(page),
         ));
-        for (name, label, attempts) in &entry.conditions {
-            let folder = attempt_page(root, id, name, 1);
-            let folder = format!(
-                "{}/",
-                relative_link(&here, folder.parent().unwrap_or(Path::new("")))
-            );
-            let (label, folder) = (strings.keep(label), strings.keep(&folder));
+        for ((_, label, attempts), folder) in entry.conditions.iter().zip(folders) {
+            let (label, folder) = (strings.keep(label), strings.keep(folder));
             for a in attempts {
                 let tools = a.tools.iter().map(|t| strings.keep(t)).collect();
                 let verdict = strings.keep(&a.verdict);
@@ -326,7 +424,7 @@ mod tests {
             entries.insert(
                 (root.to_string(), id.to_string()),
                 QuestionEntry {
-                    text: format!("Which rivers? ({root})"),
+                    text: format!("Which rivers? ({root})").into(),
                     answer_key: Some("SELECT ?r WHERE { ?r a :River }".into()),
                     conditions: vec![(
                         "tools-all".into(),
@@ -346,8 +444,10 @@ mod tests {
     /// order, and pages are relative to `site/`, percent-encoded.
     #[test]
     fn texts_are_stored_once_in_order_with_encoded_pages() {
-        let data = build(&entries(), BUDGET_BYTES);
-        let s = |i: usize| data.strings[i].as_str();
+        let entries = entries();
+        let links = Links::of(&entries);
+        let data = build(&entries, &links, BUDGET_BYTES);
+        let s = |i: usize| data.strings[i];
         assert_eq!(data.questions.len(), 2);
         assert_eq!(s(data.questions[0].0), "runs-a");
         assert_eq!(s(data.questions[0].4), "roots/runs-a/q/q1%20%C3%A9.html");
@@ -358,7 +458,7 @@ mod tests {
             "roots/runs-a/a/q1%20%C3%A9/tools-all/"
         );
         // One answer key, one query and the tool names, each once.
-        let count = |t: &str| data.strings.iter().filter(|x| *x == t).count();
+        let count = |t: &str| data.strings.iter().filter(|x| **x == t).count();
         assert_eq!(count("SELECT ?r WHERE { ?r a :River }"), 1);
         assert_eq!(count("SELECT * WHERE { ?s ?p ?o }"), 1);
         assert_eq!(count("submit_csv"), 1);
@@ -372,16 +472,21 @@ mod tests {
     #[test]
     fn the_budget_leaves_out_later_texts_and_counts_them() {
         let entries = entries();
-        let full = build(&entries, BUDGET_BYTES);
+        let links = Links::of(&entries);
+        let full = build(&entries, &links, BUDGET_BYTES);
         let always: usize = full.strings.len();
         let small = full
             .strings
             .iter()
             .filter(|s| !s.starts_with("SELECT") && !s.starts_with("r · "))
-            .map(String::len)
+            .map(|s| s.len())
             .sum::<usize>();
         // Room for the first answer key only.
-        let data = build(&entries, small + "SELECT ?r WHERE { ?r a :River }".len());
+        let data = build(
+            &entries,
+            &links,
+            small + "SELECT ?r WHERE { ?r a :River }".len(),
+        );
         assert!(data.strings.len() < always);
         assert_eq!(data.questions[0].3, data.questions[1].3);
         assert!(data.questions[0].3 >= 0);
