@@ -127,6 +127,24 @@ impl Source<'_> {
     fn at(&self, key: &str, message: impl Into<String>) -> Error {
         Error::at_line(self.path, self.line_of(key), message.into())
     }
+
+    /// An error at the line that names runs root `name`: the first line
+    /// outside a comment holding it as a quoted string (in `roots = [...]`
+    /// or an agent's `root =`), else the line of `roots`. (A study with
+    /// agents named a lost root at line 1, red-team pass of issue 12.)
+    fn at_root(&self, name: &str, message: impl Into<String>) -> Error {
+        let quoted = [format!("\"{name}\""), format!("'{name}'")];
+        let line = self
+            .file
+            .text
+            .lines()
+            .position(|l| {
+                let code = l.trim_start();
+                !code.starts_with('#') && quoted.iter().any(|q| code.contains(q.as_str()))
+            })
+            .map_or_else(|| self.line_of("roots"), |i| i as u64 + 1);
+        Error::at_line(self.path, line, message.into())
+    }
 }
 
 /// Every runs root of a study, loaded, by the name `study.toml` gives it.
@@ -356,14 +374,14 @@ fn load_roots(source: &Source<'_>, dir: &Path, names: &[String]) -> Result<Roots
     };
     for name in names {
         if roots.loaded.contains_key(name) {
-            return Err(source.at("roots", format!("runs root '{name}' is named twice")));
+            return Err(source.at_root(name, format!("runs root '{name}' is named twice")));
         }
         let root = dir.join(name);
         // What `build` takes for a runs root (a condition recorded), so a
         // study never names a root the site does not publish.
         if !RunsRoot::has_conditions(&root) {
-            return Err(source.at(
-                "roots",
+            return Err(source.at_root(
+                name,
                 format!(
                     "runs root '{name}' not found ({} has no condition file in conditions/: \
                      record one with okn-benchmark run)",
@@ -378,8 +396,8 @@ fn load_roots(source: &Source<'_>, dir: &Path, names: &[String]) -> Result<Roots
             .iter()
             .find(|r| crate::fsutil::same_place(r, &root))
         {
-            return Err(source.at(
-                "roots",
+            return Err(source.at_root(
+                name,
                 format!(
                     "runs root '{name}' is {} again, named twice",
                     other.display()

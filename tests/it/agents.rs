@@ -186,6 +186,18 @@ fn agent_mistakes_are_refused_at_their_line() {
             "study.toml:8:",
             "agent key 'a' is used twice",
         ),
+        // At its agent's `root =` line (it was line 1: red-team pass, issue 12).
+        (
+            ok.replace(
+                &format!(
+                    "{:?}",
+                    repo().join("runs-novice-single").display().to_string()
+                ),
+                "\"../runs-nope\"",
+            ),
+            "study.toml:10:",
+            "runs root '../runs-nope' not found",
+        ),
         (
             ok.replace("label = \"Bee\"", "label = \"a\""),
             "study.toml:8:",
