@@ -58,3 +58,43 @@ mod tests {
         }
     }
 }
+
+/// The columns `text` takes in a terminal (Unicode Standard Annex #11,
+/// through the `unicode-width` crate): 2 for a CJK character or an emoji,
+/// 0 for a combining mark, 1 for most others. Aligning by `chars().count()`
+/// or byte length put a column of ids out of line as soon as one held
+/// such a character (red-team pass of issue 12, `corpus list`).
+pub fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` padded with spaces on the right to `width` columns
+/// ([`display_width`]); as it is when already as wide.
+pub fn pad_right(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(display_width(text));
+    format!("{text}{}", " ".repeat(pad))
+}
+
+/// `text` padded with spaces on the left to `width` columns.
+pub fn pad_left(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(display_width(text));
+    format!("{}{text}", " ".repeat(pad))
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::*;
+
+    /// Wide and combining characters take their columns, so padded texts
+    /// line up.
+    #[test]
+    fn pads_by_columns_not_bytes_or_characters() {
+        assert_eq!(display_width("abc"), 3);
+        assert_eq!(display_width("東京"), 4);
+        assert_eq!(display_width("e\u{301}"), 1);
+        assert_eq!(pad_right("東京", 6), "東京  ");
+        assert_eq!(pad_right("ab", 6), "ab    ");
+        assert_eq!(pad_left("é", 3), "  é");
+        assert_eq!(pad_right("toolong", 3), "toolong");
+    }
+}

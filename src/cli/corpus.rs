@@ -68,17 +68,20 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
             out!("{text}");
         }
         Format::Text => {
-            let id_width = selected.iter().map(|r| r.id.len()).max().unwrap_or(0);
+            // Padded by terminal columns: an id in CJK or with an emoji
+            // keeps the columns in line.
+            let width = |s: &str| crate::text::display_width(s);
+            let id_width = selected.iter().map(|r| width(&r.id)).max().unwrap_or(0);
             let tier_width = selected
                 .iter()
-                .map(|r| r.tier.as_deref().unwrap_or("-").len())
+                .map(|r| width(r.tier.as_deref().unwrap_or("-")))
                 .max()
                 .unwrap_or(0);
             for r in &selected {
                 let line = format!(
-                    "{:id_width$}  {:tier_width$}  {:9}  {}",
-                    r.id,
-                    r.tier.as_deref().unwrap_or("-"),
+                    "{}  {}  {:9}  {}",
+                    crate::text::pad_right(&r.id, id_width),
+                    crate::text::pad_right(r.tier.as_deref().unwrap_or("-"), tier_width),
                     r.form.as_str(),
                     r.tags.join(", ")
                 );

@@ -195,7 +195,8 @@ pub fn html(grid: &Grid) -> String {
 
 /// The grid as aligned terminal text: a line per row (header first), each
 /// indented two spaces, columns two spaces apart and padded to their
-/// widest cell (in characters), left-aligned columns padded on the right
+/// widest cell (in terminal columns, [`crate::text::display_width`]),
+/// left-aligned columns padded on the right
 /// and the rest on the left; trailing spaces trimmed.
 pub fn terminal(grid: &Grid) -> String {
     let rows: Vec<Vec<String>> =
@@ -205,7 +206,7 @@ pub fn terminal(grid: &Grid) -> String {
     let widths: Vec<usize> = (0..grid.columns.len())
         .map(|c| {
             rows.iter()
-                .map(|r| r.get(c).map_or(0, |t| t.chars().count()))
+                .map(|r| r.get(c).map_or(0, |t| crate::text::display_width(t)))
                 .max()
                 .unwrap_or(0)
         })
@@ -217,8 +218,8 @@ pub fn terminal(grid: &Grid) -> String {
             .zip(&widths)
             .zip(&grid.columns)
             .map(|((text, &w), column)| match column.align {
-                Align::Left => format!("{text:<w$}"),
-                Align::Right | Align::Center => format!("{text:>w$}"),
+                Align::Left => crate::text::pad_right(text, w),
+                Align::Right | Align::Center => crate::text::pad_left(text, w),
             })
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());

@@ -57,6 +57,27 @@ sub/nested_beta  beta   SELECT     x
         .run();
 }
 
+/// Ids and tiers with wide characters (CJK, emoji) are padded by the
+/// columns they take, so the next column stays in line (they were padded
+/// by bytes: red-team pass of issue 12).
+#[test]
+fn text_output_lines_up_ids_with_wide_characters() {
+    let dir = work_dir(&[
+        ("c/東京-rivers_単一.rq", &record("Tokyo.", &["x"])),
+        ("c/🦀-crabs_alpha.rq", &record("Crabs.", &["y"])),
+        ("c/ab_alpha.rq", &record("Ab.", &["z"])),
+    ]);
+    list(dir.path(), &[])
+        .stdout(
+            "ab_alpha          alpha  SELECT     z
+東京-rivers_単一  単一   SELECT     x
+🦀-crabs_alpha    alpha  SELECT     y
+3 of 3 records
+",
+        )
+        .run();
+}
+
 #[test]
 fn tier_then_exclude_then_limit() {
     let dir = three_tier_corpus();
