@@ -102,6 +102,12 @@ enum Command {
     /// Build ground truth: run every answer key against the endpoint.
     Reference(reference::ReferenceArgs),
     /// Score one answer CSV against one ground-truth CSV (JSON on stdout).
+    ///
+    /// An answer that cannot be read as CSV (not UTF-8, a quote never
+    /// closed, a ragged row) is what an agent submitted: it is scored as a
+    /// miss (F1 0, exit 0) with a note naming its line, as `run` judges it.
+    /// A ground truth that cannot be read is exit 2, naming the file and
+    /// line.
     Score(score::ScoreArgs),
     /// Check the scorer against transformed copies of the cached ground truth.
     Selfcheck(selfcheck::SelfcheckArgs),
