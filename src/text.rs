@@ -81,6 +81,27 @@ pub fn pad_left(text: &str, width: usize) -> String {
     format!("{}{text}", " ".repeat(pad))
 }
 
+/// `text` with every control character (C0, DEL, C1: an escape that
+/// would colour the terminal, a newline that would break a one-line row)
+/// written as its Rust escape (`\u{1b}`), for a line of terminal output;
+/// borrowed when there is none.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod width_tests {
     use super::*;
@@ -96,5 +117,11 @@ mod width_tests {
         assert_eq!(pad_right("ab", 6), "ab    ");
         assert_eq!(pad_left("é", 3), "  é");
         assert_eq!(pad_right("toolong", 3), "toolong");
+        assert_eq!(printable("esc\u{1b}[31mRED"), "esc\\u{1b}[31mRED");
+        assert_eq!(printable("new\nline"), "new\\u{a}line");
+        assert!(matches!(
+            printable("東京"),
+            std::borrow::Cow::Borrowed("東京")
+        ));
     }
 }

@@ -69,21 +69,32 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
         }
         Format::Text => {
             // Padded by terminal columns: an id in CJK or with an emoji
-            // keeps the columns in line.
-            let width = |s: &str| crate::text::display_width(s);
-            let id_width = selected.iter().map(|r| width(&r.id)).max().unwrap_or(0);
-            let tier_width = selected
+            // keeps the columns in line; a control character in a file
+            // name is shown escaped, never sent to the terminal.
+            let shown = |s: &str| crate::text::printable(s).into_owned();
+            let rows: Vec<[String; 3]> = selected
                 .iter()
-                .map(|r| width(r.tier.as_deref().unwrap_or("-")))
-                .max()
-                .unwrap_or(0);
-            for r in &selected {
+                .map(|r| {
+                    [
+                        shown(&r.id),
+                        shown(r.tier.as_deref().unwrap_or("-")),
+                        shown(&r.tags.join(", ")),
+                    ]
+                })
+                .collect();
+            let width = |i: usize| {
+                rows.iter()
+                    .map(|r| crate::text::display_width(&r[i]))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let (id_width, tier_width) = (width(0), width(1));
+            for (r, [id, tier, tags]) in selected.iter().zip(&rows) {
                 let line = format!(
-                    "{}  {}  {:9}  {}",
-                    crate::text::pad_right(&r.id, id_width),
-                    crate::text::pad_right(r.tier.as_deref().unwrap_or("-"), tier_width),
+                    "{}  {}  {:9}  {tags}",
+                    crate::text::pad_right(id, id_width),
+                    crate::text::pad_right(tier, tier_width),
                     r.form.as_str(),
-                    r.tags.join(", ")
                 );
                 outln!("{}", line.trim_end());
             }

@@ -249,7 +249,8 @@ pub const HARNESS_COMMANDS: &[&str] = &[
 
 /// The harness command `args` (program first) names, if any: the first
 /// argument that is not a flag, when it is one of [`HARNESS_COMMANDS`]
-/// (also after `help`, as in `okn-benchmark help run`), or `catalog run`.
+/// (also after `help`, as in `okn-benchmark help run`), or `catalog run`
+/// (also `catalog help run`).
 /// (Called only without the `harness` feature; compiled always so that the
 /// default build's tests hold it to the command table.)
 #[cfg_attr(feature = "harness", allow(dead_code))]
@@ -257,15 +258,20 @@ fn harness_command(args: impl Iterator<Item = String>) -> Option<&'static str> {
     let words: Vec<String> = args
         .skip(1)
         .filter(|a| !a.starts_with('-'))
-        .take(3)
+        .take(4)
         .collect();
-    let words: &[String] = match words.first().map(String::as_str) {
-        Some("help") => &words[1..],
-        _ => &words[..],
+    let after_help = |w: &[String]| -> Vec<String> {
+        match w.first().map(String::as_str) {
+            Some("help") => w[1..].to_vec(),
+            _ => w.to_vec(),
+        }
     };
+    let words = after_help(&words);
     let first = words.first()?;
     if first == "catalog" {
-        return (words.get(1).map(String::as_str) == Some("run")).then_some("catalog run");
+        // `catalog run`, `catalog help run`, `help catalog run`.
+        let rest = after_help(&words[1..]);
+        return (rest.first().map(String::as_str) == Some("run")).then_some("catalog run");
     }
     HARNESS_COMMANDS.iter().copied().find(|c| c == first)
 }
@@ -380,6 +386,15 @@ mod tests {
             harness_command(args("okn-benchmark catalog run --help")),
             Some("catalog run")
         );
+        assert_eq!(
+            harness_command(args("okn-benchmark catalog help run")),
+            Some("catalog run")
+        );
+        assert_eq!(
+            harness_command(args("okn-benchmark help catalog run")),
+            Some("catalog run")
+        );
+        assert_eq!(harness_command(args("okn-benchmark catalog help")), None);
         assert_eq!(
             harness_command(args("okn-benchmark catalog validate c.json")),
             None

@@ -114,16 +114,17 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses to replace the `--markdown` file `path` when it exists and does
-/// not carry the report's generator line ([`crate::render::readme::README_MARK`])
-/// in its first 4 KiB, unless `force`: a file a person wrote, which
+/// Refuses to replace the `--markdown` file `path` when it exists and none
+/// of its first lines starts with the report's generator line
+/// ([`crate::render::readme::README_MARK`]; a note that quotes it inside a
+/// line is a person's), unless `force`: a file a person wrote, which
 /// replacing would lose (as `compare --markdown` refuses).
 ///
 /// Errors: [`Error::File`] naming it, with what to do.
 fn refuse_foreign_markdown(path: &std::path::Path, force: bool) -> Result<()> {
     if force
         || !path.exists()
-        || crate::fsutil::head(path).is_some_and(|h| h.contains(crate::render::readme::README_MARK))
+        || crate::catalog::published::carries_mark_line(path, crate::render::readme::README_MARK)
     {
         return Ok(());
     }

@@ -119,9 +119,9 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>, force: bool) -> Re
     Ok(written)
 }
 
-/// Refuses to replace `path` when it exists and carries none of the marks
-/// this command or `build` writes in the first 4 KiB of a page or an RTF
-/// document: a `paper.html` or `paper.rtf` a person wrote, which replacing
+/// Refuses to replace `path` when it exists and none of its first 40
+/// lines (within 4 KiB) starts with a mark this command or `build` writes
+/// on a line of its own in a page or an RTF document: a `paper.html` or `paper.rtf` a person wrote, which replacing
 /// would lose (as `build` refuses, [`super::build`]).
 ///
 /// Errors: [`Error::File`] naming it, with what to do.
@@ -131,7 +131,15 @@ fn refuse_foreign(path: &Path) -> Result<()> {
     }
     let rtf_mark = format!("{{\\*\\generator {};}}", rtf::GENERATOR);
     let marks = [GENERATOR_MARK, PAPER_DOC_MARK, rtf_mark.as_str()];
-    if crate::fsutil::head(path).is_some_and(|h| marks.iter().any(|m| h.contains(m))) {
+    // A line that starts with the mark, as the generator writes it (its
+    // own line in the page's head or the document's header), not a mark a
+    // person quoted inside a line.
+    let marked = |h: String| {
+        h.lines()
+            .take(40)
+            .any(|l| marks.iter().any(|m| l.trim_start().starts_with(m)))
+    };
+    if crate::fsutil::head(path).is_some_and(marked) {
         return Ok(());
     }
     Err(Error::file(

@@ -197,11 +197,17 @@ pub fn html(grid: &Grid) -> String {
 /// indented two spaces, columns two spaces apart and padded to their
 /// widest cell (in terminal columns, [`crate::text::display_width`]),
 /// left-aligned columns padded on the right
-/// and the rest on the left; trailing spaces trimmed.
+/// and the rest on the left; trailing spaces trimmed; control characters
+/// escaped ([`crate::text::printable`]).
 pub fn terminal(grid: &Grid) -> String {
     let rows: Vec<Vec<String>> =
         std::iter::once(grid.columns.iter().map(|c| c.header.text()).collect())
             .chain(grid.rows.iter().map(|r| r.iter().map(Cell::text).collect()))
+            .map(|r: Vec<String>| {
+                r.into_iter()
+                    .map(|t| crate::text::printable(&t).into_owned())
+                    .collect()
+            })
             .collect();
     let widths: Vec<usize> = (0..grid.columns.len())
         .map(|c| {

@@ -23,9 +23,7 @@ use crate::layout::{
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::recorded::{AttemptFiles, read_ground_truth};
-use crate::runs::records::{
-    AttemptResult, QuestionResult, QuestionSummary, RUNS_FORMATS_READ, Usage, formats_read,
-};
+use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
 use crate::table::Table;
 
 /// The kind given to soft errors judged before `soft_error_kinds` was
@@ -245,56 +243,103 @@ fn results(
 /// Checks every file the records say a question and its attempts hold, by
 /// the rules `rescore` keeps (`docs/FORMAT.md`, "Re-scoring";
 /// [`crate::runs::recorded`]), and names each that breaks one in
-/// `problems`: the question's ground truth, against the digest recorded
+/// `problems`: the question's ground truth, against the digests recorded
 /// beside it ([`read_ground_truth`]); for each attempt a `result.json`
 /// lists, its folder, its `answer.csv` when it submitted one, and its
 /// `metrics.json`, `calls.json`, `episode.json` and `agent.json`
-/// ([`AttemptFiles::check_recorded`]).
+/// ([`AttemptFiles::check_recorded`]); and its verdict: judged again from
+/// those files and the ground truth, as `rescore` judges, it must be the
+/// verdict `result.json` records (for results judged by this scoring
+/// version; older ones are `rescore`'s to move). An edited `result.json`
+/// or `answer.csv` would otherwise publish a score its episode does not
+/// give.
 ///
 /// Checked when the root is loaded, before anything is written from it: a
 /// page built over a lost or damaged file would contradict the score beside
 /// it ("Exact" over "nothing was submitted"), and a build that met one only
-/// while writing pages would have written others first. Files are read in
-/// parallel; the problems come in the order a sequential read would meet
-/// them (question, condition, attempt), each question's at most once.
+/// while writing pages would have written others first. Questions are
+/// checked in parallel; the problems come in the order a sequential read
+/// would meet them (question, condition, attempt).
 fn check_records(
     root: &RunsRoot,
     results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
     problems: &mut Vec<String>,
 ) {
-    enum Job<'a> {
-        Truth(&'a str),
-        Attempt(&'a str, &'a str, &'a AttemptResult),
-    }
-    let jobs: Vec<Job> = results
-        .iter()
-        .flat_map(|(id, by_condition)| {
-            std::iter::once(Job::Truth(id)).chain(by_condition.iter().flat_map(move |(name, r)| {
-                r.attempts.iter().map(move |a| Job::Attempt(id, name, a))
-            }))
-        })
-        .collect();
-    let found: Vec<Option<String>> = jobs
+    let questions: Vec<(&String, &BTreeMap<String, QuestionResult>)> = results.iter().collect();
+    let found: Vec<Vec<String>> = questions
         .par_iter()
-        .map(|job| {
-            let checked = match job {
-                Job::Truth(id) => read_ground_truth(&root.question_dir(id)).map(drop),
-                Job::Attempt(id, name, a) => check_attempt(root, id, name, a),
-            };
-            checked.err().map(|e| e.to_string())
-        })
+        .map(|(id, by_condition)| check_question(root, id, by_condition))
         .collect();
     problems.extend(found.into_iter().flatten());
 }
 
+/// [`check_records`] for question `id`: its problems, in order.
+fn check_question(
+    root: &RunsRoot,
+    id: &str,
+    by_condition: &BTreeMap<String, QuestionResult>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let truth = match read_ground_truth(&root.question_dir(id)) {
+        Ok(truth) => Some(truth),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    };
+    for (name, result) in by_condition {
+        let judged_here = result.scoring_version == crate::score::SCORING_VERSION;
+        for a in &result.attempts {
+            let files = match check_attempt(root, id, name, a) {
+                Ok(files) => files,
+                Err(e) => {
+                    problems.push(e.to_string());
+                    continue;
+                }
+            };
+            let Some(truth) = truth.as_ref().filter(|_| judged_here) else {
+                continue;
+            };
+            // As `rescore` judges: the order the ground truth records.
+            let options = crate::score::ScoreOptions {
+                ordered: truth.meta.ordered,
+                ..crate::score::ScoreOptions::default()
+            };
+            let again = crate::runs::judge::judge(&files, a.attempt, truth, &options);
+            let moved = crate::runs::rescore::differences(id, name, a, &again);
+            if !moved.is_empty() {
+                problems.push(format!(
+                    "{}: attempt {} records {}, but its files judged against the ground truth \
+                     give {}: the record or the files were changed since it was judged; \
+                     restore them from version control (`okn-benchmark rescore` would judge \
+                     by the files as they are now)",
+                    root.condition_dir(id, name).join(RESULT_FILE).display(),
+                    a.attempt,
+                    moved
+                        .iter()
+                        .map(|m| format!("{} {}", m.field, m.old))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    moved
+                        .iter()
+                        .map(|m| format!("{} {}", m.field, m.new))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ));
+            }
+        }
+    }
+    problems
+}
+
 /// Checks attempt `a` of question `id` under condition `name`
-/// ([`check_records`]).
+/// ([`check_records`]) and returns its files.
 ///
 /// Errors: the attempt folder missing; `answer.csv` missing where
 /// `result.json` records a submitted answer; a file
 /// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses.
 /// Each names the file and says what to do.
-fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<()> {
+fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<AttemptFiles> {
     let dir = root.attempt_dir(id, name, a.attempt);
     if !dir.is_dir() {
         return Err(Error::file(&dir, LOST_ATTEMPT));
@@ -302,7 +347,9 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     if a.submitted && !dir.join(ANSWER_FILE).is_file() {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    AttemptFiles::read(&dir, a.attempt)?.check_recorded(Some(a))
+    let files = AttemptFiles::read(&dir, a.attempt)?;
+    files.check_recorded(Some(a))?;
+    Ok(files)
 }
 
 /// Said of an attempt folder `result.json` lists that is gone.
@@ -379,32 +426,21 @@ fn check_conditions(
         let path = root.condition_file(name);
         for (id, summary) in &condition.questions {
             if let Some(result) = results.get(id).and_then(|r| r.get(name))
-                && counts(summary) != counts(&result.summary)
+                && let Some(fields) = disagreement(summary, &result.summary)
             {
                 problems.push(format!(
-                    "{}: question '{id}' ({}) disagrees with its result.json ({}): run \
+                    "{}: question '{id}' disagrees with its result.json ({fields}): run \
                      `okn-benchmark rescore` on the runs root to recompute it",
                     path.display(),
-                    counts_text(summary),
-                    counts_text(&result.summary)
                 ));
             }
         }
         let fresh = crate::runs::records::aggregate(&condition.questions);
-        let a = &condition.aggregate;
-        if (a.questions, a.attempts, a.blocked_attempts)
-            != (fresh.questions, fresh.attempts, fresh.blocked_attempts)
-        {
+        if let Some(fields) = disagreement(&condition.aggregate, &fresh) {
             problems.push(format!(
-                "{}: its aggregate ({} questions, {} attempts, {} blocked) disagrees with its \
-                 questions ({}, {}, {}): run `okn-benchmark rescore` on the runs root",
+                "{}: its aggregate disagrees with its questions ({fields}): run `okn-benchmark \
+                 rescore` on the runs root",
                 path.display(),
-                a.questions,
-                a.attempts,
-                a.blocked_attempts,
-                fresh.questions,
-                fresh.attempts,
-                fresh.blocked_attempts
             ));
         }
     }
@@ -471,39 +507,38 @@ fn check_result(
         }
     }
     let fresh = crate::runs::records::summarize(&result.attempts, result.ordered_key);
-    if counts(&fresh) != counts(&result.summary) {
+    if let Some(fields) = disagreement(&result.summary, &fresh) {
         return Err(format!(
-            "its summary ({}) disagrees with its attempts ({}): run `okn-benchmark rescore` \
-             on the runs root to recompute it from the attempts",
-            counts_text(&result.summary),
-            counts_text(&fresh)
+            "its summary disagrees with its attempts ({fields}): run `okn-benchmark rescore` \
+             on the runs root to recompute it from the attempts"
         ));
     }
     Ok(())
 }
 
-/// The counts of a question's summary every published number rests on:
-/// attempts, measured, blocked, exact, strict exact, ordered.
-fn counts(q: &QuestionSummary) -> [Option<u32>; 6] {
-    [
-        Some(q.attempts),
-        Some(q.measured),
-        Some(q.blocked),
-        Some(q.exact),
-        Some(q.strict_exact),
-        q.ordered,
-    ]
-}
-
-fn counts_text(q: &QuestionSummary) -> String {
-    format!(
-        "{} attempt{}, {} measured, {} blocked, {} exact",
-        q.attempts,
-        crate::format::plural(q.attempts as usize),
-        q.measured,
-        q.blocked,
-        q.exact
-    )
+/// The fields of `recorded` whose values differ from `fresh` (both as
+/// JSON, as they are written), each as `NAME recorded R, recomputed F`,
+/// joined by `; `; `None` when they agree. Every field counts: a summary
+/// or aggregate is what the tables and figures print, so one edited rate
+/// would be published (the red-team pass of issue 12 set a condition's
+/// `exact_rate` to 0.25 under an interval of 1.00–1.00).
+fn disagreement<T: serde::Serialize>(recorded: &T, fresh: &T) -> Option<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+        (serde_json::to_value(recorded), serde_json::to_value(fresh))
+    else {
+        return None;
+    };
+    let fields: Vec<String> = a
+        .iter()
+        .filter(|(k, v)| b.get(*k) != Some(*v))
+        .map(|(k, v)| {
+            let f = b
+                .get(k)
+                .map_or_else(|| "none".to_string(), |f| f.to_string());
+            format!("{k} recorded {v}, recomputed {f}")
+        })
+        .collect();
+    (!fields.is_empty()).then(|| fields.join("; "))
 }
 
 /// The question text of a result: the first paragraph of its first

@@ -60,8 +60,10 @@ pub fn read_condition(path: &Path) -> Result<ConditionFile> {
 /// truth"): an edited copy would move every score silently.
 ///
 /// Errors: either file missing or unreadable (the JSON naming its line);
-/// a CSV whose digest no longer matches; a CSV that does not parse. Each
-/// names the file and says what to do.
+/// a CSV whose digest no longer matches; a CSV that does not parse; a
+/// record whose answer key no longer matches its digest, whose columns or
+/// row count do not describe the CSV, or whose id is not its folder's.
+/// Each names the file and says what to do.
 pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
     let json_path = question_dir.join(GROUND_TRUTH_JSON);
     if !json_path.is_file() {
@@ -89,6 +91,39 @@ pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
         ));
     }
     let table = Table::from_csv(&bytes).map_err(|e| Error::file(&csv_path, e.to_string()))?;
+    // The record must describe the rows and the key it sits beside: the
+    // question page shows its answer key as the SPARQL that produced them.
+    let edited = |what: &str| {
+        Error::file(
+            &json_path,
+            format!("{what} since it was recorded: {RESTORE_TRUTH}"),
+        )
+    };
+    if crate::reference::sha256_tag(meta.answer_key.as_bytes()) != meta.answer_key_sha256 {
+        return Err(edited(
+            "its answer_key no longer matches answer_key_sha256: the key was edited",
+        ));
+    }
+    if meta.columns != table.columns || meta.row_count != table.rows.len() {
+        return Err(edited(&format!(
+            "its columns ({}) and row_count ({}) no longer describe {GROUND_TRUTH_CSV} ({}; {} \
+             rows): one was edited",
+            meta.columns.join(", "),
+            meta.row_count,
+            table.columns.join(", "),
+            table.rows.len()
+        )));
+    }
+    // An id with a folder (`sub/q_x`) sits in `sub/q_x_results/`.
+    let folder = question_dir.file_name().and_then(|n| n.to_str());
+    if let Some(id) = folder.and_then(|n| n.strip_suffix(crate::layout::QUESTION_SUFFIX))
+        && meta.id.rsplit('/').next() != Some(id)
+    {
+        return Err(edited(&format!(
+            "it records question '{}', but sits in the folder of '{id}': it was copied or edited",
+            meta.id
+        )));
+    }
     Ok(GroundTruth { meta, table })
 }
 

@@ -75,7 +75,10 @@ pub fn attempt_numbers(dir: &Path) -> Vec<u32> {
     numbers
 }
 
-fn differences(
+/// The verdicts (`exact`, `strict_exact`, `ordered`, `f1` to four
+/// decimals) that differ between `old` and `new`, attempt `new.attempt` of
+/// `question` under `condition`.
+pub fn differences(
     question: &str,
     condition: &str,
     old: &AttemptResult,

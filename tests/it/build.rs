@@ -557,7 +557,13 @@ fn an_unreadable_recorded_file_is_an_error_and_nothing_is_written() {
 /// `report` exiting 0 over a truncated `episode.json`, a removed
 /// `agent.json` or `metrics.json` and an edited ground truth, `build`
 /// rewriting a study's SUMMARY.md before it met a lost attempt folder,
-/// and `paper tables` printing 11 questions as 0.00 with exit 0.
+/// and `paper tables` printing 11 questions as 0.00 with exit 0; the
+/// second pass, a condition's `exact_rate` edited to 0.25 and published
+/// under an interval of 1.00–1.00, and an edited `answer.csv` or answer
+/// key published beside the score it no longer earns. Those last (records
+/// that disagree with the files they derive from) `rescore` recomputes;
+/// the rest it refuses too. `merge` refuses a damaged shard before it
+/// copies anything.
 #[test]
 fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
     let dir = fixture();
@@ -576,7 +582,60 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
         std::fs::remove_file(p).unwrap();
         std::fs::create_dir(p).unwrap();
     };
-    let cases: [(String, Damage, &str); 9] = [
+    // Edits a JSON file in place.
+    fn edit(p: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        change(&mut v);
+        std::fs::write(p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    }
+    let aggregate_rate: Damage = |p| edit(p, |v| v["aggregate"]["exact_rate"] = 0.25.into());
+    let question_f1: Damage = |p| {
+        edit(p, |v| {
+            for q in v["questions"].as_object_mut().unwrap().values_mut() {
+                q["mean_f1"] = 0.5.into();
+            }
+        })
+    };
+    let attempt_f1: Damage = |p| edit(p, |v| v["attempts"][0]["f1"] = 0.2.into());
+    let key_edited: Damage = |p| {
+        edit(p, |v| {
+            let key = v["answer_key"].as_str().unwrap().to_string();
+            v["answer_key"] = format!("{key}\n# edited").into();
+        })
+    };
+    let rows_dropped: Damage = |p| {
+        let text = std::fs::read_to_string(p).unwrap();
+        let header = text.lines().next().unwrap();
+        std::fs::write(p, format!("{header}\n")).unwrap();
+    };
+    let condition_file = format!("runs-demo/conditions/{CONDITION}.json");
+    let result_file = format!("{question_dir}/{CONDITION}/result.json");
+    let cases: [(String, Damage, &str); 14] = [
+        (
+            condition_file.clone(),
+            aggregate_rate,
+            "its aggregate disagrees with its questions (exact_rate recorded 0.25, recomputed 0.83",
+        ),
+        (
+            condition_file,
+            question_f1,
+            "disagrees with its result.json (mean_f1 recorded 0.5, recomputed ",
+        ),
+        (
+            result_file,
+            attempt_f1,
+            "its summary disagrees with its attempts (mean_f1 recorded 1.0",
+        ),
+        (
+            format!("{attempt}/answer.csv"),
+            rows_dropped,
+            "/result.json: attempt 1 records exact true",
+        ),
+        (
+            format!("{question_dir}/ground_truth.json"),
+            key_edited,
+            "its answer_key no longer matches answer_key_sha256",
+        ),
         (format!("{attempt}/episode.json"), truncate, "episode.json"),
         (format!("{attempt}/metrics.json"), truncate, "metrics.json"),
         (
@@ -628,11 +687,15 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
             2,
             "build --check over {file}"
         );
-        for command in [
-            vec!["report", "runs-demo"],
-            vec!["paper", "tables"],
-            vec!["rescore", "runs-demo"],
-        ] {
+        // A summary, an aggregate or a verdict that disagrees with the
+        // files below it is what `rescore` recomputes (from the files as
+        // they are): it refuses only damage to the files themselves.
+        let derived = named.contains("disagrees") || named.contains("records exact true");
+        let mut commands = vec![vec!["report", "runs-demo"], vec!["paper", "tables"]];
+        if !derived {
+            commands.push(vec!["rescore", "runs-demo"]);
+        }
+        for command in commands {
             let o = okn_in(d).args(&command).output().unwrap();
             assert_eq!(
                 o.status.code(),
@@ -651,6 +714,22 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
             before,
             "report, paper or rescore wrote files ({file})"
         );
+        let o = okn_in(d)
+            .args(["merge", "--out", "merged", "runs-demo"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "merge over {file}: {}",
+            stdout(&o)
+        );
+        assert!(
+            stderr(&o).contains("so nothing was merged"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!d.join("merged").exists(), "merge wrote a root over {file}");
         // Restore the fixture for the next case.
         let path = d.join(&file);
         if path.is_dir() {
@@ -1520,9 +1599,10 @@ mod regression {
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         assert!(
-            stderr(&out).contains("that the records name is gone, so the root was not frozen")
-                && stderr(&out)
-                    .contains("attempt-1/answer.csv: result.json records a submitted answer"),
+            stderr(&out).contains("1 recorded file could not be used, so nothing was frozen")
+                && stderr(&out).contains(
+                    "attempt-1/answer.csv: missing, though result.json records a submitted answer"
+                ),
             "{}",
             stderr(&out)
         );

@@ -78,6 +78,25 @@ fn text_output_lines_up_ids_with_wide_characters() {
         .run();
 }
 
+/// A control character in a record's file name (an escape that would
+/// colour the terminal, a newline that would split the row) is shown
+/// escaped, one line per record (red-team pass of issue 12).
+#[test]
+fn text_output_escapes_control_characters_in_ids() {
+    let dir = work_dir(&[
+        ("c/esc\u{1b}[31mRED_alpha.rq", &record("Red.", &["x"])),
+        ("c/new\nline_alpha.rq", &record("Two lines.", &["y"])),
+    ]);
+    list(dir.path(), &[])
+        .stdout(
+            "esc\\u{1b}[31mRED_alpha  alpha  SELECT     x
+new\\u{a}line_alpha      alpha  SELECT     y
+2 of 2 records
+",
+        )
+        .run();
+}
+
 #[test]
 fn tier_then_exclude_then_limit() {
     let dir = three_tier_corpus();
