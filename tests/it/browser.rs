@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::fixture::{CONDITION, QUESTION, fixture};
-use crate::support::{okn_in, repo, stdout};
+use crate::support::{okn_in, repo, stderr, stdout};
 use serde_json::Value;
 
 /// Planted script: it would set the title and a global if it ever ran.
@@ -71,7 +71,12 @@ fn add_odd_question(d: &Path) {
     crate::support::fixture::copy_dir(&root.join(format!("{COPIED_QUESTION}_results")), &to);
     for entry in walkdir::WalkDir::new(&to) {
         let path = entry.unwrap().into_path();
-        if path.file_name().is_some_and(|n| n == "result.json") {
+        // ground_truth.json records its question's id too (build refuses
+        // one that names another question).
+        if path
+            .file_name()
+            .is_some_and(|n| n == "result.json" || n == "ground_truth.json")
+        {
             let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
             replace_strings(&mut v, COPIED_QUESTION, ODD_QUESTION);
             std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
@@ -149,6 +154,11 @@ fn planted_site() -> tempfile::TempDir {
     agent["result"] = Value::String(format!("Done. {PRE_BREAKOUT} {SCRIPT}"));
     std::fs::write(&agent_path, serde_json::to_vec(&agent).unwrap()).unwrap();
     add_odd_question(d);
+    // The planted answer no longer earns the verdict recorded for it:
+    // judged again, as a user would after editing an answer (build refuses
+    // a verdict its files do not give).
+    let out = okn_in(d).args(["rescore", "runs-demo"]).output().unwrap();
+    assert!(out.status.success(), "rescore failed:\n{}", stderr(&out));
     let out = okn_in(d).arg("build").output().unwrap();
     assert!(
         out.status.success(),

@@ -219,11 +219,6 @@ fn check_fails_when_any_kind_of_input_changes() {
             "site/search-index.js".into(),
         ),
         (
-            format!("{attempt}/answer.csv"),
-            Box::new(|p| append(p, "https://example.org/extra,XYZ\n")),
-            "site/search-index.js".into(),
-        ),
-        (
             "results-demo/study.toml".into(),
             Box::new(|p| {
                 let old = std::fs::read(p).unwrap();
@@ -248,6 +243,25 @@ fn check_fails_when_any_kind_of_input_changes() {
     for (input, mutate, expected) in &mutations {
         let path = d.join(input);
         let old = mutate(&path);
+        // An answer that no longer earns its recorded verdict, or a result
+        // whose summary no longer follows from its attempts (or no longer
+        // is the one its condition file repeats), is refused (exit 2,
+        // naming it), not published: `rescore` is what moves them.
+        let refused = if input.ends_with("answer.csv") {
+            Some("result.json: attempt 1 records exact true")
+        } else if input.ends_with("result.json") {
+            Some("result.json: its summary disagrees with its attempts (mean_wall_s")
+        } else {
+            None
+        };
+        if let Some(says) = refused {
+            let out = okn_in(d).args(["build", "--check"]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{input}: {}", stdout(&out));
+            assert!(stderr(&out).contains(says), "{input}: {}", stderr(&out));
+            std::fs::write(&path, old).unwrap();
+            assert_eq!(check(d).0, 0, "after restoring {input}");
+            continue;
+        }
         let (code, text) = check(d);
         assert_eq!(code, 1, "a change to {input} went unnoticed:\n{text}");
         assert!(
@@ -346,6 +360,8 @@ fn recorded_text_is_escaped_on_every_page() {
         &attempt.join("prompt.txt"),
         "\n<script>document.title='pwned'</script>\n",
     );
+    // Judged again: build refuses a verdict its answer no longer gives.
+    okn_in(d).args(["rescore", "runs-demo"]).assert().success();
     build(d);
     let page = std::fs::read_to_string(d.join(format!(
         "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"

@@ -417,7 +417,11 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
         .join(CONDITION)
         .join("attempt-1")
         .join("answer.csv");
-    std::fs::write(&answer, "x\n1\n").unwrap();
+    // Other bytes, the same answer (CRLF line ends): the shard stays whole
+    // (merge refuses a shard whose verdicts its files do not give), and
+    // only the overlap differs.
+    let text = std::fs::read_to_string(&answer).unwrap();
+    std::fs::write(&answer, text.replace('\n', "\r\n")).unwrap();
     let out = dir.path().join("out-overlap");
     let output = merge(&out, &[shards[0].clone(), again.clone()]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
