@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::read_json;
 use crate::layout::{
     AGENT_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE, GROUND_TRUTH_CSV,
-    GROUND_TRUTH_JSON, METRICS_FILE, Metrics,
+    GROUND_TRUTH_JSON, LOG_FORMAT, METRICS_FILE, Metrics,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;
@@ -225,8 +225,9 @@ impl AttemptFiles {
     /// written whole (atomically), so one that is present and does not
     /// parse, or lacks a member its format requires, is damage.
     ///
-    /// Errors: such a file, named with its line and what to do; a file
-    /// that exists and cannot be read.
+    /// Errors: such a file, named with its line and what to do; one in a
+    /// format this version does not read (`docs/FORMAT.md`, "Format
+    /// versions"); a file that exists and cannot be read.
     pub fn read(dir: &Path, attempt: u32) -> Result<AttemptFiles> {
         let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
         let metrics_path = dir.join(METRICS_FILE);
@@ -235,12 +236,52 @@ impl AttemptFiles {
         } else {
             None
         };
-        let calls = read_calls_file(dir).map_err(damaged)?.map(|f| f.calls);
+        let calls_file = read_calls_file(dir).map_err(damaged)?;
+        // A format no version wrote is damage too: its members cannot be
+        // trusted to mean what this version reads them as.
+        let formats = [
+            (
+                METRICS_FILE,
+                metrics.as_ref().map(|m| m.format),
+                1..=LOG_FORMAT,
+            ),
+            (
+                CALLS_FILE,
+                calls_file.as_ref().map(|c| c.format),
+                1..=LOG_FORMAT,
+            ),
+        ];
+        let calls = calls_file.map(|f| f.calls);
         let agent = AgentReport::read(dir)?;
         let episode_path = dir.join(EPISODE_FILE);
         let episode_file = episode_path.exists();
         let episode = if episode_file {
             Some(read_json::<Episode>(&episode_path).map_err(damaged)?)
+        } else {
+            None
+        };
+        let episode_format = episode.as_ref().map(|e| e.format);
+        for (file, format, read) in
+            formats
+                .into_iter()
+                .chain([(EPISODE_FILE, episode_format, RUNS_FORMATS_READ)])
+        {
+            if let Some(format) = format
+                && !read.contains(&format)
+            {
+                return Err(Error::file(
+                    dir.join(file),
+                    format!(
+                        "format {format} is not one this version reads ({}–{}): use the \
+                         okn-benchmark that recorded it, or {RESTORE}",
+                        read.start(),
+                        read.end()
+                    ),
+                ));
+            }
+        }
+        let episode = if episode_file {
+            episode
         } else {
             agent.json().and_then(|r| recovered_episode(r, attempt))
         };

@@ -626,7 +626,13 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
     };
     let condition_file = format!("runs-demo/conditions/{CONDITION}.json");
     let result_file = format!("{question_dir}/{CONDITION}/result.json");
-    let cases: [(String, Damage, &str); 14] = [
+    let format_99: Damage = |p| edit(p, |v| v["format"] = 99.into());
+    let cases: [(String, Damage, &str); 15] = [
+        (
+            format!("{attempt}/metrics.json"),
+            format_99,
+            "metrics.json: format 99 is not one this version reads",
+        ),
         (
             condition_file.clone(),
             aggregate_rate,
