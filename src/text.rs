@@ -83,10 +83,11 @@ pub fn pad_left(text: &str, width: usize) -> String {
 
 /// `text` with every control character (C0, DEL, C1: an escape that
 /// would colour the terminal, a newline that would break a one-line row)
-/// written as its Rust escape (`\u{1b}`), for a line of terminal output;
-/// borrowed when there is none.
+/// written as its Rust escape (`\u{1b}`), and every bidirectional control
+/// as [`bidi_shown`], for a line of terminal output; borrowed when there is
+/// none.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(
@@ -94,12 +95,30 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
             .map(|c| {
                 if c.is_control() {
                     c.escape_unicode().to_string()
+                } else if is_bidi_control(c) {
+                    bidi_shown(c)
                 } else {
                     c.to_string()
                 }
             })
             .collect(),
     )
+}
+
+/// True for the Unicode bidirectional embedding, override and isolate
+/// controls (U+202A–U+202E, U+2066–U+2069): in recorded text (a question,
+/// an answer, a query) one would reorder what follows it on the line or in
+/// the cell, so a reader saw other text than was recorded (CVE-2021-42574,
+/// "Trojan Source"). Pages and terminal output show each as its code point
+/// ([`bidi_shown`]).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// How a page or the terminal shows bidirectional control `c`:
+/// `[U+202E]`.
+pub fn bidi_shown(c: char) -> String {
+    format!("[U+{:04X}]", c as u32)
 }
 
 #[cfg(test)]

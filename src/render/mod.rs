@@ -50,12 +50,14 @@ pub struct Output {
     pub bytes: Vec<u8>,
 }
 
-/// Escapes text for HTML content and attribute values: `& < > " '`.
+/// Escapes text for HTML content and attribute values: `& < > " '`, and
+/// shows each bidirectional control as its code point
+/// ([`crate::text::is_bidi_control`]).
 pub fn escape_html(text: &str) -> String {
     let mut out = Vec::with_capacity(text.len() + 8);
     // Writing into a Vec cannot fail.
     let _ = escape_into(text, &mut out);
-    // Only ASCII was replaced, by ASCII: still UTF-8.
+    // Whole characters were replaced, by ASCII: still UTF-8.
     String::from_utf8(out).unwrap_or_default()
 }
 
@@ -67,17 +69,28 @@ pub(crate) fn escape_into(text: &str, out: &mut dyn std::io::Write) -> std::io::
     let bytes = text.as_bytes();
     let mut start = 0;
     for (i, b) in bytes.iter().enumerate() {
-        let replacement: &[u8] = match b {
-            b'&' => b"&amp;",
-            b'<' => b"&lt;",
-            b'>' => b"&gt;",
-            b'"' => b"&quot;",
-            b'\'' => b"&#39;",
+        let shown;
+        let (replacement, len): (&[u8], usize) = match b {
+            b'&' => (b"&amp;", 1),
+            b'<' => (b"&lt;", 1),
+            b'>' => (b"&gt;", 1),
+            b'"' => (b"&quot;", 1),
+            b'\'' => (b"&#39;", 1),
+            // A bidirectional control (three bytes from 0xE2, at a
+            // character boundary since `text` is UTF-8), shown as its code
+            // point ([`crate::text::is_bidi_control`]).
+            0xE2 => match text.get(i..).and_then(|rest| rest.chars().next()) {
+                Some(c) if crate::text::is_bidi_control(c) => {
+                    shown = crate::text::bidi_shown(c);
+                    (shown.as_bytes(), c.len_utf8())
+                }
+                _ => continue,
+            },
             _ => continue,
         };
         out.write_all(&bytes[start..i])?;
         out.write_all(replacement)?;
-        start = i + 1;
+        start = i + len;
     }
     out.write_all(&bytes[start..])
 }
@@ -89,6 +102,16 @@ pub const GENERATOR_MARK: &str = "<meta name=\"generator\" content=\"okn-benchma
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidirectional_controls_are_shown_not_obeyed() {
+        assert_eq!(
+            escape_html("a\u{202E}<b>\u{2066}é"),
+            "a[U+202E]&lt;b&gt;[U+2066]é"
+        );
+        // Other characters from 0xE2 (… ‘ ’ “) are kept.
+        assert_eq!(escape_html("…‘x’ “y”"), "…‘x’ “y”");
+    }
 
     #[test]
     fn escaping_covers_attributes() {

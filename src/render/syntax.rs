@@ -47,6 +47,13 @@ pub fn md_text(text: &str) -> String {
                 }
                 out.push('_');
             }
+            c if crate::text::is_bidi_control(c) => {
+                out.push_str(
+                    &crate::text::bidi_shown(c)
+                        .replace('[', "\\[")
+                        .replace(']', "\\]"),
+                );
+            }
             c => out.push(c),
         }
     }
@@ -58,7 +65,17 @@ pub fn md_text(text: &str) -> String {
 /// padded with a space where the text starts or ends with a backtick or a
 /// space (CommonMark 0.31, "Code spans"); line breaks become spaces.
 pub fn md_code(text: &str) -> String {
-    let text = text.replace(['\r', '\n'], " ");
+    let text: String = text
+        .replace(['\r', '\n'], " ")
+        .chars()
+        .map(|c| {
+            if crate::text::is_bidi_control(c) {
+                crate::text::bidi_shown(c)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
@@ -298,6 +315,14 @@ mod tests {
             Cell::Fraction(2, 3),
         ]);
         g
+    }
+
+    /// A bidirectional control in recorded text is shown as its code point
+    /// in Markdown text and code spans (see [`crate::text::is_bidi_control`]).
+    #[test]
+    fn bidirectional_controls_are_shown_in_markdown() {
+        assert_eq!(md_text("a\u{202E}b"), "a\\[U+202E\\]b");
+        assert_eq!(md_code("a\u{2067}b"), "`a[U+2067]b`");
     }
 
     #[test]

@@ -353,7 +353,7 @@ fn recorded_text_is_escaped_on_every_page() {
     ));
     std::fs::write(
         attempt.join("answer.csv"),
-        "assay,geneSymbol\n\"<script>document.title='pwned'</script>\",\"\"\"><img src=x onerror=alert(1)>\"\n",
+        "assay,geneSymbol\n\"<script>document.title='pwned'</script>\",\"\"\"><img src=x onerror=alert(1)>\"\nx\u{202E}gnirts,y\n",
     )
     .unwrap();
     append(
@@ -380,6 +380,20 @@ fn recorded_text_is_escaped_on_every_page() {
     // One script on the page: the page's own, allowed by hash.
     assert_eq!(page.matches("<script>").count(), 1);
     assert!(page.contains("script-src &#39;sha256-") || page.contains("script-src 'sha256-"));
+    // A right-to-left override is shown as its code point, never obeyed
+    // ("Trojan Source"; red-team pass of issue 12), on every page.
+    assert!(page.contains("x[U+202E]gnirts"), "override not shown");
+    for entry in walkdir::WalkDir::new(d.join("site")) {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_some_and(|e| e == "html") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !text.contains('\u{202E}'),
+                "{} obeys an override",
+                path.display()
+            );
+        }
+    }
 }
 
 #[test]
