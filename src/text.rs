@@ -1,6 +1,8 @@
 //! Text helpers that never slice at a byte index the text did not give:
 //! prefixes compared without regard to ASCII case, where the text may hold
-//! any character; and quoting for a POSIX shell.
+//! any character; quoting for a POSIX shell; and text made safe and
+//! aligned for a terminal or a page (widths, control and bidirectional
+//! characters).
 
 /// `text` without `prefix`, compared ignoring ASCII case, or `None` when
 /// `text` does not start with it (a multi-byte character where the prefix
@@ -27,36 +29,6 @@ pub fn shell_quote(text: &str) -> String {
         return text.to_string();
     }
     format!("'{}'", text.replace('\'', "'\\''"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes_ignore_case_and_never_split_a_character() {
-        assert_eq!(
-            strip_prefix_ignore_ascii_case("OKN:rates", "okn:"),
-            Some("rates")
-        );
-        assert_eq!(strip_prefix_ignore_ascii_case("été", "okn:"), None);
-        assert_eq!(strip_prefix_ignore_ascii_case("中文注释", "okn:"), None);
-        assert_eq!(strip_prefix_ignore_ascii_case("ok", "okn:"), None);
-        assert!(!starts_with_ignore_ascii_case("dé", "on"));
-        assert!(starts_with_ignore_ascii_case("onClick", "on"));
-        assert!(!starts_with_ignore_ascii_case("é", "on"));
-    }
-
-    proptest::proptest! {
-        /// No text makes either helper panic, and a match is a real prefix.
-        #[test]
-        fn any_text_and_prefix(text in "\\PC{0,12}", prefix in "\\PC{0,4}") {
-            if let Some(rest) = strip_prefix_ignore_ascii_case(&text, &prefix) {
-                proptest::prop_assert!(text.ends_with(rest));
-                proptest::prop_assert_eq!(text.len(), prefix.len() + rest.len());
-            }
-        }
-    }
 }
 
 /// The columns `text` takes in a terminal (Unicode Standard Annex #11,
@@ -87,22 +59,20 @@ pub fn pad_left(text: &str, width: usize) -> String {
 /// as [`bidi_shown`], for a line of terminal output; borrowed when there is
 /// none.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
-        return std::borrow::Cow::Borrowed(text);
+    if !text.chars().any(char::is_control) {
+        return show_bidi(text);
     }
-    std::borrow::Cow::Owned(
-        text.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_unicode().to_string()
-                } else if is_bidi_control(c) {
-                    bidi_shown(c)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
+    let escaped: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(show_bidi(&escaped).into_owned())
 }
 
 /// True for the Unicode bidirectional embedding, override and isolate
@@ -121,9 +91,53 @@ pub fn bidi_shown(c: char) -> String {
     format!("[U+{:04X}]", c as u32)
 }
 
+/// `text` with every bidirectional control as [`bidi_shown`]; borrowed
+/// when there is none.
+pub fn show_bidi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_bidi_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if is_bidi_control(c) {
+                    bidi_shown(c)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
-mod width_tests {
+mod tests {
     use super::*;
+
+    #[test]
+    fn prefixes_ignore_case_and_never_split_a_character() {
+        assert_eq!(
+            strip_prefix_ignore_ascii_case("OKN:rates", "okn:"),
+            Some("rates")
+        );
+        assert_eq!(strip_prefix_ignore_ascii_case("été", "okn:"), None);
+        assert_eq!(strip_prefix_ignore_ascii_case("中文注释", "okn:"), None);
+        assert_eq!(strip_prefix_ignore_ascii_case("ok", "okn:"), None);
+        assert!(!starts_with_ignore_ascii_case("dé", "on"));
+        assert!(starts_with_ignore_ascii_case("onClick", "on"));
+        assert!(!starts_with_ignore_ascii_case("é", "on"));
+    }
+
+    proptest::proptest! {
+        /// No text makes either helper panic, and a match is a real prefix.
+        #[test]
+        fn any_text_and_prefix(text in "\\PC{0,12}", prefix in "\\PC{0,4}") {
+            if let Some(rest) = strip_prefix_ignore_ascii_case(&text, &prefix) {
+                proptest::prop_assert!(text.ends_with(rest));
+                proptest::prop_assert_eq!(text.len(), prefix.len() + rest.len());
+            }
+        }
+    }
 
     /// Wide and combining characters take their columns, so padded texts
     /// line up.

@@ -184,6 +184,25 @@ pub fn carries_mark_line(path: &Path, mark: &str) -> bool {
     crate::fsutil::head(path).is_some_and(|head| head.lines().take(8).any(|l| l.starts_with(mark)))
 }
 
+/// Fails when `path` exists and does not [`carries_mark_line`] `mark`,
+/// unless `force`: a file a person wrote where a command would write its
+/// own (`report --markdown`, `compare --markdown`, `catalog compare`).
+/// `writer` names the command in the error (`okn-benchmark report`).
+///
+/// Errors: [`Error::File`] naming `path`, with what to do.
+pub fn refuse_unmarked(path: &Path, mark: &str, writer: &str, force: bool) -> Result<()> {
+    if force || !path.exists() || carries_mark_line(path, mark) {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        format!(
+            "exists and was not written by {writer}: give another file, or --force to replace \
+             it"
+        ),
+    ))
+}
+
 /// Fails when `path` exists and does not [`carries_mark_line`] `mark`.
 ///
 /// Errors: [`Error::File`] naming it, with what to do.

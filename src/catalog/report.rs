@@ -279,7 +279,7 @@ fn capitalized(text: &str) -> String {
 pub(crate) fn terminal(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+            if c.is_control() || crate::text::is_bidi_control(c) {
                 ' '
             } else {
                 c

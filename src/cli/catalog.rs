@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::catalog::{format, validate};
-use crate::error::{Error, Result};
+#[cfg(feature = "harness")]
+use crate::error::Error;
+use crate::error::Result;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum CatalogCommand {
@@ -384,12 +386,10 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
 ///
 /// Errors: [`Error::File`] naming the file, with what to do (exit 2).
 fn refuse_unless_generated(path: &std::path::Path) -> Result<()> {
-    use crate::catalog::{published::carries_mark_line, report::COMPARISON_MARK_LINE};
-    if !path.exists() || carries_mark_line(path, COMPARISON_MARK_LINE) {
-        return Ok(());
-    }
-    Err(Error::file(
+    crate::catalog::published::refuse_unmarked(
         path,
-        "exists and was not written by catalog compare: give another file, or --force to replace it",
-    ))
+        crate::catalog::report::COMPARISON_MARK_LINE,
+        "catalog compare",
+        false,
+    )
 }

@@ -90,16 +90,12 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
         ),
         Some(path) => {
             refuse_inside_a_runs_root(path)?;
-            if !args.force
-                && path.exists()
-                && !crate::catalog::published::carries_mark_line(path, MARK)
-            {
-                return Err(Error::file(
-                    path,
-                    "exists and was not written by okn-benchmark compare: give another file, or \
-                     --force to replace it",
-                ));
-            }
+            crate::catalog::published::refuse_unmarked(
+                path,
+                MARK,
+                "okn-benchmark compare",
+                args.force,
+            )?;
             let text = format!(
                 "{MARK}\n{}",
                 crate::render::comparison::markdown(&comparison, Some("## okn-benchmark compare"))

@@ -46,8 +46,7 @@ pub(crate) fn run(args: MergeArgs) -> Result<ExitCode> {
     // attempt's recorded files, ground truth, verdicts), before anything is
     // copied: a damaged shard copied in would be found only afterwards, in
     // the merged root (the red-team pass of issue 12).
-    let out_is_root = crate::layout::RunsRoot::is_runs_root(&args.out);
-    for input in args.shards.iter().chain(out_is_root.then_some(&args.out)) {
+    for input in args.shards.iter().chain([&args.out]) {
         if crate::layout::RunsRoot::is_runs_root(input) {
             let view = crate::report::load::root(input);
             crate::render::build::refuse_unreadable(input, &view.problems, "merged")?;

@@ -79,7 +79,12 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     // A file given to --markdown is checked before anything is written.
     if let Some(path) = args.markdown.as_deref().filter(|p| p.as_os_str() != "-") {
         crate::runs::frozen::refuse_frozen_at(path, "report")?;
-        refuse_foreign_markdown(path, args.force)?;
+        crate::catalog::published::refuse_unmarked(
+            path,
+            crate::render::readme::README_MARK,
+            "okn-benchmark report",
+            args.force,
+        )?;
     }
     if view.frozen {
         errln!(
@@ -112,27 +117,6 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Refuses to replace the `--markdown` file `path` when it exists and none
-/// of its first lines starts with the report's generator line
-/// ([`crate::render::readme::README_MARK`]; a note that quotes it inside a
-/// line is a person's), unless `force`: a file a person wrote, which
-/// replacing would lose (as `compare --markdown` refuses).
-///
-/// Errors: [`Error::File`] naming it, with what to do.
-fn refuse_foreign_markdown(path: &std::path::Path, force: bool) -> Result<()> {
-    if force
-        || !path.exists()
-        || crate::catalog::published::carries_mark_line(path, crate::render::readme::README_MARK)
-    {
-        return Ok(());
-    }
-    Err(Error::file(
-        path,
-        "exists and was not written by okn-benchmark report (it lacks the report's generator \
-         line): give another file, or --force to replace it",
-    ))
 }
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
@@ -196,6 +180,9 @@ pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
     // Inside a frozen root: refused before anything is written.
     crate::runs::frozen::refuse_frozen(&root, "freeze")?;
     let view = crate::report::load::root(&root.root);
+    // A root that lost or damaged files its records name would be closed
+    // broken (rescore then refuses it as frozen, and build as unreadable):
+    // loading it checked every one.
     crate::render::build::refuse_unreadable(&root.root, &view.problems, "frozen")?;
     if !view.unfinished.is_empty() {
         let lines: Vec<String> = view
@@ -212,9 +199,6 @@ pub(crate) fn freeze(args: FreezeArgs) -> Result<ExitCode> {
             ),
         ));
     }
-    // A root that lost files its records name would be closed broken:
-    // rescore then refuses it as frozen, and build as unreadable.
-    crate::runs::rescore::refuse_lost_files(&root, "the root was not frozen")?;
     // No build writes into a frozen root: its files and page are made now.
     let base = crate::cli::build::project_above(&root.root).unwrap_or_else(|| PathBuf::from("."));
     for path in crate::render::build::write_frozen_files(&base, &view)? {

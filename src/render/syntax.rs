@@ -65,17 +65,7 @@ pub fn md_text(text: &str) -> String {
 /// padded with a space where the text starts or ends with a backtick or a
 /// space (CommonMark 0.31, "Code spans"); line breaks become spaces.
 pub fn md_code(text: &str) -> String {
-    let text: String = text
-        .replace(['\r', '\n'], " ")
-        .chars()
-        .map(|c| {
-            if crate::text::is_bidi_control(c) {
-                crate::text::bidi_shown(c)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let text = crate::text::show_bidi(&text.replace(['\r', '\n'], " ")).into_owned();
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {

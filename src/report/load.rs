@@ -300,12 +300,7 @@ fn check_question(
             let Some(truth) = truth.as_ref().filter(|_| judged_here) else {
                 continue;
             };
-            // As `rescore` judges: the order the ground truth records.
-            let options = crate::score::ScoreOptions {
-                ordered: truth.meta.ordered,
-                ..crate::score::ScoreOptions::default()
-            };
-            let again = crate::runs::judge::judge(&files, a.attempt, truth, &options);
+            let again = crate::runs::judge::judge_again(&files, a.attempt, truth);
             let moved = crate::runs::rescore::differences(id, name, a, &again);
             if !moved.is_empty() {
                 problems.push(format!(
@@ -347,9 +342,7 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     if a.submitted && !dir.join(ANSWER_FILE).is_file() {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    let files = AttemptFiles::read(&dir, a.attempt)?;
-    files.check_recorded(Some(a))?;
-    Ok(files)
+    AttemptFiles::read_checked(&dir, a.attempt, Some(a))
 }
 
 /// Said of an attempt folder `result.json` lists that is gone.
@@ -426,7 +419,7 @@ fn check_conditions(
         let path = root.condition_file(name);
         for (id, summary) in &condition.questions {
             if let Some(result) = results.get(id).and_then(|r| r.get(name))
-                && let Some(fields) = disagreement(summary, &result.summary)
+                && let Some(fields) = disagreement(summary, &result.summary, "result.json has")
             {
                 problems.push(format!(
                     "{}: question '{id}' disagrees with its result.json ({fields}): run \
@@ -436,7 +429,7 @@ fn check_conditions(
             }
         }
         let fresh = crate::runs::records::aggregate(&condition.questions);
-        if let Some(fields) = disagreement(&condition.aggregate, &fresh) {
+        if let Some(fields) = disagreement(&condition.aggregate, &fresh, "recomputed") {
             problems.push(format!(
                 "{}: its aggregate disagrees with its questions ({fields}): run `okn-benchmark \
                  rescore` on the runs root",
@@ -507,7 +500,7 @@ fn check_result(
         }
     }
     let fresh = crate::runs::records::summarize(&result.attempts, result.ordered_key);
-    if let Some(fields) = disagreement(&result.summary, &fresh) {
+    if let Some(fields) = disagreement(&result.summary, &fresh, "recomputed") {
         return Err(format!(
             "its summary disagrees with its attempts ({fields}): run `okn-benchmark rescore` \
              on the runs root to recompute it from the attempts"
@@ -516,15 +509,16 @@ fn check_result(
     Ok(())
 }
 
-/// The fields of `recorded` whose values differ from `fresh` (both as
-/// JSON, as they are written), each as `NAME recorded R, recomputed F`,
-/// joined by `; `; `None` when they agree. Every field counts: a summary
+/// The fields of `recorded` whose values differ from `other` (both as
+/// JSON, as they are written), each as `NAME recorded R, OTHER_IS O`
+/// (`recomputed`, or `result.json has` for the copy a condition file
+/// repeats), joined by `; `; `None` when they agree. Every field counts: a summary
 /// or aggregate is what the tables and figures print, so one edited rate
 /// would be published (the red-team pass of issue 12 set a condition's
 /// `exact_rate` to 0.25 under an interval of 1.00–1.00).
-fn disagreement<T: serde::Serialize>(recorded: &T, fresh: &T) -> Option<String> {
+fn disagreement<T: serde::Serialize>(recorded: &T, other: &T, other_is: &str) -> Option<String> {
     let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
-        (serde_json::to_value(recorded), serde_json::to_value(fresh))
+        (serde_json::to_value(recorded), serde_json::to_value(other))
     else {
         return None;
     };
@@ -535,7 +529,7 @@ fn disagreement<T: serde::Serialize>(recorded: &T, fresh: &T) -> Option<String> 
             let f = b
                 .get(k)
                 .map_or_else(|| "none".to_string(), |f| f.to_string());
-            format!("{k} recorded {v}, recomputed {f}")
+            format!("{k} recorded {v}, {other_is} {f}")
         })
         .collect();
     (!fields.is_empty()).then(|| fields.join("; "))

@@ -72,6 +72,18 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
     recovered_episode(&report, attempt)
 }
 
+/// Judges attempt `attempt` again from its `files` against the ground truth
+/// recorded beside it, in the order that ground truth records
+/// (`ordered`): how `rescore` re-judges, and how loading a root checks that
+/// a recorded verdict is the one its files give.
+pub fn judge_again(files: &AttemptFiles, attempt: u32, truth: &GroundTruth) -> AttemptResult {
+    let options = ScoreOptions {
+        ordered: truth.meta.ordered,
+        ..ScoreOptions::default()
+    };
+    judge(files, attempt, truth, &options)
+}
+
 /// Judges attempt `attempt`, whose folder's files are `files`
 /// ([`AttemptFiles::read`]), against the ground truth `truth`: its rows,
 /// and its answer key (for the trajectory facts).

@@ -40,18 +40,33 @@ pub const RECOVERED_NOTE: &str = "wall time recovered from agent.json (the agent
 /// or one in another format (naming the formats read).
 pub fn read_condition(path: &Path) -> Result<ConditionFile> {
     let condition: ConditionFile = read_json(path)?;
-    if !RUNS_FORMATS_READ.contains(&condition.format) {
-        return Err(Error::file(
-            path,
-            format!(
-                "format {} is not one this version reads ({}): use the okn-benchmark that \
-                 recorded it",
-                condition.format,
-                super::records::formats_read(),
-            ),
-        ));
-    }
+    refuse_format(path, condition.format, RUNS_FORMATS_READ, "")?;
     Ok(condition)
+}
+
+/// Refuses the recorded file at `path` when its `format` is not in `read`
+/// (`docs/FORMAT.md`, "Format versions"): its members cannot be trusted to
+/// mean what this version reads them as. `then` is said after what to do.
+///
+/// Errors: [`Error::File`] naming `path`, the format and the formats read.
+fn refuse_format(
+    path: &Path,
+    format: u32,
+    read: std::ops::RangeInclusive<u32>,
+    then: &str,
+) -> Result<()> {
+    if read.contains(&format) {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        format!(
+            "format {format} is not one this version reads ({} to {}): use the okn-benchmark \
+             that recorded it{then}",
+            read.start(),
+            read.end()
+        ),
+    ))
 }
 
 /// Reads the ground truth recorded beside a question's attempts
@@ -237,8 +252,16 @@ impl AttemptFiles {
             None
         };
         let calls_file = read_calls_file(dir).map_err(damaged)?;
-        // A format no version wrote is damage too: its members cannot be
-        // trusted to mean what this version reads them as.
+        let agent = AgentReport::read(dir)?;
+        let episode_path = dir.join(EPISODE_FILE);
+        let episode_file = episode_path.exists();
+        let recorded_episode = if episode_file {
+            Some(read_json::<Episode>(&episode_path).map_err(damaged)?)
+        } else {
+            None
+        };
+        // A format no version wrote is damage too.
+        let or_restore = format!(", or {RESTORE}");
         let formats = [
             (
                 METRICS_FILE,
@@ -250,41 +273,20 @@ impl AttemptFiles {
                 calls_file.as_ref().map(|c| c.format),
                 1..=LOG_FORMAT,
             ),
+            (
+                EPISODE_FILE,
+                recorded_episode.as_ref().map(|e| e.format),
+                RUNS_FORMATS_READ,
+            ),
         ];
-        let calls = calls_file.map(|f| f.calls);
-        let agent = AgentReport::read(dir)?;
-        let episode_path = dir.join(EPISODE_FILE);
-        let episode_file = episode_path.exists();
-        let episode = if episode_file {
-            Some(read_json::<Episode>(&episode_path).map_err(damaged)?)
-        } else {
-            None
-        };
-        let episode_format = episode.as_ref().map(|e| e.format);
-        for (file, format, read) in
-            formats
-                .into_iter()
-                .chain([(EPISODE_FILE, episode_format, RUNS_FORMATS_READ)])
-        {
-            if let Some(format) = format
-                && !read.contains(&format)
-            {
-                return Err(Error::file(
-                    dir.join(file),
-                    format!(
-                        "format {format} is not one this version reads ({}–{}): use the \
-                         okn-benchmark that recorded it, or {RESTORE}",
-                        read.start(),
-                        read.end()
-                    ),
-                ));
+        for (file, format, read) in formats {
+            if let Some(format) = format {
+                refuse_format(&dir.join(file), format, read, &or_restore)?;
             }
         }
-        let episode = if episode_file {
-            episode
-        } else {
-            agent.json().and_then(|r| recovered_episode(r, attempt))
-        };
+        let calls = calls_file.map(|f| f.calls);
+        let episode =
+            recorded_episode.or_else(|| agent.json().and_then(|r| recovered_episode(r, attempt)));
         let answer_path = dir.join(ANSWER_FILE);
         let answer = if answer_path.exists() {
             Some(std::fs::read(&answer_path).map_err(|e| Error::io(&answer_path, "read", e))?)
@@ -300,6 +302,21 @@ impl AttemptFiles {
             agent,
             answer,
         })
+    }
+
+    /// [`AttemptFiles::read`], then [`AttemptFiles::check_recorded`] against
+    /// `recorded`: the files of an attempt as `rescore` and the loader of a
+    /// root (`report::load`) take them, before judging it again.
+    ///
+    /// Errors: as those two.
+    pub fn read_checked(
+        dir: &Path,
+        attempt: u32,
+        recorded: Option<&AttemptResult>,
+    ) -> Result<AttemptFiles> {
+        let files = AttemptFiles::read(dir, attempt)?;
+        files.check_recorded(recorded)?;
+        Ok(files)
     }
 
     /// Checks that every file the record says the attempt wrote is there

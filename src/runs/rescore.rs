@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::frozen::refuse_frozen;
-use super::judge::judge;
+use super::judge::judge_again;
 use super::recorded::{AttemptFiles, read_condition, read_ground_truth};
 use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::{read_json, write_json};
 use crate::layout::{RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruth;
-use crate::score::{SCORING_VERSION, ScoreOptions};
+use crate::score::SCORING_VERSION;
 
 /// One score that moved.
 #[derive(Debug, Clone, PartialEq)]
@@ -378,10 +378,6 @@ impl Scope<'_> {
             }
             Err(_) => None,
         };
-        let options = ScoreOptions {
-            ordered,
-            ..ScoreOptions::default()
-        };
         // The attempts the condition says it has: 1..=repeat. Any other
         // folder is named and left out.
         let repeat = condition.identity.repeat;
@@ -411,9 +407,8 @@ impl Scope<'_> {
             let previous = old
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
-            let files = AttemptFiles::read(&dir, n)?;
-            files.check_recorded(previous)?;
-            let new = judge(&files, n, truth, &options);
+            let files = AttemptFiles::read_checked(&dir, n, previous)?;
+            let new = judge_again(&files, n, truth);
             if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
             }

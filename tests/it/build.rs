@@ -655,7 +655,7 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
         (
             condition_file,
             question_f1,
-            "disagrees with its result.json (mean_f1 recorded 0.5, recomputed ",
+            "disagrees with its result.json (mean_f1 recorded 0.5, result.json has ",
         ),
         (
             result_file,
