@@ -13,7 +13,8 @@ use crate::error::Result;
 /// each question's ground truth (fingerprint and rows): a mismatch is
 /// refused with exit 2, naming the file and the field, and nothing is
 /// written. So is an attempt two shards hold with different contents, a
-/// shard that did not finish, and a frozen --out.
+/// shard that did not finish, a shard (or --out) with a recorded file that
+/// cannot be used, as report names them, and a frozen --out.
 ///
 /// Attempts are copied as recorded; each question's result.json, each
 /// condition file, README.md and the summary CSVs are written from them, so
