@@ -16,7 +16,9 @@ use std::hash::Hasher;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet, FxHasher};
 
+use super::guard::{self, KeyNumberIndex, Reach};
 use super::number::{self, Decimal};
+use super::tolerance::{self, Reading, Target, Tolerance};
 use super::{ScoreOptions, cell};
 use crate::table::Rows;
 
@@ -179,6 +181,18 @@ impl<'v> LocalNames<'v> {
     }
 }
 
+/// What the exact reading of the injectivity guard looks at.
+struct Guard<'m, 'v> {
+    /// Per group, the first key IRI under each local name.
+    maps: &'m [LocalNames<'v>],
+    /// Per group, the plain key values (in NFC) that are a local name.
+    plain: &'m [HashSet<String>],
+    /// Per group: it holds IRIs and plain values.
+    mixed: &'m [bool],
+    /// The key's numbers, when a local name of a group reads as one.
+    numbers: Option<&'m KeyNumberIndex>,
+}
+
 /// The key's IRIs by local name, for the answer cells that need them.
 enum Locals<'v> {
     /// None: no key IRI has a local name, or the reduction is withdrawn.
@@ -271,6 +285,8 @@ pub(super) struct KeyScan<'v> {
     /// Per group: the first bytes of its IRIs' local names, as
     /// [`Group::first_bytes`].
     first_bytes: Vec<[u64; 4]>,
+    /// Per group: some IRI's local name reads as a number.
+    numeric_locals: Vec<bool>,
 }
 
 impl KeyScan<'_> {
@@ -281,6 +297,7 @@ impl KeyScan<'_> {
             kinds: vec![(false, false); groups],
             ambiguous: vec![false; groups],
             first_bytes: vec![[0; 4]; groups],
+            numeric_locals: vec![false; groups],
             owned_iri: false,
             reduced_any: false,
         }
@@ -295,11 +312,12 @@ enum Facts<'x> {
     Plain { ambiguous: bool },
     /// A non-integral number, with its value.
     Decimal { value: f64, exact: bool },
-    /// An absolute IRI with a local name (`key`, its first byte); the IRI
-    /// when borrowed.
+    /// An absolute IRI with a local name (`key`, its first byte, whether
+    /// it reads as a number); the IRI when borrowed.
     Iri {
         key: u64,
         first: u8,
+        numeric: bool,
         iri: Option<&'x str>,
     },
     /// An absolute IRI without a local name.
@@ -346,9 +364,15 @@ pub(super) fn key_cell<'v>(
                 iri: read.iri.map(|v| detach(v, scratch)),
                 unwrapped: read.unwrapped,
                 facts: match read.facts {
-                    Facts::Iri { key, first, .. } => Facts::Iri {
+                    Facts::Iri {
                         key,
                         first,
+                        numeric,
+                        ..
+                    } => Facts::Iri {
+                        key,
+                        first,
+                        numeric,
                         iri: None,
                     },
                     Facts::Decimal { value, exact } => Facts::Decimal { value, exact },
@@ -373,8 +397,14 @@ pub(super) fn key_cell<'v>(
                     column: column | if exact { EXACT } else { 0 },
                 });
             }
-            Facts::Iri { key, first, iri } => {
+            Facts::Iri {
+                key,
+                first,
+                numeric,
+                iri,
+            } => {
                 kinds.0 = true;
+                scan.numeric_locals[group] |= numeric;
                 scan.first_bytes[group][usize::from(first >> 6)] |= 1 << (first & 63);
                 match iri {
                     Some(iri) => scan.iris.push(IriCell { key, iri }),
@@ -410,6 +440,10 @@ fn number_facts<'x>(text: &str, decimal: bool, gather: bool) -> Facts<'x> {
         return Facts::Plain { ambiguous: false };
     }
     let value = approx(text);
+    if !tolerance::a_double_holds(value) {
+        // Never snapped onto, so it needs no guard (issue 24, item 3).
+        return Facts::Plain { ambiguous: false };
+    }
     let exact = number::read(text).is_some_and(|r| r.f64_is_exact_key(value));
     Facts::Decimal { value, exact }
 }
@@ -450,19 +484,30 @@ fn key_cell_in<'x>(
                 facts: Facts::Neither,
             };
         };
+        let numeric = guard::numeric(local);
         let facts = Facts::Iri {
             key: if gather { local_key(group, local) } else { 0 },
             first: local.as_bytes().first().copied().unwrap_or_default(),
+            numeric,
             iri: match value {
                 Cow::Borrowed(v) => Some(v),
                 Cow::Owned(_) => None,
             },
         };
         if reduce {
+            // A local name that reads as a number stands for its IRI, so
+            // that no number of the same value can equal it (issue 24,
+            // item 2).
             let len = local.len();
+            let iri = whole(&value, scratch);
+            let normalized = if numeric {
+                iri
+            } else {
+                suffix(&value, len, scratch)
+            };
             return KeyCell {
-                values: [strict, suffix(&value, len, scratch)],
-                iri: Some(whole(&value, scratch)),
+                values: [strict, normalized],
+                iri: Some(iri),
                 unwrapped: !unchanged,
                 facts,
             };
@@ -507,9 +552,10 @@ fn number_val_of<'x>(
 /// What one group of key columns offers answer cells.
 #[derive(Default)]
 pub(super) struct Group<'v> {
-    /// Key decimals (non-integral numbers) as `(value, canonical)`, sorted
-    /// by value, one per distinct value; empty while snapping is withdrawn.
-    decimals: Vec<(f64, &'v str)>,
+    /// Key decimals a double holds (non-integral numbers), the snapping
+    /// targets, sorted by value, one per distinct value; empty while
+    /// snapping is withdrawn.
+    decimals: Vec<Target<'v>>,
     /// Canonical text of every numeric key cell: an answer number equal to
     /// one of them is taken at its word and never snapped.
     numbers: HashSet<&'v str>,
@@ -553,7 +599,15 @@ pub(super) struct KeyContext<'v> {
     pub(super) same_text_is_same: bool,
     by_name: bool,
     pub(super) figures: u32,
-    tol: f64,
+    tol: Tolerance,
+}
+
+/// A numeric key cell, as [`KeyNumbers`] keeps it (ranges of its text).
+struct KeyNumber {
+    group: u32,
+    canonical: (u32, u32),
+    /// A decimal a double holds: its value and its text as written.
+    decimal: Option<(f64, (u32, u32))>,
 }
 
 /// The canonical numbers of the key's cells, in one text, for
@@ -561,8 +615,10 @@ pub(super) struct KeyContext<'v> {
 #[derive(Default)]
 pub(super) struct KeyNumbers {
     text: String,
-    /// `(group, start, end, value)`; the value is `None` for integers.
-    entries: Vec<(u32, u32, u32, Option<f64>)>,
+    /// Each numeric key cell: its group, where its canonical text is and,
+    /// for a decimal a double holds, its value and where its text as
+    /// written is.
+    entries: Vec<KeyNumber>,
 }
 
 impl<'v> KeyContext<'v> {
@@ -587,9 +643,10 @@ impl<'v> KeyContext<'v> {
             same_text_is_same: false,
             by_name,
             figures: options.significant_figures,
-            tol: options.numeric_rel_tol,
+            tol: Tolerance::new(options.numeric_rel_tol),
         };
         let mut ambiguous = vec![false; count];
+        let mut numeric_locals = vec![false; count];
         let mut kinds = vec![(false, false); count];
         let mut owned = false;
         let mut decimals = Vec::with_capacity(scans.iter().map(|s| s.decimals.len()).sum());
@@ -608,14 +665,27 @@ impl<'v> KeyContext<'v> {
             for (all, chunk) in ambiguous.iter_mut().zip(&scan.ambiguous) {
                 *all |= chunk;
             }
+            for (all, chunk) in numeric_locals.iter_mut().zip(&scan.numeric_locals) {
+                *all |= chunk;
+            }
             decimals.extend(scan.decimals);
             iris.extend(scan.iris);
         }
         context.check_closeness(key, decimals);
         let mixed: Vec<bool> = kinds.iter().map(|&(iri, plain)| iri && plain).collect();
         let iri_groups: Vec<bool> = kinds.iter().map(|&(iri, _)| iri).collect();
-        if owned || !context.index_local_names(key, iris, (iri_groups, &mixed)) {
-            context.exact_local_names(key, &mixed);
+        // Groups where a local name that reads as a number may name a key
+        // number.
+        let numeric: Vec<bool> = numeric_locals
+            .iter()
+            .zip(&mixed)
+            .map(|(&n, &m)| n && m)
+            .collect();
+        if owned
+            || !context.index_local_names(key, iris, (iri_groups, &mixed))
+            || context.numeric_local_is_a_key_number(key, &numeric)
+        {
+            context.exact_local_names(key, (&mixed, &numeric));
         }
         context.same_text_is_same = context
             .groups
@@ -663,14 +733,24 @@ impl<'v> KeyContext<'v> {
             };
             for spot in distinct {
                 if let Some((before, first)) = &previous
-                    && (value - before).abs() <= self.tol * before.abs().max(value.abs())
+                    && tolerance::within_by(
+                        *before,
+                        value,
+                        (before.abs() >= value.abs(), &self.tol),
+                        || {
+                            Some((
+                                Decimal::parse(&first.text(key))?,
+                                Decimal::parse(&spot.text(key))?,
+                            ))
+                        },
+                    )
                 {
                     self.snapping = false;
                     self.notes.push(format!(
                         "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
                         first.text(key),
                         spot.text(key),
-                        self.tol
+                        self.tol.value
                     ));
                     return;
                 }
@@ -732,7 +812,8 @@ impl<'v> KeyContext<'v> {
     }
 
     /// True when some value of a `mixed` group that is not an absolute IRI
-    /// (in NFC) is the local name of one of the group's IRIs.
+    /// (in NFC), or its own local name, is the local name of one of the
+    /// group's IRIs.
     fn plain_value_is_a_local_name<K: Rows + ?Sized + Sync>(
         &self,
         key: &K,
@@ -755,8 +836,17 @@ impl<'v> KeyContext<'v> {
                     if cell::is_absolute_iri(&value) {
                         return false;
                     }
+                    // Its own local name is a key IRI's: an answer of the
+                    // same text would read as that IRI.
+                    let group = &self.groups[g];
+                    if let Some(local) = cell::local_name(&value)
+                        && group.might_hold(local)
+                        && self.locals.get(g, local).is_some()
+                    {
+                        return true;
+                    }
                     let value = cell::nfc(&value);
-                    self.groups[g].might_hold(&value) && self.locals.get(g, &value).is_some()
+                    group.might_hold(&value) && self.locals.get(g, &value).is_some()
                 })
             })
         })
@@ -768,7 +858,11 @@ impl<'v> KeyContext<'v> {
     /// another key value of the group (a bare name could stand for
     /// either). Either withdraws the reduction for the question, with a
     /// note naming the first IRI, in row order, that breaks it.
-    fn exact_local_names<K: Rows + ?Sized>(&mut self, key: &'v K, mixed: &[bool]) {
+    fn exact_local_names<K: Rows + ?Sized>(
+        &mut self,
+        key: &'v K,
+        (mixed, numeric): (&[bool], &[bool]),
+    ) {
         let mut maps: Vec<LocalNames<'v>> = (0..self.groups.len())
             .map(|_| LocalNames::default())
             .collect();
@@ -823,7 +917,17 @@ impl<'v> KeyContext<'v> {
                 group.note_first_byte(local);
             }
         }
-        match self.first_collision(key, &maps, &plain) {
+        let numbers = numeric
+            .iter()
+            .any(|&n| n)
+            .then(|| self.key_number_index(key, numeric));
+        let guard = Guard {
+            maps: &maps,
+            plain: &plain,
+            mixed,
+            numbers: numbers.as_ref(),
+        };
+        match self.first_collision(key, &guard) {
             Some(why) => {
                 self.iri_normalization = false;
                 self.notes.push(format!(
@@ -838,33 +942,49 @@ impl<'v> KeyContext<'v> {
         }
     }
 
-    /// The first key IRI, in row order, whose local name is a plain key
-    /// value of its group (`plain`: those that are) or is shared with an
-    /// earlier key IRI (`maps`: the first IRI under each name), and why.
-    fn first_collision<K: Rows + ?Sized>(
-        &self,
-        key: &K,
-        maps: &[LocalNames<'_>],
-        plain: &[HashSet<String>],
-    ) -> Option<String> {
+    /// The first key cell, in row order, that breaks the guard, and why:
+    /// a plain value whose own local name is a key IRI's; an IRI whose
+    /// local name is a plain key value of its group, reads as a key number
+    /// of its group, or is shared with an earlier key IRI.
+    fn first_collision<K: Rows + ?Sized>(&self, key: &K, guard: &Guard<'_, '_>) -> Option<String> {
         let mut cells = Vec::new();
         for row in 0..key.row_count() {
             key.row_into(row, &mut cells);
             for (column, text) in cells.iter().enumerate() {
                 let value = unwrapped(text);
+                let g = self.group_of(column);
                 if !cell::is_absolute_iri(&value) {
+                    if guard.mixed[g]
+                        && let Some(local) = cell::local_name(&value)
+                        && let Some(iri) = guard.maps[g].get(local)
+                    {
+                        return Some(if *local == *value {
+                            format!(
+                                "the local name of key IRI {iri} is also the key value '{local}'"
+                            )
+                        } else {
+                            format!(
+                                "the key value '{value}' has the local name '{local}' of key IRI {iri}"
+                            )
+                        });
+                    }
                     continue;
                 }
                 let Some(local) = cell::local_name(&value) else {
                     continue;
                 };
-                let g = self.group_of(column);
-                if plain[g].contains(local) {
+                if guard.plain[g].contains(local) {
                     return Some(format!(
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
                 }
-                match maps[g].get(local) {
+                if let Some(numbers) = guard.numbers
+                    && guard::numeric(local)
+                    && let Some(why) = numbers.reads_as_key_number(g, local, &self.tol)
+                {
+                    return Some(format!("the local name of key IRI {value} {why}"));
+                }
+                match guard.maps[g].get(local) {
                     Some(existing) if *existing != *value => {
                         let (first, second) = if *existing < *value {
                             (existing, &*value)
@@ -882,17 +1002,65 @@ impl<'v> KeyContext<'v> {
         None
     }
 
+    /// True when, in a `numeric` group, a key IRI's local name that reads
+    /// as a number is a key number of the group, or snaps onto one.
+    fn numeric_local_is_a_key_number<K: Rows + ?Sized>(&self, key: &K, numeric: &[bool]) -> bool {
+        if !numeric.iter().any(|&n| n) {
+            return false;
+        }
+        let numbers = self.key_number_index(key, numeric);
+        let mut cells = Vec::new();
+        for row in 0..key.row_count() {
+            key.row_into(row, &mut cells);
+            for (column, text) in cells.iter().enumerate() {
+                let g = self.group_of(column);
+                if !numeric[g] {
+                    continue;
+                }
+                let value = unwrapped(text);
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                if let Some(local) = cell::local_name(&value)
+                    && guard::numeric(local)
+                    && numbers.reads_as_key_number(g, local, &self.tol).is_some()
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The key's numbers of the `wanted` groups, as the guard reads them.
+    fn key_number_index<K: Rows + ?Sized>(&self, key: &K, wanted: &[bool]) -> KeyNumberIndex {
+        let group_of = |column: usize| self.group_of(column);
+        KeyNumberIndex::read(
+            key,
+            Reach {
+                wanted,
+                group_of: &group_of,
+                figures: self.figures,
+                snapping: self.snapping,
+            },
+            |text| cell::unwrap_syntax(text.trim()).into_owned(),
+        )
+    }
+
     /// With the key's numbers: what snapping needs (targets and the values
     /// taken at their word), per group.
     pub(super) fn with_numbers(mut self, numbers: &'v KeyNumbers) -> KeyContext<'v> {
-        for &(g, start, end, value) in &numbers.entries {
-            let Some(text) = numbers.text.get(start as usize..end as usize) else {
+        let text = |(start, end): (u32, u32)| numbers.text.get(start as usize..end as usize);
+        for entry in &numbers.entries {
+            let Some(canonical) = text(entry.canonical) else {
                 continue;
             };
-            let group = &mut self.groups[g as usize];
-            group.numbers.insert(text);
-            if let Some(value) = value {
-                group.decimals.push((value, text));
+            let group = &mut self.groups[entry.group as usize];
+            group.numbers.insert(canonical);
+            if let Some((value, written)) = entry.decimal
+                && let Some(written) = text(written)
+            {
+                group.decimals.push((value, canonical, written));
             }
         }
         for group in &mut self.groups {
@@ -977,7 +1145,8 @@ impl<'v> KeyContext<'v> {
             } else {
                 number::read(&value).is_some()
             };
-            if speculate && !is_number {
+            let numeric = guard::numeric(local);
+            if speculate && !is_number && !numeric {
                 return (
                     [strict, suffix(&value, len, scratch)],
                     Some(whole(&value, scratch)),
@@ -987,7 +1156,14 @@ impl<'v> KeyContext<'v> {
                 if *iri != *value {
                     tally.by_local_name += 1;
                 }
-                return ([strict, suffix(&value, len, scratch)], None);
+                // As the key's IRI is when its local name reads as a
+                // number: the IRI itself.
+                let normalized = if numeric {
+                    push(scratch, iri)
+                } else {
+                    suffix(&value, len, scratch)
+                };
+                return ([strict, normalized], None);
             }
         }
         if unchanged {
@@ -1028,7 +1204,14 @@ impl<'v> KeyContext<'v> {
         let (own, _) = number_val(text, self.figures, scratch)?;
         if self.snapping
             && !g.numbers.contains(own.resolve(scratch))
-            && let Some(target) = snap_target(&g.decimals, approx(text), self.tol)
+            && let Some(target) = tolerance::snap_target(
+                &g.decimals,
+                Reading {
+                    value: approx(text),
+                    text,
+                },
+                &self.tol,
+            )
         {
             if let Val::Scratch(start, _) = own {
                 scratch.truncate(start as usize);
@@ -1057,19 +1240,28 @@ impl KeyNumbers {
         for row in 0..key.row_count() {
             key.row_into(row, &mut cells);
             for (column, text) in cells.iter().enumerate() {
-                let value = unwrapped(text);
-                let Some(reading) = number::read(&value) else {
+                let unwrapped_text = unwrapped(text);
+                let Some(reading) = number::read(&unwrapped_text) else {
                     continue;
                 };
-                let decimal = (!reading.is_integral()).then(|| approx(&value));
                 let start = numbers.text.len() as u32;
                 reading.push_canonical_at(context.figures, &mut numbers.text);
-                numbers.entries.push((
-                    context.group_of(column) as u32,
-                    start,
-                    numbers.text.len() as u32,
+                let canonical = (start, numbers.text.len() as u32);
+                let decimal = if reading.is_integral() {
+                    None
+                } else {
+                    let value = approx(&unwrapped_text);
+                    tolerance::a_double_holds(value).then(|| {
+                        let start = numbers.text.len() as u32;
+                        numbers.text.push_str(&unwrapped_text);
+                        (value, (start, numbers.text.len() as u32))
+                    })
+                };
+                numbers.entries.push(KeyNumber {
+                    group: context.group_of(column) as u32,
+                    canonical,
                     decimal,
-                ));
+                });
             }
         }
         numbers
@@ -1101,35 +1293,20 @@ impl Spot {
 
 /// The distinct values among key decimals of one `f64` (a run of the
 /// sorted decimals), each as the text it first appears as (the run is in
-/// row order), ordered by that text.
+/// row order), ordered by value.
 fn distinct_texts<K: Rows + ?Sized>(key: &K, run: &[KeyDecimal]) -> Vec<Spot> {
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<(Decimal, String)> = Vec::new();
     for d in run {
         let text = Spot::At(d.row, d.column()).text(key);
-        let exact = Decimal::parse(&text)
-            .map(|d| d.canonical())
-            .unwrap_or_default();
-        if !seen.iter().any(|(e, _)| *e == exact) {
+        let Some(exact) = Decimal::parse(&text) else {
+            continue;
+        };
+        if !seen.iter().any(|(e, _)| e.cmp_value(&exact).is_eq()) {
             seen.push((exact, text));
         }
     }
-    seen.sort_by(|a, b| a.1.cmp(&b.1));
+    seen.sort_by(|a, b| a.0.cmp_value(&b.0));
     seen.into_iter().map(|(_, text)| Spot::Text(text)).collect()
-}
-
-/// The nearest key decimal within relative `tol` of `value`, if any (binary
-/// search over the sorted decimals; the nearest is one of the two
-/// neighbours of `value`'s insertion point).
-fn snap_target<'v>(decimals: &[(f64, &'v str)], value: f64, tol: f64) -> Option<&'v str> {
-    let at = decimals.partition_point(|(t, _)| *t < value);
-    let mut best: Option<(f64, &'v str)> = None;
-    for &(target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
-        let distance = (value - target).abs();
-        if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, canonical));
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 /// What adjusted answer cells in the normalized tier.

@@ -25,8 +25,10 @@
 
 pub mod cell;
 mod context;
+mod guard;
 pub mod number;
 mod rows;
+mod tolerance;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -39,7 +41,7 @@ use rows::{Layout, TierCount};
 
 /// Version of the comparison contract in `docs/SCORING.md`. Bump it whenever
 /// a rule there changes, so a recorded score says which rules produced it.
-pub const SCORING_VERSION: &str = "1.1";
+pub const SCORING_VERSION: &str = "1.2";
 
 /// Relative tolerance within which an answer decimal snaps onto a key
 /// decimal (`docs/SCORING.md`, "Numbers (both tiers)": 5e-4).

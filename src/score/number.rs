@@ -6,6 +6,8 @@
 //! rounding to significant figures is decimal rounding. The rules are in
 //! `docs/SCORING.md`, section "Numbers".
 
+use std::cmp::Ordering;
+
 /// A finite decimal number: `(-1)^negative × digits × 10^exponent`.
 ///
 /// `digits` has no leading or trailing zeros (each byte is `0..=9`); zero is
@@ -191,6 +193,195 @@ impl Decimal {
         } else {
             self.round_to(figures).canonical()
         }
+    }
+}
+
+impl Decimal {
+    /// True for zero.
+    pub fn is_zero(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// True for a negative value (zero is never negative).
+    pub fn is_negative(&self) -> bool {
+        self.negative
+    }
+
+    /// The exact order of two values (`-1 < -0.5 < 0 < 1e-400 < 2`).
+    pub fn cmp_value(&self, other: &Decimal) -> Ordering {
+        match (self.sign(), other.sign()) {
+            (a, b) if a != b => a.cmp(&b),
+            (0, _) => Ordering::Equal,
+            (1, _) => self.cmp_abs(other),
+            _ => other.cmp_abs(self),
+        }
+    }
+
+    /// -1, 0 or 1.
+    fn sign(&self) -> i8 {
+        match (self.is_zero(), self.negative) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        }
+    }
+
+    /// The exponent of the leading digit (`1234.5` → 3, `0.05` → -2);
+    /// `None` for zero.
+    fn magnitude(&self) -> Option<i64> {
+        (!self.is_zero()).then(|| self.exponent + self.digits.len() as i64 - 1)
+    }
+
+    /// The exact order of the absolute values.
+    pub fn cmp_abs(&self, other: &Decimal) -> Ordering {
+        match (self.magnitude(), other.magnitude()) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(a), Some(b)) if a != b => a.cmp(&b),
+            // Same leading position: the digit strings compare from the
+            // left, a missing digit being a zero (no trailing zeros).
+            _ => self.digits.cmp(&other.digits),
+        }
+    }
+
+    /// `|self − other|`, exactly.
+    pub fn abs_diff(&self, other: &Decimal) -> Decimal {
+        let exponent = self.exponent.min(other.exponent);
+        let a = aligned(self, exponent);
+        let b = aligned(other, exponent);
+        let digits = if self.negative != other.negative && !self.is_zero() && !other.is_zero() {
+            add_le(&a, &b)
+        } else if self.cmp_abs(other) == Ordering::Less {
+            sub_le(&b, &a)
+        } else {
+            sub_le(&a, &b)
+        };
+        from_le(false, digits, exponent)
+    }
+
+    /// `self × other`, exactly.
+    pub fn mul(&self, other: &Decimal) -> Decimal {
+        if self.is_zero() || other.is_zero() {
+            return Decimal::zero();
+        }
+        let mut product = vec![0u32; self.digits.len() + other.digits.len()];
+        for (i, &a) in self.digits.iter().rev().enumerate() {
+            for (j, &b) in other.digits.iter().rev().enumerate() {
+                product[i + j] += u32::from(a) * u32::from(b);
+            }
+            // Carry after each row keeps every slot below 10 * 10 * 2.
+            let mut carry = 0;
+            for slot in product.iter_mut() {
+                let v = *slot + carry;
+                *slot = v % 10;
+                carry = v / 10;
+            }
+        }
+        let digits = product.into_iter().map(|d| d as u8).collect();
+        from_le(
+            self.negative != other.negative,
+            digits,
+            self.exponent + other.exponent,
+        )
+    }
+}
+
+/// True when `|a − b| ≤ tol × |scale|`, decided on the decimal values
+/// (`docs/SCORING.md`, "Snapping": a tolerance is never decided on binary
+/// floats, which cannot tell `1.5e-400` from `0`; issue 24, item 3).
+pub fn within_tolerance(a: &Decimal, b: &Decimal, tol: &Decimal, scale: &Decimal) -> bool {
+    // With a tolerance below 1, values of other signs or leading digits
+    // two places apart are never within it: decided before any digit
+    // arithmetic, which then stays within the digits the values have.
+    if tol.cmp_abs(&Decimal::one()) == Ordering::Less {
+        if a.sign() != b.sign() {
+            return false;
+        }
+        if let (Some(x), Some(y)) = (a.magnitude(), b.magnitude())
+            && (x - y).abs() > 1
+        {
+            return false;
+        }
+    }
+    a.abs_diff(b).cmp_abs(&tol.mul(scale)) != Ordering::Greater
+}
+
+/// A tolerance as the decimal value it is written as (the shortest text
+/// that reads back as the same `f64`: `5e-4` is `0.0005`); `None` for a
+/// value that is not finite.
+pub fn tolerance(tol: f64) -> Option<Decimal> {
+    tol.is_finite()
+        .then(|| Decimal::parse(&format!("{}", tol.abs())))
+        .flatten()
+}
+
+impl Decimal {
+    fn one() -> Decimal {
+        Decimal {
+            negative: false,
+            digits: vec![1],
+            exponent: 0,
+        }
+    }
+}
+
+/// The digits of `d`'s absolute value as an integer times `10^exponent`
+/// (`exponent` at most `d`'s), least significant first.
+fn aligned(d: &Decimal, exponent: i64) -> Vec<u8> {
+    let shift = (d.exponent - exponent).max(0) as usize;
+    let mut out = vec![0u8; shift];
+    out.extend(d.digits.iter().rev());
+    out
+}
+
+/// `a + b`, digits least significant first.
+fn add_le(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()) + 1);
+    let mut carry = 0u8;
+    for i in 0..a.len().max(b.len()) {
+        let v = a.get(i).copied().unwrap_or(0) + b.get(i).copied().unwrap_or(0) + carry;
+        out.push(v % 10);
+        carry = v / 10;
+    }
+    if carry > 0 {
+        out.push(carry);
+    }
+    out
+}
+
+/// `a − b` for `a ≥ b`, digits least significant first.
+fn sub_le(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut borrow = 0i8;
+    for (i, &x) in a.iter().enumerate() {
+        let mut v = x as i8 - b.get(i).copied().unwrap_or(0) as i8 - borrow;
+        borrow = i8::from(v < 0);
+        if v < 0 {
+            v += 10;
+        }
+        out.push(v as u8);
+    }
+    out
+}
+
+/// A [`Decimal`] from digits least significant first, times
+/// `10^exponent`, without leading or trailing zeros.
+fn from_le(negative: bool, mut digits: Vec<u8>, mut exponent: i64) -> Decimal {
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    let trailing = digits.iter().take_while(|&&d| d == 0).count();
+    digits.drain(..trailing);
+    exponent += trailing as i64;
+    if digits.is_empty() {
+        return Decimal::zero();
+    }
+    digits.reverse();
+    Decimal {
+        negative,
+        digits,
+        exponent,
     }
 }
 

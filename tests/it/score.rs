@@ -196,3 +196,120 @@ mod regression {
         }
     }
 }
+
+/// The verdict fields of a scored result: `(exact, strict_exact, f1,
+/// strict_f1)`.
+fn verdict(out: &Output) -> (bool, bool, f64, f64) {
+    let json = out.json();
+    (
+        json["exact"].as_bool().unwrap(),
+        json["strict_exact"].as_bool().unwrap(),
+        json["f1"].as_f64().unwrap(),
+        json["strict_f1"].as_f64().unwrap(),
+    )
+}
+
+/// Issue 24, item 1: an answer byte for byte the key, whose key holds an
+/// identifiers.org IRI and a CURIE of the same id (one column or two),
+/// scored `exact: false`, F1 0.5 (0.0 with the columns renamed), because
+/// the answer's CURIE was read by its local name and the key's was not.
+#[test]
+fn an_answer_identical_to_a_key_with_an_iri_and_a_curie_of_one_id_is_exact() {
+    for key in [
+        "id\nhttp://identifiers.org/hgnc/5\nHGNC:5\n",
+        "gene,curie\nhttp://identifiers.org/hgnc/5,hgnc:5\nhttp://identifiers.org/hgnc/7,hgnc:7\n",
+    ] {
+        let renamed = key.replacen(|c: char| c.is_ascii_lowercase(), "X", 1);
+        for answer in [key, renamed.as_str()] {
+            let out = score(key, answer).run();
+            assert_eq!(verdict(&out), (true, true, 1.0, 1.0), "{answer}");
+        }
+        // The key cannot tell the CURIE from the IRI by local name (in
+        // the two-column key, only once its columns are one group).
+        let note = first_note(&score(key, &renamed).run());
+        assert!(
+            note.contains("has the local name '5' of key IRI http://identifiers.org/hgnc/5"),
+            "{note}"
+        );
+    }
+}
+
+/// Issue 24, item 2: a key holding `http://ex.org/item/5` and `5.0`
+/// cannot tell them apart by local name, yet an answer naming the IRI
+/// twice was exact.
+#[test]
+fn a_key_iri_whose_local_name_is_a_key_number_withdraws_the_reduction() {
+    let key = "a\nhttp://ex.org/item/5\n5.0\n";
+    let out = score(key, "a\nhttp://ex.org/item/5\nhttp://ex.org/item/5\n").run();
+    assert_eq!(verdict(&out), (false, false, 0.5, 0.5));
+    assert_eq!(
+        first_note(&out),
+        "IRI normalization withdrawn: the local name of key IRI http://ex.org/item/5 reads as the key value '5.0', so IRIs are compared in full"
+    );
+    assert_eq!(verdict(&score(key, key).run()), (true, true, 1.0, 1.0));
+    // A local name that snaps onto a key decimal is as ambiguous.
+    let out = score(
+        "a\nhttp://ex.org/v/0.45356\n0.453562\n",
+        "a\n0.45356\n0.45356\n",
+    )
+    .run();
+    assert!(
+        first_note(&out)
+            .contains("reads as a number within relative 0.0005 of the key value '0.453562'")
+    );
+}
+
+/// Issue 24, item 2: a number in the answer (`1e3`, `1000.0`) matched a
+/// key IRI by local name (`.../fips/1000`), with no note. Only text naming
+/// the local name does.
+#[test]
+fn a_number_never_matches_a_key_iri_by_local_name() {
+    let key = "county\nhttp://ex.org/fips/1000\n";
+    for answer in ["county\n1e3\n", "county\n1000.0\n", "county\n+1000\n"] {
+        let out = score(key, answer).run();
+        assert_eq!(verdict(&out), (false, false, 0.0, 0.0), "{answer}");
+        assert_eq!(out.json()["notes"], json!([]), "{answer}");
+    }
+    for answer in ["county\n1000\n", "county\nfips/1000\n"] {
+        let out = score(key, answer).run();
+        assert_eq!(verdict(&out), (true, false, 1.0, 0.0), "{answer}");
+        assert_eq!(
+            first_note(&out),
+            "1 answer cell matched a key IRI by local name (normalized tier only)"
+        );
+    }
+}
+
+/// Issue 24, item 3: `1.5e-400`, `-7e-500` and `0` are all `0.0` as
+/// doubles, and `-7e-500` snapped onto `1.5e-400` in both tiers. A value
+/// a double cannot hold never snaps and is never snapped onto; the
+/// boundary of the tolerance is decided on the decimal digits.
+#[test]
+fn numbers_are_compared_as_decimals_not_as_doubles() {
+    for answer in ["v\n-7e-500\n", "v\n0\n", "v\n2e-400\n"] {
+        let out = score("v\n1.5e-400\n", answer).run();
+        assert_eq!(verdict(&out), (false, false, 0.0, 0.0), "{answer}");
+    }
+    assert_eq!(
+        verdict(&score("v\n1.5e-400\n", "v\n15e-401\n").run()),
+        (true, true, 1.0, 1.0)
+    );
+    // Two key values doubles read as one are not "too close to snap".
+    let out = score(
+        "v\n1.5e-400\n2e-400\n0.453562\n",
+        "v\n1.5e-400\n2e-400\n0.45356\n",
+    )
+    .run();
+    assert_eq!(verdict(&out), (true, true, 1.0, 1.0));
+    assert_eq!(out.json()["snapping"], json!(true));
+    // |0.5 - 0.49975| is 0.00025, exactly 5e-4 of 0.5: within, though the
+    // doubles put it a hair outside.
+    assert_eq!(
+        verdict(&score("v\n0.5\n", "v\n0.49975\n").run()),
+        (true, true, 1.0, 1.0)
+    );
+    assert_eq!(
+        verdict(&score("v\n0.5\n", "v\n0.4997499\n").run()),
+        (false, false, 0.0, 0.0)
+    );
+}

@@ -9,12 +9,11 @@
 #![allow(dead_code)]
 use okn_benchmark::format::plural;
 use okn_benchmark::score::{
-    ColumnMatch, SCORING_VERSION, Score, ScoreOptions, cell, f1_parts, number::Decimal,
+    ColumnMatch, SCORING_VERSION, Score, ScoreOptions, cell, f1_parts, number, number::Decimal,
 };
 use okn_benchmark::table::Table;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 /// Scores `answer` against the answer key's result `key`.
 ///
 /// Never fails: every pair of tables has a score. See the module docs and
@@ -192,17 +191,36 @@ struct KeyContext {
     /// IRI local-name reduction is in force (not withdrawn).
     iri_normalization: bool,
     notes: Vec<String>,
+    /// The tolerance as the decimal it is written as.
+    tol: Decimal,
 }
 
 #[derive(Default)]
 struct Group {
-    /// Key decimals (non-integral numbers) as `(value, canonical)`, sorted.
-    decimals: Vec<(f64, String)>,
-    /// Canonical text of every numeric key cell: an answer number equal to
-    /// one of them is taken at its word and never snapped.
-    numbers: HashSet<String>,
+    /// Key decimals a double can hold (non-integral numbers whose nearest
+    /// `f64` is a normal one) as `(value, text first written)`, sorted by
+    /// value, one per value: the snapping targets.
+    decimals: Vec<(Decimal, String)>,
+    /// Canonical text of every numeric key cell (an answer number equal to
+    /// one of them is taken at its word and never snapped), with the text
+    /// the first such cell is written as.
+    numbers: HashMap<String, String>,
     /// Local name → key IRI.
     local_names: HashMap<String, String>,
+}
+
+/// True when a double holds `d` to its full precision (a normal `f64`):
+/// only such a value snaps or is snapped onto (`docs/SCORING.md`).
+fn a_double_holds(text: &str, d: &Decimal) -> bool {
+    text.parse::<f64>()
+        .unwrap_or_else(|_| d.to_f64())
+        .is_normal()
+}
+
+/// True when a local name reads as a number: it is then matched only by
+/// text naming it, never by a number of the same value.
+fn numeric(local: &str) -> bool {
+    Decimal::parse(local).is_some()
 }
 
 impl KeyContext {
@@ -215,17 +233,21 @@ impl KeyContext {
             snapping: true,
             iri_normalization: true,
             notes: Vec::new(),
+            tol: okn_benchmark::score::number::tolerance(options.numeric_rel_tol)
+                .expect("a finite tolerance"),
         };
         let group_of = |column: usize| if by_name { column } else { 0 };
         context.read_numbers(key, &group_of, options);
-        context.read_local_names(key, &group_of);
+        context.read_local_names(key, &group_of, options);
         context
     }
 
     /// Numbers: snapping targets, the numbers taken at their word, and the
     /// closeness guard over the whole question (`docs/SCORING.md`, "Numbers
-    /// (both tiers)", "Snapping withdrawn"): two key decimals within the
-    /// tolerance of each other withdraw snapping for the question.
+    /// (both tiers)", "Snapping withdrawn"): two distinct key decimals
+    /// within the tolerance of each other withdraw snapping for the
+    /// question. Values are compared as decimals, never as doubles; a
+    /// decimal a double cannot hold takes no part in snapping.
     fn read_numbers(
         &mut self,
         key: &Table,
@@ -233,9 +255,9 @@ impl KeyContext {
         options: &ScoreOptions,
     ) {
         let figures = options.significant_figures;
-        let mut all_decimals: BTreeMap<String, (f64, String)> = BTreeMap::new();
-        let mut group_decimals: Vec<BTreeMap<String, (f64, String)>> =
-            (0..self.groups.len()).map(|_| BTreeMap::new()).collect();
+        // Every distinct decimal value, with the text it first appears as.
+        let mut all: Vec<(Decimal, String)> = Vec::new();
+        let mut per_group: Vec<Vec<(Decimal, String)>> = vec![Vec::new(); self.groups.len()];
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let text = cell::unwrap_syntax(cell.trim());
@@ -243,22 +265,23 @@ impl KeyContext {
                     continue;
                 };
                 let g = group_of(column);
-                self.groups[g].numbers.insert(d.canonical_at(figures));
-                if !d.is_integral() {
-                    let approx = text.parse::<f64>().unwrap_or_else(|_| d.to_f64());
-                    let entry = (approx, d.canonical_at(figures));
-                    all_decimals
-                        .entry(d.canonical())
-                        .or_insert_with(|| (approx, text.to_string()));
-                    group_decimals[g].insert(d.canonical(), entry);
+                self.groups[g]
+                    .numbers
+                    .entry(d.canonical_at(figures))
+                    .or_insert_with(|| text.to_string());
+                if !d.is_integral() && a_double_holds(&text, &d) {
+                    if !all.iter().any(|(v, _)| v.cmp_value(&d).is_eq()) {
+                        all.push((d.clone(), text.to_string()));
+                    }
+                    per_group[g].push((d, text.to_string()));
                 }
             }
         }
-        let mut close: Vec<(f64, String)> = all_decimals.into_values().collect();
-        close.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        for pair in close.windows(2) {
-            let (a, b) = (pair[0].0, pair[1].0);
-            if (b - a).abs() <= options.numeric_rel_tol * a.abs().max(b.abs()) {
+        all.sort_by(|a, b| a.0.cmp_value(&b.0));
+        for pair in all.windows(2) {
+            let (a, b) = (&pair[0].0, &pair[1].0);
+            let larger = if a.cmp_abs(b).is_ge() { a } else { b };
+            if number::within_tolerance(a, b, &self.tol, larger) {
                 self.snapping = false;
                 self.notes.push(format!(
                     "decimal snapping withdrawn: the key's own values {} and {} are within relative {} of each other",
@@ -268,19 +291,29 @@ impl KeyContext {
             }
         }
         if self.snapping {
-            for (group, decimals) in self.groups.iter_mut().zip(group_decimals) {
-                let mut list: Vec<(f64, String)> = decimals.into_values().collect();
-                list.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-                group.decimals = list;
+            for (group, mut decimals) in self.groups.iter_mut().zip(per_group) {
+                // Stable: of equal values, the first written is kept.
+                decimals.sort_by(|a, b| a.0.cmp_value(&b.0));
+                decimals.dedup_by(|a, b| a.0.cmp_value(&b.0).is_eq());
+                group.decimals = decimals;
             }
         }
     }
 
-    /// IRI local names, and the injectivity guard: within a group, two
-    /// distinct key IRIs may not share a local name, and no IRI's local
-    /// name may equal another key value of the group (else a bare name
-    /// could stand for either). Either withdraws it for the question.
-    fn read_local_names(&mut self, key: &Table, group_of: &dyn Fn(usize) -> usize) {
+    /// IRI local names, and the injectivity guard over the whole key: an
+    /// answer cell naming any key value must read as that value alone. So,
+    /// within a group, the reduction is withdrawn for the question when
+    /// two distinct key IRIs share a local name; when an IRI's local name,
+    /// read as an answer cell would read it without the reduction (as
+    /// text, or as a number, snapping included), is another key value; or
+    /// when a key value that is not an IRI has a key IRI's local name as
+    /// its own (`HGNC:5` beside `http://identifiers.org/hgnc/5`).
+    fn read_local_names(
+        &mut self,
+        key: &Table,
+        group_of: &dyn Fn(usize) -> usize,
+        options: &ScoreOptions,
+    ) {
         let mut plain: Vec<HashSet<String>> =
             (0..self.groups.len()).map(|_| HashSet::default()).collect();
         for row in &key.rows {
@@ -291,7 +324,22 @@ impl KeyContext {
                 }
             }
         }
-        if let Some(why) = self.local_name_collision(key, group_of, &plain) {
+        // Every IRI under its local name first (the first in row order).
+        for row in &key.rows {
+            for (column, cell) in row.iter().enumerate() {
+                let value = cell::unwrap_syntax(cell.trim()).into_owned();
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                if let Some(local) = cell::local_name(&value) {
+                    self.groups[group_of(column)]
+                        .local_names
+                        .entry(local.to_string())
+                        .or_insert_with(|| value.clone());
+                }
+            }
+        }
+        if let Some(why) = self.local_name_collision(key, group_of, &plain, options) {
             self.iri_normalization = false;
             self.notes.push(format!(
                 "IRI normalization withdrawn: {why}, so IRIs are compared in full"
@@ -302,30 +350,48 @@ impl KeyContext {
         }
     }
 
-    /// Records each key IRI under its local name, group by group, and
-    /// returns the first collision that makes local names ambiguous.
+    /// The first key cell, in row order, that breaks the guard, and why.
     fn local_name_collision(
-        &mut self,
+        &self,
         key: &Table,
         group_of: &dyn Fn(usize) -> usize,
         plain: &[HashSet<String>],
+        options: &ScoreOptions,
     ) -> Option<String> {
         for row in &key.rows {
             for (column, cell) in row.iter().enumerate() {
                 let value = cell::unwrap_syntax(cell.trim()).into_owned();
+                let g = group_of(column);
+                let group = &self.groups[g];
                 if !cell::is_absolute_iri(&value) {
+                    // A plain value an answer would read as a key IRI.
+                    if let Some(local) = cell::local_name(&value)
+                        && let Some(iri) = group.local_names.get(local)
+                    {
+                        return Some(if local == value {
+                            format!(
+                                "the local name of key IRI {iri} is also the key value '{local}'"
+                            )
+                        } else {
+                            format!(
+                                "the key value '{value}' has the local name '{local}' of key IRI {iri}"
+                            )
+                        });
+                    }
                     continue;
                 }
                 let Some(local) = cell::local_name(&value) else {
                     continue;
                 };
-                let g = group_of(column);
                 if plain[g].contains(local) {
                     return Some(format!(
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
                 }
-                match self.groups[g].local_names.get(local) {
+                if let Some(why) = self.reads_as_key_number(g, local, options) {
+                    return Some(format!("the local name of key IRI {value} {why}"));
+                }
+                match group.local_names.get(local) {
                     Some(existing) if *existing != value => {
                         let (first, second) = if *existing < value {
                             (existing.clone(), value.clone())
@@ -336,21 +402,62 @@ impl KeyContext {
                             "key IRIs {first} and {second} share the local name '{local}'"
                         ));
                     }
-                    Some(_) => {}
-                    None => {
-                        self.groups[g]
-                            .local_names
-                            .insert(local.to_string(), value.clone());
-                    }
+                    _ => {}
                 }
             }
         }
         None
     }
 
+    /// How a local name, read as an answer number of group `g`, is a key
+    /// number of that group (equal to one, or snapping onto one), if it is.
+    fn reads_as_key_number(&self, g: usize, local: &str, options: &ScoreOptions) -> Option<String> {
+        let d = Decimal::parse(local)?;
+        let own = d.canonical_at(options.significant_figures);
+        let group = &self.groups[g];
+        if let Some(written) = group.numbers.get(&own) {
+            return Some(format!("reads as the key value '{written}'"));
+        }
+        let (_, written) = self.snap_target(group, local, &d)?;
+        Some(format!(
+            "reads as a number within relative {} of the key value '{written}'",
+            options.numeric_rel_tol
+        ))
+    }
+
+    /// The key decimal of `group` an answer number `d` (written `text`)
+    /// snaps onto: the nearest within the tolerance, the lower of two as
+    /// near; none while snapping is withdrawn, for a number a double
+    /// cannot hold, or for one that is itself a key number of the group.
+    fn snap_target<'g>(
+        &self,
+        group: &'g Group,
+        text: &str,
+        d: &Decimal,
+    ) -> Option<&'g (Decimal, String)> {
+        if !self.snapping || !a_double_holds(text, d) {
+            return None;
+        }
+        let mut best: Option<(&(Decimal, String), Decimal)> = None;
+        for target in &group.decimals {
+            if !number::within_tolerance(d, &target.0, &self.tol, &target.0) {
+                continue;
+            }
+            let distance = d.abs_diff(&target.0);
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| distance.cmp_abs(b).is_lt())
+            {
+                best = Some((target, distance));
+            }
+        }
+        best.map(|(t, _)| t)
+    }
+
     /// Canonical value of a key cell of `group` in a tier: in the normalized
-    /// tier a key IRI is its local name (while that is injective), and text
-    /// is in Unicode NFC.
+    /// tier a key IRI is its local name (while that is injective; the IRI
+    /// itself when that name reads as a number), and text is in Unicode
+    /// NFC.
     fn key_cell(
         &self,
         text: &str,
@@ -369,7 +476,11 @@ impl KeyContext {
             && let Some(local) = cell::local_name(&value)
             && self.groups[group].local_names.contains_key(local)
         {
-            return local.to_string();
+            return if numeric(local) {
+                value.into_owned()
+            } else {
+                local.to_string()
+            };
         }
         match Decimal::parse(&value) {
             Some(d) => d.canonical_at(options.significant_figures),
@@ -389,7 +500,7 @@ impl KeyContext {
         tally: &mut Tally,
     ) -> String {
         let text = text.trim();
-        let group = &self.groups[group];
+        let g = &self.groups[group];
         let value = if normalized {
             let unwrapped = cell::unwrap_syntax(text);
             if unwrapped != text {
@@ -403,26 +514,25 @@ impl KeyContext {
         // forms servers print) is that local name, like the key's IRI.
         if normalized
             && let Some(local) = cell::local_name(&value)
-            && let Some(iri) = group.local_names.get(local)
+            && let Some(iri) = g.local_names.get(local)
         {
             if **iri != *value {
                 tally.by_local_name += 1;
             }
-            return local.to_string();
+            return if numeric(local) {
+                iri.clone()
+            } else {
+                local.to_string()
+            };
         }
         match Decimal::parse(&value) {
             Some(d) => {
                 let own = d.canonical_at(options.significant_figures);
-                if self.snapping
-                    && !group.numbers.contains(&own)
-                    && let Some(target) = snap_target(
-                        &group.decimals,
-                        value.parse::<f64>().unwrap_or_else(|_| d.to_f64()),
-                        options.numeric_rel_tol,
-                    )
+                if !g.numbers.contains_key(&own)
+                    && let Some((target, _)) = self.snap_target(g, &value, &d)
                 {
                     tally.snapped += 1;
-                    return target.clone();
+                    return target.canonical_at(options.significant_figures);
                 }
                 own
             }
@@ -430,21 +540,6 @@ impl KeyContext {
             None => value.into_owned(),
         }
     }
-}
-
-/// The nearest key decimal within relative `tol` of `value`, if any (binary
-/// search over the sorted decimals; the nearest is one of the two
-/// neighbours of `value`'s insertion point).
-fn snap_target(decimals: &[(f64, String)], value: f64, tol: f64) -> Option<&String> {
-    let at = decimals.partition_point(|(t, _)| *t < value);
-    let mut best: Option<(f64, &String)> = None;
-    for (target, canonical) in decimals[at.saturating_sub(1)..].iter().take(2) {
-        let distance = (value - target).abs();
-        if distance <= tol * target.abs() && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, canonical));
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 #[derive(Default)]

@@ -122,3 +122,144 @@ proptest! {
         prop_assert_eq!(s.f1, 1.0);
     }
 }
+
+/// Keys mixing what real answer keys mix (issue 24, items 1-3): full IRIs
+/// with local names that are words or numbers, CURIEs and bare local
+/// names of the same ids, numbers in every notation (plain, signed,
+/// scientific, trailing zeros, beyond what a double holds), literals in
+/// SPARQL syntax, literals with slashes.
+fn mixed_cell() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u8..3, 0u8..6).prop_map(|(ns, n)| format!("http://identifiers.org/ns{ns}/{n}")),
+        (0u8..3, 0u8..4).prop_map(|(ns, n)| format!("https://identifiers.org/ns{ns}:{n}")),
+        (0u8..3, 0u8..6).prop_map(|(ns, n)| format!("ns{ns}:{n}")),
+        (0u8..3, 0u8..6).prop_map(|(ns, n)| format!("NS{ns}:{n}")),
+        (0u8..3, 0u8..4).prop_map(|(ns, n)| format!("http://ex.org/ns{ns}/item{n}")),
+        (0u8..4).prop_map(|n| format!("item{n}")),
+        (0u8..4).prop_map(|n| format!("ns1/item{n}")),
+        (0u8..6).prop_map(|n| n.to_string()),
+        (0u8..6).prop_map(|n| format!("{n}.0")),
+        (0u8..6).prop_map(|n| format!("{n}e0")),
+        (0u8..6).prop_map(|n| format!("+{n}")),
+        (-20i64..20, 0u32..4).prop_map(|(n, e)| format!("{n}e-{e}")),
+        (1u32..9, 0u32..4).prop_map(|(m, k)| format!("0.{m}{}", "5".repeat(k as usize))),
+        Just("1000".to_string()),
+        Just("1e3".to_string()),
+        Just("http://x/fips/1000".to_string()),
+        Just("1.5e-400".to_string()),
+        Just("-7e-500".to_string()),
+        Just("2e-400".to_string()),
+        Just("1e400".to_string()),
+        Just("0.9995".to_string()),
+        Just("1.0005".to_string()),
+        Just("0.5".to_string()),
+        Just("0.49975".to_string()),
+        (0u8..4).prop_map(|n| format!("\"a/{n}\"")),
+        (0u8..4).prop_map(|n| format!("\"{n}\"^^xsd:integer")),
+        (0u8..4).prop_map(|n| format!("AC/DC {n}")),
+        (0u8..4).prop_map(|n| format!("\"item{n}\"@en")),
+        Just(String::new()),
+    ]
+}
+
+fn mixed_table() -> impl Strategy<Value = Table> {
+    (1usize..4).prop_flat_map(|width| {
+        let columns = (0..width).map(|i| format!("c{i}")).collect::<Vec<_>>();
+        prop::collection::vec(prop::collection::vec(mixed_cell(), width), 0..7).prop_map(
+            move |rows| Table {
+                columns: columns.clone(),
+                rows,
+            },
+        )
+    })
+}
+
+/// A mixed key and an answer made from it: rows kept, repeated, dropped
+/// or with a cell replaced by another mixed cell.
+fn mixed_pair() -> impl Strategy<Value = (Table, Table)> {
+    mixed_table().prop_flat_map(|key| {
+        let n = key.rows.len();
+        let width = key.columns.len();
+        (
+            Just(key),
+            prop::collection::vec(
+                (0..n.max(1), any::<bool>(), mixed_cell(), 0..width),
+                0..(n + 3),
+            ),
+        )
+            .prop_map(move |(key, picks)| {
+                let rows = picks
+                    .into_iter()
+                    .map(|(i, alter, value, col)| {
+                        if key.rows.is_empty() {
+                            return vec![value; width];
+                        }
+                        let mut row = key.rows[i % key.rows.len()].clone();
+                        if alter {
+                            row[col] = value;
+                        }
+                        row
+                    })
+                    .collect();
+                let columns = key.columns.clone();
+                (key, Table { columns, rows })
+            })
+    })
+}
+
+/// The answer's columns under names the key does not use.
+fn renamed(answer: &Table, prefix: &str) -> Table {
+    Table {
+        columns: (0..answer.columns.len())
+            .map(|i| format!("{prefix}{i}"))
+            .collect(),
+        rows: answer.rows.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// Issue 24, item 1: an answer identical to the key is exact, ordered
+    /// and F1 1 in both tiers, under the key's column names or others.
+    #[test]
+    fn an_identical_answer_is_exact_in_both_tiers_whatever_its_column_names(key in mixed_table()) {
+        let options = ScoreOptions { ordered: true, ..ScoreOptions::default() };
+        for answer in [key.clone(), renamed(&key, "x")] {
+            let s = score(&key, &answer, &options);
+            prop_assert!(s.exact && s.strict_exact, "{s:?}");
+            prop_assert_eq!((s.f1, s.strict_f1), (1.0, 1.0));
+            prop_assert_eq!((s.ordered, s.strict_ordered), (Some(true), Some(true)));
+        }
+    }
+
+    /// The normalized tier only adds adjustments: its F1 is never below the
+    /// strict tier's, and strict exactness implies normalized exactness.
+    #[test]
+    fn the_normalized_f1_is_never_below_the_strict_f1((key, answer) in mixed_pair(), rename in any::<bool>()) {
+        let answer = if rename { renamed(&answer, "x") } else { answer };
+        let s = score(&key, &answer, &ScoreOptions::default());
+        prop_assert!(s.f1 >= s.strict_f1, "f1 {} < strict f1 {}: {s:?}", s.f1, s.strict_f1);
+        if s.strict_exact { prop_assert!(s.exact, "{s:?}"); }
+    }
+
+    /// Shuffling the answer's rows, or renaming its columns to other names
+    /// the key does not use either, never changes an unordered verdict.
+    #[test]
+    fn shuffling_rows_or_renaming_columns_never_changes_an_unordered_verdict((key, answer) in mixed_pair(), seed in any::<u64>()) {
+        let options = ScoreOptions::default();
+        let mut shuffled = answer.clone();
+        let n = shuffled.rows.len();
+        if n > 1 {
+            shuffled.rows.rotate_left((seed as usize) % n);
+            shuffled.rows.reverse();
+        }
+        let verdict = |a: &Table| {
+            let s = score(&key, a, &options);
+            (s.exact, s.strict_exact, s.f1, s.strict_f1, s.matched_rows)
+        };
+        prop_assert_eq!(verdict(&answer), verdict(&shuffled));
+        let (x, y) = (renamed(&answer, "x"), renamed(&shuffled, "y"));
+        prop_assert_eq!(verdict(&x), verdict(&y));
+    }
+}
