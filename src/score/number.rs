@@ -814,6 +814,62 @@ mod tests {
         }
     }
 
+    fn d(text: &str) -> Decimal {
+        Decimal::parse(text).unwrap()
+    }
+
+    #[test]
+    fn exact_arithmetic() {
+        assert_eq!(
+            d("1.5e-400").abs_diff(&d("-7e-500")),
+            d(&format!("15{}7e-500", "0".repeat(98)))
+        );
+        assert_eq!(d("1").abs_diff(&d("0.9995")), d("0.0005"));
+        assert_eq!(d("-2.5").abs_diff(&d("1.25")), d("3.75"));
+        assert_eq!(d("0.0005").mul(&d("-0.5")), d("-0.00025"));
+        assert_eq!(d("-1").cmp_value(&d("-0.5")), Ordering::Less);
+        assert_eq!(d("1e-400").cmp_value(&d("0")), Ordering::Greater);
+        assert_eq!(d("-7e-500").cmp_value(&d("0")), Ordering::Less);
+        assert_eq!(d("5.0").cmp_value(&d("5e0")), Ordering::Equal);
+        let tol = tolerance(5e-4).unwrap();
+        assert_eq!(tol, d("0.0005"));
+        assert!(within_tolerance(&d("0.49975"), &d("0.5"), &tol, &d("0.5")));
+        assert!(!within_tolerance(
+            &d("0.4997499"),
+            &d("0.5"),
+            &tol,
+            &d("0.5")
+        ));
+        assert!(!within_tolerance(
+            &d("-7e-500"),
+            &d("1.5e-400"),
+            &tol,
+            &d("1.5e-400")
+        ));
+        assert!(within_tolerance(
+            &d("1.50001e-400"),
+            &d("1.5e-400"),
+            &tol,
+            &d("1.5e-400")
+        ));
+    }
+
+    proptest::proptest! {
+        /// The exact test agrees with integer arithmetic on values small
+        /// enough for `i128` (scaled by 10^12).
+        #[test]
+        fn within_tolerance_is_exact(a in -2_000_000i64..2_000_000, b in -2_000_000i64..2_000_000, ea in 0u32..6, eb in 0u32..6) {
+            let text = |n: i64, e: u32| format!("{n}e-{e}");
+            let (x, y) = (d(&text(a, ea)), d(&text(b, eb)));
+            let scaled = |n: i64, e: u32| i128::from(n) * 10i128.pow(12 - e);
+            let (ax, by) = (scaled(a, ea), scaled(b, eb));
+            // |a - b| <= 0.0005 |b|  <=>  10000 |a - b| <= 5 |b|
+            let want = 10_000 * (ax - by).abs() <= 5 * by.abs();
+            proptest::prop_assert_eq!(within_tolerance(&x, &y, &d("0.0005"), &y), want);
+            proptest::prop_assert_eq!(x.cmp_value(&y), ax.cmp(&by));
+        }
+    }
+
     #[test]
     fn to_f64_is_close() {
         assert_eq!(Decimal::parse("0.453562").unwrap().to_f64(), 0.453562);
