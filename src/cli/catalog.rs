@@ -226,7 +226,10 @@ fn run_catalog(_args: RunArgs) -> Result<ExitCode> {
 fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     use crate::catalog::format::Kind;
     use crate::catalog::{report, run};
-    let catalog = format::load(&args.catalog)?;
+    // Read once: the text recorded, its digest and the catalog run are
+    // one and the same (`catalog_source`, issue 24 item 8).
+    let source = crate::error::read_text(&args.catalog)?;
+    let catalog = format::parse(&args.catalog, &source)?;
     let problems = validate::validate(&catalog);
     if !problems.is_empty() {
         let listed: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
@@ -268,7 +271,6 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     }
     types.sort();
     types.dedup();
-    let bytes = crate::error::read_file(&args.catalog)?;
     let settings = run::RunSettings {
         // No path of the machine is recorded: an absolute path keeps its
         // file name alone.
@@ -282,7 +284,8 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
                 .display()
                 .to_string()
         },
-        catalog_sha256: crate::reference::sha256_tag(&bytes),
+        catalog_sha256: crate::reference::sha256_tag(source.as_bytes()),
+        catalog_source: source.clone(),
         types,
         timeout: std::time::Duration::from_secs(args.timeout),
         catalog_dir: args
