@@ -473,12 +473,9 @@ impl Moved {
     }
 }
 
-/// A status as `results.json` writes it.
+/// A status as `results.json` writes it ([`Status::name`]).
 pub fn status_name(s: Status) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    s.name().to_string()
 }
 
 /// What differs between the two runs as a whole, worded as sentences
@@ -596,5 +593,50 @@ fn shown(path: &Path) -> String {
         parts[parts.len().saturating_sub(2)..].join("/")
     } else {
         parts.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn phrasing(words: &str, label: &str) -> PhrasingResult {
+        PhrasingResult {
+            user_query: words.into(),
+            tool: "lookup".into(),
+            arguments: json!({"label": label}).as_object().unwrap().clone(),
+            duration_s: 0.0,
+            execution_error: None,
+            reply: None,
+            candidates: Some(vec!["http://in/A".into()]),
+            expectations: vec![],
+        }
+    }
+
+    /// A rephrasing with the wording of the other run's but other
+    /// arguments asks another question: it is named, not compared, and
+    /// states no direction.
+    #[test]
+    fn a_rephrasing_asked_with_other_arguments_is_not_compared() {
+        let query = |label: &str| QueryResult {
+            id: "q".into(),
+            category: "c".into(),
+            phrasings: vec![phrasing("Maine", "Maine"), phrasing("maine", label)],
+        };
+        let same = one(&query("maine"), &query("maine"));
+        assert_eq!(same.class, Class::Unchanged);
+        let other = one(&query("maine"), &query("Maine state"));
+        assert_eq!(
+            (other.class, other.reasons),
+            (
+                Class::Changed,
+                vec![
+                    "rephrasing 1 (\"maine\"): not compared, it asks another question: argument \
+                     'label' is \"maine\" in the baseline, but \"Maine state\" in the candidate"
+                        .to_string()
+                ]
+            )
+        );
     }
 }

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::format::{Catalog, Query};
+use super::format::{Catalog, Kind, Query};
 use super::report::terminal;
 use super::run::{self, ExpectationResult, KEPT_TEXT_CHARS, PhrasingResult, QueryResult, Results};
 use crate::error::{Error, Result};
@@ -114,7 +114,7 @@ pub fn damage(results: &Results) -> Vec<Damage> {
         .collect();
     for recorded in &results.queries {
         match chosen.iter().find(|q| q.id == recorded.id) {
-            Some(query) => query_damage(catalog, results, query, recorded, &mut out),
+            Some(query) => query_damage(Judged { catalog, types }, query, recorded, &mut out),
             None => out.push(at(
                 &query_place(&recorded.id),
                 "in results.json, but the run's catalog has no such query with an expectation \
@@ -198,14 +198,15 @@ fn bound_catalog(results: &Results, catalog: &Catalog, out: &mut Vec<Damage>) {
     }
 }
 
+/// What a run was judged by: its catalog and the types it evaluated.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    catalog: &'a Catalog,
+    types: &'a [Kind],
+}
+
 /// One recorded query against the catalog's `query`.
-fn query_damage(
-    catalog: &Catalog,
-    results: &Results,
-    query: &Query,
-    recorded: &QueryResult,
-    out: &mut Vec<Damage>,
-) {
+fn query_damage(judged: Judged, query: &Query, recorded: &QueryResult, out: &mut Vec<Damage>) {
     let place = query_place(&query.id);
     if recorded.category != query.category {
         out.push(at(
@@ -249,16 +250,14 @@ fn query_damage(
             asked.push(d);
         }
         out.extend(asked.into_iter().map(|what| at(&place, &what)));
-        phrasing_damage(catalog, results, query, p, &place, out);
+        phrasing_damage(judged, (query, p), &place, out);
     }
 }
 
 /// One recorded phrasing's reply against what it records of it.
 fn phrasing_damage(
-    catalog: &Catalog,
-    results: &Results,
-    query: &Query,
-    p: &PhrasingResult,
+    judged: Judged,
+    (query, p): (&Query, &PhrasingResult),
     place: &str,
     out: &mut Vec<Damage>,
 ) {
@@ -305,7 +304,7 @@ fn phrasing_damage(
             return;
         }
     };
-    let (expectations, candidates) = run::verdicts(catalog, query, &results.types, &reply);
+    let (expectations, candidates) = run::verdicts(judged.catalog, query, judged.types, &reply);
     if p.candidates != candidates {
         out.push(at(
             place,
@@ -381,8 +380,8 @@ fn expectation_differences(
     if recorded.status != derived.status {
         out.push(format!(
             "status {} in results.json, but {source} gives {}",
-            super::compare::status_name(recorded.status),
-            super::compare::status_name(derived.status)
+            recorded.status.name(),
+            derived.status.name()
         ));
     } else if recorded.detail != derived.detail {
         out.push(format!(
@@ -491,5 +490,138 @@ fn at(place: &str, what: &str) -> Damage {
     Damage {
         place: place.to_string(),
         what: what.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::checks::Reply;
+    use crate::catalog::run::{QueryResult, judge, phrasings};
+    use serde_json::json;
+
+    /// A catalog of one query over `results[*].iri`, with a ranked check,
+    /// and a check on the reply's text.
+    fn catalog() -> Catalog {
+        serde_json::from_value(json!({
+            "format": 1,
+            "header": {
+                "server": "s", "server_version": "1", "confirmed": "2026-12-02",
+                "scope": {"prefixes": ["http://in/"]}, "categories": ["c"]
+            },
+            "queries": [{
+                "id": "q", "category": "c", "user_query": "u", "why": "w",
+                "run": {"tool": "t", "arguments": {"label": "A"}},
+                "candidates": {"path": "results[*]", "id": "iri"},
+                "variables": {"acceptable": ["http://in/A"]},
+                "expectations": [
+                    {"type": "contract", "check": "call_succeeds"},
+                    {"type": "quality", "check": "acceptable_in_top", "n": 1},
+                    {"type": "quality", "check": "contains", "value": "http://in/A"}
+                ]
+            }]
+        }))
+        .unwrap()
+    }
+
+    /// The run of `catalog` whose one call got `reply`, as `catalog run`
+    /// records it.
+    fn recorded(catalog: &Catalog, reply: Reply) -> Results {
+        let types = vec![Kind::Contract, Kind::Quality];
+        let query = &catalog.queries[0];
+        let phrasing = &phrasings(query)[0];
+        let judged = judge(catalog, query, &types, phrasing, (Ok(reply), 0.5));
+        let source = serde_json::to_string_pretty(catalog).unwrap();
+        Results {
+            format: run::RESULTS_FORMAT,
+            catalog: "c.json".into(),
+            catalog_sha256: crate::reference::sha256_tag(source.as_bytes()),
+            profile: "p".into(),
+            server: None,
+            types,
+            queries: vec![QueryResult {
+                id: "q".into(),
+                category: "c".into(),
+                phrasings: vec![judged],
+            }],
+            catalog_document: Some(catalog.clone()),
+            catalog_source: Some(source),
+        }
+    }
+
+    /// A JSON text longer than what is kept no longer parses once cut, so
+    /// its candidates could not be read again: it is kept whole. A long
+    /// text whose cut judges the same is cut. Either reads back clean.
+    #[test]
+    fn a_reply_is_kept_whole_when_its_cut_text_would_judge_otherwise() {
+        let catalog = catalog();
+        let rows: Vec<Value> = (0..2_000)
+            .map(|i| json!({"iri": format!("http://in/N{i}")}))
+            .chain([json!({"iri": "http://in/A"})])
+            .collect();
+        let long_json = json!({"results": rows}).to_string();
+        assert!(long_json.chars().count() > KEPT_TEXT_CHARS);
+        let mut results = recorded(
+            &catalog,
+            Reply {
+                is_error: false,
+                text: long_json.clone(),
+                structured: None,
+            },
+        );
+        let p = &results.queries[0].phrasings[0];
+        let reply = p.reply.as_ref().unwrap();
+        assert_eq!((reply.text_cut, reply.text.len()), (false, long_json.len()));
+        assert_eq!(p.candidates.as_ref().map(Vec::len), Some(2_001));
+        assert_eq!(damage(&results), vec![]);
+
+        // As a version that always cut would have recorded it: the cut
+        // text gives no candidates, and the file is refused, saying so.
+        let reply = results.queries[0].phrasings[0].reply.as_mut().unwrap();
+        reply.text = long_json.chars().take(KEPT_TEXT_CHARS).collect();
+        reply.text_cut = true;
+        let found: Vec<String> = damage(&results).iter().map(Damage::to_string).collect();
+        assert_eq!(
+            found[0],
+            "query 'q', canonical phrasing: 2001 candidates in results.json, but the recorded \
+             reply (its text cut when recorded, so the evidence may be incomplete) gives no \
+             candidate list"
+        );
+
+        let long_text = format!("http://in/A {}", "x".repeat(KEPT_TEXT_CHARS));
+        let cut = recorded(
+            &catalog,
+            Reply {
+                is_error: false,
+                text: long_text,
+                structured: Some(json!({"results": [{"iri": "http://in/A"}]})),
+            },
+        );
+        let reply = cut.queries[0].phrasings[0].reply.as_ref().unwrap();
+        assert_eq!(
+            (reply.text_cut, reply.text.chars().count()),
+            (true, KEPT_TEXT_CHARS)
+        );
+        assert_eq!(damage(&cut), vec![]);
+    }
+
+    /// Arguments are named one by one, those only one call gives too.
+    #[test]
+    fn argument_differences_name_each_argument() {
+        let a = json!({"label": "Maine", "limit": 5});
+        let b = json!({"label": "Maine counties", "graph": "g"});
+        assert_eq!(
+            argument_differences(
+                a.as_object().unwrap(),
+                b.as_object().unwrap(),
+                ("the baseline", "the candidate")
+            ),
+            vec![
+                "argument 'label' is \"Maine\" in the baseline, but \"Maine counties\" in the \
+                 candidate",
+                "argument 'limit' is given in the baseline (5), not in the candidate",
+                "argument 'graph' is given in the candidate (\"g\"), not in the baseline",
+            ]
+        );
     }
 }

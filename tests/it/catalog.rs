@@ -1387,7 +1387,9 @@ mod derived_again {
         let json: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(json["format"], 3);
         let maine = "query 'maine-by-name', canonical phrasing";
-        let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, String)> = vec![
+        /// What is edited, the edit, what the refusal says.
+        type Case = (&'static str, Box<dyn Fn(&mut Value)>, String);
+        let cases: Vec<Case> = vec![
             (
                 "a count in a detail",
                 Box::new(|j| {
