@@ -56,8 +56,13 @@ default `harness` feature)"
     /// that flips, an acceptable candidate crossing the top-N line, a trap
     /// starting or stopping to outrank the acceptable candidate, and a known
     /// gap closing or reopening; anything else that differs is "changed", for
-    /// a maintainer to judge. No winner, no total: exit 0 whatever the classes;
-    /// 2 when a results.json is unreadable or malformed (named with the field).
+    /// a maintainer to judge. A query that asks another question in the two
+    /// runs (another wording, tool, argument, expectation or acceptable
+    /// candidate) is "not comparable", naming what differs. Each results.json
+    /// is derived again from its own catalog and recorded replies first. No
+    /// winner, no total: exit 0 whatever the classes; 2 when a results.json
+    /// is unreadable or malformed (named with the field), or does not follow
+    /// from its own records (named with the query).
     Compare(CompareArgs),
 }
 

@@ -1532,17 +1532,23 @@ mod derived_again {
             );
             assert!(!built.path().join("edited/report.md").exists(), "{what}");
         }
-        // The run as recorded is read, and a copy with a changed duration
-        // (evidence: nothing else gives it) is too.
+        // The run as recorded is read, a copy with a changed duration
+        // (evidence: nothing else gives it) is too, and so is the same run
+        // as format 2 wrote it (without catalog_source).
         let mut slower = json.clone();
         slower["queries"][0]["phrasings"][0]["duration_s"] = json!(9.5);
-        Test::new()
-            .write("good/results.json", &text)
-            .write("slower/results.json", slower.to_string())
-            .args(["catalog", "compare", "good", "slower"])
-            .stdout("5 of 5 queries unchanged\n")
-            .status(0)
-            .run();
+        let mut format_2 = json.clone();
+        format_2["format"] = json!(2);
+        format_2.as_object_mut().unwrap().remove("catalog_source");
+        for other in [slower, format_2] {
+            Test::new()
+                .write("good/results.json", &text)
+                .write("other/results.json", other.to_string())
+                .args(["catalog", "compare", "good", "other"])
+                .stdout("5 of 5 queries unchanged\n")
+                .status(0)
+                .run();
+        }
     }
 
     /// Issue 24, item 8: `catalog compare` of two runs whose query of one
