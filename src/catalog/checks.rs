@@ -61,6 +61,19 @@ pub enum Status {
     KnownGapFixed,
 }
 
+impl Status {
+    /// The status as `results.json` writes it (`known_gap_open`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Error => "error",
+            Status::KnownGapOpen => "known_gap_open",
+            Status::KnownGapFixed => "known_gap_fixed",
+        }
+    }
+}
+
 /// The status of `expectation` given what its check found: a known gap
 /// that fails is still open, one that holds is fixed; an error is an error
 /// either way.
@@ -442,6 +455,19 @@ mod tests {
             check("a.c", json!(2)),
             Outcome::Fail("a.c is not in the result".into())
         );
+    }
+
+    #[test]
+    fn a_status_is_named_as_results_json_writes_it() {
+        for s in [
+            Status::Pass,
+            Status::Fail,
+            Status::Error,
+            Status::KnownGapOpen,
+            Status::KnownGapFixed,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.name()));
+        }
     }
 
     #[test]

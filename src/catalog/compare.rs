@@ -56,10 +56,15 @@ pub struct QueryComparison {
     pub reasons: Vec<String>,
 }
 
-/// Reads a `results.json`, or the one inside a folder.
+/// Reads a `results.json`, or the one inside a folder, and derives it
+/// again from its own catalog and recorded replies
+/// ([`super::verify::check`]; issue 24, item 8): every reader (`catalog
+/// compare`, `build`'s reports, comparisons and pages) goes through here.
 ///
 /// Errors: unreadable, malformed, or of another format, naming the file
-/// and the field or line (exit 2).
+/// and the field or line; a member that differs from what the run's
+/// evidence gives, or evidence that is absent, naming the file and the
+/// query (exit 2).
 pub fn load(path: &Path) -> Result<Results> {
     let file = if path.is_dir() {
         path.join("results.json")
@@ -107,22 +112,185 @@ pub fn load(path: &Path) -> Result<Results> {
             ));
         }
     }
+    super::verify::check(&file, &results)?;
     Ok(results)
 }
 
 /// Every query of either run, in the baseline's order and then the
-/// candidate's new ones.
+/// candidate's new ones. A query whose id asks another question in the
+/// two runs ([`asked_otherwise`]) is not comparable, with what differs,
+/// and is in no other class.
 pub fn compare(baseline: &Results, candidate: &Results) -> Vec<QueryComparison> {
     let mut out = Vec::new();
     for b in &baseline.queries {
         out.push(match candidate.queries.iter().find(|c| c.id == b.id) {
-            Some(c) => one(b, c),
+            Some(c) => {
+                let differs = asked_otherwise((baseline, b), (candidate, c));
+                if differs.is_empty() {
+                    one(b, c)
+                } else {
+                    QueryComparison {
+                        id: b.id.clone(),
+                        class: Class::NotComparable,
+                        reasons: differs,
+                    }
+                }
+            }
             None => not_comparable(&b.id, "in the baseline's run only"),
         });
     }
     for c in &candidate.queries {
         if !baseline.queries.iter().any(|b| b.id == c.id) {
             out.push(not_comparable(&c.id, "in the candidate's run only"));
+        }
+    }
+    out
+}
+
+/// What makes the query of one id ask another question in the candidate's
+/// run than in the baseline's, one line each (empty when it asks the
+/// same): the canonical wording, the tool, each argument, and from the
+/// two runs' catalogs each expectation (type, check and its fields, known
+/// gap), the candidates selector, the acceptable and rejected candidates,
+/// and the scope when an expectation checks it. A status that moved
+/// between two different questions says nothing about the server (issue
+/// 24, item 8).
+pub fn asked_otherwise(
+    (baseline, b): (&Results, &QueryResult),
+    (candidate, c): (&Results, &QueryResult),
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let (Some(pb), Some(pc)) = (canonical(b), canonical(c)) else {
+        return out;
+    };
+    let text = |t: &str| super::verify::shown(&serde_json::Value::String(t.to_string()));
+    if pb.user_query != pc.user_query {
+        out.push(format!(
+            "the canonical wording is {} in the baseline, but {} in the candidate",
+            text(&pb.user_query),
+            text(&pc.user_query)
+        ));
+    }
+    if pb.tool != pc.tool {
+        out.push(format!(
+            "the tool is {} in the baseline, but {} in the candidate",
+            text(&pb.tool),
+            text(&pc.tool)
+        ));
+    }
+    out.extend(super::verify::argument_differences(
+        &pb.arguments,
+        &pc.arguments,
+        ("the baseline", "the candidate"),
+    ));
+    let query = |r: &'_ Results, id: &str| {
+        r.catalog_document
+            .as_ref()
+            .and_then(|d| d.queries.iter().find(|q| q.id == id).cloned())
+            .map(|q| {
+                (
+                    q,
+                    r.catalog_document.as_ref().map(|d| d.header.scope.clone()),
+                )
+            })
+    };
+    if let (Some((qb, scope_b)), Some((qc, scope_c))) =
+        (query(baseline, &b.id), query(candidate, &c.id))
+    {
+        out.extend(judged_otherwise(&qb, &qc));
+        let scoped = |q: &super::format::Query| {
+            q.expectations
+                .iter()
+                .any(|e| e.check == super::format::Check::AllInScope)
+        };
+        if (scoped(&qb) || scoped(&qc)) && scope_b != scope_c {
+            out.push(
+                "the catalogs' scopes differ, and an expectation checks that every candidate                  is in scope"
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+/// What the catalogs' copies of one query judge otherwise: each
+/// expectation (its known gap's note aside), the selector, the acceptable
+/// and rejected candidates.
+fn judged_otherwise(b: &super::format::Query, c: &super::format::Query) -> Vec<String> {
+    use super::verify::shown;
+    let mut out = Vec::new();
+    let written = |e: &super::format::Expectation| {
+        let mut e = e.clone();
+        if let Some(gap) = &mut e.known_gap {
+            gap.note = None;
+        }
+        serde_json::to_value(&e).unwrap_or_default()
+    };
+    for i in 0..b.expectations.len().max(c.expectations.len()) {
+        match (
+            b.expectations.get(i).map(written),
+            c.expectations.get(i).map(written),
+        ) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => out.push(format!(
+                "expectation {} is {} in the baseline, but {} in the candidate",
+                i + 1,
+                shown(&x),
+                shown(&y)
+            )),
+            (Some(x), None) => out.push(format!(
+                "expectation {} ({}) is in the baseline's catalog only",
+                i + 1,
+                shown(&x)
+            )),
+            (None, Some(y)) => out.push(format!(
+                "expectation {} ({}) is in the candidate's catalog only",
+                i + 1,
+                shown(&y)
+            )),
+            (None, None) => {}
+        }
+    }
+    if b.candidates != c.candidates {
+        let selector = |s: &Option<super::format::Selector>| {
+            s.as_ref().map_or("none".to_string(), |s| {
+                shown(&serde_json::to_value(s).unwrap_or_default())
+            })
+        };
+        out.push(format!(
+            "the candidates selector is {} in the baseline, but {} in the candidate",
+            selector(&b.candidates),
+            selector(&c.candidates)
+        ));
+    }
+    let (vb, vc) = (&b.variables, &c.variables);
+    let rejected = |v: &super::format::Variables| -> Vec<String> {
+        v.rejected.iter().map(|r| r.id.clone()).collect()
+    };
+    for (what, x, y) in [
+        (
+            "acceptable candidate",
+            vb.acceptable.clone(),
+            vc.acceptable.clone(),
+        ),
+        (
+            "acceptable prefix",
+            vb.acceptable_prefixes.clone(),
+            vc.acceptable_prefixes.clone(),
+        ),
+        ("rejected candidate", rejected(vb), rejected(vc)),
+    ] {
+        for id in x.iter().filter(|id| !y.contains(id)) {
+            out.push(format!(
+                "{what} {} is in the baseline's catalog only",
+                super::verify::shown(&serde_json::Value::String(id.clone()))
+            ));
+        }
+        for id in y.iter().filter(|id| !x.contains(id)) {
+            out.push(format!(
+                "{what} {} is in the candidate's catalog only",
+                super::verify::shown(&serde_json::Value::String(id.clone()))
+            ));
         }
     }
     out
@@ -184,7 +352,19 @@ fn one(b: &QueryResult, c: &QueryResult) -> QueryComparison {
         let label = format!("rephrasing {k} (\"{}\"): ", pb.user_query);
         match c.phrasings.get(k) {
             Some(pc) if pc.user_query == pb.user_query => {
+                let mut differs = super::verify::argument_differences(
+                    &pb.arguments,
+                    &pc.arguments,
+                    ("the baseline", "the candidate"),
+                );
+                if pb.tool != pc.tool {
+                    differs.insert(0, "the tool differs".to_string());
+                }
                 match (&pb.execution_error, &pc.execution_error) {
+                    _ if !differs.is_empty() => moved.other.push(format!(
+                        "{label}not compared, it asks another question: {}",
+                        differs.join("; ")
+                    )),
                     (None, None) => moved.phrasing(pb, pc, &label),
                     (Some(_), _) | (_, Some(_)) => moved
                         .other
@@ -293,12 +473,9 @@ impl Moved {
     }
 }
 
-/// A status as `results.json` writes it.
+/// A status as `results.json` writes it ([`Status::name`]).
 pub fn status_name(s: Status) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    s.name().to_string()
 }
 
 /// What differs between the two runs as a whole, worded as sentences
@@ -416,5 +593,50 @@ fn shown(path: &Path) -> String {
         parts[parts.len().saturating_sub(2)..].join("/")
     } else {
         parts.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn phrasing(words: &str, label: &str) -> PhrasingResult {
+        PhrasingResult {
+            user_query: words.into(),
+            tool: "lookup".into(),
+            arguments: json!({"label": label}).as_object().unwrap().clone(),
+            duration_s: 0.0,
+            execution_error: None,
+            reply: None,
+            candidates: Some(vec!["http://in/A".into()]),
+            expectations: vec![],
+        }
+    }
+
+    /// A rephrasing with the wording of the other run's but other
+    /// arguments asks another question: it is named, not compared, and
+    /// states no direction.
+    #[test]
+    fn a_rephrasing_asked_with_other_arguments_is_not_compared() {
+        let query = |label: &str| QueryResult {
+            id: "q".into(),
+            category: "c".into(),
+            phrasings: vec![phrasing("Maine", "Maine"), phrasing("maine", label)],
+        };
+        let same = one(&query("maine"), &query("maine"));
+        assert_eq!(same.class, Class::Unchanged);
+        let other = one(&query("maine"), &query("Maine state"));
+        assert_eq!(
+            (other.class, other.reasons),
+            (
+                Class::Changed,
+                vec![
+                    "rephrasing 1 (\"maine\"): not compared, it asks another question: argument \
+                     'label' is \"maine\" in the baseline, but \"Maine state\" in the candidate"
+                        .to_string()
+                ]
+            )
+        );
     }
 }

@@ -298,10 +298,17 @@ pub enum Check {
 /// wrong type, named with its line and, inside `queries`, the query's id
 /// ([`Error::Usage`] naming the file; exit 2).
 pub fn load(path: &Path) -> Result<Catalog> {
-    let text = crate::error::read_text(path)?;
+    parse(path, &crate::error::read_text(path)?)
+}
+
+/// Parses `text`, the catalog file `path` holds (or held: `results.json`
+/// keeps the text a run read, `catalog_source`), as [`load`] does.
+///
+/// Errors: as [`load`]'s, naming `path`.
+pub fn parse(path: &Path, text: &str) -> Result<Catalog> {
     // RFC 8259 §8.1 lets a parser ignore a byte order mark: editors on
     // Windows write one.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text)
         .map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))?;
     if !value.is_object() {

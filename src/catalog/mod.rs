@@ -16,3 +16,4 @@ pub mod robustness;
 pub mod run;
 pub mod select;
 pub mod validate;
+pub mod verify;

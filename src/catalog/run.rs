@@ -11,30 +11,34 @@ use rmcp::model::CallToolRequestParams;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::checks::Status;
-use super::format::{Catalog, Kind};
+use super::checks::{self, Outcome, Reply, Status};
+use super::format::{Catalog, Kind, Query, Run};
 // Running a catalog against a server: the `harness` feature (Cargo.toml).
 #[cfg(feature = "harness")]
-use {
-    super::checks::{self, Outcome, Reply},
-    super::format::{Query, Run},
-    crate::mcp::profile::Profile,
-    std::time::Instant,
-};
+use {crate::mcp::profile::Profile, std::time::Instant};
 
 /// Version of `results.json` this version writes. Format 2 added
-/// [`Results::catalog_document`] (`docs/CATALOG.md`, "Results").
-pub const RESULTS_FORMAT: u32 = 2;
+/// [`Results::catalog_document`]; format 3 [`Results::catalog_source`],
+/// the catalog's text, which binds the document to
+/// [`Results::catalog_sha256`] (`docs/CATALOG.md`, "Running").
+pub const RESULTS_FORMAT: u32 = 3;
 
-/// Versions of `results.json` this version reads: format 1 lacks the
-/// catalog itself, so it can be compared but not published by `build`.
-pub const RESULTS_FORMATS_READ: std::ops::RangeInclusive<u32> = 1..=2;
+/// Versions of `results.json` this version recognizes. Format 1 lacks the
+/// catalog its statuses were judged by, so it is refused by name
+/// (`catalog::verify`); format 2 lacks only the catalog's text.
+pub const RESULTS_FORMATS_READ: std::ops::RangeInclusive<u32> = 1..=3;
 
 /// Characters of a reply's text kept in `results.json`.
 pub const KEPT_TEXT_CHARS: usize = 20_000;
 
-/// `results.json`: one catalog run against one server.
+/// `results.json`: one catalog run against one server. Every member but
+/// the recorded evidence (the catalog, bound to its digest; the replies
+/// or execution errors, the durations, the server and profile names, the
+/// catalog's path) follows from the catalog and the replies, and is
+/// derived again whenever the file is read (`catalog::verify`; issue 24,
+/// item 8).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Results {
     /// [`RESULTS_FORMAT`].
     pub format: u32,
@@ -58,10 +62,16 @@ pub struct Results {
     /// file alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_document: Option<Catalog>,
+    /// The catalog file's text as the run read it (format 3 on): its
+    /// SHA-256 is [`Results::catalog_sha256`], and parsed it gives
+    /// [`Results::catalog_document`], so neither can be edited alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_source: Option<String>,
 }
 
 /// What a server says it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ServerInfo {
     /// Its name.
     pub name: String,
@@ -71,6 +81,7 @@ pub struct ServerInfo {
 
 /// One query's calls: the canonical phrasing first, then each rephrasing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct QueryResult {
     /// The query's id.
     pub id: String,
@@ -82,6 +93,7 @@ pub struct QueryResult {
 
 /// One call and what its expectations found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PhrasingResult {
     /// The wording.
     pub user_query: String,
@@ -105,6 +117,7 @@ pub struct PhrasingResult {
 
 /// A reply as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecordedReply {
     /// `isError`, or a JSON-RPC error response.
     pub is_error: bool,
@@ -116,8 +129,21 @@ pub struct RecordedReply {
     pub structured: Option<Value>,
 }
 
+impl RecordedReply {
+    /// The reply as the checks read it: what was recorded, its text as
+    /// kept.
+    pub fn reply(&self) -> Reply {
+        Reply {
+            is_error: self.is_error,
+            text: self.text.clone(),
+            structured: self.structured.clone(),
+        }
+    }
+}
+
 /// One expectation's verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ExpectationResult {
     /// Its index among the query's expectations.
     pub index: usize,
@@ -141,6 +167,9 @@ pub struct RunSettings {
     pub catalog_name: String,
     /// `sha256:` of the catalog file.
     pub catalog_sha256: String,
+    /// The catalog file's text, as read (recorded as
+    /// [`Results::catalog_source`]).
+    pub catalog_source: String,
     /// The types to evaluate.
     pub types: Vec<Kind>,
     /// Bound on each session's start and on each call.
@@ -177,6 +206,7 @@ pub async fn run(
         profile: profile.name.clone(),
         server: None,
         catalog_document: Some(catalog.clone()),
+        catalog_source: Some(settings.catalog_source.clone()),
         types: settings.types.clone(),
         queries: Vec::new(),
     };
@@ -213,7 +243,7 @@ pub async fn run(
             done.push(judge(
                 catalog,
                 query,
-                settings,
+                &settings.types,
                 phrasing,
                 (reply, duration_s),
             ));
@@ -227,18 +257,22 @@ pub async fn run(
     results
 }
 
-#[cfg(feature = "harness")]
 /// One wording of a query and the call it makes.
-struct Phrasing {
-    user_query: String,
-    tool: String,
-    arguments: serde_json::Map<String, Value>,
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phrasing {
+    /// The wording.
+    pub user_query: String,
+    /// The tool called (`SPARQL` for a SPARQL recipe).
+    pub tool: String,
+    /// Its arguments (a SPARQL recipe's: `sparql`, and `endpoint` when
+    /// given).
+    pub arguments: serde_json::Map<String, Value>,
 }
 
-#[cfg(feature = "harness")]
-/// The query's phrasings, the canonical first. A SPARQL query has one,
-/// its "tool" `SPARQL` and its arguments the query and the endpoint.
-fn phrasings(query: &Query) -> Vec<Phrasing> {
+/// The query's phrasings, the canonical first, as `catalog run` calls
+/// them and `results.json` records them. A SPARQL query has one, its
+/// "tool" `SPARQL` and its arguments the query and the endpoint.
+pub fn phrasings(query: &Query) -> Vec<Phrasing> {
     let (tool, arguments) = match &query.run {
         Run::Tool { tool, arguments } => (tool, arguments),
         Run::Sparql { sparql, endpoint } => {
@@ -385,22 +419,23 @@ fn sparql_call(
     (Ok(reply), seconds)
 }
 
-#[cfg(feature = "harness")]
-/// One phrasing's record: its expectations of the chosen types judged on
-/// the reply.
-fn judge(
+/// What one phrasing's expectations of the chosen `types` find on
+/// `reply` (or, when no reply came, the reason why as every one's error),
+/// and the candidates the query's selector reads in it: what
+/// `results.json` records of a phrasing beside the call itself, and what
+/// `catalog::verify` derives again from the recorded reply.
+pub fn verdicts(
     catalog: &Catalog,
     query: &Query,
-    settings: &RunSettings,
-    phrasing: &Phrasing,
-    (reply, duration_s): (Result<Reply, String>, f64),
-) -> PhrasingResult {
+    types: &[Kind],
+    reply: &std::result::Result<Reply, String>,
+) -> (Vec<ExpectationResult>, Option<Vec<String>>) {
     let mut expectations = Vec::new();
     for (index, e) in query.expectations.iter().enumerate() {
-        if !settings.types.contains(&e.kind) {
+        if !types.contains(&e.kind) {
             continue;
         }
-        let outcome = match &reply {
+        let outcome = match reply {
             Ok(r) => checks::evaluate(&e.check, query, &catalog.header.scope, r),
             Err(why) => Outcome::Error(why.clone()),
         };
@@ -417,29 +452,55 @@ fn judge(
             known_gap: e.known_gap.as_ref().map(|g| g.found.clone()),
         });
     }
-    let (execution_error, recorded, candidates) = match &reply {
-        Err(why) => (Some(why.clone()), None, None),
+    let candidates = match reply {
+        Ok(r) => query
+            .candidates
+            .as_ref()
+            .and_then(|_| checks::candidates(query, r).ok()),
+        Err(_) => None,
+    };
+    (expectations, candidates)
+}
+
+/// One phrasing's record: its expectations of the chosen `types` judged
+/// on the reply ([`verdicts`]). The reply's text is kept cut at
+/// [`KEPT_TEXT_CHARS`] unless the cut text would judge otherwise (a long
+/// JSON text that no longer parses, a `contains` value past the cut):
+/// then it is kept whole, so the record always holds the evidence its
+/// statuses follow from (issue 24, item 8).
+pub fn judge(
+    catalog: &Catalog,
+    query: &Query,
+    types: &[Kind],
+    phrasing: &Phrasing,
+    (reply, duration_s): (std::result::Result<Reply, String>, f64),
+) -> PhrasingResult {
+    let (expectations, candidates) = verdicts(catalog, query, types, &reply);
+    let (execution_error, recorded) = match &reply {
+        Err(why) => (Some(why.clone()), None),
         Ok(r) => {
-            let cut = r.text.chars().count() > KEPT_TEXT_CHARS;
-            let text = if cut {
-                r.text.chars().take(KEPT_TEXT_CHARS).collect()
-            } else {
-                r.text.clone()
+            let whole = RecordedReply {
+                is_error: r.is_error,
+                text: r.text.clone(),
+                text_cut: false,
+                structured: r.structured.clone(),
             };
-            let candidates = query
-                .candidates
-                .as_ref()
-                .and_then(|_| checks::candidates(query, r).ok());
-            (
-                None,
-                Some(RecordedReply {
-                    is_error: r.is_error,
-                    text,
-                    text_cut: cut,
-                    structured: r.structured.clone(),
-                }),
-                candidates,
-            )
+            let kept = if r.text.chars().count() > KEPT_TEXT_CHARS {
+                let cut = RecordedReply {
+                    text: r.text.chars().take(KEPT_TEXT_CHARS).collect(),
+                    text_cut: true,
+                    ..whole.clone()
+                };
+                let again = verdicts(catalog, query, types, &Ok(cut.reply()));
+                if again == (expectations.clone(), candidates.clone()) {
+                    cut
+                } else {
+                    whole
+                }
+            } else {
+                whole
+            };
+            (None, Some(kept))
         }
     };
     PhrasingResult {

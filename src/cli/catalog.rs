@@ -56,8 +56,13 @@ default `harness` feature)"
     /// that flips, an acceptable candidate crossing the top-N line, a trap
     /// starting or stopping to outrank the acceptable candidate, and a known
     /// gap closing or reopening; anything else that differs is "changed", for
-    /// a maintainer to judge. No winner, no total: exit 0 whatever the classes;
-    /// 2 when a results.json is unreadable or malformed (named with the field).
+    /// a maintainer to judge. A query that asks another question in the two
+    /// runs (another wording, tool, argument, expectation or acceptable
+    /// candidate) is "not comparable", naming what differs. Each results.json
+    /// is derived again from its own catalog and recorded replies first. No
+    /// winner, no total: exit 0 whatever the classes; 2 when a results.json
+    /// is unreadable or malformed (named with the field), or does not follow
+    /// from its own records (named with the query).
     Compare(CompareArgs),
 }
 
@@ -226,7 +231,10 @@ fn run_catalog(_args: RunArgs) -> Result<ExitCode> {
 fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     use crate::catalog::format::Kind;
     use crate::catalog::{report, run};
-    let catalog = format::load(&args.catalog)?;
+    // Read once: the text recorded, its digest and the catalog run are
+    // one and the same (`catalog_source`, issue 24 item 8).
+    let source = crate::error::read_text(&args.catalog)?;
+    let catalog = format::parse(&args.catalog, &source)?;
     let problems = validate::validate(&catalog);
     if !problems.is_empty() {
         let listed: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
@@ -268,7 +276,6 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     }
     types.sort();
     types.dedup();
-    let bytes = crate::error::read_file(&args.catalog)?;
     let settings = run::RunSettings {
         // No path of the machine is recorded: an absolute path keeps its
         // file name alone.
@@ -282,7 +289,8 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
                 .display()
                 .to_string()
         },
-        catalog_sha256: crate::reference::sha256_tag(&bytes),
+        catalog_sha256: crate::reference::sha256_tag(source.as_bytes()),
+        catalog_source: source.clone(),
         types,
         timeout: std::time::Duration::from_secs(args.timeout),
         catalog_dir: args

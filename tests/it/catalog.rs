@@ -333,7 +333,7 @@ fn the_demo_catalog_runs_over_both_transports() {
         let results: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
                 .unwrap();
-        assert_eq!(results["format"], 2);
+        assert_eq!(results["format"], 3);
         assert_eq!(results["server"]["name"], "okn-demo-kg");
         assert_eq!(results["catalog"], "catalogs/demo-kg.json");
         assert!(
@@ -495,8 +495,8 @@ fn contracts_gate_current_state_does_not_and_errors_are_named() {
 /// server as it is, and the same server answering every call with a
 /// JSON-RPC error (`--fault rpc-error-every=1`). The contracts that flip
 /// make those queries regressed (improved the other way round); the query
-/// whose expectation is an error either way is unchanged; a query only one
-/// run has is not comparable; a damaged results.json is refused by name.
+/// whose expectation is an error either way is unchanged; a damaged
+/// results.json is refused by name.
 #[test]
 fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     let dir = tempfile::tempdir().unwrap();
@@ -547,21 +547,10 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
         ),
         "{better}"
     );
-    // A query one run lacks is named, not compared.
+    // A query one run lacks is named, not compared: `derived_again`.
     let path = dir.path().join("cand/results.json");
     let mut results: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    results["queries"].as_array_mut().unwrap().remove(2);
-    std::fs::write(
-        dir.path().join("fewer.json"),
-        serde_json::to_string(&results).unwrap(),
-    )
-    .unwrap();
-    let fewer = compare("base", "fewer.json");
-    assert!(
-        fewer.contains("graphs-listed: not comparable\n  in the baseline's run only\n"),
-        "{fewer}"
-    );
     let markdown = Test::new()
         .args(["catalog", "compare"])
         .args([dir.path().join("base"), dir.path().join("cand")])
@@ -912,21 +901,20 @@ mod regression {
             report
         );
 
+        // An expectation whose type was edited in results.json alone is
+        // damage (issue 24, item 8), named as such.
         let mut retyped: Value = serde_json::from_str(&cand).unwrap();
         let e = &mut retyped["queries"][1]["phrasings"][0]["expectations"][2];
         assert_eq!(e["check"], json!("acceptable_in_top"));
         e["type"] = json!("contract");
-        let out = Test::new()
+        Test::new()
             .write("cand/results.json", &cand)
             .write("retyped.json", retyped.to_string())
             .args(["catalog", "compare", "cand", "retyped.json"])
-            .status(0)
+            .stderr_contains("retyped.json: does not follow from the run's own catalog")
+            .stderr_contains("query 'diabetes-by-name', canonical phrasing, expectation 3 (acceptable_in_top): its type is contract in results.json, but the catalog's is quality")
+            .status(2)
             .run();
-        assert!(
-            out.stdout.contains("expectation 3 is quality acceptable_in_top in one catalog and contract acceptable_in_top in the other"),
-            "{}",
-            out.stdout
-        );
     }
 
     // A results.json edited to record its catalog by an absolute path put
@@ -1018,7 +1006,7 @@ mod publishing {
     /// `dir/demo-kg-exact-first` and `dir/demo-kg-fuzzy`, and copies the
     /// repository's `comparison.toml` beside them: the published example,
     /// recorded again.
-    fn record(dir: &Path) {
+    pub(super) fn record(dir: &Path) {
         for (lookup, profile) in [
             ("exact-first", "profiles/demo-kg.local.toml"),
             ("fuzzy", "profiles/demo-kg.fuzzy.toml"),
@@ -1045,7 +1033,7 @@ mod publishing {
         .unwrap();
     }
 
-    fn read(path: impl AsRef<Path>) -> String {
+    pub(super) fn read(path: impl AsRef<Path>) -> String {
         std::fs::read_to_string(path.as_ref())
             .unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
     }
@@ -1053,7 +1041,8 @@ mod publishing {
     /// Recording the example again gives the committed reports and
     /// comparison byte for byte (so the published classes are what the two
     /// rankings really give); `build` makes their pages and site pages, and
-    /// `--check` then finds a results.json edited by hand.
+    /// `--check` then finds a page made stale by a recorded duration edited
+    /// by hand (a status edited by hand is refused: `derived_again`).
     #[test]
     fn the_published_example_is_what_the_two_rankings_give() {
         let dir = tempfile::tempdir().unwrap();
@@ -1120,11 +1109,11 @@ mod publishing {
             .args(["build", "--check"])
             .status(0)
             .run();
-        // A verdict edited by hand: the report, the comparison and the
-        // pages are stale.
+        // A duration edited by hand (evidence: nothing else gives it):
+        // the run's site page, which shows it, is stale.
         let results = dir.path().join("demo-kg-fuzzy/results.json");
         let mut json: Value = serde_json::from_str(&read(&results)).unwrap();
-        json["queries"][1]["phrasings"][0]["expectations"][2]["status"] = "pass".into();
+        json["queries"][1]["phrasings"][0]["duration_s"] = 9.5.into();
         std::fs::write(&results, serde_json::to_string_pretty(&json).unwrap()).unwrap();
         let check = Test::new()
             .current_dir(dir.path())
@@ -1132,12 +1121,11 @@ mod publishing {
             .status(1)
             .run();
         let said = format!("{}{}", check.stdout, check.stderr);
-        for stale in [
-            "demo-kg-fuzzy/report.md",
-            "exact-first-vs-fuzzy/comparison.md",
-        ] {
-            assert!(said.contains(stale), "{stale}\n{said}");
-        }
+        assert!(
+            said.contains("site/catalogs/demo-kg-fuzzy/index.html"),
+            "{said}"
+        );
+        assert!(!said.contains("report.md"), "{said}");
     }
 
     /// What `build` refuses among catalog runs and comparisons, each with
@@ -1179,9 +1167,9 @@ mod publishing {
             ),
             (
                 "a newer format",
-                edited(&|j| j["format"] = 3.into()),
+                edited(&|j| j["format"] = 4.into()),
                 toml(""),
-                vec!["format 3 is not one this version reads (1 to 2)"],
+                vec!["format 4 is not one this version reads (1 to 3)"],
             ),
             (
                 "an unknown key",
@@ -1260,7 +1248,7 @@ mod publishing {
         let results = read(out.join("results.json"));
         let json: Value = serde_json::from_str(&results).unwrap();
         assert_eq!(json["catalog"], "demo-kg.json");
-        assert_eq!(json["format"], 2);
+        assert_eq!(json["format"], 3);
         assert_eq!(
             json["catalog_document"]["queries"][1]["id"],
             "diabetes-by-name"
@@ -1291,6 +1279,335 @@ mod publishing {
                 .contains("/run (profile demo-kg, okn-demo-kg 0.1.0"),
             "{}",
             compared.stdout
+        );
+    }
+}
+
+/// Issue 24, item 8: a catalog run's `results.json` is derived again from
+/// its own catalog and recorded replies wherever it is read (`build`,
+/// `catalog compare`), and `catalog compare` does not class a query that
+/// asks another question in the two runs.
+mod derived_again {
+    use super::publishing::{read, record};
+    use crate::support::{Test, repo};
+    use serde_json::{Value, json};
+    use std::path::Path;
+
+    /// Runs `catalog` (a path from the repository's root) against the demo
+    /// KG server (exact-first ranking) into `out`.
+    fn run(catalog: &Path, out: &Path) {
+        Test::in_repo()
+            .args(["catalog", "run", catalog.to_str().unwrap()])
+            .args(["--profile", "profiles/demo-kg.local.toml"])
+            .args(["--out", out.to_str().unwrap()])
+            .status(0)
+            .run();
+    }
+
+    /// Issue 24, item 8: `build` published a results.json whose failing
+    /// statuses were flipped to pass by hand ("Attention required:
+    /// nothing"), and `catalog compare` classed it. Both now derive every
+    /// status again from the recorded replies, refuse the file naming it
+    /// and the query (exit 2), and write nothing.
+    #[test]
+    fn build_and_compare_refuse_statuses_flipped_by_hand_in_results_json() {
+        let dir = tempfile::tempdir().unwrap();
+        record(dir.path());
+        Test::new()
+            .current_dir(dir.path())
+            .args(["build"])
+            .status(0)
+            .run();
+        let report = read(dir.path().join("demo-kg-fuzzy/report.md"));
+        assert!(
+            report.contains("- diabetes-by-name expectation 3 (quality `acceptable_in_top`): fail"),
+            "{report}"
+        );
+        let page = dir.path().join("site/catalogs/demo-kg-fuzzy/index.html");
+        let page_before = read(&page);
+        let results = dir.path().join("demo-kg-fuzzy/results.json");
+        let mut json: Value = serde_json::from_str(&read(&results)).unwrap();
+        let diabetes = &mut json["queries"][1];
+        assert_eq!(diabetes["id"], "diabetes-by-name");
+        let mut flipped = 0;
+        for phrasing in diabetes["phrasings"].as_array_mut().unwrap() {
+            for e in phrasing["expectations"].as_array_mut().unwrap() {
+                if e["status"] == "fail" {
+                    e["status"] = json!("pass");
+                    e["detail"] = Value::Null;
+                    flipped += 1;
+                }
+            }
+        }
+        assert_eq!(flipped, 6);
+        std::fs::write(&results, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        let said = "demo-kg-fuzzy/results.json: does not follow from the run's own catalog and \
+                    recorded replies (edited by hand, or recorded by a version that judged \
+                    otherwise), so it is not used: query 'diabetes-by-name', canonical phrasing, \
+                    expectation 3 (acceptable_in_top): status pass in results.json, but the \
+                    recorded reply gives fail; query 'diabetes-by-name', canonical phrasing, \
+                    expectation 4 (no_rejected_above_acceptable): status pass in results.json, \
+                    but the recorded reply gives fail; query 'diabetes-by-name', rephrasing 1, \
+                    expectation 3 (acceptable_in_top): status pass in results.json, but the \
+                    recorded reply gives fail; and 3 more; run the catalog again";
+        for args in [&["build"][..], &["build", "--check"]] {
+            Test::new()
+                .current_dir(dir.path())
+                .args(args)
+                .stderr_contains(said)
+                .status(2)
+                .run();
+        }
+        assert_eq!(read(dir.path().join("demo-kg-fuzzy/report.md")), report);
+        assert_eq!(read(&page), page_before);
+        Test::new()
+            .current_dir(dir.path())
+            .args(["catalog", "compare", "demo-kg-exact-first", "demo-kg-fuzzy"])
+            .args(["--markdown", "compared.md"])
+            .stderr_contains(said)
+            .status(2)
+            .run();
+        assert!(!dir.path().join("compared.md").exists());
+    }
+
+    /// Issue 24, item 8, the kind: every member of results.json that
+    /// follows from the catalog and the recorded replies is derived again,
+    /// so a hand edit of any of them is refused by `catalog compare` and
+    /// `build`, naming the file, the query and what differs: a count in a
+    /// detail, the candidate list, a known gap's date, a tool's name, a
+    /// wording, a category, a query left out, the types evaluated, the
+    /// catalog kept beside the run or its digest, a member no version
+    /// writes, a reply removed.
+    #[test]
+    fn a_hand_edited_count_known_gap_tool_or_catalog_in_results_json_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        run(Path::new("catalogs/demo-kg.json"), &out);
+        let text = read(out.join("results.json"));
+        let json: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["format"], 3);
+        let maine = "query 'maine-by-name', canonical phrasing";
+        /// What is edited, the edit, what the refusal says.
+        type Case = (&'static str, Box<dyn Fn(&mut Value)>, String);
+        let cases: Vec<Case> = vec![
+            (
+                "a count in a detail",
+                Box::new(|j| {
+                    j["queries"][0]["phrasings"][0]["expectations"][4]["detail"] =
+                        json!("1 candidates, more than 1");
+                }),
+                format!(
+                    "{maine}, expectation 5 (count_at_most): its detail is \"1 candidates, more \
+                     than 1\" in results.json, but the recorded reply gives \"2 candidates, more \
+                     than 1\""
+                ),
+            ),
+            (
+                "the candidate count",
+                Box::new(|j| {
+                    j["queries"][0]["phrasings"][0]["candidates"]
+                        .as_array_mut()
+                        .unwrap()
+                        .pop();
+                }),
+                format!(
+                    "{maine}: 1 candidate in results.json, but the recorded reply gives 2 \
+                     candidates"
+                ),
+            ),
+            (
+                "a known gap's date",
+                Box::new(|j| {
+                    j["queries"][0]["phrasings"][0]["expectations"][4]["known_gap"] =
+                        json!("2027-01-01");
+                }),
+                format!(
+                    "{maine}, expectation 5 (count_at_most): its known gap (found) is \
+                     \"2027-01-01\" in results.json, but the catalog's is \"2026-12-02\""
+                ),
+            ),
+            (
+                "a known gap closed by hand",
+                Box::new(|j| {
+                    j["queries"][0]["phrasings"][0]["expectations"][4]["status"] =
+                        json!("known_gap_fixed");
+                }),
+                format!(
+                    "{maine}, expectation 5 (count_at_most): status known_gap_fixed in \
+                     results.json, but the recorded reply gives known_gap_open"
+                ),
+            ),
+            (
+                "a tool's name",
+                Box::new(|j| j["queries"][2]["phrasings"][0]["tool"] = json!("query")),
+                "query 'graphs-listed', canonical phrasing: the tool is \"query\" in \
+                 results.json, but the catalog calls \"list_graphs\""
+                    .to_string(),
+            ),
+            (
+                "a wording",
+                Box::new(|j| {
+                    j["queries"][0]["phrasings"][1]["user_query"] = json!("Maine, the state")
+                }),
+                "query 'maine-by-name', rephrasing 1: the wording is \"Maine, the state\" in \
+                 results.json, but the catalog's is \"Maine counties\""
+                    .to_string(),
+            ),
+            (
+                "a category",
+                Box::new(|j| j["queries"][0]["category"] = json!("schema")),
+                "query 'maine-by-name': category is \"schema\" in results.json, but the \
+                 catalog's is \"discovery\""
+                    .to_string(),
+            ),
+            (
+                "a query left out",
+                Box::new(|j| {
+                    j["queries"].as_array_mut().unwrap().remove(2);
+                }),
+                "query 'graphs-listed': absent from results.json, though the run's catalog has \
+                 it"
+                .to_string(),
+            ),
+            (
+                "a type left out",
+                Box::new(|j| j["types"] = json!(["contract", "quality"])),
+                format!(
+                    "{maine}, expectation 4: in results.json, but the catalog has no such \
+                     expectation of a type the run evaluated"
+                ),
+            ),
+            (
+                "the catalog kept beside the run",
+                Box::new(|j| {
+                    j["catalog_document"]["queries"][0]["why"] = json!("edited");
+                }),
+                "catalog_document, query 'maine-by-name': differs from the catalog \
+                 catalog_source holds"
+                    .to_string(),
+            ),
+            (
+                "the catalog's digest",
+                Box::new(|j| j["catalog_sha256"] = json!(format!("sha256:{}", "0".repeat(64)))),
+                "catalog_source: its SHA-256 is sha256:".to_string(),
+            ),
+            (
+                "a member no version writes",
+                Box::new(|j| j["counts"] = json!({"contract": {"pass": 10}})),
+                "unknown field `counts`".to_string(),
+            ),
+            (
+                "a reply removed",
+                Box::new(|j| j["queries"][3]["phrasings"][0]["reply"] = Value::Null),
+                "query 'bad-query-fails', canonical phrasing: holds neither a reply nor an \
+                 execution error"
+                    .to_string(),
+            ),
+        ];
+        for (what, edit, said) in &cases {
+            let mut edited = json.clone();
+            edit(&mut edited);
+            let edited = serde_json::to_string_pretty(&edited).unwrap();
+            let compared = Test::new()
+                .write("good/results.json", &text)
+                .write("edited/results.json", &edited)
+                .args(["catalog", "compare", "good", "edited"])
+                .status(2)
+                .run();
+            assert!(
+                compared.stderr.starts_with("error: edited/results.json:")
+                    && compared.stderr.contains(said.as_str()),
+                "{what}: {said}\n{}",
+                compared.stderr
+            );
+            let built = Test::new()
+                .write("edited/results.json", &edited)
+                .args(["build"])
+                .status(2)
+                .run();
+            assert!(
+                built.stderr.contains(said.as_str()),
+                "{what}\n{}",
+                built.stderr
+            );
+            assert!(!built.path().join("edited/report.md").exists(), "{what}");
+        }
+        // The run as recorded is read, a copy with a changed duration
+        // (evidence: nothing else gives it) is too, and so is the same run
+        // as format 2 wrote it (without catalog_source).
+        let mut slower = json.clone();
+        slower["queries"][0]["phrasings"][0]["duration_s"] = json!(9.5);
+        let mut format_2 = json.clone();
+        format_2["format"] = json!(2);
+        format_2.as_object_mut().unwrap().remove("catalog_source");
+        for other in [slower, format_2] {
+            Test::new()
+                .write("good/results.json", &text)
+                .write("other/results.json", other.to_string())
+                .args(["catalog", "compare", "good", "other"])
+                .stdout("5 of 5 queries unchanged\n")
+                .status(0)
+                .run();
+        }
+    }
+
+    /// Issue 24, item 8: `catalog compare` of two runs whose query of one
+    /// id asks another question (other arguments, other expectations)
+    /// classed the query by its statuses ("regressed"). It is now "not
+    /// comparable", naming what differs, and counted in no other class.
+    #[test]
+    fn compare_calls_a_query_asked_with_other_arguments_not_comparable_naming_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog: Value =
+            serde_json::from_str(&read(repo().join("catalogs/demo-kg.json"))).unwrap();
+        let queries = catalog["queries"].as_array_mut().unwrap();
+        assert_eq!(queries[0]["id"], "maine-by-name");
+        queries[0]["run"]["arguments"]["label"] = json!("Maine counties");
+        assert_eq!(queries[1]["id"], "diabetes-by-name");
+        assert_eq!(queries[1]["expectations"][2]["n"], 1);
+        queries[1]["expectations"][2]["n"] = json!(2);
+        assert_eq!(queries[2]["id"], "graphs-listed");
+        queries.remove(2);
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, serde_json::to_string_pretty(&catalog).unwrap()).unwrap();
+        run(Path::new("catalogs/demo-kg.json"), &dir.path().join("base"));
+        run(&other, &dir.path().join("cand"));
+        let compared = Test::new()
+            .current_dir(dir.path())
+            .args(["catalog", "compare", "base", "cand"])
+            .status(0)
+            .run()
+            .stdout;
+        assert_eq!(
+            compared,
+            "The catalogs differ: queries are compared on the ids both ran\n\
+             maine-by-name: not comparable\n  \
+             argument 'label' is \"Maine\" in the baseline, but \"Maine counties\" in the candidate\n\
+             diabetes-by-name: not comparable\n  \
+             expectation 3 is {\"type\":\"quality\",\"check\":\"acceptable_in_top\",\"n\":1} in the \
+             baseline, but {\"type\":\"quality\",\"check\":\"acceptable_in_top\",\"n\":2} in the candidate\n\
+             graphs-listed: not comparable\n  in the baseline's run only\n\
+             2 of 5 queries unchanged\n"
+        );
+        let markdown = Test::new()
+            .current_dir(dir.path())
+            .args(["catalog", "compare", "base", "cand", "--markdown", "-"])
+            .status(0)
+            .run()
+            .stdout;
+        assert!(
+            markdown.contains(
+                "| regressed | 0 |\n| mixed | 0 |\n| improved | 0 |\n| changed | 0 |\n\
+                 | not comparable | 3 |\n| unchanged | 2 |\n"
+            ),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains(
+                "## maine-by-name: not comparable\n\n- argument 'label' is \"Maine\" in the \
+                 baseline, but \"Maine counties\" in the candidate\n"
+            ),
+            "{markdown}"
         );
     }
 }
