@@ -60,7 +60,15 @@ use crate::layout::{
 };
 use crate::table::Table;
 
-/// Consecutive failed forwarded calls that declare the session dead.
+/// Consecutive failed forwarded calls that declare the session dead
+/// (README.md, "Servers under test"; issue 24, item 17).
+///
+/// A forwarded call *failed* when it got no tool result: no reply within
+/// `--timeout`, a transport error, or a JSON-RPC error reply (a session the
+/// server terminated answers every call with one). A tool result resets
+/// the count, `isError: true` and soft errors included: the server is
+/// there and answering, and a run of bad queries from the agent (each an
+/// error result it can act on) must not cut off a live server.
 pub const BREAKER_THRESHOLD: u32 = 3;
 
 /// Submissions longer than this (bytes) are logged as a file, not inline.
@@ -178,20 +186,22 @@ fn received_chars(result: &CallToolResult) -> usize {
     }
 }
 
-/// A failure hidden in a successful reply: each text block and the
-/// structured content judged on its own ([`soft_error`]).
+/// A failure hidden in a successful reply, judged over its text blocks and
+/// its structured content together ([`soft_error_in_reply`]).
 fn soft_error_of(result: &CallToolResult) -> Option<String> {
-    result
+    let texts: Vec<&str> = result
         .content
         .iter()
-        .filter_map(|c| c.as_text())
-        .find_map(|t| soft_error(&t.text))
-        .or_else(|| {
-            result
-                .structured_content
-                .as_ref()
-                .and_then(super::calllog::soft_error_in_value)
-        })
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    soft_error_in_reply(&texts, result.structured_content.as_ref())
+}
+
+/// A forwarded call that got no reply: what the log and the breaker
+/// record, and what the agent is told.
+fn not_answered(failure: String) -> (String, String) {
+    let said = format!("The server under test did not answer: {failure}.");
+    (failure, said)
 }
 
 fn preview(text: &str) -> String {
@@ -674,7 +684,7 @@ impl Proxy {
                 }
                 let outcome =
                     tokio::time::timeout(self.inner.timeout, peer.call_tool(params)).await;
-                let failure = match outcome {
+                let (failure, said) = match outcome {
                     Ok(Ok(mut result)) => {
                         self.reset_failures();
                         let text = reply_text(&result);
@@ -698,12 +708,16 @@ impl Proxy {
                         );
                     }
                     Ok(Err(rmcp::service::ServiceError::McpError(e))) => {
-                        // A JSON-RPC error is an answer: the transport is
-                        // alive, and the spec uses it for bad arguments.
-                        self.reset_failures();
-                        let text =
+                        // A JSON-RPC error reply is a failed forwarded call
+                        // like a timeout (issue 24, item 17): a session the
+                        // server has terminated answers every call with one
+                        // (the Python SDK's "Session terminated"), and
+                        // nothing else would ever trip the breaker.
+                        let failure =
+                            format!("the server rejected the call: {} ({})", e.message, e.code.0);
+                        let said =
                             format!("The server rejected the call: {} ({})", e.message, e.code.0);
-                        return (reply(text.clone(), true), CallOutcome::failed(text, true));
+                        (failure, said)
                     }
                     Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
                         let reason = "the server closed the connection".to_string();
@@ -711,16 +725,15 @@ impl Proxy {
                         let text = lost_message(&reason);
                         return (reply(text.clone(), true), CallOutcome::failed(reason, true));
                     }
-                    Ok(Err(e)) => format!("the call failed: {e}"),
-                    Err(_) => format!(
+                    Ok(Err(e)) => not_answered(format!("the call failed: {e}")),
+                    Err(_) => not_answered(format!(
                         "no reply within {} s; the call was abandoned",
                         self.inner.timeout.as_secs()
-                    ),
+                    )),
                 };
-                let tripped = self.count_failure(&failure);
-                let text = match tripped {
+                let text = match self.count_failure(&failure) {
                     Some(reason) => lost_message(&reason),
-                    None => format!("The server under test did not answer: {failure}."),
+                    None => said,
                 };
                 (
                     reply(text.clone(), true),

@@ -948,21 +948,76 @@ for line in sys.stdin:
         );
     }
 
-    // JSON-RPC error replies (invalid arguments) counted as a dead transport: three cut the server off.
+    /// Issue 24, item 17: the breaker ignored JSON-RPC error replies, so a
+    /// session answering every call with one (as a session the server has
+    /// terminated does in the Python SDK) was never declared dead. Three in
+    /// a row trip it; the answer channel stays open.
     #[tokio::test(flavor = "multi_thread")]
-    async fn json_rpc_error_replies_are_answers_not_a_dead_server() {
+    async fn a_session_answering_every_call_with_a_json_rpc_error_trips_the_breaker() {
         let dir = tempfile::tempdir().unwrap();
         let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=1"]);
         let log = dir.path().join("log");
         let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
-        for _ in 0..4 {
+        for attempt in 1..=3 {
             let result = call(&client, "list_graphs", json!({})).await;
             assert_eq!(result.is_error, Some(true));
-            assert!(
-                text(&result).starts_with("The server rejected the call: Invalid params"),
-                "{}",
-                text(&result)
-            );
+            let said = text(&result);
+            if attempt < 3 {
+                assert!(
+                    said.starts_with("The server rejected the call: Invalid params"),
+                    "{said}"
+                );
+            } else {
+                assert!(said.contains("will not come back"), "{said}");
+            }
+        }
+        // Dead now: answered by the proxy, the server never asked.
+        let dead = call(&client, "list_graphs", json!({})).await;
+        assert!(
+            text(&dead).contains("The answer channel is still open"),
+            "{}",
+            text(&dead)
+        );
+        let submitted = call(&client, "submit_csv", json!({"csv": "a\n1\n"})).await;
+        assert_ne!(submitted.is_error, Some(true));
+        client.cancel().await.unwrap();
+        let metrics = json_file(&log.join("metrics.json"));
+        let lost = metrics["lost_upstream"].as_str().unwrap_or_default();
+        assert!(
+            lost.starts_with(
+                "3 consecutive forwarded calls failed; the last: the server rejected the call: Invalid params"
+            ),
+            "{metrics}"
+        );
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls.as_array().unwrap().len(), 5);
+        assert_eq!(calls[3]["forwarded"], false, "{}", calls[3]);
+    }
+
+    /// Issue 24, item 17: any tool result resets the count, an `isError`
+    /// result included (a malformed query is the agent's to fix, not a dead
+    /// server), so JSON-RPC errors between results never trip the breaker.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_tool_result_between_json_rpc_errors_resets_the_breaker() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=2"]);
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+        for n in 1..=8 {
+            let result = call(
+                &client,
+                "query",
+                json!({"graph": "spoke-okn", "query_string": "SELECT WHERE {"}),
+            )
+            .await;
+            assert_eq!(result.is_error, Some(true));
+            let said = text(&result);
+            let want = if n % 2 == 0 {
+                "The server rejected the call"
+            } else {
+                "SPARQL syntax error"
+            };
+            assert!(said.starts_with(want), "call {n}: {said}");
         }
         client.cancel().await.unwrap();
         let metrics = json_file(&log.join("metrics.json"));
