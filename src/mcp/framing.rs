@@ -29,6 +29,15 @@
 //! a line recognisably a notification or a response gets no reply (JSON-RPC
 //! answers neither) and is still recorded.
 //!
+//! Every request that carries an id is answered under that id (issue 24,
+//! item 18). A message nested deeper than [`MAX_MESSAGE_DEPTH`] levels of
+//! arrays and objects, which serde_json and rmcp would not read (or whose
+//! arguments `calls.json` could not hold readably), is read shallowly for
+//! its id and answered with -32602 (the depth is in the params) or -32600;
+//! and a request under an id still in flight ([`InFlight`], kept with the
+//! [`Tracked`] transport) is answered at once with -32600, since rmcp keeps
+//! one entry per id and one of the two would never be answered.
+//!
 //! The proxy's own replies and rmcp's share stdout through one writer
 //! ([`write_lines`]), which puts a reply only between rmcp's lines, never
 //! inside one.
@@ -93,6 +102,11 @@ pub fn judge(line: &[u8]) -> Verdict {
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
     {
         return Verdict::Blank;
+    }
+    if let Some(depth) = too_deep(body)
+        && let Some(found) = Recovered::from(body)
+    {
+        return Verdict::Reject(Box::new(deep_message(body, depth, &found, line_bytes)));
     }
     let error = match serde_json::from_slice::<Value>(body) {
         Ok(value) => {
@@ -234,29 +248,53 @@ struct Recovered {
     no_reply: bool,
 }
 
+/// The members of a JSON object, each kept as its text: read without
+/// building the values, so a member nested however deep is read (serde_json
+/// skips a value without recursing) and only the small ones (the id, the
+/// method, a tool's name) are parsed.
+type Members = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+
+/// `text` as a JSON object's members ([`Members`]), if it is one.
+fn members(text: &str) -> Option<Members> {
+    serde_json::from_str::<Members>(text).ok()
+}
+
+/// A member's value, parsed, when it is a string or a number (an id, a
+/// method, a tool's name; never nested).
+fn small_value(raw: &serde_json::value::RawValue) -> Option<Value> {
+    let text = raw.get();
+    if text.starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(|v| v.is_string() || v.is_number())
+}
+
 impl Recovered {
     /// Reads `body` twice, each time with its lone surrogate escapes and
     /// bytes that are not UTF-8 replaced by a different character, and
     /// keeps what both readings agree on. `None` when the line is not JSON
-    /// even so.
+    /// even so. Only the top-level members are read ([`Members`]), so a
+    /// message nested too deep to parse whole is read all the same.
     fn from(body: &[u8]) -> Option<Recovered> {
-        let first = serde_json::from_str::<Value>(&lenient(body, '\u{FFFD}')).ok()?;
-        let second = serde_json::from_str::<Value>(&lenient(body, '\u{FFFE}')).ok()?;
-        let (Value::Object(first), Value::Object(second)) = (first, second) else {
-            return Some(Recovered::default());
+        let first_text = lenient(body, '\u{FFFD}');
+        let second_text = lenient(body, '\u{FFFE}');
+        let (Some(first), Some(second)) = (members(&first_text), members(&second_text)) else {
+            let is_json = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+            return (is_json(&first_text) && is_json(&second_text)).then(Recovered::default);
         };
         let same = |key: &str| {
             let value = first.get(key)?;
-            (second.get(key) == Some(value)).then_some(value)
+            (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
         };
-        let id = same("id")
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned();
-        let method = same("method").and_then(Value::as_str).map(str::to_string);
-        let name = |message: &serde_json::Map<String, Value>| {
-            message
-                .get("params")?
-                .get("name")?
+        let id = same("id").and_then(|raw| small_value(raw));
+        let method = same("method")
+            .and_then(|raw| small_value(raw))
+            .and_then(|v| v.as_str().map(str::to_string));
+        let name = |message: &Members| {
+            let params = members(message.get("params")?.get())?;
+            small_value(params.get("name")?)?
                 .as_str()
                 .map(str::to_string)
         };
@@ -274,13 +312,91 @@ impl Recovered {
             && has_id
             && (first.contains_key("result") || first.contains_key("error"));
         Some(Recovered {
-            params_damaged: first.get("params") != second.get("params"),
+            params_damaged: first.get("params").map(|v| v.get())
+                != second.get("params").map(|v| v.get()),
             id,
             method,
             tool,
             no_reply: is_notification || is_response,
         })
     }
+}
+
+/// The most arrays and objects one message may nest (the message itself
+/// counts as one): 126. serde_json, and so rmcp, reads no more than 127
+/// levels, and a tool call's arguments are recorded in `calls.json` one
+/// level deeper than they arrive, where they must still be read back
+/// (issue 24, item 18).
+pub const MAX_MESSAGE_DEPTH: usize = 126;
+
+/// The nesting of `body` when it is deeper than [`MAX_MESSAGE_DEPTH`]
+/// ([`nesting`]). A line with no more brackets and braces in all than
+/// the limit is passed at once.
+fn too_deep(body: &[u8]) -> Option<usize> {
+    let opening = memchr::memchr2_iter(b'[', b'{', body).take(MAX_MESSAGE_DEPTH + 1);
+    if opening.count() <= MAX_MESSAGE_DEPTH {
+        return None;
+    }
+    let depth = nesting(body);
+    (depth > MAX_MESSAGE_DEPTH).then_some(depth)
+}
+
+/// How deep arrays and objects nest in the JSON text `body`: brackets and
+/// braces outside strings, counted in one pass without recursion, however
+/// deep.
+fn nesting(body: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in body {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A message nested `depth` levels, deeper than [`MAX_MESSAGE_DEPTH`]
+/// (issue 24, item 18): answered under its own id, never as id null, so
+/// the agent's call ends. -32602 Invalid params when the depth is in the
+/// params of a request whose method was read, else -32600 Invalid
+/// Request; a notification or a response gets no reply.
+fn deep_message(body: &[u8], depth: usize, found: &Recovered, line_bytes: usize) -> Rejected {
+    let params_deep = members(&lenient(body, '\u{FFFD}'))
+        .and_then(|m| m.get("params").map(|p| nesting(p.get().as_bytes())))
+        .is_some_and(|d| d + 1 > MAX_MESSAGE_DEPTH);
+    let (code, label, what) = if found.method.is_some() && params_deep {
+        (
+            INVALID_PARAMS,
+            "Invalid params",
+            "its params (a tool call's arguments)",
+        )
+    } else {
+        (INVALID_REQUEST, "Invalid Request", "it")
+    };
+    rejected(
+        format!(
+            "{label}: the message nests arrays and objects {depth} levels deep, and the proxy reads at most {MAX_MESSAGE_DEPTH}; send {what} less deeply nested"
+        ),
+        code,
+        found,
+        line_bytes,
+        preview(body),
+    )
 }
 
 /// `body` as text a JSON parser accepts where the only fault is that it is
@@ -472,6 +588,128 @@ pub struct Answers {
     /// would drop members it has no field for;
     /// `upstream::Connection::raw_tools`).
     pub tools_list: Option<String>,
+    /// The ids of the requests passed to rmcp and not answered yet, shared
+    /// with the [`Tracked`] transport that sees rmcp's replies.
+    pub in_flight: InFlight,
+}
+
+/// The ids of the agent host's requests in flight: passed to rmcp and not
+/// yet answered (issue 24, item 18). rmcp keeps one entry per id, so a
+/// second request under an id in flight would take the first one's place
+/// and one of the two would never be answered; [`read_lines`] answers it
+/// instead, under that id, with -32600 Invalid Request.
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashSet<rmcp::model::RequestId>>>,
+);
+
+impl InFlight {
+    /// Marks `id` in flight.
+    fn begin(&self, id: rmcp::model::RequestId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+    }
+
+    /// Whether `id` is in flight.
+    fn holds(&self, id: &rmcp::model::RequestId) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+    }
+
+    /// `id` was answered (or cancelled, and rmcp will not answer it).
+    fn end(&self, id: &rmcp::model::RequestId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+    }
+}
+
+/// rmcp's transport to the agent host, watched: each reply rmcp sends ends
+/// its id's time in flight ([`InFlight`]), and so does the agent's
+/// `notifications/cancelled` for it (rmcp then drops the reply).
+pub struct Tracked<T> {
+    inner: T,
+    in_flight: InFlight,
+}
+
+impl<T> Tracked<T> {
+    /// `inner`, its replies ending the ids of `in_flight`.
+    pub fn new(inner: T, in_flight: InFlight) -> Tracked<T> {
+        Tracked { inner, in_flight }
+    }
+}
+
+impl<T> rmcp::transport::Transport<rmcp::RoleServer> for Tracked<T>
+where
+    T: rmcp::transport::Transport<rmcp::RoleServer>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<rmcp::RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use rmcp::model::JsonRpcMessage;
+        match &item {
+            JsonRpcMessage::Response(response) => self.in_flight.end(&response.id),
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.in_flight.end(id);
+                }
+            }
+            _ => {}
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<rmcp::RoleServer>> {
+        use rmcp::model::{ClientNotification, JsonRpcMessage};
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ClientNotification::CancelledNotification(cancelled) = &n.notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            self.in_flight.end(id);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The method and id of a JSON-RPC message, the rest skipped.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A request whose id is in flight already ([`InFlight`]): answered under
+/// that id with -32600 Invalid Request, and recorded.
+fn duplicate_id(line: &[u8], id: Value, method: String) -> Rejected {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let tool = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("params")?.get("name")?.as_str().map(str::to_string));
+    let found = Recovered {
+        id: Some(id.clone()),
+        method: Some(method),
+        tool,
+        params_damaged: false,
+        no_reply: false,
+    };
+    rejected(
+        format!(
+            "Invalid Request: id {id} is already in use by a request still in flight; give each request an id of its own (JSON-RPC 2.0; MCP request ids are unique within a session)"
+        ),
+        INVALID_REQUEST,
+        &found,
+        body.len(),
+        preview(body.strip_suffix(b"\r").unwrap_or(body)),
+    )
 }
 
 /// Reads the agent host's lines from `input` until it ends: passes each
@@ -497,6 +735,15 @@ where
                 Verdict::Blank => continue,
                 Verdict::Reject(rejected) => *rejected,
                 Verdict::Pass => {
+                    if let Some(rejected) =
+                        begin_request(&line, &answers.in_flight, answers.tools_list.is_some())
+                    {
+                        on_reject(&rejected);
+                        if let Some(reply) = rejected.reply {
+                            let _ = answers.replies.send(reply);
+                        }
+                        continue;
+                    }
                     if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_deref()) {
                         let _ = answers.replies.send(reply);
                         continue;
@@ -517,6 +764,25 @@ where
         }
     }
     let _ = to_rmcp.shutdown().await;
+}
+
+/// Marks the request `line` (JSON that [`judge`] passed) in flight, or,
+/// when its id is in flight already, the rejection to answer and record
+/// instead ([`InFlight`]). A `tools/list` answered by [`read_lines`]
+/// itself is never in flight: it is answered at once.
+fn begin_request(line: &[u8], in_flight: &InFlight, lists_tools: bool) -> Option<Rejected> {
+    let head: Head = serde_json::from_slice(line).ok()?;
+    let (method, raw) = (head.method?, head.id?);
+    let id: rmcp::model::RequestId = serde_json::from_str(raw.get()).ok()?;
+    let answered_here = lists_tools && method == "tools/list";
+    if !in_flight.holds(&id) {
+        if !answered_here {
+            in_flight.begin(id);
+        }
+        return None;
+    }
+    let shown = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+    Some(duplicate_id(line, shown, method.into_owned()))
 }
 
 /// The reply to `line` when it is a `tools/list` request (a JSON object
@@ -617,6 +883,73 @@ mod tests {
         assert!(bytes.ends_with(b"\n"));
         assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1);
         serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// A `tools/call` whose arguments nest `depth` levels (the arguments
+    /// object counting as one), with id 7.
+    fn nested_call(depth: usize) -> String {
+        let inner = format!("{}1{}", "[".repeat(depth - 1), "]".repeat(depth - 1));
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"submit_csv","arguments":{{"csv":"a\n","deep":{inner}}}}}}}"#
+        )
+    }
+
+    /// Issue 24, item 18: arguments nested deeper than the proxy reads were
+    /// answered -32700 with id null, and the call waited for ever. Each
+    /// depth past [`MAX_MESSAGE_DEPTH`] is answered under its id; a message
+    /// at the limit passes, and so does one whose brackets are in strings.
+    #[test]
+    fn a_deeply_nested_request_is_answered_under_its_id() {
+        assert_eq!(judge(nested_call(124).as_bytes()), Verdict::Pass);
+        for depth in [125, 126, 127, 128, 10_000, 1_000_000] {
+            let r = rejected(nested_call(depth));
+            let reply = reply(&r);
+            assert_eq!(reply["id"], 7, "{depth}");
+            assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{depth}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!(
+                    "Invalid params: the message nests arrays and objects {} levels deep",
+                    depth + 2
+                )),
+                "{message}"
+            );
+            assert_eq!(r.tool.as_deref(), Some("submit_csv"));
+            assert_eq!(r.record.method.as_deref(), Some("tools/call"));
+        }
+        let brackets_in_a_string = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"q","arguments":{{"s":"{}"}}}}}}"#,
+            "[{".repeat(5000)
+        );
+        assert_eq!(judge(brackets_in_a_string.as_bytes()), Verdict::Pass);
+        // Deep outside the params: an invalid request, under its id.
+        let deep_member = format!(
+            r#"{{"jsonrpc":"2.0","id":"x","method":"ping","extra":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let r = rejected(deep_member);
+        assert_eq!(reply(&r)["id"], "x");
+        assert_eq!(reply(&r)["error"]["code"], INVALID_REQUEST);
+        // A deep notification is recorded, never answered; a deep line that
+        // is not JSON is a parse error.
+        let notification = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"a":{}{}}}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        assert_eq!(rejected(notification).reply, None);
+        let truncated = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}"#,
+            "[".repeat(300)
+        );
+        assert_eq!(reply_code(&rejected(truncated)), PARSE_ERROR);
+        // Not UTF-8 as well as deep: still answered under its id.
+        let mut bytes = nested_call(300).into_bytes();
+        let at = bytes.iter().position(|b| *b == b'a').unwrap();
+        bytes[at] = 0xff;
+        let r = rejected(&bytes);
+        assert_eq!(reply(&r)["id"], 7);
     }
 
     #[test]
@@ -806,6 +1139,7 @@ mod tests {
             replies: sender,
             max_bytes: max,
             tools_list: None,
+            in_flight: InFlight::default(),
         };
         let reading = read_lines(input, to_rmcp, answers, |r| recorded.push(r.clone()));
         let mut passed = Vec::new();

@@ -521,10 +521,12 @@ impl Proxy {
         let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
         let (replies, queued) = tokio::sync::mpsc::unbounded_channel();
         let recorder = self.clone();
+        let in_flight = framing::InFlight::default();
         let answers = framing::Answers {
             replies,
             max_bytes,
             tools_list: Some(self.inner.listed.clone()),
+            in_flight: in_flight.clone(),
         };
         let reader = tokio::spawn(framing::read_lines(
             tokio::io::stdin(),
@@ -535,10 +537,11 @@ impl Proxy {
         let writer = tokio::spawn(framing::write_lines(from_rmcp, queued, tokio::io::stdout()));
         let served = self
             .clone()
-            .serve(
+            .serve(framing::Tracked::new(
                 rmcp::transport::async_rw::AsyncRwTransport::new_server(rmcp_input, rmcp_output)
                     .with_max_line_length(max_bytes),
-            )
+                in_flight,
+            ))
             .await;
         let service = match served {
             Ok(service) => service,
