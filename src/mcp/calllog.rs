@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::fsutil::write_atomic;
 use crate::layout::{CALLS_FILE, CallRecord, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds};
+use crate::mcp::redact::Redactor;
 
 /// The in-memory log and where it is written.
 #[derive(Debug)]
@@ -34,6 +35,9 @@ pub struct CallLog {
     /// The first calls of `calls`, as `calls.json` holds them: one string
     /// per call, pretty-printed and indented as an element of the array.
     written: RefCell<Vec<String>>,
+    /// The profile's header and environment values, replaced in every
+    /// call recorded and in the metrics written (issue 24, item 27).
+    redactor: Redactor,
 }
 
 impl CallLog {
@@ -45,7 +49,15 @@ impl CallLog {
             calls: Vec::new(),
             metrics,
             written: RefCell::new(Vec::new()),
+            redactor: Redactor::default(),
         }
+    }
+
+    /// This log, with every call it records and the metrics it writes
+    /// redacted by `redactor` ([`crate::mcp::redact`]).
+    pub fn redacting(mut self, redactor: Redactor) -> CallLog {
+        self.redactor = redactor;
+        self
     }
 
     /// The calls recorded so far, in order.
@@ -63,8 +75,10 @@ impl CallLog {
         &self.dir
     }
 
-    /// Appends a call and updates the tallies derived from it.
+    /// Appends a call, its texts redacted ([`CallLog::redacting`]), and
+    /// updates the tallies derived from it.
     pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
+        self.redactor.call(&mut call);
         call.index = self.calls.len() + 1;
         call.start_s = round_seconds(call.start_s);
         call.duration_s = round_seconds(call.duration_s);
@@ -110,7 +124,16 @@ impl CallLog {
     pub fn flush(&self) -> Result<()> {
         let calls = self.calls_text();
         write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
-        let mut metrics = serde_json::to_string_pretty(&self.metrics).unwrap_or_default();
+        let mut redacted;
+        let mut metrics = &self.metrics;
+        if !self.redactor.is_empty() {
+            redacted = self.metrics.clone();
+            self.redactor.option(&mut redacted.startup_error);
+            self.redactor.option(&mut redacted.lost_upstream);
+            self.redactor.option(&mut redacted.server);
+            metrics = &redacted;
+        }
+        let mut metrics = serde_json::to_string_pretty(metrics).unwrap_or_default();
         metrics.push('\n');
         write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
     }

@@ -15,19 +15,24 @@
 //! - it forwards the server's instructions at `all-tools`; at `sparql-only`
 //!   there is no upstream, only the neutral SPARQL tool and its preamble;
 //! - every forwarded call is bounded by `--timeout`; three consecutive
-//!   failed forwarded calls (errors of the transport or timeouts, not a
-//!   tool's own error reply) declare the session dead; any success resets
-//!   the count; the proxy outlives a lost upstream and keeps `submit_csv`
-//!   open, answering other calls with a reply that says the connection will
-//!   not come back and the answer channel is still open;
+//!   failed forwarded calls (a timeout, a transport error, a JSON-RPC
+//!   error reply) declare the session dead ([`BREAKER_THRESHOLD`]); any
+//!   tool result resets the count; the proxy outlives a lost upstream and
+//!   keeps `submit_csv` open, answering other calls with a reply that says
+//!   the connection will not come back and the answer channel is still
+//!   open;
 //! - failures hidden in successful replies are recorded as `soft_error`
 //!   and tallied per tool; `--strict-upstream-errors` relabels such replies
 //!   as errors, payload unchanged;
 //! - a line from the agent host it cannot read as a JSON-RPC message (not
 //!   JSON, or JSON text that is not Unicode, such as a lone surrogate
-//!   escape `\ud800`; or JSON that is not a valid request) is answered with
-//!   a JSON-RPC error, -32700, -32600 or -32602, instead of being dropped or
-//!   answered without its id, and recorded ([`super::framing`]);
+//!   escape `\ud800`; JSON that is not a valid request; a message nested
+//!   deeper than it reads; a request under an id still in flight) is
+//!   answered with a JSON-RPC error, -32700, -32600 or -32602, instead of
+//!   being dropped or answered without its id, and recorded
+//!   ([`super::framing`]);
+//! - a header or environment value of the profile is redacted in every
+//!   file it writes ([`super::redact`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -47,11 +52,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 pub use super::calllog::carries_query;
-use super::calllog::{CallLog, soft_error};
+use super::calllog::{CallLog, soft_error_in_reply};
 use super::framing;
 pub use super::level::ToolLevel;
 use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
+use super::redact::Redactor;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -114,6 +120,9 @@ struct Inner {
     withheld: BTreeSet<String>,
     peer: Option<Peer<RoleClient>>,
     sparql_only: Option<SparqlOnly>,
+    /// The profile's header and environment values, replaced in every file
+    /// written ([`Redactor`]).
+    redactor: Redactor,
     shutting_down: AtomicBool,
     state: Mutex<State>,
 }
@@ -418,7 +427,10 @@ impl Proxy {
             .as_deref()
             .map_or(0, |i| i.chars().count());
 
-        let log = CallLog::new(&settings.log_dir, metrics);
+        // A server may echo a header or environment value: none reaches
+        // the log, the answer or a submission (issue 24, item 27).
+        let redactor = Redactor::of(settings.profile.as_ref());
+        let log = CallLog::new(&settings.log_dir, metrics).redacting(redactor.clone());
         log.flush()?;
         let proxy = Proxy {
             inner: Arc::new(Inner {
@@ -437,6 +449,7 @@ impl Proxy {
                 withheld,
                 peer: startup.peer,
                 sparql_only: settings.sparql_only,
+                redactor,
                 shutting_down: AtomicBool::new(false),
                 state: Mutex::new(State {
                     log,
@@ -626,6 +639,7 @@ impl Proxy {
         }
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let path = state.log.dir().join(ANSWER_FILE);
+        let csv = self.inner.redactor.text(csv);
         if let Err(e) = crate::fsutil::write_atomic(&path, csv.as_bytes()) {
             let message = format!("the answer could not be saved: {e}");
             return (reply(message.clone(), true), Some(message));
@@ -851,8 +865,9 @@ impl Proxy {
         }
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls().len() + 1);
-        match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
-            Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
+        let written = self.inner.redactor.text(csv);
+        match crate::fsutil::write_atomic(&state.log.dir().join(&file), written.as_bytes()) {
+            Ok(()) => json!({"csv_file": file, "csv_bytes": written.len()}),
             Err(_) => arguments,
         }
     }
