@@ -319,7 +319,7 @@ async fn call(
     // A server may echo a header or environment value of the profile: the
     // reply is recorded in results.json, so it is redacted before it is
     // judged and kept (issue 24, item 27).
-    let redactor = crate::mcp::redact::Redactor::of(Some(profile));
+    let redactor = profile.redactor();
     let reply = reply
         .map(|mut r| {
             redactor.string(&mut r.text);

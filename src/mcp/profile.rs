@@ -175,12 +175,18 @@ impl Profile {
             .collect()
     }
 
+    /// The redactor of this profile's header and environment values
+    /// ([`Profile::secrets`]; issue 24, item 27).
+    pub fn redactor(&self) -> super::redact::Redactor {
+        super::redact::Redactor::new(&self.secrets())
+    }
+
     /// The shareable description of this profile (no header or env values;
     /// `docs/FORMAT.md`, "conditions/NAME.json"): the profile as written,
     /// never this machine's home folder or an absolute path of it
     /// ([`ProfileRecord::target`]; issue 24, item 28).
     pub fn record(&self) -> ProfileRecord {
-        let redactor = super::redact::Redactor::new(&self.secrets());
+        let redactor = self.redactor();
         match &self.upstream {
             Upstream::Stdio { env, .. } => ProfileRecord {
                 name: self.name.clone(),

@@ -429,7 +429,11 @@ impl Proxy {
 
         // A server may echo a header or environment value: none reaches
         // the log, the answer or a submission (issue 24, item 27).
-        let redactor = Redactor::of(settings.profile.as_ref());
+        let redactor = settings
+            .profile
+            .as_ref()
+            .map(Profile::redactor)
+            .unwrap_or_default();
         let log = CallLog::new(&settings.log_dir, metrics).redacting(redactor.clone());
         log.flush()?;
         let proxy = Proxy {

@@ -101,7 +101,7 @@ fn forms(value: &str) -> Vec<String> {
 }
 
 impl Redactor {
-    /// A redactor of `secrets` (name, value), as [`super::profile::Profile::secrets`]
+    /// A redactor of `secrets` (name, value), as a profile's `secrets`
     /// gives them; values shorter than [`MIN_SECRET_CHARS`] characters are
     /// left out.
     pub fn new(secrets: &[(String, String)]) -> Redactor {
@@ -127,12 +127,6 @@ impl Redactor {
         }
         patterns.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
         Redactor { patterns }
-    }
-
-    /// The redactor of `profile`'s header and environment values; one that
-    /// changes nothing without a profile.
-    pub fn of(profile: Option<&super::profile::Profile>) -> Redactor {
-        profile.map_or_else(Redactor::default, |p| Redactor::new(&p.secrets()))
     }
 
     /// Whether there is nothing to redact.

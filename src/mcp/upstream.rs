@@ -150,7 +150,7 @@ async fn connect_inner(
                 // was killed is the evidence the attempt page links. A
                 // server given environment values writes through the
                 // proxy, which redacts them (issue 24, item 27).
-                let redactor = super::redact::Redactor::of(Some(profile));
+                let redactor = profile.redactor();
                 let log = stderr_log.and_then(|path| std::fs::File::create(path).ok());
                 cmd.stderr(match (&log, redactor.is_empty()) {
                     (Some(_), false) => Stdio::piped(),

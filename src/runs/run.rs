@@ -435,7 +435,7 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
     match connected {
         Ok(connection) => {
             crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
-            let redactor = crate::mcp::redact::Redactor::of(Some(profile));
+            let redactor = profile.redactor();
             Ok(connection.server_info.as_ref().map(|i| {
                 redactor
                     .text(&format!("{} {}", i.name, i.version))
@@ -799,7 +799,11 @@ fn play_attempt(
     // A profile's header and environment values are written nowhere
     // (issue 24, item 27): not in command.txt, nor in what the agent host
     // reported, should it quote a server that echoed one.
-    let redactor = crate::mcp::redact::Redactor::of(options.tools.profile());
+    let redactor = options
+        .tools
+        .profile()
+        .map(Profile::redactor)
+        .unwrap_or_default();
     let recorded_line = redactor
         .text(&relative_to(&command_line, &dir_abs, &on_path))
         .into_owned();
