@@ -233,24 +233,29 @@ fn soft_error_in_plain_text(text: &str) -> Option<String> {
 
 /// Whether `text` is a result table as CSV or TSV: a header row whose
 /// fields are all column names (a letter or `_` first, then letters,
-/// digits, `_`, `-` or `.`; a SPARQL variable's `?` or `$` before them
-/// allowed, as the W3C TSV results write it), then at least one row with
-/// as many fields. Tabs in the first line make it TSV. A message such as
-/// "HTTP Error 503: Service Unavailable" has no such header row.
+/// digits, `_`, `-` or `.`, and spaces too when there are two columns or
+/// more; a SPARQL variable's `?` or `$` before them allowed, as the W3C
+/// TSV results write it), then at least one row with as many fields. Tabs
+/// in the first line make it TSV. A message such as "HTTP Error 503:
+/// Service Unavailable" or "Query failed" over one more line has no such
+/// header row.
 fn is_csv_table(text: &str) -> bool {
     let first = text.lines().next().unwrap_or("");
     let delimiter = if first.contains('\t') { b'\t' } else { b',' };
-    let column_name = |field: &str| {
+    let column_name = |field: &str, spaced: bool| {
         let name = field.strip_prefix(['?', '$']).unwrap_or(field);
         let mut chars = name.chars();
         chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-            && chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && chars.all(|c| {
+                c.is_alphanumeric() || matches!(c, '_' | '-' | '.') || (spaced && c == ' ')
+            })
     };
     // A cheap look at the first line before the whole text is parsed.
     let header_line = first.trim_end_matches('\r');
+    let spaced = header_line.contains(delimiter as char);
     if !header_line
         .split(delimiter as char)
-        .all(|f| column_name(f.trim_matches('"')))
+        .all(|f| column_name(f.trim_matches('"'), spaced))
     {
         return false;
     }
@@ -263,7 +268,7 @@ fn is_csv_table(text: &str) -> bool {
     let Some(Ok(header)) = records.next() else {
         return false;
     };
-    if !header.iter().all(column_name) {
+    if !header.iter().all(|f| column_name(f, header.len() > 1)) {
         return false;
     }
     let mut rows = 0usize;
@@ -755,6 +760,7 @@ mod tests {
                 .to_string(),
             csv(",", ""),
             csv("\t", "?"),
+            "place name,status\nAlbuquerque,Service Unavailable\n".to_string(),
             "status\nService Unavailable\n".to_string(),
             format!(
                 "Found 1 row:\n\n| {} |\n|---|\n| {} |\n",
@@ -800,6 +806,10 @@ mod tests {
             (
                 "HTTP Error 503: Service Unavailable\n".to_string(),
                 "HTTP 503",
+            ),
+            (
+                "Query failed\nService Unavailable\n".to_string(),
+                "HTTP 5xx (service unavailable)",
             ),
             (
                 "Query failed: Service Unavailable\n| a |\n|---|\n| 1 |\n".to_string(),
