@@ -14,7 +14,8 @@
 //!   in `calls.json` (`docs/FORMAT.md`, "calls.json", `unreadable`).
 //!
 //! A line is unreadable when it is not JSON at all (a trailing comma, a
-//! truncated line: -32700 Parse error, id null), when it is JSON text that
+//! truncated line: -32700 Parse error, under the id when the members read
+//! whole before the damage hold one, else id null), when it is JSON text that
 //! is not Unicode (a string holding a lone UTF-16 surrogate escape such as
 //! `"\ud800"`, which the JSON grammar allows and Node's `JSON.stringify`
 //! writes for a broken string, but which is no Unicode text and so no
@@ -122,7 +123,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         None => rejected(
             format!("Parse error: the message is not JSON ({error})"),
             PARSE_ERROR,
-            &Recovered::default(),
+            &Recovered::from_prefix(body),
             line_bytes,
             preview,
         ),
@@ -218,14 +219,15 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
 }
 
 /// A line longer than `max_bytes`, of which `head` is the start: answered
-/// with a parse error, id null (what the line held was never read).
+/// with a parse error, under the id `head` holds when its members up to
+/// the id were read whole ([`Recovered::from_prefix`]), else id null.
 pub fn oversized(line_bytes: usize, head: &[u8], max_bytes: usize) -> Rejected {
     rejected(
         format!(
             "Parse error: the message is {line_bytes} bytes, more than the {max_bytes} bytes the proxy reads in one message; it was not read"
         ),
         PARSE_ERROR,
-        &Recovered::default(),
+        &Recovered::from_prefix(head),
         line_bytes,
         preview(head),
     )
@@ -319,6 +321,89 @@ impl Recovered {
             tool,
             no_reply: is_notification || is_response,
         })
+    }
+}
+
+/// The members of the JSON object `text` opens that are whole before
+/// anything that is not JSON (a trailing comma, the end of a truncated or
+/// cut line), in order; empty when `text` opens no object.
+fn prefix_members(text: &str) -> Vec<(String, Box<serde_json::value::RawValue>)> {
+    fn skip_blank(text: &str, at: usize) -> usize {
+        let rest = text.get(at..).unwrap_or("");
+        at + (rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len())
+    }
+    /// One JSON value at `at`, and where it ends.
+    fn value_at<T: serde::de::DeserializeOwned>(text: &str, at: usize) -> Option<(T, usize)> {
+        let mut values = serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        Some((value, at + values.byte_offset()))
+    }
+    let mut members = Vec::new();
+    let mut at = skip_blank(text, 0);
+    if !text.get(at..).is_some_and(|t| t.starts_with('{')) {
+        return members;
+    }
+    at += 1;
+    loop {
+        at = skip_blank(text, at);
+        let Some((key, after)) = value_at::<String>(text, at) else {
+            break;
+        };
+        at = skip_blank(text, after);
+        if !text.get(at..).is_some_and(|t| t.starts_with(':')) {
+            break;
+        }
+        let Some((value, after)) = value_at::<Box<serde_json::value::RawValue>>(text, at + 1)
+        else {
+            break;
+        };
+        members.push((key, value));
+        at = skip_blank(text, after);
+        if !text.get(at..).is_some_and(|t| t.starts_with(',')) {
+            break;
+        }
+        at += 1;
+    }
+    members
+}
+
+impl Recovered {
+    /// What the whole members at the start of `body` say, when `body` is
+    /// not JSON even read leniently: a trailing comma, a line cut short.
+    /// The id, method and tool are taken when both lenient readings agree
+    /// on them ([`Recovered::from`]), so a request whose id came before
+    /// the damage is answered under it (issue 24, item 18). A response
+    /// (an id with a `result` or an `error`, no method) gets no reply; any
+    /// other line is answered, under null when no id was read.
+    fn from_prefix(body: &[u8]) -> Recovered {
+        let read = |replacement| -> Members {
+            prefix_members(&lenient(body, replacement))
+                .into_iter()
+                .collect()
+        };
+        let (first, second) = (read('\u{FFFD}'), read('\u{FFFE}'));
+        let same = |key: &str| {
+            let value = first.get(key)?;
+            (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
+        };
+        let method = same("method")
+            .and_then(|raw| small_value(raw))
+            .and_then(|v| v.as_str().map(str::to_string));
+        let tool = same("params")
+            .and_then(|raw| members(raw.get()))
+            .and_then(|params| small_value(params.get("name")?))
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|_| method.as_deref() == Some("tools/call"));
+        let is_response = first.contains_key("id")
+            && !first.contains_key("method")
+            && (first.contains_key("result") || first.contains_key("error"));
+        Recovered {
+            id: same("id").and_then(|raw| small_value(raw)),
+            method,
+            tool,
+            params_damaged: false,
+            no_reply: is_response,
+        }
     }
 }
 
@@ -1033,11 +1118,11 @@ mod tests {
     }
 
     #[test]
-    fn a_trailing_comma_is_a_parse_error_with_id_null() {
+    fn a_trailing_comma_is_a_parse_error_under_the_requests_id() {
         let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{},}"#;
         let r = rejected(line);
         let reply = reply(&r);
-        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["id"], 7);
         assert_eq!(reply["error"]["code"], PARSE_ERROR);
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(
@@ -1045,9 +1130,57 @@ mod tests {
             "{message}"
         );
         assert_eq!(r.record.code, Some(PARSE_ERROR));
-        assert_eq!((r.record.id.clone(), r.record.method.clone()), (None, None));
+        assert_eq!(
+            (r.record.id.clone(), r.record.method.as_deref()),
+            (Some(json!(7)), Some("tools/list"))
+        );
         assert_eq!(r.record.line_bytes, line.len());
         assert_eq!(r.record.line_preview, line);
+    }
+
+    /// Issue 24, item 18: a request that is not JSON was answered with id
+    /// null even when its id was read whole before the damage; it is
+    /// answered under that id, and with null only when no id came first.
+    #[test]
+    fn a_damaged_request_is_answered_under_the_id_read_before_the_damage() {
+        for (line, id, tool) in [
+            (
+                r#"{"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a"#,
+                json!("c-9"),
+                None,
+            ),
+            (
+                r#" { "id" : 12 , "jsonrpc":"2.0","method":"tools/call","params":{"name":"q"}, ]"#,
+                json!(12),
+                Some("q"),
+            ),
+            (r#"{"jsonrpc":"2.0","method":"ping","id":5"#, json!(5), None),
+            (
+                r#"{"jsonrpc":"2.0","method":"tools/call","params":{"#,
+                Value::Null,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x","#,
+                Value::Null,
+                None,
+            ),
+            ("[1, 2,", Value::Null, None),
+        ] {
+            let r = rejected(line);
+            assert_eq!(reply(&r)["id"], id, "{line}");
+            assert_eq!(reply_code(&r), PARSE_ERROR, "{line}");
+            assert_eq!(r.tool.as_deref(), tool, "{line}");
+        }
+        // A damaged response gets no reply.
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":4,"result":{},"#).reply,
+            None
+        );
+        // A line too long to read is answered under the id at its start.
+        let r = oversized(10_000, br#"{"jsonrpc":"2.0","id":88,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a,b"#, 100);
+        assert_eq!(reply(&r)["id"], 88);
+        assert_eq!(r.tool, None);
     }
 
     #[test]

@@ -1206,7 +1206,7 @@ for line in sys.stdin:
         let trailing_comma = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{},}"#;
         send(&mut stdin, trailing_comma);
         let parse_error = reply(&received, "the line with a trailing comma");
-        assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
+        assert_eq!(parse_error["id"], 2, "{parse_error}");
         assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
 
         let lone_surrogate = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\n\ud800\n"}}}"#;
@@ -1272,7 +1272,8 @@ for line in sys.stdin:
         assert_eq!(first["tool"], "");
         assert_eq!(first["ok"], false);
         assert_eq!(first["unreadable"]["code"], -32700);
-        assert_eq!(first["unreadable"]["id"], Value::Null);
+        assert_eq!(first["unreadable"]["id"], 2);
+        assert_eq!(first["unreadable"]["method"], "tools/list");
         assert_eq!(first["unreadable"]["line_bytes"], trailing_comma.len());
         assert!(
             first["error"].as_str().unwrap().contains("trailing comma"),
