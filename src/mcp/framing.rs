@@ -199,16 +199,14 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
             ));
         }
     }
+    if let Value::Array(items) = value {
+        return Some(batch(items, line_bytes, preview(body)));
+    }
     if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_err() {
-        let what = if value.is_array() {
-            "a batch (a JSON array): the proxy reads one message per line".to_string()
-        } else {
-            "not a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", a method, \
-             and an id that is a string or an integer)"
-                .to_string()
-        };
         return Some(rejected(
-            format!("Invalid Request: {what}"),
+            "Invalid Request: not a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", \
+             a method, and an id that is a string or an integer)"
+                .to_string(),
             INVALID_REQUEST,
             &found(),
             line_bytes,
@@ -216,6 +214,54 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
         ));
     }
     None
+}
+
+/// A batch (a JSON array), which the proxy does not read (rmcp reads one
+/// message per line; MCP 2025-06-18 has no batches): each request in it
+/// that carries an id is answered under that id with -32600 Invalid
+/// Request, in one batch reply as JSON-RPC 2.0 answers a batch (issue 24,
+/// item 18); an element that is no request with an id (an invalid one, or
+/// an empty batch) gets one answer under id null, a notification none. A
+/// batch of notifications alone gets no reply.
+fn batch(items: &[Value], line_bytes: usize, line_preview: String) -> Rejected {
+    let message = "Invalid Request: a batch (a JSON array): the proxy reads one message per \
+                   line; send each request on its own line"
+        .to_string();
+    let error = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST, "message": message}});
+    let mut replies: Vec<Value> = Vec::new();
+    for item in items {
+        let object = item.as_object();
+        let id = object
+            .and_then(|o| o.get("id"))
+            .filter(|id| id.is_string() || id.is_number());
+        let notification =
+            object.is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
+        match id {
+            Some(id) => replies.push(error(id.clone())),
+            None if notification => {}
+            None => replies.push(error(Value::Null)),
+        }
+    }
+    if items.is_empty() {
+        replies.push(error(Value::Null));
+    }
+    let reply = (!replies.is_empty()).then(|| {
+        let mut line = serde_json::to_vec(&Value::Array(replies)).unwrap_or_default();
+        line.push(b'\n');
+        line
+    });
+    Rejected {
+        record: UnreadableRequest {
+            code: reply.is_some().then_some(INVALID_REQUEST),
+            id: None,
+            method: None,
+            line_bytes,
+            line_preview,
+        },
+        reply,
+        message,
+        tool: None,
+    }
 }
 
 /// A line longer than `max_bytes`, of which `head` is the start: answered
@@ -1081,11 +1127,6 @@ mod tests {
                 INVALID_REQUEST,
                 json!(4),
             ),
-            (
-                r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
-                INVALID_REQUEST,
-                Value::Null,
-            ),
         ] {
             let Verdict::Reject(r) = judge(line.as_bytes()) else {
                 panic!("{line} passed");
@@ -1101,6 +1142,42 @@ mod tests {
             panic!("passed");
         };
         assert!(r.reply.is_none());
+    }
+
+    /// Issue 24, item 18: a batch was answered once, under id null, so
+    /// none of its requests got a reply under its id. Each request in it
+    /// is answered under its own id, in one batch reply; notifications are
+    /// not answered, and an empty batch gets one error under null.
+    #[test]
+    fn each_request_in_a_batch_is_answered_under_its_id() {
+        let r = rejected(
+            r#"[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b","method":"tools/list"},7]"#,
+        );
+        let bytes = r.reply.as_deref().unwrap();
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1);
+        let replies: Value = serde_json::from_slice(bytes).unwrap();
+        let ids: Vec<&Value> = replies
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["id"])
+            .collect();
+        assert_eq!(ids, [&json!(5), &json!("b"), &Value::Null]);
+        assert!(
+            replies
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["error"]["code"] == INVALID_REQUEST)
+        );
+        assert_eq!(r.record.code, Some(INVALID_REQUEST));
+        let empty: Value =
+            serde_json::from_slice(rejected("[]").reply.as_deref().unwrap()).unwrap();
+        assert_eq!(empty[0]["id"], Value::Null);
+        assert_eq!(
+            rejected(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#).reply,
+            None
+        );
     }
 
     #[test]
@@ -1440,9 +1517,16 @@ mod tests {
             );
             if r.reply.is_some() {
                 let reply = reply(&r);
-                assert_eq!(reply["jsonrpc"], "2.0");
-                let code = reply["error"]["code"].as_i64().unwrap();
-                assert!([PARSE_ERROR, INVALID_PARAMS, INVALID_REQUEST].contains(&code));
+                // A batch is answered with a batch.
+                let replies = match reply {
+                    Value::Array(items) => items,
+                    one => vec![one],
+                };
+                for reply in replies {
+                    assert_eq!(reply["jsonrpc"], "2.0");
+                    let code = reply["error"]["code"].as_i64().unwrap();
+                    assert!([PARSE_ERROR, INVALID_PARAMS, INVALID_REQUEST].contains(&code));
+                }
             }
         }
     }

@@ -1399,6 +1399,37 @@ for line in sys.stdin:
         }
     }
 
+    /// Issue 24, item 18: a batch was answered once under id null, so none
+    /// of the requests in it was answered under its id. The proxy answers a
+    /// batch with a batch, each request under its own id.
+    #[test]
+    fn each_request_in_a_batch_is_answered_under_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &[]);
+        send(
+            &mut stdin,
+            r#"[{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a\n"}}},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":"x31","method":"ping"}]"#,
+        );
+        let line = received
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a reply to the batch");
+        let replies: Value = serde_json::from_str(&line).unwrap();
+        let ids: Vec<Value> = replies
+            .as_array()
+            .unwrap_or_else(|| panic!("not a batch: {line}"))
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!(30), json!("x31")], "{line}");
+        assert_eq!(replies[0]["error"]["code"], -32600, "{line}");
+        close(child, stdin);
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["unreadable"]["code"], -32600, "{calls}");
+        assert!(!log.join("answer.csv").exists(), "the batch was not run");
+    }
+
     /// Issue 24, item 18: two calls in flight under one id got one reply
     /// between them (rmcp keeps one entry per id), so one of them waited
     /// for ever. The second is answered at once under that id (-32600), the
