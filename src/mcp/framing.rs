@@ -151,6 +151,17 @@ pub fn judge(line: &[u8]) -> Verdict {
     }))
 }
 
+/// The `id` member of the JSON object `body`, as written.
+fn raw_id_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let found: IdOnly = serde_json::from_slice(body).ok()?;
+    Some(found.id?.get().to_string())
+}
+
 /// JSON that rmcp would not read as a message, or a `tools/call` whose
 /// params are not `{"name": string, "arguments"?: object}`: rmcp answers
 /// such a request without its id (or as an unknown method), and the
@@ -164,11 +175,13 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
         .and_then(|o| o.get("method"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    let id = object
+        .and_then(|o| o.get("id"))
+        .filter(|id| id.is_string() || id.is_number());
+    let raw_id = id.and_then(|_| raw_id_of(body));
     let found = || Recovered {
-        id: object
-            .and_then(|o| o.get("id"))
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned(),
+        id: id.cloned(),
+        raw_id: raw_id.clone(),
         method: method.clone(),
         tool: object
             .and_then(|o| o.get("params"))
@@ -285,6 +298,9 @@ struct Recovered {
     /// The id, when it is a string or a number and the same in both
     /// lenient readings.
     id: Option<Value>,
+    /// That id as the agent wrote it (JSON text), which the reply echoes:
+    /// a number past what a double holds exactly stays the agent's own.
+    raw_id: Option<String>,
     /// The method, the same in both readings.
     method: Option<String>,
     /// `params.name` of a `tools/call`, the same in both readings.
@@ -336,7 +352,9 @@ impl Recovered {
             let value = first.get(key)?;
             (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
         };
-        let id = same("id").and_then(|raw| small_value(raw));
+        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
+        let id = raw_id.and_then(|raw| small_value(raw));
+        let raw_id = raw_id.map(|raw| raw.get().to_string());
         let method = same("method")
             .and_then(|raw| small_value(raw))
             .and_then(|v| v.as_str().map(str::to_string));
@@ -363,6 +381,7 @@ impl Recovered {
             params_damaged: first.get("params").map(|v| v.get())
                 != second.get("params").map(|v| v.get()),
             id,
+            raw_id,
             method,
             tool,
             no_reply: is_notification || is_response,
@@ -443,8 +462,10 @@ impl Recovered {
         let is_response = first.contains_key("id")
             && !first.contains_key("method")
             && (first.contains_key("result") || first.contains_key("error"));
+        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
         Recovered {
-            id: same("id").and_then(|raw| small_value(raw)),
+            id: raw_id.and_then(|raw| small_value(raw)),
+            raw_id: raw_id.map(|raw| raw.get().to_string()),
             method,
             tool,
             params_damaged: false,
@@ -617,16 +638,15 @@ fn rejected(
     line_preview: String,
 ) -> Rejected {
     let reply = (!found.no_reply).then(|| {
-        let reply = json!({
-            "jsonrpc": "2.0",
-            "id": found.id.clone().unwrap_or(Value::Null),
-            "error": {"code": code, "message": message},
-        });
-        // serde_json escapes every control character inside strings, so
-        // the reply is one line.
-        let mut line = serde_json::to_vec(&reply).unwrap_or_default();
-        line.push(b'\n');
-        line
+        let id = found
+            .raw_id
+            .clone()
+            .or_else(|| found.id.as_ref().map(Value::to_string))
+            .unwrap_or_else(|| "null".to_string());
+        let error = json!({"code": code, "message": message});
+        // serde_json escapes every control character inside strings, and a
+        // JSON number or string holds no line end, so the reply is one line.
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").into_bytes()
     });
     Rejected {
         record: UnreadableRequest {
@@ -820,13 +840,15 @@ struct Head<'a> {
 
 /// A request whose id is in flight already ([`InFlight`]): answered under
 /// that id with -32600 Invalid Request, and recorded.
-fn duplicate_id(line: &[u8], id: Value, method: String) -> Rejected {
+fn duplicate_id(line: &[u8], raw_id: &str, method: String) -> Rejected {
+    let id = serde_json::from_str::<Value>(raw_id).unwrap_or(Value::Null);
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     let tool = serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|v| v.get("params")?.get("name")?.as_str().map(str::to_string));
     let found = Recovered {
         id: Some(id.clone()),
+        raw_id: Some(raw_id.to_string()),
         method: Some(method),
         tool,
         params_damaged: false,
@@ -912,8 +934,7 @@ fn begin_request(line: &[u8], in_flight: &InFlight, lists_tools: bool) -> Option
         }
         return None;
     }
-    let shown = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
-    Some(duplicate_id(line, shown, method.into_owned()))
+    Some(duplicate_id(line, raw.get(), method.into_owned()))
 }
 
 /// The reply to `line` when it is a `tools/list` request (a JSON object
@@ -1142,6 +1163,26 @@ mod tests {
             panic!("passed");
         };
         assert!(r.reply.is_none());
+    }
+
+    /// Issue 24, item 18: an id is answered as the agent wrote it, so an
+    /// integer past what a double holds exactly is still its own.
+    #[test]
+    fn an_id_is_echoed_as_written() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"q","arguments":{"a":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{},}"#,
+        ] {
+            let r = rejected(line);
+            let text = String::from_utf8(r.reply.unwrap()).unwrap();
+            assert!(
+                text.starts_with(
+                    r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"error":{"code":"#
+                ),
+                "{text}"
+            );
+        }
     }
 
     /// Issue 24, item 18: a batch was answered once, under id null, so
