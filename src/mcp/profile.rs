@@ -122,9 +122,8 @@ pub struct ProfileRecord {
     /// `stdio` or `http`.
     pub transport: String,
     /// For stdio: the command line as the profile writes it (`~` kept, an
-    /// absolute path under the home folder written from `~`, a program
-    /// named by an absolute path named by its file name, another absolute
-    /// path made relative to the profile's folder); for http: the URL,
+    /// absolute path under the home folder written from `~`, another
+    /// absolute path made relative to the profile's folder); for http: the URL,
     /// credentials hidden ([`redact_url`]). A header or environment value
     /// in it is redacted ([`Profile::secrets`]).
     pub target: String,
@@ -231,8 +230,7 @@ impl Profile {
             .unwrap_or_default();
         self.written
             .iter()
-            .enumerate()
-            .map(|(i, word)| written_word(word, i == 0, &home, &folder))
+            .map(|word| written_word(word, &home, &folder))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -240,11 +238,11 @@ impl Profile {
 
 /// One word of a recorded command line ([`ProfileRecord::target`]): an
 /// absolute path (the whole word, or after `=` in `--flag=/path`) under
-/// `home` is written from `~`; else the program is named by its file
-/// name and an argument is made relative to `folder`, the profile's.
-fn written_word(word: &str, program: bool, home: &str, folder: &Path) -> String {
+/// `home` is written from `~`, any other made relative to `folder`, the
+/// profile's (as a relative `cwd` is read).
+fn written_word(word: &str, home: &str, folder: &Path) -> String {
     let (flag, path) = match word.split_once('=') {
-        Some((flag, path)) if !program && path.starts_with('/') => (Some(flag), path),
+        Some((flag, path)) if path.starts_with('/') && !word.starts_with('/') => (Some(flag), path),
         _ => (None, word),
     };
     if !path.starts_with('/') {
@@ -255,10 +253,6 @@ fn written_word(word: &str, program: bool, home: &str, folder: &Path) -> String 
         Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
             format!("~{rest}")
         }
-        _ if program => Path::new(path)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.to_string()),
         _ => {
             let parts = crate::fsutil::relative(folder, Path::new(path));
             if parts.is_empty() {
@@ -583,10 +577,17 @@ mod tests {
         )
         .unwrap();
         let record = p.record().target;
-        assert!(record.starts_with("server --data "), "{record}");
-        assert!(record.ends_with("/srv/kg"), "{record}");
-        assert!(!record.contains(" /"), "{record}");
-        assert_eq!(p.program_as_written(), "server");
+        let words: Vec<&str> = record.split(' ').collect();
+        assert_eq!(words.len(), 3, "{record}");
+        assert!(
+            words[0].starts_with("../") && words[0].ends_with("/opt/venv/bin/server"),
+            "{record}"
+        );
+        assert!(
+            words[2].starts_with("../") && words[2].ends_with("/srv/kg"),
+            "{record}"
+        );
+        assert_eq!(p.program_as_written(), words[0]);
     }
 
     #[test]

@@ -436,7 +436,7 @@ async fn an_unreachable_server_is_a_startup_error_with_submit_csv_still_served()
         metrics["startup_error"]
             .as_str()
             .unwrap()
-            .starts_with("cannot start 'server'"),
+            .starts_with("cannot start '../../nonexistent/server'"),
         "{metrics}"
     );
     assert_eq!(metrics["lost_upstream"], Value::Null);
