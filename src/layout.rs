@@ -134,14 +134,17 @@ pub const LINE_PREVIEW_CHARS: usize = 200;
 /// A line from the agent host that the proxy could not read: not JSON
 /// (a trailing comma, a truncated line), JSON text that is not Unicode (a
 /// string holding a lone UTF-16 surrogate escape such as `\ud800`, or
-/// bytes that are not UTF-8), or longer than the proxy reads
-/// (`docs/FORMAT.md`, "calls.json").
+/// bytes that are not UTF-8), longer or nested deeper than the proxy
+/// reads; or a request under an id still in flight (`docs/FORMAT.md`,
+/// "calls.json").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnreadableRequest {
     /// The JSON-RPC error code the proxy answered with: -32700 (parse
-    /// error) or -32602 (invalid params: the method and id were recovered,
-    /// the damage is in the params); null when no reply was due (the line
-    /// was recognisably a notification or a response).
+    /// error), -32602 (invalid params: the method and id were recovered,
+    /// the damage or the depth is in the params) or -32600 (invalid
+    /// request: not a request rmcp reads, or an id in flight); null when no
+    /// reply was due (the line was recognisably a notification or a
+    /// response).
     pub code: Option<i64>,
     /// The request id answered, when it could be recovered unchanged (a
     /// string or a number); null otherwise, and then the reply's id is

@@ -147,7 +147,10 @@ pub fn evaluate(check: &Check, query: &Query, scope: &Scope, reply: &Reply) -> O
         Check::CallSucceeds => {
             if reply.is_error {
                 Outcome::Fail(format!("the call failed: {}", preview(&reply.text)))
-            } else if let Some(kind) = crate::mcp::calllog::soft_error(&reply.text) {
+            } else if let Some(kind) = crate::mcp::calllog::soft_error_in_reply(
+                &[reply.text.as_str()],
+                reply.structured.as_ref(),
+            ) {
                 // A successful reply that says it failed (README.md,
                 // "Servers under test": soft errors) did not succeed.
                 Outcome::Fail(format!(

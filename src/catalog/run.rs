@@ -350,6 +350,24 @@ async fn call(
         Err(_) => Err(format!("no reply within {} s", timeout.as_secs())),
     };
     let _ = connection.service.cancel().await;
+    // A server may echo a header or environment value of the profile: the
+    // reply is recorded in results.json, so it is redacted before it is
+    // judged and kept (issue 24, item 27).
+    let redactor = profile.redactor();
+    let reply = reply
+        .map(|mut r| {
+            redactor.string(&mut r.text);
+            if let Some(structured) = &mut r.structured {
+                redactor.value(structured);
+            }
+            r
+        })
+        .map_err(|why| redactor.text(&why).into_owned());
+    let server = server.map(|mut s| {
+        redactor.string(&mut s.name);
+        redactor.string(&mut s.version);
+        s
+    });
     (reply, seconds, server)
 }
 

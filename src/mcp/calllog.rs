@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::fsutil::write_atomic;
 use crate::layout::{CALLS_FILE, CallRecord, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds};
+use crate::mcp::redact::Redactor;
 
 /// The in-memory log and where it is written.
 #[derive(Debug)]
@@ -34,6 +35,9 @@ pub struct CallLog {
     /// The first calls of `calls`, as `calls.json` holds them: one string
     /// per call, pretty-printed and indented as an element of the array.
     written: RefCell<Vec<String>>,
+    /// The profile's header and environment values, replaced in every
+    /// call recorded and in the metrics written (issue 24, item 27).
+    redactor: Redactor,
 }
 
 impl CallLog {
@@ -45,7 +49,15 @@ impl CallLog {
             calls: Vec::new(),
             metrics,
             written: RefCell::new(Vec::new()),
+            redactor: Redactor::default(),
         }
+    }
+
+    /// This log, with every call it records and the metrics it writes
+    /// redacted by `redactor` ([`crate::mcp::redact`]).
+    pub fn redacting(mut self, redactor: Redactor) -> CallLog {
+        self.redactor = redactor;
+        self
     }
 
     /// The calls recorded so far, in order.
@@ -63,8 +75,10 @@ impl CallLog {
         &self.dir
     }
 
-    /// Appends a call and updates the tallies derived from it.
+    /// Appends a call, its texts redacted ([`CallLog::redacting`]), and
+    /// updates the tallies derived from it.
     pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
+        self.redactor.call(&mut call);
         call.index = self.calls.len() + 1;
         call.start_s = round_seconds(call.start_s);
         call.duration_s = round_seconds(call.duration_s);
@@ -110,7 +124,16 @@ impl CallLog {
     pub fn flush(&self) -> Result<()> {
         let calls = self.calls_text();
         write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
-        let mut metrics = serde_json::to_string_pretty(&self.metrics).unwrap_or_default();
+        let mut redacted;
+        let mut metrics = &self.metrics;
+        if !self.redactor.is_empty() {
+            redacted = self.metrics.clone();
+            self.redactor.option(&mut redacted.startup_error);
+            self.redactor.option(&mut redacted.lost_upstream);
+            self.redactor.option(&mut redacted.server);
+            metrics = &redacted;
+        }
+        let mut metrics = serde_json::to_string_pretty(metrics).unwrap_or_default();
         metrics.push('\n');
         write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
     }
@@ -162,15 +185,101 @@ fn array_element(call: &CallRecord) -> String {
 /// the server, a Python traceback, or the server failing to reach its own
 /// backend ("connection refused", "urlopen error", a timeout, ...).
 ///
-/// A JSON reply is judged by the text under its error-like keys only
-/// (`error`, `message`, `detail`, `status`, `warning`, `exception`,
-/// `reason`, `fault`), so data that merely mentions a rate-limiting enzyme
-/// or an IRI ending in `/500` is not a failure. Other text is judged whole.
+/// Only the reply's own words are evidence; the values of a result table
+/// are data, whatever their column is called or their cells say (issue 24,
+/// item 16). A JSON reply is judged by [`soft_error_in_value`]. Other text
+/// is judged whole, but for a result table in it: text that is a CSV or
+/// TSV table (a header row of column names, then rows of as many fields:
+/// what SPARQL engines write) is data throughout, and the lines of a
+/// Markdown table (`| a | b |`) are left out.
 pub fn soft_error(text: &str) -> Option<String> {
-    match serde_json::from_str::<Value>(text.trim()) {
-        Ok(value) if value.is_object() || value.is_array() => soft_error_in_value(&value),
-        _ => soft_error_in_text(text),
+    match json_reply(text) {
+        Some(value) => soft_error_in_value(&value),
+        None => soft_error_in_plain_text(text),
     }
+}
+
+/// `text` as JSON when it is a JSON object or array (white space around
+/// it allowed); `None` for any other text.
+fn json_reply(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    serde_json::from_str::<Value>(trimmed)
+        .ok()
+        .filter(|v| v.is_object() || v.is_array())
+}
+
+/// [`soft_error`] for a reply that is not JSON: a CSV or TSV result
+/// table is data; any other text is judged without its Markdown table
+/// lines.
+fn soft_error_in_plain_text(text: &str) -> Option<String> {
+    if is_csv_table(text) {
+        return None;
+    }
+    if !text.contains('|') {
+        return soft_error_in_text(text);
+    }
+    let words: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            let line = line.trim();
+            !(line.len() > 1 && line.starts_with('|') && line.ends_with('|'))
+        })
+        .collect();
+    soft_error_in_text(&words.join("\n"))
+}
+
+/// Whether `text` is a result table as CSV or TSV: a header row whose
+/// fields are all column names (a letter or `_` first, then letters,
+/// digits, `_`, `-` or `.`, and spaces too when there are two columns or
+/// more; a SPARQL variable's `?` or `$` before them allowed, as the W3C
+/// TSV results write it), then at least one row with as many fields. Tabs
+/// in the first line make it TSV. A message such as "HTTP Error 503:
+/// Service Unavailable" or "Query failed" over one more line has no such
+/// header row.
+fn is_csv_table(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("");
+    let delimiter = if first.contains('\t') { b'\t' } else { b',' };
+    let column_name = |field: &str, spaced: bool| {
+        let name = field.strip_prefix(['?', '$']).unwrap_or(field);
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && chars.all(|c| {
+                c.is_alphanumeric() || matches!(c, '_' | '-' | '.') || (spaced && c == ' ')
+            })
+    };
+    // A cheap look at the first line before the whole text is parsed.
+    let header_line = first.trim_end_matches('\r');
+    let spaced = header_line.contains(delimiter as char);
+    if !header_line
+        .split(delimiter as char)
+        .all(|f| column_name(f.trim_matches('"'), spaced))
+    {
+        return false;
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let Some(Ok(header)) = records.next() else {
+        return false;
+    };
+    if !header.iter().all(|f| column_name(f, header.len() > 1)) {
+        return false;
+    }
+    let mut rows = 0usize;
+    for record in records {
+        match record {
+            Ok(r) if r.len() == header.len() => rows += 1,
+            Ok(r) if r.len() == 1 && r.get(0) == Some("") => {}
+            _ => return false,
+        }
+    }
+    rows > 0
 }
 
 /// A JSON reply that is an error report by its shape: a top-level object
@@ -206,69 +315,147 @@ fn error_member(map: &serde_json::Map<String, Value>) -> Option<String> {
     }))
 }
 
-/// [`soft_error`] for a JSON value (a reply's structured content): an
-/// error report by its shape at the top level ([`error_member`]), else
-/// the text under error-like keys anywhere.
+/// [`soft_error`] for a JSON value (a reply's structured content, or its
+/// text as JSON): an error report by its shape at the top level
+/// ([`error_member`]), else the text under the reply's own error-like
+/// members ([`own_soft_error`]). A JSON array at the top is a list of
+/// items (a result's rows) and is data.
 pub fn soft_error_in_value(value: &Value) -> Option<String> {
-    if let Value::Object(map) = value
-        && let Some(found) = error_member(map)
-    {
-        return Some(found);
-    }
-    nested_soft_error(value)
-}
-
-/// [`soft_error_in_value`] below the top level: only the text under
-/// error-like keys is judged (a row whose `error` column holds a value is
-/// data).
-fn nested_soft_error(value: &Value) -> Option<String> {
-    fn error_like(key: &str) -> bool {
-        let key = key.to_lowercase();
-        [
-            "error",
-            "message",
-            "detail",
-            "status",
-            "warning",
-            "exception",
-            "reason",
-            "fault",
-        ]
-        .iter()
-        .any(|k| key.contains(k))
-    }
-    fn all_text(value: &Value, out: &mut String) {
-        match value {
-            Value::String(s) => {
-                out.push_str(s);
-                out.push('\n');
-            }
-            Value::Array(items) => items.iter().for_each(|v| all_text(v, out)),
-            Value::Object(map) => map.values().for_each(|v| all_text(v, out)),
-            other => {
-                out.push_str(&other.to_string());
-                out.push('\n');
-            }
-        }
-    }
     match value {
-        Value::Object(map) => {
-            for (key, v) in map {
-                if error_like(key) {
-                    let mut text = String::new();
-                    all_text(v, &mut text);
-                    if let Some(found) = soft_error_in_text(&text) {
-                        return Some(found);
-                    }
-                } else if let Some(found) = nested_soft_error(v) {
-                    return Some(found);
-                }
-            }
-            None
-        }
-        Value::Array(items) => items.iter().find_map(nested_soft_error),
+        Value::Object(map) => error_member(map).or_else(|| own_soft_error(map)),
         _ => None,
     }
+}
+
+/// Keys whose text is the reply speaking about itself: `error`,
+/// `message`, `detail`, `status`, `warning`, `exception`, `reason`,
+/// `fault`, in any case and inside longer keys (`errorMessage`,
+/// `status_text`, `warnings`).
+fn error_like(key: &str) -> bool {
+    let key = key.to_lowercase();
+    [
+        "error",
+        "message",
+        "detail",
+        "status",
+        "warning",
+        "exception",
+        "reason",
+        "fault",
+    ]
+    .iter()
+    .any(|k| key.contains(k))
+}
+
+/// The reply's own members of `map`, searched for a failure (issue 24,
+/// item 16): the text under an error-like key ([`error_like`]) is judged;
+/// a member that is an object is the reply's too and is searched the same
+/// way; a member that is an array is data (the rows of a result table:
+/// SPARQL JSON `results.bindings`, `{"columns", "rows"}`, mcp-proto-okn's
+/// `{"columns", "data", "count"}`, a list of records), and so is an RDF
+/// term (`{"type": "literal", "value": ...}`), whatever key holds it.
+fn own_soft_error(map: &serde_json::Map<String, Value>) -> Option<String> {
+    for (key, v) in map {
+        if is_rdf_term(v) || (v.is_array() && !error_like(key)) {
+            continue;
+        }
+        if error_like(key) {
+            let mut text = String::new();
+            own_text(v, &mut text);
+            if let Some(found) = soft_error_in_text(&text) {
+                return Some(found);
+            }
+        } else if let Value::Object(inner) = v
+            && let Some(found) = own_soft_error(inner)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// A SPARQL 1.1 JSON results term: an object with a `value` and a `type`
+/// of `uri`, `literal`, `typed-literal`, `bnode` or `triple`.
+fn is_rdf_term(value: &Value) -> bool {
+    value.get("value").is_some()
+        && value
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| matches!(t, "uri" | "literal" | "typed-literal" | "bnode" | "triple"))
+}
+
+/// The text under an error-like member, one string per line, tables
+/// ([`is_table_value`]) and RDF terms left out: `{"warnings": ["rate limit
+/// reached"]}` is the reply speaking, `{"status": {"rows": [...]}}` holds
+/// data.
+fn own_text(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        _ if is_rdf_term(value) || is_table_value(value) => {}
+        Value::Array(items) => items.iter().for_each(|v| own_text(v, out)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                if !v.is_array() || error_like(key) {
+                    own_text(v, out);
+                }
+            }
+        }
+        other => {
+            out.push_str(&other.to_string());
+            out.push('\n');
+        }
+    }
+}
+
+/// A result table as JSON: SPARQL 1.1 JSON results (`head` and `results`
+/// or `boolean`), or an object with `columns` (or `vars`) beside `rows`,
+/// `data` or `bindings`.
+fn is_table_value(value: &Value) -> bool {
+    let Value::Object(map) = value else {
+        return false;
+    };
+    let sparql = map.get("head").is_some_and(Value::is_object)
+        && (map.contains_key("results") || map.contains_key("boolean"));
+    let columns = ["columns", "vars"].iter().any(|k| map.contains_key(*k))
+        && ["rows", "data", "bindings"]
+            .iter()
+            .any(|k| map.contains_key(*k));
+    sparql || columns
+}
+
+/// [`soft_error`] for a whole reply: its text blocks and its structured
+/// content (`structuredContent`). A text block that renders the
+/// structured content (the same JSON, or one item of the list a FastMCP
+/// server wraps as `{"result": [...]}`) is judged once, as the structured
+/// content; two or more text blocks that are all JSON are the items of a
+/// list (FastMCP sends a returned list one item per block) and are data.
+pub fn soft_error_in_reply(texts: &[&str], structured: Option<&Value>) -> Option<String> {
+    let parsed: Vec<Option<Value>> = texts.iter().map(|t| json_reply(t)).collect();
+    let list = texts.len() > 1 && parsed.iter().all(Option::is_some);
+    let wrapped = structured.and_then(|s| s.get("result"));
+    let renders = |v: &Value| {
+        structured == Some(v)
+            || wrapped == Some(v)
+            || wrapped
+                .and_then(Value::as_array)
+                .is_some_and(|items| items.contains(v))
+    };
+    let in_texts = if list {
+        None
+    } else {
+        texts
+            .iter()
+            .zip(&parsed)
+            .find_map(|(text, value)| match value {
+                Some(v) if renders(v) => None,
+                Some(v) => soft_error_in_value(v),
+                None => soft_error_in_plain_text(text),
+            })
+    };
+    in_texts.or_else(|| structured.and_then(soft_error_in_value))
 }
 
 fn soft_error_in_text(text: &str) -> Option<String> {
@@ -424,6 +611,7 @@ pub fn carries_query(arguments: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::layout::{CallsFile, read_calls, read_metrics};
+    use serde_json::json;
 
     #[test]
     fn soft_errors_in_successful_replies() {
@@ -522,6 +710,113 @@ mod tests {
             "the rate-limiting step of glycolysis",
         ] {
             assert_eq!(soft_error(text), None, "{text}");
+        }
+    }
+
+    /// The cells that read as failures when their column is named like
+    /// an error member.
+    const FAILURE_WORDS: [(&str, &str); 6] = [
+        ("status", "Service Unavailable"),
+        ("message", "rate limit exceeded"),
+        ("reason", "HTTP Error 503"),
+        ("warning", "Traceback (most recent call last):"),
+        ("error", "connection refused"),
+        ("errorMessage", "Too Many Requests"),
+    ];
+
+    /// Issue 24, item 16: a correct result table whose columns are named
+    /// `status`, `message`, `reason`, `warning` or `error`, and whose cells
+    /// hold failure words, is data in every table shape: SPARQL 1.1 JSON
+    /// results, `{columns, rows}` (rows as lists or as records),
+    /// mcp-proto-okn's `{columns, data, count}`, a list of records, CSV and
+    /// TSV text, a Markdown table; and the same words said by the reply
+    /// itself still are a soft error.
+    #[test]
+    fn values_in_a_result_table_are_data_whatever_their_column_is_called() {
+        let vars: Vec<&str> = FAILURE_WORDS.iter().map(|(v, _)| *v).collect();
+        let cells: Vec<&str> = FAILURE_WORDS.iter().map(|(_, c)| *c).collect();
+        let binding: serde_json::Map<String, Value> = FAILURE_WORDS
+            .iter()
+            .map(|(v, c)| (v.to_string(), json!({"type": "literal", "value": c})))
+            .collect();
+        let record: serde_json::Map<String, Value> = FAILURE_WORDS
+            .iter()
+            .map(|(v, c)| (v.to_string(), json!(c)))
+            .collect();
+        let csv = |sep: &str, prefix: &str| {
+            let header: Vec<String> = vars.iter().map(|v| format!("{prefix}{v}")).collect();
+            let row: Vec<String> = cells.iter().map(|c| format!("\"{c}\"")).collect();
+            format!("{}\r\n{}\r\n", header.join(sep), row.join(sep))
+        };
+        let tables = [
+            json!({"head": {"vars": vars}, "results": {"bindings": [binding.clone(), binding.clone()]}})
+                .to_string(),
+            json!({"columns": vars, "rows": [cells.clone()]}).to_string(),
+            json!({"columns": vars, "rows": [record.clone()]}).to_string(),
+            json!({"columns": vars, "data": [cells.clone()], "count": 1}).to_string(),
+            json!([record.clone(), record.clone()]).to_string(),
+            json!({"results": [record.clone()], "status": "ok"}).to_string(),
+            json!({"query": "SELECT ...", "result": {"head": {"vars": vars}, "results": {"bindings": [binding.clone()]}}})
+                .to_string(),
+            csv(",", ""),
+            csv("\t", "?"),
+            "place name,status\nAlbuquerque,Service Unavailable\n".to_string(),
+            "status\nService Unavailable\n".to_string(),
+            format!(
+                "Found 1 row:\n\n| {} |\n|---|\n| {} |\n",
+                vars.join(" | "),
+                cells.join(" | ")
+            ),
+        ];
+        for table in &tables {
+            assert_eq!(soft_error(table), None, "{table}");
+            let value = serde_json::from_str::<Value>(table).ok();
+            assert_eq!(
+                soft_error_in_reply(&[table], value.as_ref()),
+                None,
+                "{table}"
+            );
+        }
+        // FastMCP: a list sent one item per text block, and wrapped as
+        // {"result": [...]} in the structured content.
+        let item = Value::Object(record.clone()).to_string();
+        assert_eq!(soft_error_in_reply(&[&item, &item], None), None);
+        let wrapped = json!({"result": [record.clone()]});
+        assert_eq!(soft_error_in_reply(&[&item], Some(&wrapped)), None);
+        // The reply's own words are evidence, beside a table too.
+        for (text, want) in [
+            (
+                json!({"status": "error", "message": "Service Unavailable"}).to_string(),
+                "HTTP 5xx (service unavailable)",
+            ),
+            (
+                json!({"columns": vars, "rows": [], "warning": "rate limit reached, results cut"})
+                    .to_string(),
+                "rate limit",
+            ),
+            (
+                json!({"result": {"status": 503, "reason": "HTTP Error 503: Service Unavailable"}})
+                    .to_string(),
+                "HTTP 503",
+            ),
+            (
+                json!({"warnings": ["rate limit exceeded"], "data": []}).to_string(),
+                "rate limit",
+            ),
+            (
+                "HTTP Error 503: Service Unavailable\n".to_string(),
+                "HTTP 503",
+            ),
+            (
+                "Query failed\nService Unavailable\n".to_string(),
+                "HTTP 5xx (service unavailable)",
+            ),
+            (
+                "Query failed: Service Unavailable\n| a |\n|---|\n| 1 |\n".to_string(),
+                "HTTP 5xx (service unavailable)",
+            ),
+        ] {
+            assert_eq!(soft_error(&text).as_deref(), Some(want), "{text}");
         }
     }
 

@@ -14,7 +14,8 @@
 //!   in `calls.json` (`docs/FORMAT.md`, "calls.json", `unreadable`).
 //!
 //! A line is unreadable when it is not JSON at all (a trailing comma, a
-//! truncated line: -32700 Parse error, id null), when it is JSON text that
+//! truncated line: -32700 Parse error, under the id when the members read
+//! whole before the damage hold one, else id null), when it is JSON text that
 //! is not Unicode (a string holding a lone UTF-16 surrogate escape such as
 //! `"\ud800"`, which the JSON grammar allows and Node's `JSON.stringify`
 //! writes for a broken string, but which is no Unicode text and so no
@@ -28,6 +29,15 @@
 //! cannot be recovered that way is answered as null, as JSON-RPC 2.0 says;
 //! a line recognisably a notification or a response gets no reply (JSON-RPC
 //! answers neither) and is still recorded.
+//!
+//! Every request that carries an id is answered under that id (issue 24,
+//! item 18). A message nested deeper than [`MAX_MESSAGE_DEPTH`] levels of
+//! arrays and objects, which serde_json and rmcp would not read (or whose
+//! arguments `calls.json` could not hold readably), is read shallowly for
+//! its id and answered with -32602 (the depth is in the params) or -32600;
+//! and a request under an id still in flight ([`InFlight`], kept with the
+//! [`Tracked`] transport) is answered at once with -32600, since rmcp keeps
+//! one entry per id and one of the two would never be answered.
 //!
 //! The proxy's own replies and rmcp's share stdout through one writer
 //! ([`write_lines`]), which puts a reply only between rmcp's lines, never
@@ -94,6 +104,11 @@ pub fn judge(line: &[u8]) -> Verdict {
     {
         return Verdict::Blank;
     }
+    if let Some(depth) = too_deep(body)
+        && let Some(found) = Recovered::from(body)
+    {
+        return Verdict::Reject(Box::new(deep_message(body, depth, &found, line_bytes)));
+    }
     let error = match serde_json::from_slice::<Value>(body) {
         Ok(value) => {
             return match invalid_message(body, &value, line_bytes) {
@@ -108,7 +123,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         None => rejected(
             format!("Parse error: the message is not JSON ({error})"),
             PARSE_ERROR,
-            &Recovered::default(),
+            &Recovered::from_prefix(body),
             line_bytes,
             preview,
         ),
@@ -136,6 +151,17 @@ pub fn judge(line: &[u8]) -> Verdict {
     }))
 }
 
+/// The `id` member of the JSON object `body`, as written.
+fn raw_id_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let found: IdOnly = serde_json::from_slice(body).ok()?;
+    Some(found.id?.get().to_string())
+}
+
 /// JSON that rmcp would not read as a message, or a `tools/call` whose
 /// params are not `{"name": string, "arguments"?: object}`: rmcp answers
 /// such a request without its id (or as an unknown method), and the
@@ -149,11 +175,13 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
         .and_then(|o| o.get("method"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    let id = object
+        .and_then(|o| o.get("id"))
+        .filter(|id| id.is_string() || id.is_number());
+    let raw_id = id.and_then(|_| raw_id_of(body));
     let found = || Recovered {
-        id: object
-            .and_then(|o| o.get("id"))
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned(),
+        id: id.cloned(),
+        raw_id: raw_id.clone(),
         method: method.clone(),
         tool: object
             .and_then(|o| o.get("params"))
@@ -184,16 +212,14 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
             ));
         }
     }
+    if let Value::Array(items) = value {
+        return Some(batch(items, line_bytes, preview(body)));
+    }
     if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_err() {
-        let what = if value.is_array() {
-            "a batch (a JSON array): the proxy reads one message per line".to_string()
-        } else {
-            "not a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", a method, \
-             and an id that is a string or an integer)"
-                .to_string()
-        };
         return Some(rejected(
-            format!("Invalid Request: {what}"),
+            "Invalid Request: not a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", \
+             a method, and an id that is a string or an integer)"
+                .to_string(),
             INVALID_REQUEST,
             &found(),
             line_bytes,
@@ -203,15 +229,64 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
     None
 }
 
+/// A batch (a JSON array), which the proxy does not read (rmcp reads one
+/// message per line; MCP 2025-06-18 has no batches): each request in it
+/// that carries an id is answered under that id with -32600 Invalid
+/// Request, in one batch reply as JSON-RPC 2.0 answers a batch (issue 24,
+/// item 18); an element that is no request with an id (an invalid one, or
+/// an empty batch) gets one answer under id null, a notification none. A
+/// batch of notifications alone gets no reply.
+fn batch(items: &[Value], line_bytes: usize, line_preview: String) -> Rejected {
+    let message = "Invalid Request: a batch (a JSON array): the proxy reads one message per \
+                   line; send each request on its own line"
+        .to_string();
+    let error = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST, "message": message}});
+    let mut replies: Vec<Value> = Vec::new();
+    for item in items {
+        let object = item.as_object();
+        let id = object
+            .and_then(|o| o.get("id"))
+            .filter(|id| id.is_string() || id.is_number());
+        let notification =
+            object.is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
+        match id {
+            Some(id) => replies.push(error(id.clone())),
+            None if notification => {}
+            None => replies.push(error(Value::Null)),
+        }
+    }
+    if items.is_empty() {
+        replies.push(error(Value::Null));
+    }
+    let reply = (!replies.is_empty()).then(|| {
+        let mut line = serde_json::to_vec(&Value::Array(replies)).unwrap_or_default();
+        line.push(b'\n');
+        line
+    });
+    Rejected {
+        record: UnreadableRequest {
+            code: reply.is_some().then_some(INVALID_REQUEST),
+            id: None,
+            method: None,
+            line_bytes,
+            line_preview,
+        },
+        reply,
+        message,
+        tool: None,
+    }
+}
+
 /// A line longer than `max_bytes`, of which `head` is the start: answered
-/// with a parse error, id null (what the line held was never read).
+/// with a parse error, under the id `head` holds when its members up to
+/// the id were read whole ([`Recovered::from_prefix`]), else id null.
 pub fn oversized(line_bytes: usize, head: &[u8], max_bytes: usize) -> Rejected {
     rejected(
         format!(
             "Parse error: the message is {line_bytes} bytes, more than the {max_bytes} bytes the proxy reads in one message; it was not read"
         ),
         PARSE_ERROR,
-        &Recovered::default(),
+        &Recovered::from_prefix(head),
         line_bytes,
         preview(head),
     )
@@ -223,6 +298,9 @@ struct Recovered {
     /// The id, when it is a string or a number and the same in both
     /// lenient readings.
     id: Option<Value>,
+    /// That id as the agent wrote it (JSON text), which the reply echoes:
+    /// a number past what a double holds exactly stays the agent's own.
+    raw_id: Option<String>,
     /// The method, the same in both readings.
     method: Option<String>,
     /// `params.name` of a `tools/call`, the same in both readings.
@@ -234,29 +312,55 @@ struct Recovered {
     no_reply: bool,
 }
 
+/// The members of a JSON object, each kept as its text: read without
+/// building the values, so a member nested however deep is read (serde_json
+/// skips a value without recursing) and only the small ones (the id, the
+/// method, a tool's name) are parsed.
+type Members = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+
+/// `text` as a JSON object's members ([`Members`]), if it is one.
+fn members(text: &str) -> Option<Members> {
+    serde_json::from_str::<Members>(text).ok()
+}
+
+/// A member's value, parsed, when it is a string or a number (an id, a
+/// method, a tool's name; never nested).
+fn small_value(raw: &serde_json::value::RawValue) -> Option<Value> {
+    let text = raw.get();
+    if text.starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(|v| v.is_string() || v.is_number())
+}
+
 impl Recovered {
     /// Reads `body` twice, each time with its lone surrogate escapes and
     /// bytes that are not UTF-8 replaced by a different character, and
     /// keeps what both readings agree on. `None` when the line is not JSON
-    /// even so.
+    /// even so. Only the top-level members are read ([`Members`]), so a
+    /// message nested too deep to parse whole is read all the same.
     fn from(body: &[u8]) -> Option<Recovered> {
-        let first = serde_json::from_str::<Value>(&lenient(body, '\u{FFFD}')).ok()?;
-        let second = serde_json::from_str::<Value>(&lenient(body, '\u{FFFE}')).ok()?;
-        let (Value::Object(first), Value::Object(second)) = (first, second) else {
-            return Some(Recovered::default());
+        let first_text = lenient(body, '\u{FFFD}');
+        let second_text = lenient(body, '\u{FFFE}');
+        let (Some(first), Some(second)) = (members(&first_text), members(&second_text)) else {
+            let is_json = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+            return (is_json(&first_text) && is_json(&second_text)).then(Recovered::default);
         };
         let same = |key: &str| {
             let value = first.get(key)?;
-            (second.get(key) == Some(value)).then_some(value)
+            (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
         };
-        let id = same("id")
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned();
-        let method = same("method").and_then(Value::as_str).map(str::to_string);
-        let name = |message: &serde_json::Map<String, Value>| {
-            message
-                .get("params")?
-                .get("name")?
+        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
+        let id = raw_id.and_then(|raw| small_value(raw));
+        let raw_id = raw_id.map(|raw| raw.get().to_string());
+        let method = same("method")
+            .and_then(|raw| small_value(raw))
+            .and_then(|v| v.as_str().map(str::to_string));
+        let name = |message: &Members| {
+            let params = members(message.get("params")?.get())?;
+            small_value(params.get("name")?)?
                 .as_str()
                 .map(str::to_string)
         };
@@ -274,13 +378,177 @@ impl Recovered {
             && has_id
             && (first.contains_key("result") || first.contains_key("error"));
         Some(Recovered {
-            params_damaged: first.get("params") != second.get("params"),
+            params_damaged: first.get("params").map(|v| v.get())
+                != second.get("params").map(|v| v.get()),
             id,
+            raw_id,
             method,
             tool,
             no_reply: is_notification || is_response,
         })
     }
+}
+
+/// The members of the JSON object `text` opens that are whole before
+/// anything that is not JSON (a trailing comma, the end of a truncated or
+/// cut line), in order; empty when `text` opens no object.
+fn prefix_members(text: &str) -> Vec<(String, Box<serde_json::value::RawValue>)> {
+    fn skip_blank(text: &str, at: usize) -> usize {
+        let rest = text.get(at..).unwrap_or("");
+        at + (rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len())
+    }
+    /// One JSON value at `at`, and where it ends.
+    fn value_at<T: serde::de::DeserializeOwned>(text: &str, at: usize) -> Option<(T, usize)> {
+        let mut values = serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        Some((value, at + values.byte_offset()))
+    }
+    let mut members = Vec::new();
+    let mut at = skip_blank(text, 0);
+    if !text.get(at..).is_some_and(|t| t.starts_with('{')) {
+        return members;
+    }
+    at += 1;
+    loop {
+        at = skip_blank(text, at);
+        let Some((key, after)) = value_at::<String>(text, at) else {
+            break;
+        };
+        at = skip_blank(text, after);
+        if !text.get(at..).is_some_and(|t| t.starts_with(':')) {
+            break;
+        }
+        let Some((value, after)) = value_at::<Box<serde_json::value::RawValue>>(text, at + 1)
+        else {
+            break;
+        };
+        members.push((key, value));
+        at = skip_blank(text, after);
+        if !text.get(at..).is_some_and(|t| t.starts_with(',')) {
+            break;
+        }
+        at += 1;
+    }
+    members
+}
+
+impl Recovered {
+    /// What the whole members at the start of `body` say, when `body` is
+    /// not JSON even read leniently: a trailing comma, a line cut short.
+    /// The id, method and tool are taken when both lenient readings agree
+    /// on them ([`Recovered::from`]), so a request whose id came before
+    /// the damage is answered under it (issue 24, item 18). A response
+    /// (an id with a `result` or an `error`, no method) gets no reply; any
+    /// other line is answered, under null when no id was read.
+    fn from_prefix(body: &[u8]) -> Recovered {
+        let read = |replacement| -> Members {
+            prefix_members(&lenient(body, replacement))
+                .into_iter()
+                .collect()
+        };
+        let (first, second) = (read('\u{FFFD}'), read('\u{FFFE}'));
+        let same = |key: &str| {
+            let value = first.get(key)?;
+            (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
+        };
+        let method = same("method")
+            .and_then(|raw| small_value(raw))
+            .and_then(|v| v.as_str().map(str::to_string));
+        let tool = same("params")
+            .and_then(|raw| members(raw.get()))
+            .and_then(|params| small_value(params.get("name")?))
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|_| method.as_deref() == Some("tools/call"));
+        let is_response = first.contains_key("id")
+            && !first.contains_key("method")
+            && (first.contains_key("result") || first.contains_key("error"));
+        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
+        Recovered {
+            id: raw_id.and_then(|raw| small_value(raw)),
+            raw_id: raw_id.map(|raw| raw.get().to_string()),
+            method,
+            tool,
+            params_damaged: false,
+            no_reply: is_response,
+        }
+    }
+}
+
+/// The most arrays and objects one message may nest (the message itself
+/// counts as one): 126. serde_json, and so rmcp, reads no more than 127
+/// levels, and a tool call's arguments are recorded in `calls.json` one
+/// level deeper than they arrive, where they must still be read back
+/// (issue 24, item 18).
+pub const MAX_MESSAGE_DEPTH: usize = 126;
+
+/// The nesting of `body` when it is deeper than [`MAX_MESSAGE_DEPTH`]
+/// ([`nesting`]). A line with no more brackets and braces in all than
+/// the limit is passed at once.
+fn too_deep(body: &[u8]) -> Option<usize> {
+    let opening = memchr::memchr2_iter(b'[', b'{', body).take(MAX_MESSAGE_DEPTH + 1);
+    if opening.count() <= MAX_MESSAGE_DEPTH {
+        return None;
+    }
+    let depth = nesting(body);
+    (depth > MAX_MESSAGE_DEPTH).then_some(depth)
+}
+
+/// How deep arrays and objects nest in the JSON text `body`: brackets and
+/// braces outside strings, counted in one pass without recursion, however
+/// deep.
+fn nesting(body: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in body {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A message nested `depth` levels, deeper than [`MAX_MESSAGE_DEPTH`]
+/// (issue 24, item 18): answered under its own id, never as id null, so
+/// the agent's call ends. -32602 Invalid params when the depth is in the
+/// params of a request whose method was read, else -32600 Invalid
+/// Request; a notification or a response gets no reply.
+fn deep_message(body: &[u8], depth: usize, found: &Recovered, line_bytes: usize) -> Rejected {
+    let params_deep = members(&lenient(body, '\u{FFFD}'))
+        .and_then(|m| m.get("params").map(|p| nesting(p.get().as_bytes())))
+        .is_some_and(|d| d + 1 > MAX_MESSAGE_DEPTH);
+    let (code, label, what) = if found.method.is_some() && params_deep {
+        (
+            INVALID_PARAMS,
+            "Invalid params",
+            "its params (a tool call's arguments)",
+        )
+    } else {
+        (INVALID_REQUEST, "Invalid Request", "it")
+    };
+    rejected(
+        format!(
+            "{label}: the message nests arrays and objects {depth} levels deep, and the proxy reads at most {MAX_MESSAGE_DEPTH}; send {what} less deeply nested"
+        ),
+        code,
+        found,
+        line_bytes,
+        preview(body),
+    )
 }
 
 /// `body` as text a JSON parser accepts where the only fault is that it is
@@ -370,16 +638,15 @@ fn rejected(
     line_preview: String,
 ) -> Rejected {
     let reply = (!found.no_reply).then(|| {
-        let reply = json!({
-            "jsonrpc": "2.0",
-            "id": found.id.clone().unwrap_or(Value::Null),
-            "error": {"code": code, "message": message},
-        });
-        // serde_json escapes every control character inside strings, so
-        // the reply is one line.
-        let mut line = serde_json::to_vec(&reply).unwrap_or_default();
-        line.push(b'\n');
-        line
+        let id = found
+            .raw_id
+            .clone()
+            .or_else(|| found.id.as_ref().map(Value::to_string))
+            .unwrap_or_else(|| "null".to_string());
+        let error = json!({"code": code, "message": message});
+        // serde_json escapes every control character inside strings, and a
+        // JSON number or string holds no line end, so the reply is one line.
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").into_bytes()
     });
     Rejected {
         record: UnreadableRequest {
@@ -472,6 +739,130 @@ pub struct Answers {
     /// would drop members it has no field for;
     /// `upstream::Connection::raw_tools`).
     pub tools_list: Option<String>,
+    /// The ids of the requests passed to rmcp and not answered yet, shared
+    /// with the [`Tracked`] transport that sees rmcp's replies.
+    pub in_flight: InFlight,
+}
+
+/// The ids of the agent host's requests in flight: passed to rmcp and not
+/// yet answered (issue 24, item 18). rmcp keeps one entry per id, so a
+/// second request under an id in flight would take the first one's place
+/// and one of the two would never be answered; [`read_lines`] answers it
+/// instead, under that id, with -32600 Invalid Request.
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashSet<rmcp::model::RequestId>>>,
+);
+
+impl InFlight {
+    /// Marks `id` in flight.
+    fn begin(&self, id: rmcp::model::RequestId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+    }
+
+    /// Whether `id` is in flight.
+    fn holds(&self, id: &rmcp::model::RequestId) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+    }
+
+    /// `id` was answered (or cancelled, and rmcp will not answer it).
+    fn end(&self, id: &rmcp::model::RequestId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+    }
+}
+
+/// rmcp's transport to the agent host, watched: each reply rmcp sends ends
+/// its id's time in flight ([`InFlight`]), and so does the agent's
+/// `notifications/cancelled` for it (rmcp then drops the reply).
+pub struct Tracked<T> {
+    inner: T,
+    in_flight: InFlight,
+}
+
+impl<T> Tracked<T> {
+    /// `inner`, its replies ending the ids of `in_flight`.
+    pub fn new(inner: T, in_flight: InFlight) -> Tracked<T> {
+        Tracked { inner, in_flight }
+    }
+}
+
+impl<T> rmcp::transport::Transport<rmcp::RoleServer> for Tracked<T>
+where
+    T: rmcp::transport::Transport<rmcp::RoleServer>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<rmcp::RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use rmcp::model::JsonRpcMessage;
+        match &item {
+            JsonRpcMessage::Response(response) => self.in_flight.end(&response.id),
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.in_flight.end(id);
+                }
+            }
+            _ => {}
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<rmcp::RoleServer>> {
+        use rmcp::model::{ClientNotification, JsonRpcMessage};
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ClientNotification::CancelledNotification(cancelled) = &n.notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            self.in_flight.end(id);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The method and id of a JSON-RPC message, the rest skipped.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A request whose id is in flight already ([`InFlight`]): answered under
+/// that id with -32600 Invalid Request, and recorded.
+fn duplicate_id(line: &[u8], raw_id: &str, method: String) -> Rejected {
+    let id = serde_json::from_str::<Value>(raw_id).unwrap_or(Value::Null);
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let tool = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("params")?.get("name")?.as_str().map(str::to_string));
+    let found = Recovered {
+        id: Some(id.clone()),
+        raw_id: Some(raw_id.to_string()),
+        method: Some(method),
+        tool,
+        params_damaged: false,
+        no_reply: false,
+    };
+    rejected(
+        format!(
+            "Invalid Request: id {id} is already in use by a request still in flight; give each request an id of its own (JSON-RPC 2.0; MCP request ids are unique within a session)"
+        ),
+        INVALID_REQUEST,
+        &found,
+        body.len(),
+        preview(body.strip_suffix(b"\r").unwrap_or(body)),
+    )
 }
 
 /// Reads the agent host's lines from `input` until it ends: passes each
@@ -497,6 +888,15 @@ where
                 Verdict::Blank => continue,
                 Verdict::Reject(rejected) => *rejected,
                 Verdict::Pass => {
+                    if let Some(rejected) =
+                        begin_request(&line, &answers.in_flight, answers.tools_list.is_some())
+                    {
+                        on_reject(&rejected);
+                        if let Some(reply) = rejected.reply {
+                            let _ = answers.replies.send(reply);
+                        }
+                        continue;
+                    }
                     if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_deref()) {
                         let _ = answers.replies.send(reply);
                         continue;
@@ -517,6 +917,24 @@ where
         }
     }
     let _ = to_rmcp.shutdown().await;
+}
+
+/// Marks the request `line` (JSON that [`judge`] passed) in flight, or,
+/// when its id is in flight already, the rejection to answer and record
+/// instead ([`InFlight`]). A `tools/list` answered by [`read_lines`]
+/// itself is never in flight: it is answered at once.
+fn begin_request(line: &[u8], in_flight: &InFlight, lists_tools: bool) -> Option<Rejected> {
+    let head: Head = serde_json::from_slice(line).ok()?;
+    let (method, raw) = (head.method?, head.id?);
+    let id: rmcp::model::RequestId = serde_json::from_str(raw.get()).ok()?;
+    let answered_here = lists_tools && method == "tools/list";
+    if !in_flight.holds(&id) {
+        if !answered_here {
+            in_flight.begin(id);
+        }
+        return None;
+    }
+    Some(duplicate_id(line, raw.get(), method.into_owned()))
 }
 
 /// The reply to `line` when it is a `tools/list` request (a JSON object
@@ -619,6 +1037,73 @@ mod tests {
         serde_json::from_slice(bytes).unwrap()
     }
 
+    /// A `tools/call` whose arguments nest `depth` levels (the arguments
+    /// object counting as one), with id 7.
+    fn nested_call(depth: usize) -> String {
+        let inner = format!("{}1{}", "[".repeat(depth - 1), "]".repeat(depth - 1));
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"submit_csv","arguments":{{"csv":"a\n","deep":{inner}}}}}}}"#
+        )
+    }
+
+    /// Issue 24, item 18: arguments nested deeper than the proxy reads were
+    /// answered -32700 with id null, and the call waited for ever. Each
+    /// depth past [`MAX_MESSAGE_DEPTH`] is answered under its id; a message
+    /// at the limit passes, and so does one whose brackets are in strings.
+    #[test]
+    fn a_deeply_nested_request_is_answered_under_its_id() {
+        assert_eq!(judge(nested_call(124).as_bytes()), Verdict::Pass);
+        for depth in [125, 126, 127, 128, 10_000, 1_000_000] {
+            let r = rejected(nested_call(depth));
+            let reply = reply(&r);
+            assert_eq!(reply["id"], 7, "{depth}");
+            assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{depth}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!(
+                    "Invalid params: the message nests arrays and objects {} levels deep",
+                    depth + 2
+                )),
+                "{message}"
+            );
+            assert_eq!(r.tool.as_deref(), Some("submit_csv"));
+            assert_eq!(r.record.method.as_deref(), Some("tools/call"));
+        }
+        let brackets_in_a_string = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"q","arguments":{{"s":"{}"}}}}}}"#,
+            "[{".repeat(5000)
+        );
+        assert_eq!(judge(brackets_in_a_string.as_bytes()), Verdict::Pass);
+        // Deep outside the params: an invalid request, under its id.
+        let deep_member = format!(
+            r#"{{"jsonrpc":"2.0","id":"x","method":"ping","extra":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let r = rejected(deep_member);
+        assert_eq!(reply(&r)["id"], "x");
+        assert_eq!(reply(&r)["error"]["code"], INVALID_REQUEST);
+        // A deep notification is recorded, never answered; a deep line that
+        // is not JSON is a parse error.
+        let notification = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"a":{}{}}}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        assert_eq!(rejected(notification).reply, None);
+        let truncated = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}"#,
+            "[".repeat(300)
+        );
+        assert_eq!(reply_code(&rejected(truncated)), PARSE_ERROR);
+        // Not UTF-8 as well as deep: still answered under its id.
+        let mut bytes = nested_call(300).into_bytes();
+        let at = bytes.iter().position(|b| *b == b'a').unwrap();
+        bytes[at] = 0xff;
+        let r = rejected(&bytes);
+        assert_eq!(reply(&r)["id"], 7);
+    }
+
     #[test]
     fn requests_rmcp_would_answer_without_their_id_are_answered_here_with_it() {
         for (line, code, id) in [
@@ -663,11 +1148,6 @@ mod tests {
                 INVALID_REQUEST,
                 json!(4),
             ),
-            (
-                r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
-                INVALID_REQUEST,
-                Value::Null,
-            ),
         ] {
             let Verdict::Reject(r) = judge(line.as_bytes()) else {
                 panic!("{line} passed");
@@ -685,6 +1165,62 @@ mod tests {
         assert!(r.reply.is_none());
     }
 
+    /// Issue 24, item 18: an id is answered as the agent wrote it, so an
+    /// integer past what a double holds exactly is still its own.
+    #[test]
+    fn an_id_is_echoed_as_written() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"q","arguments":{"a":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{},}"#,
+        ] {
+            let r = rejected(line);
+            let text = String::from_utf8(r.reply.unwrap()).unwrap();
+            assert!(
+                text.starts_with(
+                    r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"error":{"code":"#
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    /// Issue 24, item 18: a batch was answered once, under id null, so
+    /// none of its requests got a reply under its id. Each request in it
+    /// is answered under its own id, in one batch reply; notifications are
+    /// not answered, and an empty batch gets one error under null.
+    #[test]
+    fn each_request_in_a_batch_is_answered_under_its_id() {
+        let r = rejected(
+            r#"[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b","method":"tools/list"},7]"#,
+        );
+        let bytes = r.reply.as_deref().unwrap();
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1);
+        let replies: Value = serde_json::from_slice(bytes).unwrap();
+        let ids: Vec<&Value> = replies
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["id"])
+            .collect();
+        assert_eq!(ids, [&json!(5), &json!("b"), &Value::Null]);
+        assert!(
+            replies
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["error"]["code"] == INVALID_REQUEST)
+        );
+        assert_eq!(r.record.code, Some(INVALID_REQUEST));
+        let empty: Value =
+            serde_json::from_slice(rejected("[]").reply.as_deref().unwrap()).unwrap();
+        assert_eq!(empty[0]["id"], Value::Null);
+        assert_eq!(
+            rejected(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#).reply,
+            None
+        );
+    }
+
     #[test]
     fn json_passes_and_blank_lines_are_skipped() {
         assert_eq!(
@@ -700,11 +1236,11 @@ mod tests {
     }
 
     #[test]
-    fn a_trailing_comma_is_a_parse_error_with_id_null() {
+    fn a_trailing_comma_is_a_parse_error_under_the_requests_id() {
         let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{},}"#;
         let r = rejected(line);
         let reply = reply(&r);
-        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["id"], 7);
         assert_eq!(reply["error"]["code"], PARSE_ERROR);
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(
@@ -712,9 +1248,57 @@ mod tests {
             "{message}"
         );
         assert_eq!(r.record.code, Some(PARSE_ERROR));
-        assert_eq!((r.record.id.clone(), r.record.method.clone()), (None, None));
+        assert_eq!(
+            (r.record.id.clone(), r.record.method.as_deref()),
+            (Some(json!(7)), Some("tools/list"))
+        );
         assert_eq!(r.record.line_bytes, line.len());
         assert_eq!(r.record.line_preview, line);
+    }
+
+    /// Issue 24, item 18: a request that is not JSON was answered with id
+    /// null even when its id was read whole before the damage; it is
+    /// answered under that id, and with null only when no id came first.
+    #[test]
+    fn a_damaged_request_is_answered_under_the_id_read_before_the_damage() {
+        for (line, id, tool) in [
+            (
+                r#"{"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a"#,
+                json!("c-9"),
+                None,
+            ),
+            (
+                r#" { "id" : 12 , "jsonrpc":"2.0","method":"tools/call","params":{"name":"q"}, ]"#,
+                json!(12),
+                Some("q"),
+            ),
+            (r#"{"jsonrpc":"2.0","method":"ping","id":5"#, json!(5), None),
+            (
+                r#"{"jsonrpc":"2.0","method":"tools/call","params":{"#,
+                Value::Null,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x","#,
+                Value::Null,
+                None,
+            ),
+            ("[1, 2,", Value::Null, None),
+        ] {
+            let r = rejected(line);
+            assert_eq!(reply(&r)["id"], id, "{line}");
+            assert_eq!(reply_code(&r), PARSE_ERROR, "{line}");
+            assert_eq!(r.tool.as_deref(), tool, "{line}");
+        }
+        // A damaged response gets no reply.
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":4,"result":{},"#).reply,
+            None
+        );
+        // A line too long to read is answered under the id at its start.
+        let r = oversized(10_000, br#"{"jsonrpc":"2.0","id":88,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a,b"#, 100);
+        assert_eq!(reply(&r)["id"], 88);
+        assert_eq!(r.tool, None);
     }
 
     #[test]
@@ -806,6 +1390,7 @@ mod tests {
             replies: sender,
             max_bytes: max,
             tools_list: None,
+            in_flight: InFlight::default(),
         };
         let reading = read_lines(input, to_rmcp, answers, |r| recorded.push(r.clone()));
         let mut passed = Vec::new();
@@ -973,9 +1558,16 @@ mod tests {
             );
             if r.reply.is_some() {
                 let reply = reply(&r);
-                assert_eq!(reply["jsonrpc"], "2.0");
-                let code = reply["error"]["code"].as_i64().unwrap();
-                assert!([PARSE_ERROR, INVALID_PARAMS, INVALID_REQUEST].contains(&code));
+                // A batch is answered with a batch.
+                let replies = match reply {
+                    Value::Array(items) => items,
+                    one => vec![one],
+                };
+                for reply in replies {
+                    assert_eq!(reply["jsonrpc"], "2.0");
+                    let code = reply["error"]["code"].as_i64().unwrap();
+                    assert!([PARSE_ERROR, INVALID_PARAMS, INVALID_REQUEST].contains(&code));
+                }
             }
         }
     }

@@ -13,10 +13,12 @@
 //! - [`level`]: a condition's tool level.
 //! - [`sparql_only`]: the server-independent control.
 //! - [`probe`]: checks before spending model time.
+//! - [`redact`]: a profile's header and environment values, replaced in
+//!   everything written.
 //! - [`kg_server`]: the demo KG server over the embedded store.
 //!
-//! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`]
-//! and [`profile`] are compiled: what the records of a runs root name.
+//! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`],
+//! [`profile`] and [`redact`] are compiled: what the records of a runs root name.
 
 pub mod calllog;
 #[cfg(feature = "harness")]
@@ -29,6 +31,7 @@ pub mod probe;
 pub mod profile;
 #[cfg(feature = "harness")]
 pub mod proxy;
+pub mod redact;
 #[cfg(feature = "harness")]
 pub mod sparql_only;
 #[cfg(feature = "harness")]

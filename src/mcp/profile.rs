@@ -25,7 +25,8 @@
 //!
 //! Unknown keys and missing fields are errors naming the file and key (and
 //! the line, read from the key's [`Spanned`] place). A leading `~` in
-//! `command`, `args` and `cwd` is the home folder.
+//! `command`, `args` and `cwd` is the home folder where the server is
+//! started; records name the profile as written ([`Profile::record`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -45,6 +46,10 @@ pub struct Profile {
     pub upstream: Upstream,
     /// The file it came from.
     pub path: PathBuf,
+    /// A stdio server's command and arguments as the file writes them
+    /// (`~` not expanded), for records ([`Profile::record`]); empty for
+    /// HTTP.
+    written: Vec<String>,
 }
 
 /// How the proxy reaches the server under test.
@@ -108,14 +113,19 @@ impl fmt::Debug for Profile {
 }
 
 /// What a profile contributes to shareable records (condition files, logs):
-/// everything but header values and environment values.
+/// everything but header values and environment values, the profile as
+/// written rather than as this machine resolved it (issue 24, item 28).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProfileRecord {
     /// The server's name.
     pub name: String,
     /// `stdio` or `http`.
     pub transport: String,
-    /// For stdio: the command line; for http: the URL.
+    /// For stdio: the command line as the profile writes it (`~` kept, an
+    /// absolute path under the home folder written from `~`, another
+    /// absolute path made relative to the profile's folder); for http: the URL,
+    /// credentials hidden ([`redact_url`]). A header or environment value
+    /// in it is redacted ([`Profile::secrets`]).
     pub target: String,
     /// Header names sent (values omitted).
     pub header_names: Vec<String>,
@@ -141,37 +151,120 @@ impl Profile {
             }
         }
         let name = server_name(&file, &top)?;
-        let upstream = Upstream::load(&file, &top)?;
+        let (upstream, written) = Upstream::load(&file, &top)?;
         Ok(Profile {
             name,
             upstream,
             path: path.to_path_buf(),
+            written,
         })
     }
 
-    /// The shareable description of this profile (no header or env values).
+    /// The values a profile sets that may be credentials: every header
+    /// value (HTTP) and environment value (stdio), each with its name, in
+    /// name order (issue 24, item 27; `crate::mcp::redact`).
+    pub fn secrets(&self) -> Vec<(String, String)> {
+        let values = match &self.upstream {
+            Upstream::Stdio { env, .. } => env,
+            Upstream::Http { headers, .. } => headers,
+        };
+        values
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect()
+    }
+
+    /// The redactor of this profile's header and environment values
+    /// ([`Profile::secrets`]; issue 24, item 27).
+    pub fn redactor(&self) -> super::redact::Redactor {
+        super::redact::Redactor::new(&self.secrets())
+    }
+
+    /// The shareable description of this profile (no header or env values;
+    /// `docs/FORMAT.md`, "conditions/NAME.json"): the profile as written,
+    /// never this machine's home folder or an absolute path of it
+    /// ([`ProfileRecord::target`]; issue 24, item 28).
     pub fn record(&self) -> ProfileRecord {
+        let redactor = self.redactor();
         match &self.upstream {
-            Upstream::Stdio {
-                command, args, env, ..
-            } => ProfileRecord {
+            Upstream::Stdio { env, .. } => ProfileRecord {
                 name: self.name.clone(),
                 transport: "stdio".into(),
-                target: std::iter::once(command.as_str())
-                    .chain(args.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                target: redactor.text(&self.written_target()).into_owned(),
                 header_names: Vec::new(),
                 env_names: env.keys().cloned().collect(),
             },
             Upstream::Http { url, headers } => ProfileRecord {
                 name: self.name.clone(),
                 transport: "http".into(),
-                target: redact_url(url),
+                target: redactor.text(&redact_url(url)).into_owned(),
                 header_names: headers.keys().cloned().collect(),
                 env_names: Vec::new(),
             },
         }
+    }
+
+    /// A stdio profile's program as written, with no path of this machine
+    /// in it (the first word of [`ProfileRecord::target`]), for messages
+    /// that are recorded (`startup_error`); the URL of an HTTP profile,
+    /// credentials hidden.
+    pub fn program_as_written(&self) -> String {
+        match &self.upstream {
+            Upstream::Http { url, .. } => redact_url(url),
+            Upstream::Stdio { .. } => self
+                .written_target()
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
+
+    /// A stdio profile's command line as written, with no path of this
+    /// machine in it ([`ProfileRecord::target`]).
+    fn written_target(&self) -> String {
+        let home = std::env::var("HOME").unwrap_or_default();
+        let folder = crate::fsutil::absolute(&self.path)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        self.written
+            .iter()
+            .map(|word| written_word(word, &home, &folder))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One word of a recorded command line ([`ProfileRecord::target`]): an
+/// absolute path (the whole word, or after `=` in `--flag=/path`) under
+/// `home` is written from `~`, any other made relative to `folder`, the
+/// profile's (as a relative `cwd` is read).
+fn written_word(word: &str, home: &str, folder: &Path) -> String {
+    let (flag, path) = match word.split_once('=') {
+        Some((flag, path)) if path.starts_with('/') && !word.starts_with('/') => (Some(flag), path),
+        _ => (None, word),
+    };
+    if !path.starts_with('/') {
+        return word.to_string();
+    }
+    let home = home.trim_end_matches('/');
+    let shown = match path.strip_prefix(home) {
+        Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => {
+            let parts = crate::fsutil::relative(folder, Path::new(path));
+            if parts.is_empty() {
+                ".".to_string()
+            } else {
+                parts.join("/")
+            }
+        }
+    };
+    match flag {
+        Some(flag) => format!("{flag}={shown}"),
+        None => shown,
     }
 }
 
@@ -216,8 +309,9 @@ struct UpstreamTable<'a> {
 }
 
 impl Upstream {
-    /// Reads `[upstream]`: `transport`, then the keys that transport takes.
-    fn load(file: &TomlFile, top: &SpannedTable) -> Result<Upstream> {
+    /// Reads `[upstream]`: `transport`, then the keys that transport takes;
+    /// with a stdio server's command and arguments as written.
+    fn load(file: &TomlFile, top: &SpannedTable) -> Result<(Upstream, Vec<String>)> {
         let Some((header, value)) = top.get_key_value("upstream") else {
             return Err(file.error("missing table [upstream] (transport = \"stdio\" or \"http\")"));
         };
@@ -248,7 +342,7 @@ impl Upstream {
         }
         match transport.as_str() {
             "stdio" => table.stdio(),
-            _ => table.http(),
+            _ => Ok((table.http()?, Vec::new())),
         }
     }
 }
@@ -309,8 +403,8 @@ impl UpstreamTable<'_> {
     }
 
     /// A stdio upstream: `command` (required), `args`, `cwd`, `env`, with a
-    /// leading `~` expanded.
-    fn stdio(&self) -> Result<Upstream> {
+    /// leading `~` expanded; and the command and arguments as written.
+    fn stdio(&self) -> Result<(Upstream, Vec<String>)> {
         let command = match self.string("command")? {
             Some(c) if !c.trim().is_empty() => c,
             Some(_) => {
@@ -332,16 +426,20 @@ impl UpstreamTable<'_> {
             None => Vec::new(),
             Some(toml::Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(expand_home).ok_or_else(not_strings))
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(not_strings))
                 .collect::<Result<Vec<_>>>()?,
             Some(_) => return Err(not_strings()),
         };
-        Ok(Upstream::Stdio {
+        let written = std::iter::once(command.clone())
+            .chain(args.iter().cloned())
+            .collect();
+        let upstream = Upstream::Stdio {
             command: expand_home(&command),
-            args,
+            args: args.iter().map(|a| expand_home(a)).collect(),
             cwd: self.string("cwd")?.map(|c| PathBuf::from(expand_home(&c))),
             env: self.map("env")?,
-        })
+        };
+        Ok((upstream, written))
     }
 
     /// An HTTP upstream: `url` (required, http or https) and `headers`.
@@ -461,6 +559,35 @@ mod tests {
         assert_eq!(cwd.as_deref(), Some(Path::new(&home)));
         assert_eq!(env.get("A").map(String::as_str), Some("1"));
         assert_eq!(p.record().env_names, ["A"]);
+    }
+
+    /// Issue 24, item 28: `~` was expanded into the record, and an absolute
+    /// command path recorded. The record is the profile as written, with
+    /// no home folder and no absolute path of this machine in it.
+    #[test]
+    fn the_record_is_the_profile_as_written() {
+        let home = std::env::var("HOME").unwrap();
+        let p = load(&format!(
+            "name = \"demo\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"~/bin/x\"\nargs = [\"--dir\", \"~/kg\", \"{home}/data\", \"--out={home}\", \"plain\"]\n"
+        ))
+        .unwrap();
+        assert_eq!(p.record().target, "~/bin/x --dir ~/kg ~/data --out=~ plain");
+        let p = load(
+            "name = \"demo\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"/opt/venv/bin/server\"\nargs = [\"--data\", \"/srv/kg\"]\n",
+        )
+        .unwrap();
+        let record = p.record().target;
+        let words: Vec<&str> = record.split(' ').collect();
+        assert_eq!(words.len(), 3, "{record}");
+        assert!(
+            words[0].starts_with("../") && words[0].ends_with("/opt/venv/bin/server"),
+            "{record}"
+        );
+        assert!(
+            words[2].starts_with("../") && words[2].ends_with("/srv/kg"),
+            "{record}"
+        );
+        assert_eq!(p.program_as_written(), words[0]);
     }
 
     #[test]

@@ -15,19 +15,24 @@
 //! - it forwards the server's instructions at `all-tools`; at `sparql-only`
 //!   there is no upstream, only the neutral SPARQL tool and its preamble;
 //! - every forwarded call is bounded by `--timeout`; three consecutive
-//!   failed forwarded calls (errors of the transport or timeouts, not a
-//!   tool's own error reply) declare the session dead; any success resets
-//!   the count; the proxy outlives a lost upstream and keeps `submit_csv`
-//!   open, answering other calls with a reply that says the connection will
-//!   not come back and the answer channel is still open;
+//!   failed forwarded calls (a timeout, a transport error, a JSON-RPC
+//!   error reply) declare the session dead ([`BREAKER_THRESHOLD`]); any
+//!   tool result resets the count; the proxy outlives a lost upstream and
+//!   keeps `submit_csv` open, answering other calls with a reply that says
+//!   the connection will not come back and the answer channel is still
+//!   open;
 //! - failures hidden in successful replies are recorded as `soft_error`
 //!   and tallied per tool; `--strict-upstream-errors` relabels such replies
 //!   as errors, payload unchanged;
 //! - a line from the agent host it cannot read as a JSON-RPC message (not
 //!   JSON, or JSON text that is not Unicode, such as a lone surrogate
-//!   escape `\ud800`; or JSON that is not a valid request) is answered with
-//!   a JSON-RPC error, -32700, -32600 or -32602, instead of being dropped or
-//!   answered without its id, and recorded ([`super::framing`]);
+//!   escape `\ud800`; JSON that is not a valid request; a message nested
+//!   deeper than it reads; a request under an id still in flight) is
+//!   answered with a JSON-RPC error, -32700, -32600 or -32602, instead of
+//!   being dropped or answered without its id, and recorded
+//!   ([`super::framing`]);
+//! - a header or environment value of the profile is redacted in every
+//!   file it writes ([`super::redact`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -47,11 +52,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 pub use super::calllog::carries_query;
-use super::calllog::{CallLog, soft_error};
+use super::calllog::{CallLog, soft_error_in_reply};
 use super::framing;
 pub use super::level::ToolLevel;
 use super::probe::{self, SUBMIT_CSV};
 use super::profile::Profile;
+use super::redact::Redactor;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -60,7 +66,15 @@ use crate::layout::{
 };
 use crate::table::Table;
 
-/// Consecutive failed forwarded calls that declare the session dead.
+/// Consecutive failed forwarded calls that declare the session dead
+/// (README.md, "Servers under test"; issue 24, item 17).
+///
+/// A forwarded call *failed* when it got no tool result: no reply within
+/// `--timeout`, a transport error, or a JSON-RPC error reply (a session the
+/// server terminated answers every call with one). A tool result resets
+/// the count, `isError: true` and soft errors included: the server is
+/// there and answering, and a run of bad queries from the agent (each an
+/// error result it can act on) must not cut off a live server.
 pub const BREAKER_THRESHOLD: u32 = 3;
 
 /// Submissions longer than this (bytes) are logged as a file, not inline.
@@ -106,6 +120,9 @@ struct Inner {
     withheld: BTreeSet<String>,
     peer: Option<Peer<RoleClient>>,
     sparql_only: Option<SparqlOnly>,
+    /// The profile's header and environment values, replaced in every file
+    /// written ([`Redactor`]).
+    redactor: Redactor,
     shutting_down: AtomicBool,
     state: Mutex<State>,
 }
@@ -178,20 +195,22 @@ fn received_chars(result: &CallToolResult) -> usize {
     }
 }
 
-/// A failure hidden in a successful reply: each text block and the
-/// structured content judged on its own ([`soft_error`]).
+/// A failure hidden in a successful reply, judged over its text blocks and
+/// its structured content together ([`soft_error_in_reply`]).
 fn soft_error_of(result: &CallToolResult) -> Option<String> {
-    result
+    let texts: Vec<&str> = result
         .content
         .iter()
-        .filter_map(|c| c.as_text())
-        .find_map(|t| soft_error(&t.text))
-        .or_else(|| {
-            result
-                .structured_content
-                .as_ref()
-                .and_then(super::calllog::soft_error_in_value)
-        })
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    soft_error_in_reply(&texts, result.structured_content.as_ref())
+}
+
+/// A forwarded call that got no reply: what the log and the breaker
+/// record, and what the agent is told.
+fn not_answered(failure: String) -> (String, String) {
+    let said = format!("The server under test did not answer: {failure}.");
+    (failure, said)
 }
 
 fn preview(text: &str) -> String {
@@ -408,7 +427,14 @@ impl Proxy {
             .as_deref()
             .map_or(0, |i| i.chars().count());
 
-        let log = CallLog::new(&settings.log_dir, metrics);
+        // A server may echo a header or environment value: none reaches
+        // the log, the answer or a submission (issue 24, item 27).
+        let redactor = settings
+            .profile
+            .as_ref()
+            .map(Profile::redactor)
+            .unwrap_or_default();
+        let log = CallLog::new(&settings.log_dir, metrics).redacting(redactor.clone());
         log.flush()?;
         let proxy = Proxy {
             inner: Arc::new(Inner {
@@ -427,6 +453,7 @@ impl Proxy {
                 withheld,
                 peer: startup.peer,
                 sparql_only: settings.sparql_only,
+                redactor,
                 shutting_down: AtomicBool::new(false),
                 state: Mutex::new(State {
                     log,
@@ -511,10 +538,12 @@ impl Proxy {
         let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
         let (replies, queued) = tokio::sync::mpsc::unbounded_channel();
         let recorder = self.clone();
+        let in_flight = framing::InFlight::default();
         let answers = framing::Answers {
             replies,
             max_bytes,
             tools_list: Some(self.inner.listed.clone()),
+            in_flight: in_flight.clone(),
         };
         let reader = tokio::spawn(framing::read_lines(
             tokio::io::stdin(),
@@ -525,10 +554,11 @@ impl Proxy {
         let writer = tokio::spawn(framing::write_lines(from_rmcp, queued, tokio::io::stdout()));
         let served = self
             .clone()
-            .serve(
+            .serve(framing::Tracked::new(
                 rmcp::transport::async_rw::AsyncRwTransport::new_server(rmcp_input, rmcp_output)
                     .with_max_line_length(max_bytes),
-            )
+                in_flight,
+            ))
             .await;
         let service = match served {
             Ok(service) => service,
@@ -613,6 +643,7 @@ impl Proxy {
         }
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let path = state.log.dir().join(ANSWER_FILE);
+        let csv = self.inner.redactor.text(csv);
         if let Err(e) = crate::fsutil::write_atomic(&path, csv.as_bytes()) {
             let message = format!("the answer could not be saved: {e}");
             return (reply(message.clone(), true), Some(message));
@@ -674,7 +705,7 @@ impl Proxy {
                 }
                 let outcome =
                     tokio::time::timeout(self.inner.timeout, peer.call_tool(params)).await;
-                let failure = match outcome {
+                let (failure, said) = match outcome {
                     Ok(Ok(mut result)) => {
                         self.reset_failures();
                         let text = reply_text(&result);
@@ -698,12 +729,16 @@ impl Proxy {
                         );
                     }
                     Ok(Err(rmcp::service::ServiceError::McpError(e))) => {
-                        // A JSON-RPC error is an answer: the transport is
-                        // alive, and the spec uses it for bad arguments.
-                        self.reset_failures();
-                        let text =
+                        // A JSON-RPC error reply is a failed forwarded call
+                        // like a timeout (issue 24, item 17): a session the
+                        // server has terminated answers every call with one
+                        // (the Python SDK's "Session terminated"), and
+                        // nothing else would ever trip the breaker.
+                        let failure =
+                            format!("the server rejected the call: {} ({})", e.message, e.code.0);
+                        let said =
                             format!("The server rejected the call: {} ({})", e.message, e.code.0);
-                        return (reply(text.clone(), true), CallOutcome::failed(text, true));
+                        (failure, said)
                     }
                     Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
                         let reason = "the server closed the connection".to_string();
@@ -711,16 +746,15 @@ impl Proxy {
                         let text = lost_message(&reason);
                         return (reply(text.clone(), true), CallOutcome::failed(reason, true));
                     }
-                    Ok(Err(e)) => format!("the call failed: {e}"),
-                    Err(_) => format!(
+                    Ok(Err(e)) => not_answered(format!("the call failed: {e}")),
+                    Err(_) => not_answered(format!(
                         "no reply within {} s; the call was abandoned",
                         self.inner.timeout.as_secs()
-                    ),
+                    )),
                 };
-                let tripped = self.count_failure(&failure);
-                let text = match tripped {
+                let text = match self.count_failure(&failure) {
                     Some(reason) => lost_message(&reason),
-                    None => format!("The server under test did not answer: {failure}."),
+                    None => said,
                 };
                 (
                     reply(text.clone(), true),
@@ -835,8 +869,9 @@ impl Proxy {
         }
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let file = format!("{SUBMISSIONS_DIR}/{}.csv", state.log.calls().len() + 1);
-        match crate::fsutil::write_atomic(&state.log.dir().join(&file), csv.as_bytes()) {
-            Ok(()) => json!({"csv_file": file, "csv_bytes": csv.len()}),
+        let written = self.inner.redactor.text(csv);
+        match crate::fsutil::write_atomic(&state.log.dir().join(&file), written.as_bytes()) {
+            Ok(()) => json!({"csv_file": file, "csv_bytes": written.len()}),
             Err(_) => arguments,
         }
     }

@@ -124,6 +124,7 @@ async fn connect_inner(
     stderr_log: Option<&Path>,
 ) -> Result<Connection, String> {
     let mut child = None;
+    let mut stderr_copy: Option<tokio::task::JoinHandle<()>> = None;
     let attempt = async {
         let mut tap: Option<Tap> = None;
         let service = match &profile.upstream {
@@ -146,20 +147,32 @@ async fn connect_inner(
                 }
                 // Not written atomically, on purpose: it is the server's
                 // live stream, and what it wrote before it (or the run)
-                // was killed is the evidence the attempt page links.
-                let stderr = match stderr_log {
-                    Some(path) => std::fs::File::create(path)
+                // was killed is the evidence the attempt page links. A
+                // server given environment values writes through the
+                // proxy, which redacts them (issue 24, item 27).
+                let redactor = profile.redactor();
+                let log = stderr_log.and_then(|path| std::fs::File::create(path).ok());
+                cmd.stderr(match (&log, redactor.is_empty()) {
+                    (Some(_), false) => Stdio::piped(),
+                    (Some(file), true) => file
+                        .try_clone()
                         .map(Stdio::from)
                         .unwrap_or_else(|_| Stdio::null()),
-                    None => Stdio::inherit(),
-                };
-                cmd.stderr(stderr);
+                    (None, _) if stderr_log.is_some() => Stdio::null(),
+                    (None, _) => Stdio::inherit(),
+                });
+                // Reasons name the program as the profile writes it: they
+                // are recorded, and name no folder of this machine.
+                let shown = profile.program_as_written();
                 let mut process = cmd
                     .spawn()
-                    .map_err(|e| format!("cannot start '{}': {e}", program.display()))?;
+                    .map_err(|e| format!("cannot start '{shown}': {e}"))?;
+                if let (Some(stderr), Some(file)) = (process.stderr.take(), log) {
+                    stderr_copy = Some(tokio::spawn(copy_redacted(stderr, file, redactor)));
+                }
                 let (Some(stdout), Some(stdin)) = (process.stdout.take(), process.stdin.take())
                 else {
-                    return Err(format!("cannot talk to '{}': no pipes", program.display()));
+                    return Err(format!("cannot talk to '{shown}': no pipes"));
                 };
                 child = Some(process);
                 let (stdout, tapped) = tap_tools(stdout);
@@ -169,7 +182,7 @@ async fn connect_inner(
                 client_config()
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("MCP initialization with '{command}' failed: {e}"))?
+                    .map_err(|e| format!("MCP initialization with '{shown}' failed: {e}"))?
             }
             Upstream::Http { url, headers } => {
                 install_crypto_provider();
@@ -219,7 +232,7 @@ async fn connect_inner(
             service,
         })
     };
-    match tokio::time::timeout(timeout, attempt).await {
+    let outcome = match tokio::time::timeout(timeout, attempt).await {
         Ok(result) => result.map(|mut connection| {
             connection.child = child.take();
             connection
@@ -228,7 +241,40 @@ async fn connect_inner(
             "no answer from the server within {} s while connecting",
             timeout.as_secs()
         )),
+    };
+    if outcome.is_err() {
+        // The server is stopped; what it wrote is in its log before the
+        // reason is read beside it.
+        drop(child);
+        if let Some(copy) = stderr_copy {
+            let _ = tokio::time::timeout(Duration::from_secs(2), copy).await;
+        }
     }
+    outcome
+}
+
+/// Copies a stdio server's stderr into `file` as it comes, every header and
+/// environment value of its profile replaced ([`super::redact::Stream`]).
+async fn copy_redacted(
+    mut stderr: tokio::process::ChildStderr,
+    mut file: std::fs::File,
+    redactor: super::redact::Redactor,
+) {
+    use std::io::Write;
+    use tokio::io::AsyncReadExt;
+    let mut stream = redactor.stream();
+    let mut buffer = vec![0u8; 1 << 14];
+    loop {
+        match stderr.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if file.write_all(&stream.push(&buffer[..n])).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = file.write_all(&stream.finish());
 }
 
 /// What [`tap_tools`] keeps: the `tools` objects of the `tools/list`

@@ -435,10 +435,12 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
     match connected {
         Ok(connection) => {
             crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
-            Ok(connection
-                .server_info
-                .as_ref()
-                .map(|i| format!("{} {}", i.name, i.version)))
+            let redactor = profile.redactor();
+            Ok(connection.server_info.as_ref().map(|i| {
+                redactor
+                    .text(&format!("{} {}", i.name, i.version))
+                    .into_owned()
+            }))
         }
         Err(reason) => Err(Error::Usage(format!(
             "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
@@ -794,7 +796,17 @@ fn play_attempt(
         .iter()
         .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
         .collect();
-    let recorded_line = relative_to(&command_line, &dir_abs, &on_path);
+    // A profile's header and environment values are written nowhere
+    // (issue 24, item 27): not in command.txt, nor in what the agent host
+    // reported, should it quote a server that echoed one.
+    let redactor = options
+        .tools
+        .profile()
+        .map(Profile::redactor)
+        .unwrap_or_default();
+    let recorded_line = redactor
+        .text(&relative_to(&command_line, &dir_abs, &on_path))
+        .into_owned();
     // A timeout is a recorded outcome, but only for the timeout it had:
     // under another --agent-timeout it is run again.
     let reuse = options.resume
@@ -822,14 +834,17 @@ fn play_attempt(
     // would read as a JSON error on the attempt page); episode.json says
     // how it ended.
     if !outcome.stdout.is_empty() {
-        write_atomic(&dir.join(AGENT_FILE), &outcome.stdout)?;
+        write_atomic(&dir.join(AGENT_FILE), &redactor.bytes(&outcome.stdout))?;
     }
     // A disk that filled during the episode may have cost the proxy its
     // records (an answer it could not save reads as no answer): the
     // attempt is left unfinished, so --resume runs it again.
     check_free_space(dir, min_free_bytes() / 64)?;
     if !outcome.stderr.is_empty() {
-        write_atomic(&dir.join(AGENT_STDERR_FILE), &outcome.stderr)?;
+        write_atomic(
+            &dir.join(AGENT_STDERR_FILE),
+            &redactor.bytes(&outcome.stderr),
+        )?;
     }
     let report: Option<serde_json::Value> = serde_json::from_slice(&outcome.stdout).ok();
     let episode = Episode {
@@ -837,7 +852,10 @@ fn play_attempt(
         attempt,
         agent: options.agent.name(),
         model_requested: options.agent.model().map(str::to_string),
-        model_resolved: report.as_ref().and_then(model_from_report),
+        model_resolved: report
+            .as_ref()
+            .and_then(model_from_report)
+            .map(|m| redactor.text(&m).into_owned()),
         wall_s: crate::layout::round_seconds(outcome.wall_s),
         exit_code: outcome.exit_code,
         timed_out: outcome.timed_out,

@@ -27,6 +27,7 @@ mod cases;
 mod catalog;
 mod claude;
 mod corpus;
+mod credentials;
 mod demo_roots;
 mod http_endpoint;
 mod mcp_proxy;

@@ -436,7 +436,7 @@ async fn an_unreachable_server_is_a_startup_error_with_submit_csv_still_served()
         metrics["startup_error"]
             .as_str()
             .unwrap()
-            .starts_with("cannot start '/nonexistent/server'"),
+            .starts_with("cannot start '../../nonexistent/server'"),
         "{metrics}"
     );
     assert_eq!(metrics["lost_upstream"], Value::Null);
@@ -948,21 +948,76 @@ for line in sys.stdin:
         );
     }
 
-    // JSON-RPC error replies (invalid arguments) counted as a dead transport: three cut the server off.
+    /// Issue 24, item 17: the breaker ignored JSON-RPC error replies, so a
+    /// session answering every call with one (as a session the server has
+    /// terminated does in the Python SDK) was never declared dead. Three in
+    /// a row trip it; the answer channel stays open.
     #[tokio::test(flavor = "multi_thread")]
-    async fn json_rpc_error_replies_are_answers_not_a_dead_server() {
+    async fn a_session_answering_every_call_with_a_json_rpc_error_trips_the_breaker() {
         let dir = tempfile::tempdir().unwrap();
         let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=1"]);
         let log = dir.path().join("log");
         let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
-        for _ in 0..4 {
+        for attempt in 1..=3 {
             let result = call(&client, "list_graphs", json!({})).await;
             assert_eq!(result.is_error, Some(true));
-            assert!(
-                text(&result).starts_with("The server rejected the call: Invalid params"),
-                "{}",
-                text(&result)
-            );
+            let said = text(&result);
+            if attempt < 3 {
+                assert!(
+                    said.starts_with("The server rejected the call: Invalid params"),
+                    "{said}"
+                );
+            } else {
+                assert!(said.contains("will not come back"), "{said}");
+            }
+        }
+        // Dead now: answered by the proxy, the server never asked.
+        let dead = call(&client, "list_graphs", json!({})).await;
+        assert!(
+            text(&dead).contains("The answer channel is still open"),
+            "{}",
+            text(&dead)
+        );
+        let submitted = call(&client, "submit_csv", json!({"csv": "a\n1\n"})).await;
+        assert_ne!(submitted.is_error, Some(true));
+        client.cancel().await.unwrap();
+        let metrics = json_file(&log.join("metrics.json"));
+        let lost = metrics["lost_upstream"].as_str().unwrap_or_default();
+        assert!(
+            lost.starts_with(
+                "3 consecutive forwarded calls failed; the last: the server rejected the call: Invalid params"
+            ),
+            "{metrics}"
+        );
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls.as_array().unwrap().len(), 5);
+        assert_eq!(calls[3]["forwarded"], false, "{}", calls[3]);
+    }
+
+    /// Issue 24, item 17: any tool result resets the count, an `isError`
+    /// result included (a malformed query is the agent's to fix, not a dead
+    /// server), so JSON-RPC errors between results never trip the breaker.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_tool_result_between_json_rpc_errors_resets_the_breaker() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "rpc-error-every=2"]);
+        let log = dir.path().join("log");
+        let client = proxy(&log, &["--profile", profile.to_str().unwrap()]).await;
+        for n in 1..=8 {
+            let result = call(
+                &client,
+                "query",
+                json!({"graph": "spoke-okn", "query_string": "SELECT WHERE {"}),
+            )
+            .await;
+            assert_eq!(result.is_error, Some(true));
+            let said = text(&result);
+            let want = if n % 2 == 0 {
+                "The server rejected the call"
+            } else {
+                "SPARQL syntax error"
+            };
+            assert!(said.starts_with(want), "call {n}: {said}");
         }
         client.cancel().await.unwrap();
         let metrics = json_file(&log.join("metrics.json"));
@@ -1065,6 +1120,7 @@ for line in sys.stdin:
     fn proxy_by_hand(
         log: &Path,
         profile: &Path,
+        extra: &[&str],
     ) -> (
         KillOnDrop,
         std::process::ChildStdin,
@@ -1077,6 +1133,7 @@ for line in sys.stdin:
             .arg(log)
             .arg("--profile")
             .arg(profile)
+            .args(extra)
             .current_dir(repo())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -1130,7 +1187,7 @@ for line in sys.stdin:
         let dir = tempfile::tempdir().unwrap();
         let profile = demo_profile(dir.path(), "demo-kg", &[]);
         let log = dir.path().join("log");
-        let (mut child, mut stdin, received) = proxy_by_hand(&log, &profile);
+        let (mut child, mut stdin, received) = proxy_by_hand(&log, &profile, &[]);
         send(
             &mut stdin,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}"#,
@@ -1149,7 +1206,7 @@ for line in sys.stdin:
         let trailing_comma = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{},}"#;
         send(&mut stdin, trailing_comma);
         let parse_error = reply(&received, "the line with a trailing comma");
-        assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
+        assert_eq!(parse_error["id"], 2, "{parse_error}");
         assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
 
         let lone_surrogate = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"name\n\ud800\n"}}}"#;
@@ -1215,7 +1272,8 @@ for line in sys.stdin:
         assert_eq!(first["tool"], "");
         assert_eq!(first["ok"], false);
         assert_eq!(first["unreadable"]["code"], -32700);
-        assert_eq!(first["unreadable"]["id"], Value::Null);
+        assert_eq!(first["unreadable"]["id"], 2);
+        assert_eq!(first["unreadable"]["method"], "tools/list");
         assert_eq!(first["unreadable"]["line_bytes"], trailing_comma.len());
         assert!(
             first["error"].as_str().unwrap().contains("trailing comma"),
@@ -1236,6 +1294,268 @@ for line in sys.stdin:
         assert_eq!(metrics["unreadable_requests"], 4, "{metrics}");
         assert_eq!(metrics["tools_called"], json!(["submit_csv"]), "{metrics}");
         assert_eq!(metrics["submissions"], 1, "{metrics}");
+    }
+
+    /// The proxy started by hand with `extra` flags, and its session
+    /// initialized.
+    fn initialized(
+        log: &Path,
+        profile: &Path,
+        extra: &[&str],
+    ) -> (
+        KillOnDrop,
+        std::process::ChildStdin,
+        std::sync::mpsc::Receiver<String>,
+    ) {
+        let (child, mut stdin, received) = proxy_by_hand(log, profile, extra);
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}"#,
+        );
+        assert_eq!(reply(&received, "initialize")["id"], 1);
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        (child, stdin, received)
+    }
+
+    /// Closes the proxy's input and waits for it to exit.
+    fn close(mut child: KillOnDrop, stdin: std::process::ChildStdin) {
+        drop(stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.0.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the proxy did not exit at the end of its input"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A `submit_csv` call with id `id` whose arguments nest `depth` levels
+    /// (the arguments object counts as one).
+    fn nested_submission(id: u64, depth: usize) -> String {
+        let deep = format!("{}1{}", "[".repeat(depth - 1), "]".repeat(depth - 1));
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"submit_csv","arguments":{{"csv":"a\n1\n","deep":{deep}}}}}}}"#
+        )
+    }
+
+    /// Issue 24, item 18: a call whose arguments nested 126 levels or more
+    /// was answered -32700 with id null, so the agent's call waited for
+    /// ever. Every depth past what the proxy reads is answered under the
+    /// call's own id (-32602), the session goes on, and a call at the
+    /// limit is taken and recorded in a calls.json that still reads.
+    #[test]
+    fn a_deeply_nested_call_is_answered_under_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &[]);
+        send(&mut stdin, &nested_submission(10, 124));
+        let saved = reply(&received, "arguments 124 deep");
+        assert_eq!(saved["id"], 10, "{saved}");
+        assert!(
+            saved["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Answer saved: 1 row"),
+            "{saved}"
+        );
+        for (id, depth) in [(11, 125), (12, 126), (13, 127), (14, 10_000)] {
+            send(&mut stdin, &nested_submission(id, depth));
+            let answered = reply(&received, &format!("arguments {depth} deep"));
+            assert_eq!(answered["id"], id, "{depth}: {answered}");
+            assert_eq!(answered["error"]["code"], -32602, "{depth}: {answered}");
+            let message = answered["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!(
+                    "nests arrays and objects {} levels deep, and the proxy reads at most 126",
+                    depth + 2
+                )),
+                "{message}"
+            );
+        }
+        send(&mut stdin, r#"{"jsonrpc":"2.0","id":15,"method":"ping"}"#);
+        let pong = reply(&received, "a ping after them");
+        assert_eq!(pong["id"], 15, "{pong}");
+        assert!(pong["result"].is_object(), "{pong}");
+        close(child, stdin);
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        let calls = calls.as_array().unwrap();
+        assert_eq!(calls.len(), 5, "{calls:?}");
+        let mut deep = &calls[0]["arguments"]["deep"];
+        let mut levels = 0;
+        while let Some(inner) = deep.get(0) {
+            levels += 1;
+            deep = inner;
+        }
+        assert_eq!((levels, deep.clone()), (123, json!(1)));
+        for (entry, id) in calls[1..].iter().zip(11..) {
+            assert_eq!(entry["unreadable"]["code"], -32602, "{entry}");
+            assert_eq!(entry["unreadable"]["id"], id, "{entry}");
+            assert_eq!(entry["tool"], "submit_csv", "{entry}");
+        }
+    }
+
+    /// Issue 24, item 18: a batch was answered once under id null, so none
+    /// of the requests in it was answered under its id. The proxy answers a
+    /// batch with a batch, each request under its own id.
+    #[test]
+    fn each_request_in_a_batch_is_answered_under_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &[]);
+        send(
+            &mut stdin,
+            r#"[{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"submit_csv","arguments":{"csv":"a\n"}}},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":"x31","method":"ping"}]"#,
+        );
+        let line = received
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a reply to the batch");
+        let replies: Value = serde_json::from_str(&line).unwrap();
+        let ids: Vec<Value> = replies
+            .as_array()
+            .unwrap_or_else(|| panic!("not a batch: {line}"))
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!(30), json!("x31")], "{line}");
+        assert_eq!(replies[0]["error"]["code"], -32600, "{line}");
+        close(child, stdin);
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls[0]["unreadable"]["code"], -32600, "{calls}");
+        assert!(!log.join("answer.csv").exists(), "the batch was not run");
+    }
+
+    /// Issue 24, item 18: two calls in flight under one id got one reply
+    /// between them (rmcp keeps one entry per id), so one of them waited
+    /// for ever. The second is answered at once under that id (-32600), the
+    /// first when it ends, and the id is free again after.
+    #[test]
+    fn two_calls_in_flight_with_one_id_are_each_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &["--fault", "hang-after=1"]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &["--timeout", "3"]);
+        let list = |id: u64| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"list_graphs","arguments":{{}}}}}}"#
+            )
+        };
+        let submit = |id: u64, csv: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"submit_csv","arguments":{{"csv":"{csv}"}}}}}}"#
+            )
+        };
+        send(&mut stdin, &list(20));
+        assert_eq!(reply(&received, "the first list_graphs")["id"], 20);
+        // The server hangs from now on: this one stays in flight.
+        send(&mut stdin, &list(21));
+        std::thread::sleep(Duration::from_millis(300));
+        send(&mut stdin, &submit(21, "a\\n1\\n"));
+        let refused = reply(&received, "the second call under id 21");
+        assert_eq!(refused["id"], 21, "{refused}");
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("id 21 is already in use by a request still in flight"),
+            "{refused}"
+        );
+        let hung = reply(&received, "the call in flight, at its timeout");
+        assert_eq!(hung["id"], 21, "{hung}");
+        assert_eq!(hung["result"]["isError"], true, "{hung}");
+        // Its reply sent, the id may be used again.
+        send(&mut stdin, &submit(21, "b\\n2\\n"));
+        let saved = reply(&received, "a call under id 21 once it is free");
+        assert_eq!(saved["id"], 21, "{saved}");
+        assert_ne!(saved["result"]["isError"], true, "{saved}");
+        close(child, stdin);
+        assert_eq!(
+            std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+            "b\n2\n"
+        );
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls.as_array().unwrap().len(), 4, "{calls:#}");
+        assert_eq!(calls[1]["unreadable"]["code"], -32600, "{}", calls[1]);
+        assert_eq!(calls[1]["unreadable"]["id"], 21, "{}", calls[1]);
+        assert_eq!(calls[1]["tool"], "submit_csv", "{}", calls[1]);
+        assert_eq!(calls[2]["tool"], "list_graphs", "{}", calls[2]);
+        assert_eq!(calls[2]["ok"], false, "{}", calls[2]);
+    }
+
+    /// Issue 24, item 16: a correct SPARQL result whose variables are named
+    /// `status`, `message`, `reason`, `warning` and `error`, with cells
+    /// holding failure words, was recorded as a soft error, counted in
+    /// queries_errored, and under --strict-upstream-errors the agent was
+    /// told its rows failed. Through mcp-server-sparql (SPARQL 1.1 JSON
+    /// results) and the demo KG server (`{columns, rows}` of typed cells),
+    /// the table is data; a malformed query is still a soft error.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_correct_table_whose_columns_are_named_like_errors_is_not_a_soft_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, port) = tiny_oxigraph(dir.path());
+        let query = r#"SELECT ?status ?message ?reason ?warning ?error WHERE { VALUES (?status ?message ?reason ?warning ?error) { ("Service Unavailable" "rate limit exceeded" "HTTP Error 503" "Traceback (most recent call last):" "connection refused") ("Bad Gateway" "Too Many Requests" "status code 500" "timed out" "urlopen error") } }"#;
+        let sparql = dir.path().join("sparql.toml");
+        std::fs::write(
+            &sparql,
+            format!(
+                "name = \"sparql\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"--endpoint\", \"http://127.0.0.1:{port}/query\"]\n\
+                 env = {{ NO_PROXY = \"127.0.0.1\", no_proxy = \"127.0.0.1\" }}\n",
+                tool("mcp-server-sparql").display().to_string()
+            ),
+        )
+        .unwrap();
+        let kg = demo_profile(dir.path(), "demo-kg", &[]);
+        for (profile, arguments, bad) in [
+            (
+                &sparql,
+                json!({"query_string": query}),
+                json!({"query_string": "SELECT ?s WHERE { ?s ?p }"}),
+            ),
+            (
+                &kg,
+                json!({"graph": "spoke-okn", "query_string": query}),
+                json!({"graph": "spoke-okn", "query_string": "SELECT ?s WHERE { ?s ?p }"}),
+            ),
+        ] {
+            let log = dir.path().join(format!(
+                "log-{}",
+                profile.file_stem().unwrap().to_string_lossy()
+            ));
+            let client = proxy(
+                &log,
+                &[
+                    "--profile",
+                    profile.to_str().unwrap(),
+                    "--timeout",
+                    "60",
+                    "--strict-upstream-errors",
+                ],
+            )
+            .await;
+            let table = call(&client, "query", arguments).await;
+            assert!(
+                text(&table).contains("Service Unavailable"),
+                "{}",
+                text(&table)
+            );
+            assert_ne!(table.is_error, Some(true), "{}", text(&table));
+            let failed = call(&client, "query", bad).await;
+            assert_eq!(failed.is_error, Some(true), "{}", text(&failed));
+            client.cancel().await.unwrap();
+            let calls = json_file(&log.join("calls.json"))["calls"].clone();
+            assert_eq!(calls[0]["soft_error"], Value::Null, "{}", calls[0]);
+            let metrics = json_file(&log.join("metrics.json"));
+            assert_eq!(metrics["queries_ok"], 1, "{metrics}");
+            assert_eq!(metrics["queries_errored"], 1, "{metrics}");
+        }
+        let calls = json_file(&dir.path().join("log-sparql/calls.json"))["calls"].clone();
+        assert_eq!(calls[1]["soft_error"], "malformed query", "{}", calls[1]);
     }
 
     // Data echoing a failure word ("rate-limiting enzyme") was taken for a soft error.
