@@ -534,6 +534,15 @@ fn differences(
             out.push(format!("settings.{field}: {} → {}", show(p), show(q)));
         }
     }
+    // The rule numbers were judged by (`--precision`): verdicts at other
+    // precisions are not the same measurement.
+    let (p, q) = (
+        a.settings.significant_figures,
+        b.settings.significant_figures,
+    );
+    if p != q {
+        out.push(format!("settings.significant_figures: {p} → {q}"));
+    }
     out
 }
 

@@ -117,6 +117,9 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// `--strict-upstream-errors`.
     pub strict: bool,
+    /// `--precision`: significant figures non-integral numbers are rounded
+    /// to when judging (as `score --precision`; issue 24, item 30).
+    pub significant_figures: u32,
     /// Extra environment for the agent host (e.g. `ANTHROPIC_BASE_URL`).
     pub agent_env: Vec<(String, String)>,
     /// `--shard K/N`: the slice of (question, attempt) pairs to play
@@ -589,6 +592,19 @@ fn check_recorded(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."
             )));
         }
+        // One condition, one rule for numbers: questions judged at another
+        // precision would be averaged with these (issue 24, item 30).
+        let figures = file.settings.significant_figures;
+        if figures != options.significant_figures {
+            return Err(Error::Usage(format!(
+                "'{name}' was judged at {figures} significant figures \
+                 (settings.significant_figures), and this run asks for --precision {}: its \
+                 questions would be judged by two rules. Run with --precision {figures}, or \
+                 rescore the root with --precision {} first, or use --label NAME to keep them \
+                 apart",
+                options.significant_figures, options.significant_figures
+            )));
+        }
         recorded = Some(file);
     }
     let recorded_attempts = truths
@@ -670,6 +686,7 @@ pub fn play(
         let prompt = super::prompt::prompt(record, options.kg_hint.names_graph());
         let score_options = ScoreOptions {
             ordered: truth.meta.ordered,
+            significant_figures: options.significant_figures,
             ..ScoreOptions::default()
         };
         let mut attempts = Vec::new();
@@ -895,7 +912,7 @@ pub fn finish(
         sparql_only_preamble: control.as_ref().map(|c| c.preamble.clone()),
         preamble_sha256: control.as_ref().map(SparqlOnly::preamble_digest),
         scoring_version: SCORING_VERSION.into(),
-        significant_figures: crate::score::DEFAULT_SIGNIFICANT_FIGURES,
+        significant_figures: options.significant_figures,
         numeric_rel_tol: NUMERIC_REL_TOL,
         timeout_s: options.timeout.as_secs(),
         agent_timeout_s: options.agent_timeout.as_secs(),
