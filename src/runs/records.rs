@@ -16,8 +16,12 @@ use crate::sparql::EndpointInfo;
 /// Version of the runs-root file formats that this version writes
 /// (`docs/FORMAT.md`, "Format versions"): 2 added `usage` (cost and
 /// tokens), `trajectory` and `reply_chars`, members a format-1 file may
-/// lack, and which read as "not reported" when absent.
-pub const RUNS_FORMAT: u32 = 2;
+/// lack, and which read as "not reported" when absent; 3 put the
+/// seventeen columns of `summary.csv` first, in the order the format
+/// names them, and the cost and token columns after `notes` (issue 24,
+/// item 29), and added the members a resume compares (`upstream` in a
+/// condition's identity and in `episode.json`).
+pub const RUNS_FORMAT: u32 = 3;
 
 /// The runs-root formats this version reads: every one so far, so an
 /// older root is reported, rescored and published as it is.
