@@ -96,6 +96,12 @@ pub(crate) struct RunArgs {
     /// Where the corpus's ground truth is [default: CORPUS/ground-truth].
     #[arg(long, value_name = "DIR")]
     ground_truth: Option<PathBuf>,
+    /// The SPARQL endpoint ground truth must come from: run refuses ground truth that
+    /// 'reference' would call stale against it (an edited answer key, other RDF data,
+    /// another endpoint) [default: `endpoint` under [reference] in the nearest
+    /// okn-benchmark.toml; without one, the endpoint each ground truth records].
+    #[arg(long, value_name = "URL|PATH")]
+    reference_endpoint: Option<String>,
     /// sparql-only: SPARQL URL or RDF data [default: okn-benchmark.toml].
     #[arg(long, value_name = "URL|PATH")]
     endpoint: Option<String>,
@@ -239,11 +245,21 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     let (corpus, selection) = args.corpus.open()?;
     let ground_truth_dir =
         crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    let reference_endpoint = match args.reference_endpoint.as_deref() {
+        Some(value) => Some(crate::sparql::EndpointSpec::resolve(
+            value,
+            std::path::Path::new(""),
+        )?),
+        None => crate::config::configured_endpoint()?,
+    };
     let options = RunOptions {
         corpus_spec: corpus_spec(&args.corpus.corpus),
         corpus,
         selection,
         ground_truth_dir,
+        ground_truth_flag: args.ground_truth.clone(),
+        reference_endpoint,
+        reference_endpoint_flag: args.reference_endpoint.clone(),
         out: args.out,
         tools,
         kg_hint: match args.kg_hint {

@@ -95,6 +95,15 @@ pub struct RunOptions {
     pub selection: Selection,
     /// Where the corpus's ground truth is.
     pub ground_truth_dir: PathBuf,
+    /// `--ground-truth` as given (`None`: the corpus's own folder).
+    pub ground_truth_flag: Option<PathBuf>,
+    /// The endpoint ground truth must come from: `--reference-endpoint`,
+    /// else `[reference] endpoint` of `okn-benchmark.toml`; `None`: the one
+    /// each ground truth records (issue 24, item 13).
+    pub reference_endpoint: Option<EndpointSpec>,
+    /// `--reference-endpoint` as given, for the `reference` command a
+    /// refusal suggests (`None`: the configured endpoint, or none).
+    pub reference_endpoint_flag: Option<String>,
     /// `--out`.
     pub out: PathBuf,
     /// `--tools` with what it needs.
@@ -390,9 +399,12 @@ fn ground_truths(
         }
     }
     if missing.is_empty() {
+        let checks = endpoint_checks(options, selected, &truths)?;
         crate::reference::refuse_stale(
-            selected.iter().map(|r| (r, &truths[&r.id].meta)),
-            &options.corpus_spec,
+            selected
+                .iter()
+                .map(|r| (r, &truths[&r.id].meta, checks.get(&r.id))),
+            &rebuild_command(options),
         )?;
     } else {
         return Err(Error::Usage(format!(
@@ -411,6 +423,92 @@ fn ground_truths(
         )));
     }
     Ok(truths)
+}
+
+/// The endpoint each selected record's ground truth must come from, for
+/// [`crate::reference::drift`] (issue 24, item 13): `--reference-endpoint`
+/// or `[reference] endpoint` of the nearest `okn-benchmark.toml` (what
+/// `reference` itself would use) for every record; without either, the
+/// endpoint each ground truth records, as it resolves from the current
+/// folder (a URL is its own identity; RDF data is read again).
+///
+/// Errors: recorded RDF data that cannot be found or read from here,
+/// named, with the flag that names the endpoint.
+fn endpoint_checks(
+    options: &RunOptions,
+    selected: &[Record],
+    truths: &BTreeMap<String, GroundTruth>,
+) -> Result<BTreeMap<String, crate::reference::EndpointCheck>> {
+    use crate::reference::EndpointCheck;
+    if let Some(spec) = &options.reference_endpoint {
+        let check = EndpointCheck {
+            location: endpoint_location(spec),
+            identity: spec.identity(),
+        };
+        return Ok(selected
+            .iter()
+            .map(|r| (r.id.clone(), check.clone()))
+            .collect());
+    }
+    let mut resolved: BTreeMap<(String, String), EndpointCheck> = BTreeMap::new();
+    let mut checks = BTreeMap::new();
+    for record in selected {
+        let endpoint = &truths[&record.id].meta.endpoint;
+        let key = (endpoint.kind.clone(), endpoint.location.clone());
+        if !resolved.contains_key(&key) {
+            let identity = if endpoint.kind == "http" {
+                endpoint.location.clone()
+            } else {
+                EndpointSpec::resolve(&endpoint.location, Path::new(""))
+                    .map_err(|e| {
+                        Error::Usage(format!(
+                            "cannot tell whether the ground truth of {} is current: it was built \
+                             from the RDF data at {}, which cannot be read from here ({e}); name \
+                             the endpoint it must come from with --reference-endpoint URL|PATH, \
+                             or set it under [reference] in okn-benchmark.toml",
+                            record.id, endpoint.location
+                        ))
+                    })?
+                    .identity()
+            };
+            resolved.insert(
+                key.clone(),
+                EndpointCheck {
+                    location: endpoint.location.clone(),
+                    identity,
+                },
+            );
+        }
+        checks.insert(record.id.clone(), resolved[&key].clone());
+    }
+    Ok(checks)
+}
+
+/// An endpoint as it was named: the data path or the URL.
+fn endpoint_location(spec: &EndpointSpec) -> String {
+    match spec {
+        EndpointSpec::Embedded { display, .. } => display.clone(),
+        EndpointSpec::Http { url, .. } => url.clone(),
+    }
+}
+
+/// The `reference` command that rebuilds the run's ground truth, for a
+/// refusal to say.
+fn rebuild_command(options: &RunOptions) -> String {
+    let mut line = format!(
+        "okn-benchmark reference --corpus {}",
+        crate::agent::shell_quote(&options.corpus_spec)
+    );
+    if let Some(dir) = &options.ground_truth_flag {
+        line.push_str(&format!(
+            " --ground-truth {}",
+            crate::agent::shell_quote(&dir.to_string_lossy())
+        ));
+    }
+    if let Some(value) = &options.reference_endpoint_flag {
+        line.push_str(&format!(" --endpoint {}", crate::agent::shell_quote(value)));
+    }
+    line
 }
 
 /// The server under test, asked once for its tools before anything runs:

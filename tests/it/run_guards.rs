@@ -199,3 +199,171 @@ fn run_and_rescore_judge_at_the_precision_they_are_given() {
         .unwrap();
     assert_status(&o, 2);
 }
+
+/// A work folder laid out as the repository is for ground truth: the demo
+/// graphs at `demo/kg` (where the committed ground truth says it was
+/// built from), the single-graph corpus with that ground truth at
+/// `corpus`, `okn-benchmark.toml` naming `demo/kg`, and a profile of the
+/// demo server over that data at `demo-kg.toml`.
+fn work_folder() -> tempfile::TempDir {
+    let keep = tempfile::tempdir().unwrap();
+    let d = keep.path();
+    copy_dir(&repo().join("demo/kg"), &d.join("demo/kg"));
+    copy_dir(&repo().join("demo/benchmarks-single"), &d.join("corpus"));
+    std::fs::write(
+        d.join("okn-benchmark.toml"),
+        "[reference]\nendpoint = \"demo/kg\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("demo-kg.toml"),
+        "name = \"demo-kg\"\n\n[upstream]\ntransport = \"stdio\"\ncommand = \"okn-benchmark\"\nargs = [\"kg-server\", \"--data\", \"demo/kg\"]\ncwd = \".\"\n",
+    )
+    .unwrap();
+    keep
+}
+
+/// `run` of the oracle over the first question of the work folder's
+/// corpus into `runs` (or the `--out` in `extra`), from the work folder,
+/// with `extra` flags.
+fn oracle_in(d: &Path, extra: &[&str]) -> Output {
+    let out: &[&str] = if extra.contains(&"--out") {
+        &[]
+    } else {
+        &["--out", "runs"]
+    };
+    crate::support::okn_in(d)
+        .args([
+            "run",
+            "--corpus",
+            "corpus",
+            "--kg-hint",
+            "tags",
+            "--tools",
+            "all-tools",
+            "--profile",
+            "demo-kg.toml",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+        ])
+        .args(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Keeps issue 24, item 13: with one label edited in `demo/kg`, `run`
+/// judged the oracle's right answer a miss against ground truth built from
+/// the old data (exit 0), while `reference` called every record stale.
+/// `run` now refuses stale ground truth of every kind the fingerprint
+/// covers, by name: other RDF data behind the endpoint, another endpoint,
+/// and RDF data it cannot read to tell.
+#[test]
+fn run_refuses_ground_truth_built_from_other_rdf_data_or_another_endpoint() {
+    let keep = work_folder();
+    let d = keep.path();
+    let id = "biobricks-ice-active-chemicals_single";
+    let first = oracle_in(d, &[]);
+    assert_status(&first, 0);
+    assert!(stdout(&first).contains("exact 1.00"), "{}", stdout(&first));
+    let before = snapshot(&d.join("runs"));
+
+    // One label edited in the data the ground truth was built from.
+    let ttl = d.join("demo/kg/biobricks-ice.ttl");
+    let data = std::fs::read_to_string(&ttl).unwrap();
+    std::fs::write(&ttl, data.replace("\"Bisphenol A\"", "\"Bisphenol AF\"")).unwrap();
+    for extra in [&[][..], &["--resume"][..], &["--force"][..]] {
+        let o = oracle_in(d, extra);
+        assert_status(&o, 2);
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: the cached ground truth of 1 record is stale: {id} (the RDF data of \
+                 demo/kg changed after its ground truth was built (or the Oxigraph version \
+                 reading it did)). Run 'okn-benchmark reference --corpus corpus' to rebuild it, \
+                 then run again\n"
+            ),
+            "{extra:?}"
+        );
+        assert_eq!(snapshot(&d.join("runs")), before, "nothing written");
+    }
+    // reference says the same of it.
+    let verify = crate::support::okn_in(d)
+        .args([
+            "reference",
+            "--corpus",
+            "corpus",
+            "--limit",
+            "1",
+            "--verify",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&verify, 1);
+
+    // The data restored: the same ground truth is current again.
+    std::fs::write(&ttl, &data).unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 0);
+    assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
+
+    // Another endpoint named than the one it was built from.
+    let url = "http://127.0.0.1:9/sparql";
+    let o = oracle_in(d, &["--resume", "--reference-endpoint", url]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!(
+            "{id} (it was built from demo/kg (embedded), and the reference endpoint, {url}, is \
+             another endpoint or holds other data). Run 'okn-benchmark reference --corpus \
+             corpus --endpoint {url}'"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // And other RDF data named (a copy with the label edited).
+    copy_dir(&d.join("demo/kg"), &d.join("kg-edited"));
+    std::fs::write(
+        d.join("kg-edited/biobricks-ice.ttl"),
+        data.replace("\"Bisphenol A\"", "\"Bisphenol AF\""),
+    )
+    .unwrap();
+    let o = oracle_in(d, &["--resume", "--reference-endpoint", "kg-edited"]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains("(it was built from demo/kg (embedded), and the reference endpoint, kg-edited, is another endpoint or holds other data)"),
+        "{}",
+        stderr(&o)
+    );
+
+    // No endpoint configured: the recorded one is checked where it is,
+    // and recorded RDF data that is not there cannot be vouched for.
+    std::fs::remove_file(d.join("okn-benchmark.toml")).unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 0);
+    std::fs::rename(d.join("demo/kg"), d.join("kg")).unwrap();
+    std::fs::write(
+        d.join("demo-kg.toml"),
+        "name = \"demo-kg\"\n\n[upstream]\ntransport = \"stdio\"\ncommand = \"okn-benchmark\"\nargs = [\"kg-server\", \"--data\", \"kg\"]\ncwd = \".\"\n",
+    )
+    .unwrap();
+    let o = oracle_in(d, &["--out", "runs-moved"]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!(
+            "cannot tell whether the ground truth of {id} is current: it was built from the \
+             RDF data at demo/kg, which cannot be read from here"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("name the endpoint it must come from with --reference-endpoint"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("runs-moved").exists(), "nothing recorded");
+    let o = oracle_in(d, &["--out", "runs-moved", "--reference-endpoint", "kg"]);
+    assert_status(&o, 0);
+}
