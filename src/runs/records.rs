@@ -67,6 +67,13 @@ pub struct Episode {
     /// reported nothing of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What the server under test resolved to when it was played
+    /// ([`super::identity::ServerTarget`]): `--resume` reuses the attempt
+    /// only against the same one (issue 24, item 11). Absent in episodes
+    /// of runs-root format 2 and older, and in those recovered from
+    /// `agent.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<super::identity::ServerTarget>,
 }
 
 /// What an episode cost, as the agent host reported it (`claude -p

@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::frozen::refuse_frozen;
-use super::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
-use super::judge::{judge, model_from_report, read_episode};
+use super::identity::{Arm, Identity, KgHint, ServerTarget, ToolLevel, condition_name};
+use super::judge::{judge, model_from_report};
 use super::lock::ConditionLock;
 use super::records::*;
+use super::resume::{Expected, Kept, Reuse, judge_attempt, map_paths, refuse_replacing};
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
@@ -282,6 +283,16 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         Tools::AllTools { .. } => None,
     };
     let recorded = check_recorded(options, &root, &name, &mut identity, &truths)?;
+    let program = std::env::current_exe()
+        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+    if options.resume && !options.force {
+        let launch = Launch {
+            options,
+            program: &program,
+            upstream: identity.upstream.as_ref(),
+        };
+        refuse_replacing(&name, &kept_attempts(&launch, &root, &name, &selected))?;
+    }
     if options.force {
         // Every folder of the condition, not only the selected questions':
         // --force replaces the condition, and nothing of it may come back.
@@ -294,8 +305,6 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
                 .map_err(|e| Error::io(&condition_path, "remove", e))?;
         }
     }
-    let program = std::env::current_exe()
-        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
     let agent_version = match &options.agent {
         Agent::Claude(settings) => Some(check_claude(settings, &options.agent_env, progress)?),
         Agent::Scripted(_) => Some(format!(
@@ -609,6 +618,28 @@ fn check_free_space(path: &Path, wanted: u64) -> Result<()> {
     }
 }
 
+/// What the server under test resolves to: the profile's target, or the
+/// control's endpoint (its URL, or the digest of its RDF data).
+fn server_target(tools: &Tools) -> ServerTarget {
+    match tools {
+        Tools::AllTools { profile, .. } => profile.target(),
+        Tools::SparqlOnly { control } => ServerTarget {
+            transport: ToolLevel::SparqlOnly.as_str().into(),
+            command: None,
+            args: Vec::new(),
+            cwd: None,
+            url: match &control.spec {
+                EndpointSpec::Http { url, .. } => Some(crate::mcp::profile::redact_url(url)),
+                EndpointSpec::Embedded { .. } => None,
+            },
+            data: match &control.spec {
+                EndpointSpec::Embedded { identity, .. } => Some(identity.clone()),
+                EndpointSpec::Http { .. } => None,
+            },
+        },
+    }
+}
+
 /// The condition's name and identity from the options.
 fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) {
     let level = options.tools.level();
@@ -630,6 +661,7 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
         level,
         kg_hint: options.kg_hint,
         server,
+        upstream: Some(server_target(&options.tools)),
         agent: options.agent.name(),
         model: options.agent.model().map(str::to_string),
         effort: options.agent.effort().map(str::to_string),
@@ -690,19 +722,7 @@ fn check_recorded(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."
             )));
         }
-        // One condition, one rule for numbers: questions judged at another
-        // precision would be averaged with these (issue 24, item 30).
-        let figures = file.settings.significant_figures;
-        if figures != options.significant_figures {
-            return Err(Error::Usage(format!(
-                "'{name}' was judged at {figures} significant figures \
-                 (settings.significant_figures), and this run asks for --precision {}: its \
-                 questions would be judged by two rules. Run with --precision {figures}, or \
-                 rescore the root with --precision {} first, or use --label NAME to keep them \
-                 apart",
-                options.significant_figures, options.significant_figures
-            )));
-        }
+        check_settings(options, name, &file)?;
         recorded = Some(file);
     }
     let recorded_attempts = truths
@@ -739,6 +759,50 @@ fn check_recorded(
     Ok(recorded)
 }
 
+/// What a run adding to condition `name` must share with its recorded
+/// `file` beyond the identity: the precision it is judged at (issue 24,
+/// item 30), and, for a file of an older format whose identity has no
+/// `upstream`, the server its `settings.profile` recorded (item 11).
+///
+/// Errors: [`Error::Usage`] naming what differs and the ways on.
+fn check_settings(options: &RunOptions, name: &str, file: &ConditionFile) -> Result<()> {
+    // One condition, one rule for numbers: questions judged at another
+    // precision would be averaged with these (issue 24, item 30).
+    let figures = file.settings.significant_figures;
+    if figures != options.significant_figures {
+        return Err(Error::Usage(format!(
+            "'{name}' was judged at {figures} significant figures \
+             (settings.significant_figures), and this run asks for --precision {}: its \
+             questions would be judged by two rules. Run with --precision {figures}, or \
+             rescore the root with --precision {} first, or use --label NAME to keep them \
+             apart",
+            options.significant_figures, options.significant_figures
+        )));
+    }
+    if file.identity.upstream.is_none()
+        && let (Some(old), Some(profile)) = (&file.settings.profile, options.tools.profile())
+    {
+        let new = profile.record();
+        // Compared word by word with `~` expanded: older records expanded it.
+        let words = |t: &str| -> Vec<String> {
+            t.split(' ').map(crate::mcp::profile::expand_home).collect()
+        };
+        if old.transport != new.transport || words(&old.target) != words(&new.target) {
+            return Err(Error::Usage(format!(
+                "'{name}' was recorded against another server than {} resolves to:\n  \
+                 settings.profile: {} '{}' -> {} '{}'\n\nUse --label NAME to keep them apart, \
+                 or --force to replace.",
+                profile.path.display(),
+                old.transport,
+                old.target,
+                new.transport,
+                new.target
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Plays every attempt of every selected question, in order, writing each
 /// question's `result.json` as it completes.
 ///
@@ -761,19 +825,7 @@ pub fn play(
         interrupted: None,
         completed: 0,
     };
-    // The attempts of each question this run plays: all of them, or the
-    // shard's slice (a question with none in the slice is not touched).
-    let slice: Vec<Vec<u32>> = (0..total)
-        .map(|position| {
-            (1..=options.repeat)
-                .filter(|&a| {
-                    options
-                        .shard
-                        .is_none_or(|s| s.holds(position, options.repeat, a))
-                })
-                .collect()
-        })
-        .collect();
+    let slice = slices(options, total);
     let mut tally = Tally::new(slice.iter().map(Vec::len).sum());
     for (index, record) in prepared.selected.iter().enumerate() {
         if slice[index].is_empty() {
@@ -850,42 +902,159 @@ pub fn play(
     Ok(played)
 }
 
-/// The agent host command of one attempt.
-fn agent_command(
-    options: &RunOptions,
-    prepared: &Prepared,
-    dir_abs: &Path,
-    attempt: u32,
-) -> AgentCommand {
-    let proxy_args = proxy_args(options, dir_abs, prepared.control.is_some());
-    let config = mcp_config(&prepared.program, &proxy_args);
-    match &options.agent {
-        Agent::Claude(settings) => claude::command(settings, &config),
-        Agent::Scripted(strategy) => AgentCommand {
-            program: prepared.program.clone(),
-            args: vec![
-                "scripted-agent".into(),
-                "--strategy".into(),
-                strategy.to_string(),
-                "--attempt".into(),
-                attempt.to_string(),
-                "--corpus".into(),
-                absolute(&options.corpus.root)
-                    .to_string_lossy()
-                    .into_owned(),
-                "--mcp-config".into(),
-                config,
-            ],
-        },
+/// How this run starts an attempt's agent host: what an attempt's command
+/// line and the resume check need of the run being prepared or played.
+struct Launch<'a> {
+    options: &'a RunOptions,
+    /// This program (the proxy and the scripted agent are it).
+    program: &'a Path,
+    /// What the server under test resolves to.
+    upstream: Option<&'a ServerTarget>,
+}
+
+/// One attempt's agent host command, as launched and as `command.txt`
+/// records it.
+struct AttemptCommand {
+    command: AgentCommand,
+    /// The line `command.txt` records: relative paths, programs on PATH by
+    /// name.
+    recorded_line: String,
+    /// The file names of the programs it names ([`super::resume::without_paths`]).
+    programs: Vec<String>,
+}
+
+impl<'a> Launch<'a> {
+    /// The launch of a prepared run.
+    fn of(options: &'a RunOptions, prepared: &'a Prepared) -> Launch<'a> {
+        Launch {
+            options,
+            program: &prepared.program,
+            upstream: prepared.identity.upstream.as_ref(),
+        }
+    }
+
+    /// The agent host command of one attempt logging into `dir_abs`.
+    fn command(&self, dir_abs: &Path, attempt: u32) -> AgentCommand {
+        let options = self.options;
+        let control = options.tools.level() == ToolLevel::SparqlOnly;
+        let proxy_args = proxy_args(options, dir_abs, control);
+        let config = mcp_config(self.program, &proxy_args);
+        match &options.agent {
+            Agent::Claude(settings) => claude::command(settings, &config),
+            Agent::Scripted(strategy) => AgentCommand {
+                program: self.program.to_path_buf(),
+                args: vec![
+                    "scripted-agent".into(),
+                    "--strategy".into(),
+                    strategy.to_string(),
+                    "--attempt".into(),
+                    attempt.to_string(),
+                    "--corpus".into(),
+                    absolute(&options.corpus.root)
+                        .to_string_lossy()
+                        .into_owned(),
+                    "--mcp-config".into(),
+                    config,
+                ],
+            },
+        }
+    }
+
+    /// The command of attempt `attempt` in `dir`, with what `command.txt`
+    /// records of it: the same line, run from the attempt folder, with no
+    /// folder of this machine in it (a program found on PATH by its name
+    /// is named so, an installed okn-benchmark or the claude CLI; any
+    /// other path is relative).
+    fn attempt(&self, dir: &Path, attempt: u32) -> AttemptCommand {
+        let dir_abs = absolute(dir);
+        let command = self.command(&dir_abs, attempt);
+        let programs = [command.program.clone(), self.program.to_path_buf()];
+        let on_path: Vec<(String, String)> = programs
+            .iter()
+            .filter_map(|p| Some((p.to_string_lossy().into_owned(), on_path_name(p)?)))
+            .collect();
+        let names: Vec<String> = programs
+            .iter()
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect();
+        AttemptCommand {
+            recorded_line: relative_to(&command.shell_line(), &dir_abs, &on_path),
+            command,
+            programs: names,
+        }
+    }
+
+    /// Attempt `attempt` in `dir` with its prompt, and whether what is
+    /// recorded there is reused, played or kept ([`judge_attempt`]).
+    fn judge(&self, dir: &Path, attempt: u32, prompt: &str) -> (AttemptCommand, Reuse) {
+        let command = self.attempt(dir, attempt);
+        let reuse = judge_attempt(
+            dir,
+            attempt,
+            &Expected {
+                prompt,
+                command: &command.recorded_line,
+                programs: &command.programs,
+                agent_timeout_s: self.options.agent_timeout.as_secs(),
+                upstream: self.upstream,
+            },
+        );
+        (command, reuse)
     }
 }
 
+/// The attempts of each selected question this run plays, by position:
+/// all of them, or the shard's slice (a question with none in the slice
+/// is not touched).
+fn slices(options: &RunOptions, total: usize) -> Vec<Vec<u32>> {
+    (0..total)
+        .map(|position| {
+            (1..=options.repeat)
+                .filter(|&a| {
+                    options
+                        .shard
+                        .is_none_or(|s| s.holds(position, options.repeat, a))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The finished attempts of condition `name` this run would have to
+/// delete to play (issue 24, item 10): each attempt it plays whose record
+/// differs from what it would issue ([`judge_attempt`]).
+fn kept_attempts(
+    launch: &Launch<'_>,
+    root: &RunsRoot,
+    name: &str,
+    selected: &[Record],
+) -> Vec<Kept> {
+    let slices = slices(launch.options, selected.len());
+    let mut kept = Vec::new();
+    for (record, attempts) in selected.iter().zip(&slices) {
+        let prompt = super::prompt::prompt(record, launch.options.kg_hint.names_graph());
+        for &attempt in attempts {
+            let dir = root.attempt_dir(&record.id, name, attempt);
+            if let (_, Reuse::Keep(why)) = launch.judge(&dir, attempt, &prompt) {
+                kept.push(Kept {
+                    question: record.id.clone(),
+                    attempt,
+                    why,
+                });
+            }
+        }
+    }
+    kept
+}
+
 /// Plays one attempt into `dir`, or with `--resume` reuses the one there
-/// when it finished with this very command and prompt (and, if it timed
-/// out, under this timeout). Returns whether it was reused.
+/// when it finished with this very prompt, command and server (and, if it
+/// timed out, under this timeout). Returns whether it was reused. A
+/// finished attempt is never deleted here: [`prepare`] refused the run
+/// that would have (only `--force` deletes, and it did before play).
 ///
-/// Errors: an agent host that cannot be started; a file that cannot be
-/// written.
+/// Errors: a finished attempt this run would play otherwise; an agent host
+/// that cannot be started; a file that cannot be written.
 fn play_attempt(
     options: &RunOptions,
     prepared: &Prepared,
@@ -893,35 +1062,31 @@ fn play_attempt(
     attempt: u32,
     prompt: &str,
 ) -> Result<bool> {
-    let dir_abs = absolute(dir);
-    let command = agent_command(options, prepared, &dir_abs, attempt);
-    let command_line = command.shell_line();
-    // What command.txt records: the same line, run from the attempt folder,
-    // with no folder of this machine in it: a program found on PATH by its
-    // name is named so (an installed okn-benchmark, the claude CLI), any
-    // other path is relative.
-    let programs = [command.program.clone(), prepared.program.clone()];
-    let on_path: Vec<(String, String)> = programs
-        .iter()
-        .filter_map(|p| Some((p.to_string_lossy().into_owned(), on_path_name(p)?)))
-        .collect();
-    let names: Vec<String> = programs
-        .iter()
-        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
-        .collect();
-    let recorded_line = relative_to(&command_line, &dir_abs, &on_path);
-    // A timeout is a recorded outcome, but only for the timeout it had:
-    // under another --agent-timeout it is run again.
-    let reuse = options.resume
-        && read_episode(dir, attempt).is_some_and(|e| {
-            !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
-        })
-        && std::fs::read_to_string(dir.join(COMMAND_FILE))
-            .is_ok_and(|c| without_paths(&c, &names) == without_paths(&recorded_line, &names))
-        && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
-    if reuse {
-        return Ok(true);
+    let (attempt_command, reuse) = Launch::of(options, prepared).judge(dir, attempt, prompt);
+    match reuse {
+        Reuse::Play => {}
+        Reuse::Reuse if options.resume => return Ok(true),
+        Reuse::Reuse => {
+            return Err(Error::Usage(format!(
+                "{} holds a finished attempt, and this run was not asked to --resume: nothing \
+                 recorded is deleted without --force",
+                dir.display()
+            )));
+        }
+        Reuse::Keep(why) => {
+            return Err(Error::Usage(format!(
+                "{} holds a finished attempt this run would play otherwise ({why}): nothing \
+                 recorded is deleted without --force",
+                dir.display()
+            )));
+        }
     }
+    let AttemptCommand {
+        command,
+        recorded_line,
+        ..
+    } = attempt_command;
+    let dir_abs = absolute(dir);
     clear_dir(dir)?;
     std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
     write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
@@ -959,6 +1124,7 @@ fn play_attempt(
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
         source: "runner".into(),
         usage: report.as_ref().and_then(Usage::from_report),
+        upstream: prepared.identity.upstream.clone(),
     };
     // episode.json is written last: its presence marks a finished attempt.
     write_json(&dir.join(EPISODE_FILE), &episode)?;
@@ -1237,62 +1403,6 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Where a path may begin in a command line: at its start, after a space,
-/// a quote or `=` (a URL's `//` follows `:`, so it is never a path).
-fn path_boundary(previous: Option<char>) -> bool {
-    previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='))
-}
-
-/// `line` with each path in it replaced by what `f` makes of it. A path
-/// begins at a [`path_boundary`] with `/`, `./`, `../`, or is a lone `.`,
-/// and runs to the next space, quote, `,`, `]`, `}`, backslash or line end.
-fn map_paths(line: &str, f: &mut dyn FnMut(&str) -> String) -> String {
-    let ends = |c: char| matches!(c, ' ' | '\'' | '"' | ',' | ']' | '}' | '\n' | '\\');
-    let mut out = String::with_capacity(line.len());
-    let mut previous: Option<char> = None;
-    let mut rest = line;
-    while let Some(c) = rest.chars().next() {
-        if path_boundary(previous) {
-            let token_len = rest.find(ends).unwrap_or(rest.len());
-            let token = &rest[..token_len];
-            if token.starts_with('/')
-                || token.starts_with("./")
-                || token.starts_with("../")
-                || token == "."
-            {
-                out.push_str(&f(token));
-                previous = token.chars().next_back();
-                rest = &rest[token_len..];
-                continue;
-            }
-        }
-        out.push(c);
-        previous = Some(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
-}
-
-/// `line` (a recorded `command.txt`) with every path written as `<path>`:
-/// the binary, the corpus and the attempt folder move with a checkout or a
-/// copied runs root, and a resumed attempt must still be reused (else
-/// every attempt of a copied root ran again), whether its paths were
-/// recorded absolute (before they were relative) or relative. Settings
-/// that matter are compared on the condition as a whole before any
-/// attempt is looked at.
-/// A path to one of the `programs` (by file name) is written as the bare
-/// name, as a program found on PATH is recorded.
-fn without_paths(line: &str, programs: &[String]) -> String {
-    map_paths(line, &mut |token| {
-        let name = token.rsplit('/').next().unwrap_or(token);
-        if programs.iter().any(|p| p == name) {
-            name.to_string()
-        } else {
-            "<path>".to_string()
-        }
-    })
-}
-
 /// The file name of `program` when looking that name up on PATH finds
 /// this very file: a command line may then name it alone.
 fn on_path_name(program: &Path) -> Option<String> {
@@ -1337,6 +1447,7 @@ fn relative_path(from: &Path, to: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::resume::without_paths;
 
     /// The progress tally: the estimate is the median of the episodes
     /// played now times those left, absent before the first and at the end;

@@ -367,3 +367,204 @@ fn run_refuses_ground_truth_built_from_other_rdf_data_or_another_endpoint() {
     let o = oracle_in(d, &["--out", "runs-moved", "--reference-endpoint", "kg"]);
     assert_status(&o, 0);
 }
+
+/// Keeps issue 24, item 10: after a one-word prose fix in a record,
+/// `run --resume` deleted that question's recorded attempts and played
+/// them again (exit 0, no word): with a real model, paid episodes lost.
+/// Nothing recorded is deleted without `--force`: the resumed run is
+/// refused, naming each question whose prompt changed and the two ways
+/// on; a recorded attempt whose `episode.json` cannot be read is kept the
+/// same way (never taken for an unfinished one).
+#[test]
+fn resume_refuses_to_delete_attempts_whose_prompt_changed() {
+    let (_keep, corpus, out) = corpus_copy();
+    let oracle = [
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "2",
+        "--repeat",
+        "2",
+    ];
+    assert_status(&scripted(&corpus, &out, &oracle), 0);
+    let id = "biobricks-ice-active-chemicals_single";
+    let record = corpus.join(format!("{id}.rq"));
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replacen("that received an Active call", "that got an Active call", 1),
+    )
+    .unwrap();
+    let before = snapshot(&out);
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--resume"]].concat());
+    assert_status(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: --resume would delete 2 recorded attempts of '{NAMED}' to play them again, \
+             and nothing recorded is deleted without --force:\n  {id} (attempts 1, 2): its \
+             prompt changed (\"For each chemical that received an Active call in at least two \
+             …\" is now \"For each chemical that got an Active call in at least two diffe…\")\n\
+             Run again with --force to replace the condition (every attempt \
+             of it is played again), or record this run into a new runs root with another \
+             --out.\n"
+        )
+    );
+    assert_eq!(snapshot(&out), before, "nothing deleted or rewritten");
+
+    // A damaged episode.json of the other question is kept too.
+    let other = "fiokg-chemical-manufacturers_single";
+    let episode = out.join(format!("{other}_results/{NAMED}/attempt-2/episode.json"));
+    std::fs::write(&episode, "{\"format\": 3,").unwrap();
+    let before = snapshot(&out);
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--resume"]].concat());
+    assert_status(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("would delete 3 recorded attempts"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "\n  {other} (attempt 2): its episode.json cannot be read ("
+        )),
+        "{err}"
+    );
+    assert_eq!(snapshot(&out), before, "nothing deleted or rewritten");
+
+    // The two ways on: another root, or --force.
+    let elsewhere = out.with_file_name("runs-fixed");
+    let o = scripted(&corpus, &elsewhere, &oracle);
+    assert_status(&o, 0);
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--force"]].concat());
+    assert_status(&o, 0);
+    assert!(
+        stdout(&o).contains(&format!("{NAMED}: 2 questions, 4 ran, 0 resumed")),
+        "{}",
+        stdout(&o)
+    );
+    let prompt = out.join(format!("{id}_results/{NAMED}/attempt-1/prompt.txt"));
+    assert!(
+        std::fs::read_to_string(prompt)
+            .unwrap()
+            .contains("that got an Active call"),
+    );
+}
+
+/// `demo-kg.toml` of the work folder pointed at another server of the
+/// same name: the demo server with its results capped at 5 rows.
+const OTHER_SERVER: &str = "name = \"demo-kg\"\n\n[upstream]\ntransport = \"stdio\"\ncommand = \"okn-benchmark\"\nargs = [\"kg-server\", \"--data\", \"demo/kg\", \"--row-limit\", \"5\"]\ncwd = \".\"\n";
+
+/// Keeps issue 24, item 11: `command.txt` was compared with every path
+/// masked and the identity held only the server's name, so a profile of
+/// the same name pointing at another server reused every attempt and
+/// recorded the new server. What the profile resolves to (transport;
+/// command, arguments and working folder, or URL) is now part of the
+/// condition's identity and of each `episode.json`, and a resumed run
+/// against another server is refused by name, saying what differs: from
+/// the condition file, from the episodes of an interrupted run (no
+/// condition file yet), and, for a root of an older format, from the
+/// profile its condition file recorded.
+#[test]
+fn resume_refuses_attempts_recorded_against_another_server_of_the_same_name() {
+    let keep = work_folder();
+    let d = keep.path();
+    assert_status(&oracle_in(d, &[]), 0);
+    let condition = d.join(format!("runs/conditions/{NAMED}.json"));
+    let recorded = json(&condition);
+    assert_eq!(
+        recorded["identity"]["upstream"],
+        serde_json::json!({"transport": "stdio", "command": "okn-benchmark", "args": ["kg-server", "--data", "demo/kg"], "cwd": "."})
+    );
+    let attempt = d.join(format!(
+        "runs/biobricks-ice-active-chemicals_single_results/{NAMED}/attempt-1"
+    ));
+    assert_eq!(
+        json(&attempt.join("episode.json"))["upstream"],
+        recorded["identity"]["upstream"]
+    );
+    let original = std::fs::read_to_string(d.join("demo-kg.toml")).unwrap();
+    std::fs::write(d.join("demo-kg.toml"), OTHER_SERVER).unwrap();
+    let before = snapshot(&d.join("runs"));
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: '{NAMED}' already holds a run with different settings:\n  upstream.args: \
+             [\"kg-server\",\"--data\",\"demo/kg\"] -> \
+             [\"kg-server\",\"--data\",\"demo/kg\",\"--row-limit\",\"5\"]\n\nUse --label NAME \
+             to keep them apart, or --force to replace.\n"
+        )
+    );
+    assert_eq!(snapshot(&d.join("runs")), before);
+
+    // Interrupted before its condition file was written: the episodes say.
+    std::fs::remove_file(&condition).unwrap();
+    let before = snapshot(&d.join("runs"));
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains(
+            "biobricks-ice-active-chemicals_single (attempt 1): it was played against another \
+             server (upstream.args: [\"kg-server\",\"--data\",\"demo/kg\"] -> \
+             [\"kg-server\",\"--data\",\"demo/kg\",\"--row-limit\",\"5\"])"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot(&d.join("runs")), before);
+
+    // Over streamable HTTP, under the same name: another transport.
+    let (_server, port) = crate::support::kg_server_http(&[]);
+    std::fs::write(
+        d.join("demo-kg.toml"),
+        format!(
+            "name = \"demo-kg\"\n\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains(
+            "it was played against another server (upstream.transport: 'stdio' -> 'http')"
+        ),
+        "{}",
+        stderr(&o)
+    );
+
+    // The same server again: every attempt reused.
+    std::fs::write(d.join("demo-kg.toml"), &original).unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 0);
+    assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
+
+    // A root of format 2 holds no upstream: its condition file's profile
+    // is what the server is checked against.
+    let mut old = json(&condition);
+    old["format"] = 2.into();
+    old["identity"].as_object_mut().unwrap().remove("upstream");
+    std::fs::write(&condition, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    let mut episode = json(&attempt.join("episode.json"));
+    episode["format"] = 2.into();
+    episode.as_object_mut().unwrap().remove("upstream");
+    std::fs::write(
+        attempt.join("episode.json"),
+        serde_json::to_string_pretty(&episode).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(d.join("demo-kg.toml"), OTHER_SERVER).unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!(
+            "'{NAMED}' was recorded against another server than demo-kg.toml resolves to:\n  \
+             settings.profile: stdio 'okn-benchmark kg-server --data demo/kg' -> stdio \
+             'okn-benchmark kg-server --data demo/kg --row-limit 5'"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(d.join("demo-kg.toml"), &original).unwrap();
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 0);
+    assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
+}

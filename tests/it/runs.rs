@@ -1880,7 +1880,10 @@ mod regression {
         );
     }
 
-    // A timed-out attempt was reused under a longer --agent-timeout.
+    // A timed-out attempt was reused under a longer --agent-timeout. It
+    // is reused only under the same one; under another, the resumed run is
+    // refused rather than deleting the recorded episode (issue 24, item
+    // 10), and --force plays it again.
     #[test]
     fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
         let (_keep, out) = out_dir();
@@ -1900,19 +1903,35 @@ mod regression {
                 .code(),
             Some(0)
         );
+        let before = snapshot(&out);
         let o = scripted(
             &out,
             "demo/benchmarks-single",
             &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(
+                "biobricks-ice-active-chemicals_single (attempt 1): it timed out under \
+                 --agent-timeout 1, and this run has 2 (--agent-timeout 1 reuses it)"
+            ),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(snapshot(&out), before, "nothing deleted");
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("1"), vec!["--resume"]].concat(),
+        );
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--force"]].concat(),
         );
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
-        let o = scripted(
-            &out,
-            "demo/benchmarks-single",
-            &[args("2"), vec!["--resume"]].concat(),
-        );
-        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
         assert_eq!(
             json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
             2
