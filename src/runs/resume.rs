@@ -15,6 +15,7 @@ use std::path::Path;
 
 use super::identity::{ServerTarget, upstream_difference};
 use super::judge::read_episode;
+use super::prompt::excerpts;
 use super::records::Episode;
 use crate::error::{Error, Result};
 use crate::layout::{COMMAND_FILE, EPISODE_FILE, PROMPT_FILE};
@@ -118,34 +119,6 @@ pub fn judge_attempt(dir: &Path, attempt: u32, expected: &Expected<'_>) -> Reuse
         ));
     }
     Reuse::Reuse
-}
-
-/// Where `old` and `new` part, as a short excerpt of each around the first
-/// character that differs (at most 30 characters before it and 40 from
-/// it, `…` where cut; line ends shown as `⏎`). Cut at characters, never
-/// inside one.
-pub fn excerpts(old: &str, new: &str) -> (String, String) {
-    let same = old
-        .chars()
-        .zip(new.chars())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let start = same.saturating_sub(30);
-    let excerpt = |text: &str| {
-        let total = text.chars().count();
-        let shown: String = text
-            .chars()
-            .skip(start)
-            .take(same - start + 40)
-            .map(|c| if c == '\n' { '⏎' } else { c })
-            .collect();
-        format!(
-            "{}{shown}{}",
-            if start > 0 { "…" } else { "" },
-            if same + 40 < total { "…" } else { "" }
-        )
-    };
-    (excerpt(old), excerpt(new))
 }
 
 /// One finished attempt `run --resume` would have to delete to play.
@@ -256,26 +229,4 @@ pub fn without_paths(line: &str, programs: &[String]) -> String {
             "<path>".to_string()
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn excerpts_show_where_two_texts_part_and_cut_at_characters() {
-        let old = "How many chemicals are active in at least two assays?\n\nUse this";
-        let new = "How many chemicals are active in at least three assays?\n\nUse this";
-        assert_eq!(
-            excerpts(old, new),
-            (
-                "…icals are active in at least two assays?⏎⏎Use this".to_string(),
-                "…icals are active in at least three assays?⏎⏎Use this".to_string()
-            )
-        );
-        // Multi-byte characters on both sides of the cut.
-        let (a, b) = excerpts(&"é".repeat(100), &format!("{}ü", "é".repeat(99)));
-        assert!(a.starts_with('…') && a.ends_with('é'), "{a}");
-        assert!(b.ends_with('ü'), "{b}");
-    }
 }
