@@ -856,6 +856,7 @@ fn main() -> ExitCode {
                     env_names: vec![],
                 }),
                 server_build: c.all_tools.then(|| "synth-kg 1.0.0".into()),
+                server_info: None,
                 agent_version: Some("2.1.0 (Claude Code)".into()),
                 model_resolved: Some("claude-opus-5".into()),
                 reference_endpoint: Some(endpoint()),

@@ -72,7 +72,9 @@ pub(crate) struct RunArgs {
     /// Replace the existing condition (its attempts are deleted first).
     #[arg(long)]
     force: bool,
-    /// Reuse finished attempts whose command.txt and prompt.txt match byte for byte.
+    /// Reuse finished attempts whose command.txt and prompt.txt match byte for byte and
+    /// whose server is the one the profile resolves to; one that differs is never
+    /// deleted: run stops first, naming it (--force replaces the condition).
     #[arg(long)]
     resume: bool,
     /// Kill an episode after this many seconds.
@@ -102,13 +104,14 @@ pub(crate) struct RunArgs {
     /// okn-benchmark.toml; without one, the endpoint each ground truth records].
     #[arg(long, value_name = "URL|PATH")]
     reference_endpoint: Option<String>,
-    /// sparql-only: SPARQL URL or RDF data [default: okn-benchmark.toml].
+    /// The sparql-only control's SPARQL URL or RDF data (all-tools records only its
+    /// preamble digest) [default: okn-benchmark.toml].
     #[arg(long, value_name = "URL|PATH")]
     endpoint: Option<String>,
-    /// sparql-only: shortname → graph IRI template.
+    /// The sparql-only control's shortname → graph IRI template.
     #[arg(long, value_name = "TEMPLATE")]
     graph_template: Option<String>,
-    /// sparql-only: a valid graph shortname (repeatable).
+    /// A valid graph shortname of the sparql-only control (repeatable).
     #[arg(long, value_name = "NAME")]
     shortname: Vec<String>,
     /// Play only the K-th of N disjoint slices of the (question, attempt) pairs, one at a
@@ -242,6 +245,22 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     }
     let agent = agent(&args)?;
     let tools = tools(&args)?;
+    // The control's preamble digest is recorded with every condition: for
+    // all-tools, from the control as configured, when it is.
+    let preamble_control = match &tools {
+        Tools::SparqlOnly { .. } => None,
+        Tools::AllTools { .. } => crate::config::sparql_only_settings(
+            args.endpoint.as_deref(),
+            args.graph_template.as_deref(),
+            &args.shortname,
+        )
+        .ok()
+        .map(|(spec, template, shortnames)| ControlEndpoint {
+            spec,
+            template,
+            shortnames,
+        }),
+    };
     let (corpus, selection) = args.corpus.open()?;
     let ground_truth_dir =
         crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
@@ -262,6 +281,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         reference_endpoint_flag: args.reference_endpoint.clone(),
         out: args.out,
         tools,
+        preamble_control,
         kg_hint: match args.kg_hint {
             Hint::None => KgHint::None,
             Hint::Tags => KgHint::Tags,

@@ -13,6 +13,8 @@
 //! - [`level`]: a condition's tool level.
 //! - [`sparql_only`]: the server-independent control.
 //! - [`probe`]: checks before spending model time.
+//! - [`server_report`]: what an HTTP server's reply headers say of its
+//!   build.
 //! - [`kg_server`]: the demo KG server over the embedded store.
 //!
 //! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`]
@@ -29,6 +31,8 @@ pub mod probe;
 pub mod profile;
 #[cfg(feature = "harness")]
 pub mod proxy;
+#[cfg(feature = "harness")]
+pub mod server_report;
 #[cfg(feature = "harness")]
 pub mod sparql_only;
 #[cfg(feature = "harness")]

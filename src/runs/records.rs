@@ -337,6 +337,12 @@ pub struct Settings {
     /// The server's name and version as it reported them at startup (for a
     /// remote server, the build it was serving).
     pub server_build: Option<String>,
+    /// Everything the server said of itself at startup ([`ServerInfo`]):
+    /// its MCP `serverInfo` and, over HTTP, the reply headers that name a
+    /// build (issue 24, item 31). Absent for the control and in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<ServerInfo>,
     /// The agent host's version (`claude --version`), once per condition.
     pub agent_version: Option<String>,
     /// The model the first episode reported using.
@@ -361,6 +367,37 @@ pub struct Settings {
     pub max_turns: Option<u32>,
     /// The fixed prompt suffix, verbatim.
     pub prompt_suffix: String,
+}
+
+/// What the server under test said of itself when `run` first connected
+/// (`docs/FORMAT.md`, "`conditions/NAME.json`"): the MCP `serverInfo` of
+/// its `initialize` reply (`name`, `version`, and `title`, `description`,
+/// `websiteUrl` when it sent them) and, for a server reached over HTTP,
+/// the headers of that reply that name its software or build
+/// (`crate::mcp::server_report`). Strings, as the server wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServerInfo {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `serverInfo.title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `serverInfo.description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `serverInfo.websiteUrl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Over HTTP: the reply headers that name a build, by lowercase name
+    /// (empty over stdio, or when the server sent none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub http_headers: BTreeMap<String, String>,
+    /// Over HTTP: why the headers could not be read, when they could not
+    /// (the server answered rmcp, and not our own request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_headers_error: Option<String>,
 }
 
 /// One excluded record.

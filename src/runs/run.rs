@@ -109,6 +109,10 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// `--tools` with what it needs.
     pub tools: Tools,
+    /// For all-tools, the sparql-only control as configured (flags, then
+    /// `okn-benchmark.toml`), whose preamble digest the condition records;
+    /// `None` when none is configured (issue 24, item 31).
+    pub preamble_control: Option<ControlEndpoint>,
     /// `--kg-hint`.
     pub kg_hint: KgHint,
     /// The agent host.
@@ -168,10 +172,13 @@ pub struct Prepared {
     pub excluded: Vec<Exclusion>,
     /// The condition as recorded before, when this run adds to it.
     pub recorded: Option<ConditionFile>,
-    /// The server's name and version, as it reported them.
-    pub server_build: Option<String>,
-    /// The sparql-only control, opened.
+    /// What the server under test reported of itself.
+    pub server_info: Option<ServerInfo>,
+    /// The sparql-only control, opened (sparql-only).
     pub control: Option<SparqlOnly>,
+    /// The control's preamble, which every condition records (all-tools:
+    /// from the control's configured endpoint, when it opens).
+    pub preamble: Option<String>,
     /// The agent host's version.
     pub agent_version: Option<String>,
     /// This program (the proxy and the scripted agent are it).
@@ -274,13 +281,17 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     // Before anything is read of the condition or written into it.
     let lock = ConditionLock::acquire(&root, &name, progress)?;
     let truths = ground_truths(options, &selected)?;
-    let server_build = check_server(options)?;
+    let server_info = check_server(options)?;
     // The control, opened once for its preamble.
     let control = match &options.tools {
         Tools::SparqlOnly { control: c } => {
             Some(SparqlOnly::new(&c.spec, &c.template, &c.shortnames)?)
         }
         Tools::AllTools { .. } => None,
+    };
+    let preamble = match &control {
+        Some(control) => Some(control.preamble.clone()),
+        None => control_preamble(options, progress),
     };
     let recorded = check_recorded(options, &root, &name, &mut identity, &truths)?;
     let program = std::env::current_exe()
@@ -320,12 +331,31 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         truths,
         excluded,
         recorded,
-        server_build,
+        server_info,
         control,
+        preamble,
         agent_version,
         program,
         lock,
     })
+}
+
+/// The sparql-only control's preamble for a condition that does not play
+/// it: every condition records its digest (the shared control's, the same
+/// for every profile; issue 24, item 31). `None`, said on `progress`, when
+/// no control endpoint is configured or it does not open.
+fn control_preamble(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Option<String> {
+    let c = options.preamble_control.as_ref()?;
+    match SparqlOnly::new(&c.spec, &c.template, &c.shortnames) {
+        Ok(control) => Some(control.preamble),
+        Err(e) => {
+            progress(&format!(
+                "note: the sparql-only control does not open here ({e}), so the condition \
+                 records no preamble digest"
+            ));
+            None
+        }
+    }
 }
 
 /// The claude host, checked once before the first episode: it runs,
@@ -522,12 +552,12 @@ fn rebuild_command(options: &RunOptions) -> String {
 
 /// The server under test, asked once for its tools before anything runs:
 /// a server that cannot be reached would block every episode, and the
-/// withheld names are checked against its tools. Returns the build it
-/// reported.
+/// withheld names are checked against its tools. Returns what it reported
+/// of itself ([`server_info`]).
 ///
 /// Errors: a server that cannot be reached; a withheld name it does not
 /// have (with "did you mean").
-fn check_server(options: &RunOptions) -> Result<Option<String>> {
+fn check_server(options: &RunOptions) -> Result<Option<ServerInfo>> {
     let Tools::AllTools { profile, withheld } = &options.tools else {
         return Ok(None);
     };
@@ -548,7 +578,7 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
             Ok(connection
                 .server_info
                 .as_ref()
-                .map(|i| format!("{} {}", i.name, i.version)))
+                .map(|i| server_info(profile, i, options.timeout)))
         }
         Err(reason) => Err(Error::Usage(format!(
             "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
@@ -560,6 +590,33 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
             stderr_tail(&log)
         ))),
     }
+}
+
+/// What the server under test reported of itself (issue 24, item 31): its
+/// MCP `serverInfo`, and over HTTP the headers of its `initialize` reply
+/// that name its software or build ([`crate::mcp::server_report`]; why
+/// they could not be read, when they could not).
+fn server_info(
+    profile: &Profile,
+    info: &rmcp::model::Implementation,
+    timeout: Duration,
+) -> ServerInfo {
+    let mut report = ServerInfo {
+        name: info.name.clone(),
+        version: info.version.clone(),
+        title: info.title.clone(),
+        description: info.description.clone(),
+        website_url: info.website_url.clone(),
+        http_headers: BTreeMap::new(),
+        http_headers_error: None,
+    };
+    if let crate::mcp::profile::Upstream::Http { url, headers } = &profile.upstream {
+        match crate::mcp::server_report::build_headers(url, headers, timeout) {
+            Ok(found) => report.http_headers = found,
+            Err(why) => report.http_headers_error = Some(why),
+        }
+    }
+    report
 }
 
 /// The last lines a server wrote on stderr (at most 20), as a block to
@@ -1151,8 +1208,8 @@ pub fn finish(
         truths,
         excluded,
         recorded,
-        server_build,
-        control,
+        server_info,
+        preamble,
         agent_version,
         ..
     } = prepared;
@@ -1169,12 +1226,17 @@ pub fn finish(
         corpus: options.corpus_spec.clone(),
         corpus_commit: options.corpus.source.as_ref().map(|s| s.commit.clone()),
         profile: options.tools.profile().map(Profile::record),
-        server_build,
+        server_build: server_info
+            .as_ref()
+            .map(|i| format!("{} {}", i.name, i.version)),
+        server_info,
         agent_version,
         model_resolved,
         reference_endpoint: first_truth.map(|t| t.meta.endpoint.clone()),
-        sparql_only_preamble: control.as_ref().map(|c| c.preamble.clone()),
-        preamble_sha256: control.as_ref().map(SparqlOnly::preamble_digest),
+        preamble_sha256: preamble
+            .as_deref()
+            .map(crate::mcp::sparql_only::preamble_digest),
+        sparql_only_preamble: preamble,
         scoring_version: SCORING_VERSION.into(),
         significant_figures: options.significant_figures,
         numeric_rel_tol: NUMERIC_REL_TOL,

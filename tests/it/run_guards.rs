@@ -568,3 +568,148 @@ fn resume_refuses_attempts_recorded_against_another_server_of_the_same_name() {
     assert_status(&o, 0);
     assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
 }
+
+/// The preamble digest `probe` prints for the control (the same for every
+/// profile).
+fn probe_digest() -> String {
+    let o = okn()
+        .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+        .output()
+        .unwrap();
+    assert_status(&o, 0);
+    stdout(&o)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("preamble digest: "))
+        .unwrap_or_else(|| panic!("{}", stdout(&o)))
+        .to_string()
+}
+
+/// Keeps issue 24, item 31: only a sparql-only condition recorded the
+/// control's preamble and its digest, and a server reached over HTTP was
+/// recorded only as "name version". Every condition now records the
+/// shared control's preamble digest (the one `probe` prints), and
+/// `settings.server_info` holds what the server said of itself: its MCP
+/// `serverInfo` and, over HTTP, the reply headers that name its software
+/// or build (the npm reference server says `X-Powered-By: Express`; the
+/// demo server sends none).
+#[test]
+fn every_condition_records_the_preamble_digest_and_what_the_server_reported() {
+    let (_keep, corpus, out) = corpus_copy();
+    let digest = probe_digest();
+    let condition = |name: &str| json(&out.join(format!("conditions/{name}.json")));
+    // All-tools over stdio.
+    assert_status(
+        &scripted(
+            &corpus,
+            &out,
+            &["--agent", "scripted:oracle", "--limit", "1"],
+        ),
+        0,
+    );
+    let settings = &condition(NAMED)["settings"];
+    assert_eq!(settings["preamble_sha256"], digest.as_str());
+    assert!(
+        settings["sparql_only_preamble"]
+            .as_str()
+            .is_some_and(|p| p.contains("biobricks-ice")),
+        "{settings}"
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        settings["server_info"],
+        serde_json::json!({"name": "okn-demo-kg", "version": version})
+    );
+    assert_eq!(settings["server_build"], format!("okn-demo-kg {version}"));
+    // The control: the same digest.
+    let o = run(&[
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--tools",
+        "sparql-only",
+        "--kg-hint",
+        "tags",
+        "--agent",
+        "scripted:oracle",
+        "--limit",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_status(&o, 0);
+    let control = &condition("sparql-only__kg-named")["settings"];
+    assert_eq!(control["preamble_sha256"], digest.as_str());
+    assert_eq!(control["server_info"], Value::Null);
+
+    // The demo server over streamable HTTP: its serverInfo, no headers.
+    let (_server, port) = crate::support::kg_server_http(&["--row-limit", "5"]);
+    let profile = out.with_file_name("demo-http.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"demo-http\"\n\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let http = |profile: &Path, strategy: &str| {
+        run(&[
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--tools",
+            "all-tools",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--kg-hint",
+            "tags",
+            "--agent",
+            strategy,
+            "--limit",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    assert_status(&http(&profile, "scripted:oracle"), 0);
+    let settings = &condition("demo-http-all-tools__kg-named")["settings"];
+    assert_eq!(
+        settings["server_info"],
+        serde_json::json!({"name": "okn-demo-kg", "version": format!("{version}+row-limit.5")})
+    );
+    assert_eq!(settings["preamble_sha256"], digest.as_str());
+
+    // The npm reference server over streamable HTTP: serverInfo with a
+    // title, and the header that names its software.
+    let port = crate::support::free_port();
+    let mut child = std::process::Command::new(crate::support::tool("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for_port(port, &mut child);
+    let _everything = crate::support::KillOnDrop(child);
+    let profile = out.with_file_name("everything.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"everything\"\n\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer s3cret\" }}\n"
+        ),
+    )
+    .unwrap();
+    assert_status(&http(&profile, "scripted:no-answer"), 0);
+    let file = std::fs::read_to_string(out.join("conditions/everything-all-tools__kg-named.json"))
+        .unwrap();
+    assert!(!file.contains("s3cret"), "{file}");
+    let info = &condition("everything-all-tools__kg-named")["settings"]["server_info"];
+    assert_eq!(info["name"], "mcp-servers/everything", "{info}");
+    assert_eq!(info["title"], "Everything Reference Server", "{info}");
+    assert!(
+        info["version"].as_str().is_some_and(|v| !v.is_empty()),
+        "{info}"
+    );
+    assert_eq!(
+        info["http_headers"],
+        serde_json::json!({"x-powered-by": "Express"}),
+        "{info}"
+    );
+}
