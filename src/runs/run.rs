@@ -792,23 +792,38 @@ fn check_recorded(
         )));
     }
     // Ground truth that changed since this root recorded a question would
-    // judge this condition by another key than the ones beside it. Its rows
-    // are compared too: rebuilt against a URL whose data was updated
-    // (`reference --verify`, then `--force`), it keeps its fingerprint.
+    // judge this condition by another key than the ones beside it, and
+    // would replace the one its own recorded attempts were judged by (only
+    // --force replaces those; issue 24, item 10). Its rows are compared
+    // too: rebuilt against a URL whose data was updated (`reference
+    // --verify`, then `--force`), it keeps its fingerprint. A recorded
+    // ground truth that cannot be read is damage, never replaced unread.
     for (id, truth) in truths {
         let recorded_truth = root.question_dir(id).join(GROUND_TRUTH_JSON);
-        let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
+        if std::fs::symlink_metadata(&recorded_truth).is_err() {
             continue;
-        };
+        }
+        let old = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth)?;
+        let changed =
+            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
+        if !changed {
+            continue;
+        }
         let others = condition_dirs_of_question(root, id)
             .into_iter()
             .any(|c| c != name);
-        let changed =
-            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
-        if others && changed {
+        if others {
             return Err(Error::Usage(format!(
                 "the ground truth of {} changed since {} recorded it (its answer key, endpoint or rows changed), and other conditions there were judged by the old one: record this run into a new root",
                 id,
+                root.root.display()
+            )));
+        }
+        if root.condition_dir(id, name).is_dir() && !options.force {
+            return Err(Error::Usage(format!(
+                "the ground truth of {id} changed since {} recorded it (its answer key, \
+                 endpoint or rows changed), and the attempts of '{name}' there answered the \
+                 old one: --force replaces them, or record this run into a new root",
                 root.root.display()
             )));
         }

@@ -713,3 +713,59 @@ fn every_condition_records_the_preamble_digest_and_what_the_server_reported() {
         "{info}"
     );
 }
+
+/// Keeps issue 24, item 10 (the same fault on another path): with ground
+/// truth rebuilt since the root recorded a question, `run --resume` of the
+/// one condition there replaced the root's `ground_truth.json` and judged
+/// the recorded episodes against a key they never answered (`rescore`
+/// refuses exactly that). It is refused now, and only `--force` replaces
+/// the attempts; a recorded ground truth that cannot be read is damage,
+/// named, never overwritten.
+#[test]
+fn resume_refuses_to_rejudge_recorded_attempts_by_ground_truth_rebuilt_since() {
+    let (_keep, corpus, out) = corpus_copy();
+    let oracle = ["--agent", "scripted:oracle", "--limit", "1"];
+    assert_status(&scripted(&corpus, &out, &oracle), 0);
+    let id = "biobricks-ice-active-chemicals_single";
+    let record = corpus.join(format!("{id}.rq"));
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, format!("{}\nLIMIT 1\n", text.trim_end())).unwrap();
+    let built = okn()
+        .arg("reference")
+        .arg("--corpus")
+        .arg(&corpus)
+        .args(["--limit", "1"])
+        .output()
+        .unwrap();
+    assert_status(&built, 0);
+    let before = snapshot(&out);
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--resume"]].concat());
+    assert_status(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: the ground truth of {id} changed since {} recorded it (its answer key, \
+             endpoint or rows changed), and the attempts of '{NAMED}' there answered the old \
+             one: --force replaces them, or record this run into a new root\n",
+            out.display()
+        )
+    );
+    assert_eq!(snapshot(&out), before, "nothing replaced");
+    // A recorded ground truth that cannot be read is named, not replaced.
+    let recorded = out.join(format!("{id}_results/ground_truth.json"));
+    std::fs::write(&recorded, "{").unwrap();
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--resume"]].concat());
+    assert_status(&o, 2);
+    assert!(
+        stderr(&o).starts_with(&format!("error: {}", recorded.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&recorded).unwrap(), "{");
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--force"]].concat());
+    assert_status(&o, 2);
+    std::fs::remove_file(&recorded).unwrap();
+    let o = scripted(&corpus, &out, &[&oracle[..], &["--force"]].concat());
+    assert_status(&o, 0);
+    assert!(stdout(&o).contains("exact 1.00"), "{}", stdout(&o));
+}
