@@ -75,7 +75,8 @@ pub fn excerpts(old: &str, new: &str) -> (String, String) {
 /// `name` recorded in `root` (`prompt.txt`), by attempt number; an attempt
 /// without one is left out (nothing recorded to compare).
 ///
-/// Errors: a `prompt.txt` that is there and cannot be read, named.
+/// Errors: a `prompt.txt` that is there and is not a regular file or
+/// cannot be read, named.
 pub fn recorded(
     root: &RunsRoot,
     id: &str,
@@ -85,8 +86,17 @@ pub fn recorded(
     let mut prompts = BTreeMap::new();
     for attempt in attempts {
         let path = root.attempt_dir(id, name, attempt).join(PROMPT_FILE);
-        if std::fs::symlink_metadata(&path).is_err() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
+        };
+        // A link or a FIFO in a runs root is damage (a FIFO would never
+        // end the read).
+        if !meta.file_type().is_file() {
+            return Err(crate::error::Error::file(
+                &path,
+                "is not a regular file: a recorded prompt is one; restore it from version \
+                 control",
+            ));
         }
         prompts.insert(attempt, crate::error::read_text(&path)?);
     }

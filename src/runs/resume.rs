@@ -49,17 +49,32 @@ pub enum Reuse {
     Keep(String),
 }
 
+/// The text of the recorded file `name` in `dir`, read only when it is a
+/// regular file (a link or a FIFO in a runs root is damage, and a FIFO
+/// would never end the read).
+///
+/// Errors: why it cannot be read, as a reason naming the file.
+fn read_recorded(dir: &Path, name: &str) -> std::result::Result<String, String> {
+    let path = dir.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_file() => {
+            crate::error::read_text(&path).map_err(|e| format!("its {name} cannot be read ({e})"))
+        }
+        Ok(_) => Err(format!("its {name} is not a regular file")),
+        Err(e) => Err(format!("its {name} cannot be read ({e})")),
+    }
+}
+
 /// The finished episode recorded in `dir`, if any: `episode.json`, or one
 /// recovered from `agent.json` when there is no `episode.json`.
 ///
 /// Errors: an `episode.json` that is there and cannot be read (a recorded
 /// attempt, damaged: never taken for an unfinished one), as the reason.
 fn finished_episode(dir: &Path, attempt: u32) -> std::result::Result<Option<Episode>, String> {
-    let path = dir.join(EPISODE_FILE);
-    if std::fs::symlink_metadata(&path).is_err() {
+    if std::fs::symlink_metadata(dir.join(EPISODE_FILE)).is_err() {
         return Ok(read_episode(dir, attempt));
     }
-    let text = crate::error::read_text(&path).map_err(|e| e.to_string())?;
+    let text = read_recorded(dir, EPISODE_FILE)?;
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| format!("its {EPISODE_FILE} cannot be read ({e})"))
@@ -72,10 +87,7 @@ pub fn judge_attempt(dir: &Path, attempt: u32, expected: &Expected<'_>) -> Reuse
         Ok(Some(episode)) => episode,
         Err(why) => return Reuse::Keep(why),
     };
-    let recorded = |file: &str| {
-        crate::error::read_text(&dir.join(file))
-            .map_err(|e| format!("its {file} cannot be read ({e})"))
-    };
+    let recorded = |file: &str| read_recorded(dir, file);
     let prompt = match recorded(PROMPT_FILE) {
         Ok(prompt) => prompt,
         Err(why) => return Reuse::Keep(why),
