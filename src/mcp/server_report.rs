@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Headers whose name says they carry a secret or a session: never kept.
-const SECRET_NAMES: [&str; 7] = [
+pub const SECRET_NAMES: [&str; 7] = [
     "cookie", "auth", "token", "key", "secret", "session", "password",
 ];
 
 /// Words that, in a header's name, say it names a build.
-const BUILD_WORDS: [&str; 6] = ["build", "commit", "revision", "version", "release", "sha"];
+pub const BUILD_WORDS: [&str; 6] = ["build", "commit", "revision", "version", "release", "sha"];
 
 /// Whether a response header is one that names the software or its build:
 /// `server`, `x-powered-by`, or a name holding one of [`BUILD_WORDS`];

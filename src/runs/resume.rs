@@ -189,7 +189,7 @@ pub fn refuse_replacing(name: &str, kept: &[Kept]) -> Result<()> {
 
 /// Where a path may begin in a command line: at its start, after a space,
 /// a quote or `=` (a URL's `//` follows `:`, so it is never a path).
-fn path_boundary(previous: Option<char>) -> bool {
+pub fn path_boundary(previous: Option<char>) -> bool {
     previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='))
 }
 
