@@ -679,6 +679,7 @@ fn attempt(
             agent_timeout_s: Some(900),
             source: "runner".into(),
             usage: okn_benchmark::runs::records::Usage::from_report(&report),
+            upstream: None,
         },
     )
     .map_err(io)?;
@@ -832,6 +833,7 @@ fn main() -> ExitCode {
                 },
                 kg_hint: if c.named { KgHint::Tags } else { KgHint::None },
                 server: c.all_tools.then(|| "synth-kg".into()),
+                upstream: None,
                 agent: "claude".into(),
                 model: Some("claude-opus-5".into()),
                 effort: Some("high".into()),
@@ -854,6 +856,7 @@ fn main() -> ExitCode {
                     env_names: vec![],
                 }),
                 server_build: c.all_tools.then(|| "synth-kg 1.0.0".into()),
+                server_info: None,
                 agent_version: Some("2.1.0 (Claude Code)".into()),
                 model_resolved: Some("claude-opus-5".into()),
                 reference_endpoint: Some(endpoint()),

@@ -32,6 +32,11 @@ pub(crate) struct ReportArgs {
 pub(crate) struct RescoreArgs {
     /// The runs root.
     root: PathBuf,
+    /// Significant figures non-integral numbers are rounded to before comparison (1 to
+    /// 30), as 'score --precision'; recorded in each condition [default: the precision
+    /// each condition was judged at].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=30))]
+    precision: Option<u32>,
 }
 
 /// Close a runs root: its README.md, summary CSVs and README.html are brought up
@@ -121,7 +126,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
-    let outcome = crate::runs::rescore::rescore(&root)?;
+    let outcome = crate::runs::rescore::rescore(&root, args.precision)?;
     // The root's README and summary CSVs, as build writes them, from the
     // files just rewritten; refused, as report refuses, if any of them
     // still cannot be used.

@@ -60,9 +60,9 @@ pub(crate) struct RunArgs {
     /// Model id for claude (an exact id is reproducible; an alias moves over time).
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
-    /// Effort for claude: low, medium, high, xhigh, max [default: the CLI's own].
-    #[arg(long, value_name = "LEVEL")]
-    effort: Option<String>,
+    /// Effort for claude [default: the CLI's own]. Part of the condition's identity.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    effort: Option<Effort>,
     /// Attempts per question.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -72,7 +72,9 @@ pub(crate) struct RunArgs {
     /// Replace the existing condition (its attempts are deleted first).
     #[arg(long)]
     force: bool,
-    /// Reuse finished attempts whose command.txt and prompt.txt match byte for byte.
+    /// Reuse finished attempts whose command.txt and prompt.txt match byte for byte and
+    /// whose server is the one the profile resolves to; one that differs is never
+    /// deleted: run stops first, naming it (--force replaces the condition).
     #[arg(long)]
     resume: bool,
     /// Kill an episode after this many seconds.
@@ -88,16 +90,28 @@ pub(crate) struct RunArgs {
     /// Relabel failures hidden in successful replies as errors.
     #[arg(long)]
     strict_upstream_errors: bool,
+    /// Significant figures non-integral numbers are rounded to before comparison (1 to 30),
+    /// as 'score --precision'; recorded in the condition (settings.significant_figures).
+    #[arg(long, value_name = "N", default_value_t = crate::score::DEFAULT_SIGNIFICANT_FIGURES,
+          value_parser = clap::value_parser!(u32).range(1..=30))]
+    precision: u32,
     /// Where the corpus's ground truth is [default: CORPUS/ground-truth].
     #[arg(long, value_name = "DIR")]
     ground_truth: Option<PathBuf>,
-    /// sparql-only: SPARQL URL or RDF data [default: okn-benchmark.toml].
+    /// The SPARQL endpoint ground truth must come from: run refuses ground truth that
+    /// 'reference' would call stale against it (an edited answer key, other RDF data,
+    /// another endpoint) [default: `endpoint` under [reference] in the nearest
+    /// okn-benchmark.toml; without one, the endpoint each ground truth records].
+    #[arg(long, value_name = "URL|PATH")]
+    reference_endpoint: Option<String>,
+    /// The sparql-only control's SPARQL URL or RDF data (all-tools records only its
+    /// preamble digest) [default: okn-benchmark.toml].
     #[arg(long, value_name = "URL|PATH")]
     endpoint: Option<String>,
-    /// sparql-only: shortname → graph IRI template.
+    /// The sparql-only control's shortname → graph IRI template.
     #[arg(long, value_name = "TEMPLATE")]
     graph_template: Option<String>,
-    /// sparql-only: a valid graph shortname (repeatable).
+    /// A valid graph shortname of the sparql-only control (repeatable).
     #[arg(long, value_name = "NAME")]
     shortname: Vec<String>,
     /// Play only the K-th of N disjoint slices of the (question, attempt) pairs, one at a
@@ -116,6 +130,31 @@ enum Level {
     SparqlOnly,
 }
 
+/// `--effort`: the levels `claude --effort` takes (the specification's
+/// list, issue 24 item 30). A value enum, so a typo is refused by clap
+/// instead of becoming part of a condition's identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Effort {
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    /// The level as `claude --effort` takes it and a condition records it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
+}
+
 /// `--kg-hint` (its help lists the values without a sentence each).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Hint {
@@ -132,7 +171,7 @@ fn agent(args: &RunArgs) -> Result<Agent> {
         "claude" => Ok(Agent::Claude(ClaudeSettings {
             program: args.claude.clone(),
             model: args.model.clone(),
-            effort: args.effort.clone(),
+            effort: args.effort.map(|e| e.as_str().to_string()),
             max_turns: args.max_turns,
         })),
         other => match other.strip_prefix("scripted:") {
@@ -206,16 +245,43 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
     }
     let agent = agent(&args)?;
     let tools = tools(&args)?;
+    // The control's preamble digest is recorded with every condition: for
+    // all-tools, from the control as configured, when it is.
+    let preamble_control = match &tools {
+        Tools::SparqlOnly { .. } => None,
+        Tools::AllTools { .. } => crate::config::sparql_only_settings(
+            args.endpoint.as_deref(),
+            args.graph_template.as_deref(),
+            &args.shortname,
+        )
+        .ok()
+        .map(|(spec, template, shortnames)| ControlEndpoint {
+            spec,
+            template,
+            shortnames,
+        }),
+    };
     let (corpus, selection) = args.corpus.open()?;
     let ground_truth_dir =
         crate::reference::ground_truth_dir(&corpus, args.ground_truth.as_deref());
+    let reference_endpoint = match args.reference_endpoint.as_deref() {
+        Some(value) => Some(crate::sparql::EndpointSpec::resolve(
+            value,
+            std::path::Path::new(""),
+        )?),
+        None => crate::config::configured_endpoint()?,
+    };
     let options = RunOptions {
         corpus_spec: corpus_spec(&args.corpus.corpus),
         corpus,
         selection,
         ground_truth_dir,
+        ground_truth_flag: args.ground_truth.clone(),
+        reference_endpoint,
+        reference_endpoint_flag: args.reference_endpoint.clone(),
         out: args.out,
         tools,
+        preamble_control,
         kg_hint: match args.kg_hint {
             Hint::None => KgHint::None,
             Hint::Tags => KgHint::Tags,
@@ -228,6 +294,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         agent_timeout: Duration::from_secs(args.agent_timeout),
         timeout: Duration::from_secs(args.timeout),
         strict: args.strict_upstream_errors,
+        significant_figures: args.precision,
         agent_env: Vec::new(),
         shard: args.shard.and_then(|s| s.0),
     };

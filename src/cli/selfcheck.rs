@@ -53,8 +53,8 @@ pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
         )));
     }
     crate::reference::refuse_stale(
-        truths.iter().map(|(r, t)| (**r, &t.meta)),
-        &args.corpus.corpus,
+        truths.iter().map(|(r, t)| (**r, &t.meta, None)),
+        &format!("okn-benchmark reference --corpus {}", args.corpus.corpus),
     )?;
     let mut findings_total = 0;
     let mut checks_total = 0;

@@ -15,6 +15,8 @@
 //! - [`probe`]: checks before spending model time.
 //! - [`redact`]: a profile's header and environment values, replaced in
 //!   everything written.
+//! - [`server_report`]: what an HTTP server's reply headers say of its
+//!   build.
 //! - [`kg_server`]: the demo KG server over the embedded store.
 //!
 //! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`],
@@ -32,6 +34,8 @@ pub mod profile;
 #[cfg(feature = "harness")]
 pub mod proxy;
 pub mod redact;
+#[cfg(feature = "harness")]
+pub mod server_report;
 #[cfg(feature = "harness")]
 pub mod sparql_only;
 #[cfg(feature = "harness")]

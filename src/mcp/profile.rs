@@ -133,7 +133,78 @@ pub struct ProfileRecord {
     pub env_names: Vec<String>,
 }
 
+/// What the server under test resolves to, as a condition's identity and
+/// each `episode.json` record it (`docs/FORMAT.md`, "`conditions/NAME.json`";
+/// issue 24, item 11): the transport, and the command, its arguments and
+/// working folder (stdio) or the URL (http; credentials in it hidden,
+/// [`redact_url`]); for the sparql-only control, its endpoint (the URL, or
+/// the digest of its RDF data). Never a header or environment value. A
+/// path is kept as the profile gives it (the home folder written `~`), so
+/// a copied checkout resumes and another server does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServerTarget {
+    /// `stdio` or `http` (a profile), or `sparql-only` (the control).
+    pub transport: String,
+    /// The program that starts a stdio server, as the profile names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Its working folder, as the profile names it (relative: to the
+    /// profile's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The MCP endpoint (http), or the control's SPARQL URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The control's RDF data: its identity (`sha256:...`, the digest
+    /// ground-truth fingerprints use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+/// `text` with a leading home folder written `~` (what [`expand_home`]
+/// expanded), so no record names the home folder of the machine.
+fn fold_home(text: &str) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let home = home.trim_end_matches('/');
+    if home.is_empty() {
+        return text.to_string();
+    }
+    match text.strip_prefix(home) {
+        Some("") => "~".to_string(),
+        Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+        _ => text.to_string(),
+    }
+}
+
 impl Profile {
+    /// What this profile resolves to ([`ServerTarget`]): no header or
+    /// environment value.
+    pub fn target(&self) -> ServerTarget {
+        match &self.upstream {
+            Upstream::Stdio {
+                command, args, cwd, ..
+            } => ServerTarget {
+                transport: "stdio".into(),
+                command: Some(fold_home(command)),
+                args: args.iter().map(|a| fold_home(a)).collect(),
+                cwd: cwd.as_ref().map(|c| fold_home(&c.to_string_lossy())),
+                url: None,
+                data: None,
+            },
+            Upstream::Http { url, .. } => ServerTarget {
+                transport: "http".into(),
+                command: None,
+                args: Vec::new(),
+                cwd: None,
+                url: Some(redact_url(url)),
+                data: None,
+            },
+        }
+    }
+
     /// Reads and checks a profile file.
     ///
     /// Errors (each naming the file, the key, and the line where TOML gives

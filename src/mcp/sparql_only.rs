@@ -29,6 +29,12 @@ pub const DEFAULT_GRAPH_TEMPLATE: &str = "https://purl.org/okn/frink/kg/{shortna
 /// The shortname that queries the union of every graph.
 pub const FEDERATION: &str = "federation";
 
+/// `sha256:` + the lowercase hex SHA-256 of `preamble`: the digest `probe`
+/// prints and every condition records (`settings.preamble_sha256`).
+pub fn preamble_digest(preamble: &str) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(preamble.as_bytes())))
+}
+
 /// The control's endpoint, shortnames and preamble.
 #[derive(Clone)]
 pub struct SparqlOnly {
@@ -101,9 +107,9 @@ impl SparqlOnly {
         })
     }
 
-    /// `sha256:` + hex digest of the preamble.
+    /// `sha256:` + hex digest of the preamble ([`preamble_digest`]).
     pub fn preamble_digest(&self) -> String {
-        format!("sha256:{}", hex(&Sha256::digest(self.preamble.as_bytes())))
+        preamble_digest(&self.preamble)
     }
 
     /// The valid shortnames, `federation` included, sorted.

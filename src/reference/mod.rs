@@ -186,27 +186,88 @@ pub fn key_drift(record: &Record, meta: &GroundTruthMeta) -> Option<&'static str
         .then_some("its answer key was edited after its ground truth was built")
 }
 
-/// Refuses ground truth that is not that of the records' answer keys as
-/// they are now, naming every stale one.
+/// The endpoint ground truth must have come from, as a staleness check
+/// needs it: where it is, as named, and its identity
+/// ([`crate::sparql::EndpointSpec::identity`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointCheck {
+    /// The endpoint as named (a data path or a URL).
+    pub location: String,
+    /// Its identity in fingerprints (for RDF data, a digest of its files).
+    pub identity: String,
+}
+
+/// Why `meta`, the cached ground truth of `record`, is not what
+/// `reference` would build now, or `None` when it is: a format this
+/// version does not write, an answer key edited since ([`key_drift`]),
+/// and, given the `endpoint` it must come from, another endpoint or other
+/// data behind it; then any other fingerprint mismatch. Every kind the
+/// fingerprint covers (`docs/FORMAT.md`, "Ground truth (inside a corpus)";
+/// issue 24, item 13). The rows against the CSV's digest are [`load`]'s.
+pub fn drift(
+    record: &Record,
+    meta: &GroundTruthMeta,
+    endpoint: Option<&EndpointCheck>,
+) -> Option<String> {
+    let mut why = Vec::new();
+    if meta.format != GROUND_TRUTH_FORMAT {
+        why.push(format!(
+            "it was written in ground-truth format {}, and this version writes {GROUND_TRUTH_FORMAT}",
+            meta.format
+        ));
+    }
+    if let Some(edited) = key_drift(record, meta) {
+        why.push(edited.to_string());
+    }
+    if let Some(endpoint) = endpoint {
+        if meta.endpoint.identity != endpoint.identity {
+            why.push(if meta.endpoint.location == endpoint.location {
+                format!(
+                    "the RDF data of {} changed after its ground truth was built (or the \
+                     Oxigraph version reading it did)",
+                    endpoint.location
+                )
+            } else {
+                format!(
+                    "it was built from {} ({}), and the reference endpoint, {}, is another \
+                     endpoint or holds other data",
+                    meta.endpoint.location, meta.endpoint.kind, endpoint.location
+                )
+            });
+        } else if why.is_empty() && meta.fingerprint != fingerprint(record, &endpoint.identity) {
+            why.push(
+                "its fingerprint is not that of its answer key and endpoint (the record was \
+                 edited by hand)"
+                    .to_string(),
+            );
+        }
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// Refuses ground truth that is not what `reference` would build now
+/// ([`drift`]: each record's cached ground truth, checked against the
+/// endpoint it must come from when one is given), naming every stale one.
+/// `rebuild` is the `reference` command that rebuilds it.
 ///
-/// Errors: [`Error::Usage`] naming the stale records and the `reference`
-/// command that rebuilds their ground truth.
+/// Errors: [`Error::Usage`] naming the stale records, why each is stale,
+/// and the command.
 pub fn refuse_stale<'a>(
-    pairs: impl IntoIterator<Item = (&'a Record, &'a GroundTruthMeta)>,
-    corpus_spec: &str,
+    checks: impl IntoIterator<Item = (&'a Record, &'a GroundTruthMeta, Option<&'a EndpointCheck>)>,
+    rebuild: &str,
 ) -> Result<()> {
-    let stale: Vec<String> = pairs
+    let stale: Vec<String> = checks
         .into_iter()
-        .filter_map(|(record, meta)| {
-            key_drift(record, meta).map(|why| format!("{} ({why})", record.id))
+        .filter_map(|(record, meta, endpoint)| {
+            drift(record, meta, endpoint).map(|why| format!("{} ({why})", record.id))
         })
         .collect();
     if stale.is_empty() {
         return Ok(());
     }
     Err(Error::Usage(format!(
-        "the cached ground truth of {} record{} is stale: {}. Run 'okn-benchmark reference \
-         --corpus {corpus_spec}' to rebuild it, then run again",
+        "the cached ground truth of {} record{} is stale: {}. Run '{rebuild}' to rebuild it, \
+         then run again",
         stale.len(),
         crate::format::plural(stale.len()),
         stale.join("; ")

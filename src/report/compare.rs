@@ -8,8 +8,10 @@
 //! **mixed** (both), **unchanged** (none; when attempts pair with none, as
 //! under another `--repeat` or with one side blocked, a lower or higher
 //! exact rate reads as regressed or improved), or **not comparable**: its ground
-//! truth moved between the roots (another fingerprint or other rows), or
-//! one side measured none of its attempts. Flips under repeats are shown,
+//! truth moved between the roots (another fingerprint or other rows), its
+//! prompt differs between them (a record edited between the runs; under
+//! another `--kg-hint` the hint paragraph aside), or one side measured
+//! none of its attempts. Flips under repeats are shown,
 //! never averaged away.
 //!
 //! Per condition: the change in exact rate, with a 95% paired bootstrap
@@ -49,7 +51,7 @@ pub enum Class {
     Improved,
     /// No paired attempt flipped.
     Unchanged,
-    /// Its ground truth moved, or one side measured nothing.
+    /// Its ground truth or its prompt moved, or one side measured nothing.
     NotComparable,
 }
 
@@ -429,6 +431,48 @@ fn truth_of(root: &Path, id: &str) -> Result<(String, String)> {
     Ok((meta.fingerprint, meta.csv_sha256))
 }
 
+/// Why the question of `b` and `c` was asked otherwise in the two roots,
+/// or `None` when every attempt of both recorded one prompt (issue 24,
+/// item 12): a record edited between the runs asks another question. When
+/// the paired conditions differ in `--kg-hint`, the prompts are compared
+/// without the hint paragraph ([`crate::runs::prompt::without_hint`]).
+///
+/// Errors: a `prompt.txt` that cannot be read.
+fn prompt_moved(
+    (baseline, b): (&RootView, &QuestionResult),
+    (candidate, c): (&RootView, &QuestionResult),
+    hints: (crate::runs::identity::KgHint, crate::runs::identity::KgHint),
+) -> Result<Option<String>> {
+    let prompts = |view: &RootView, r: &QuestionResult| -> Result<BTreeSet<String>> {
+        let recorded = crate::runs::prompt::recorded(
+            &RunsRoot::new(&view.path),
+            &r.question,
+            &r.condition,
+            r.attempts.iter().map(|a| a.attempt),
+        )?;
+        Ok(recorded
+            .into_values()
+            .map(|p| {
+                if hints.0 == hints.1 {
+                    p
+                } else {
+                    crate::runs::prompt::without_hint(&p)
+                }
+            })
+            .collect())
+    };
+    let (before, after) = (prompts(baseline, b)?, prompts(candidate, c)?);
+    Ok(
+        if before.is_empty() || after.is_empty() || before == after && before.len() == 1 {
+            None
+        } else if before.len() > 1 || after.len() > 1 {
+            Some("its attempts in one root were asked different prompts".to_string())
+        } else {
+            Some("its prompt differs between the roots".to_string())
+        },
+    )
+}
+
 /// The results of condition `name` in `view`, by question id.
 fn results_of<'a>(view: &'a RootView, name: &str) -> BTreeMap<&'a str, &'a QuestionResult> {
     view.questions
@@ -453,10 +497,18 @@ fn compare_condition(
     let mut rates = Vec::new();
     let mut outcomes = Vec::new();
     let mut measured: Vec<(&QuestionResult, &QuestionResult)> = Vec::new();
+    let hints = (
+        baseline.conditions[b_name].file.identity.kg_hint,
+        candidate.conditions[c_name].file.identity.kg_hint,
+    );
     for (id, b) in &before {
         let Some(c) = after.get(id) else { continue };
-        let moved = truth_of(&baseline.path, id)? != truth_of(&candidate.path, id)?;
-        let change = question_change(id, (b, c), moved);
+        let reason = if truth_of(&baseline.path, id)? != truth_of(&candidate.path, id)? {
+            Some("the ground truth moved".to_string())
+        } else {
+            prompt_moved((baseline, b), (candidate, c), hints)?
+        };
+        let change = question_change(id, (b, c), reason);
         if change.class != Class::NotComparable
             && let (Some(x), Some(y)) = change.rates
         {
@@ -534,6 +586,15 @@ fn differences(
             out.push(format!("settings.{field}: {} → {}", show(p), show(q)));
         }
     }
+    // The rule numbers were judged by (`--precision`): verdicts at other
+    // precisions are not the same measurement.
+    let (p, q) = (
+        a.settings.significant_figures,
+        b.settings.significant_figures,
+    );
+    if p != q {
+        out.push(format!("settings.significant_figures: {p} → {q}"));
+    }
     out
 }
 
@@ -541,7 +602,7 @@ fn differences(
 fn question_change(
     id: &str,
     (b, c): (&QuestionResult, &QuestionResult),
-    moved: bool,
+    not_comparable: Option<String>,
 ) -> QuestionChange {
     let outcomes = |r: &QuestionResult| -> BTreeMap<u32, Option<bool>> {
         r.attempts
@@ -559,8 +620,8 @@ fn question_change(
         }
     }
     let rates = (b.summary.exact_rate, c.summary.exact_rate);
-    let reason = if moved {
-        Some("the ground truth moved".to_string())
+    let reason = if not_comparable.is_some() {
+        not_comparable
     } else if rates.0.is_none() {
         Some("the baseline measured none of its attempts".to_string())
     } else if rates.1.is_none() {

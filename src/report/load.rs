@@ -118,7 +118,13 @@ pub fn root(path: &Path) -> RootView {
         }
     }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
-    check_records(&runs_root, &results, &mut problems);
+    // Each condition's attempts are judged again at the precision it
+    // records (`run`/`rescore --precision`).
+    let figures: BTreeMap<String, u32> = conditions
+        .iter()
+        .map(|(name, c)| (name.clone(), c.file.settings.significant_figures))
+        .collect();
+    check_records(&runs_root, &figures, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results
         .par_iter()
@@ -262,13 +268,14 @@ fn results(
 /// would meet them (question, condition, attempt).
 fn check_records(
     root: &RunsRoot,
+    figures: &BTreeMap<String, u32>,
     results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
     problems: &mut Vec<String>,
 ) {
     let questions: Vec<(&String, &BTreeMap<String, QuestionResult>)> = results.iter().collect();
     let found: Vec<Vec<String>> = questions
         .par_iter()
-        .map(|(id, by_condition)| check_question(root, id, by_condition))
+        .map(|(id, by_condition)| check_question(root, figures, id, by_condition))
         .collect();
     problems.extend(found.into_iter().flatten());
 }
@@ -276,6 +283,7 @@ fn check_records(
 /// [`check_records`] for question `id`: its problems, in order.
 fn check_question(
     root: &RunsRoot,
+    figures: &BTreeMap<String, u32>,
     id: &str,
     by_condition: &BTreeMap<String, QuestionResult>,
 ) -> Vec<String> {
@@ -300,7 +308,11 @@ fn check_question(
             let Some(truth) = truth.as_ref().filter(|_| judged_here) else {
                 continue;
             };
-            let again = crate::runs::judge::judge_again(&files, a.attempt, truth);
+            let figures = figures
+                .get(name)
+                .copied()
+                .unwrap_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES);
+            let again = crate::runs::judge::judge_again(&files, a.attempt, truth, figures);
             let moved = crate::runs::rescore::differences(id, name, a, &again);
             if !moved.is_empty() {
                 problems.push(format!(

@@ -433,7 +433,10 @@ pub fn question_cell(result: Option<&QuestionResult>) -> Cell {
     }
 }
 
-/// The columns of `summary.csv`, in order (`docs/FORMAT.md`).
+/// The columns of `summary.csv`, in order (`docs/FORMAT.md`,
+/// "`summary.csv`"): the seventeen the format names, `question` to
+/// `notes`, then the agent host's cost and tokens (runs-root format 3,
+/// issue 24 item 29; format 2 put those three before `notes`).
 pub const SUMMARY_COLUMNS: [&str; 20] = [
     "question",
     "tier",
@@ -451,10 +454,10 @@ pub const SUMMARY_COLUMNS: [&str; 20] = [
     "tools_called",
     "wall_s",
     "server_s",
+    "notes",
     "cost_usd",
     "input_tokens",
     "output_tokens",
-    "notes",
 ];
 
 /// One `summary.csv` row for an attempt: values as recorded, F1 to four
@@ -490,6 +493,7 @@ pub fn summary_row(
         attempt.tools_called.join(" "),
         fixed(attempt.wall_s, 3),
         fixed(attempt.server_s, 3),
+        attempt.notes.join("; "),
         // Empty when the host reported none (a scripted agent): never 0.
         usage
             .and_then(crate::runs::records::Usage::cost)
@@ -500,7 +504,6 @@ pub fn summary_row(
         usage
             .and_then(crate::runs::records::Usage::output)
             .map_or_else(String::new, |n| n.to_string()),
-        attempt.notes.join("; "),
     ]
     .into_iter()
     .map(Cell::Text)

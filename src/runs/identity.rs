@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::mcp::level::ToolLevel;
+pub use crate::mcp::profile::ServerTarget;
 
 /// Whether the prompt names the target knowledge graph(s): `tags` adds the
 /// line naming them (from the record's tags), `none` leaves it out
@@ -52,6 +53,13 @@ pub struct Identity {
     pub kg_hint: KgHint,
     /// The profile's server name (`None` for sparql-only).
     pub server: Option<String>,
+    /// What the server under test resolves to (for sparql-only, the
+    /// control's endpoint): a profile of the same name that points
+    /// elsewhere is another server (issue 24, item 11). Absent in files of
+    /// runs-root format 2 and older, which are checked against
+    /// `settings.profile` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<ServerTarget>,
     /// `claude` or `scripted:STRATEGY`.
     pub agent: String,
     /// The model asked for (`None` for a scripted agent).
@@ -93,20 +101,25 @@ fn show<T: Serialize>(value: &T) -> String {
 impl Identity {
     /// The first field that differs from `recorded` to `self`, as
     /// `(field, recorded value, new value)`, or `None` when they agree.
-    pub fn first_difference(&self, recorded: &Identity) -> Option<(&'static str, String, String)> {
+    /// `upstream` is compared member by member (`upstream.args`), and only
+    /// when both hold it (a file of an older format lacks it).
+    pub fn first_difference(&self, recorded: &Identity) -> Option<(String, String, String)> {
         macro_rules! check {
             ($($field:ident),*) => {
                 $(
                     if self.$field != recorded.$field {
-                        return Some((stringify!($field), show(&recorded.$field), show(&self.$field)));
+                        return Some((stringify!($field).to_string(), show(&recorded.$field), show(&self.$field)));
                     }
                 )*
             };
         }
+        check!(level, kg_hint, server);
+        if let (Some(old), Some(new)) = (&recorded.upstream, &self.upstream)
+            && let Some(difference) = upstream_difference(old, new)
+        {
+            return Some(difference);
+        }
         check!(
-            level,
-            kg_hint,
-            server,
             agent,
             model,
             effort,
@@ -120,6 +133,30 @@ impl Identity {
         );
         None
     }
+}
+
+/// The first member of two server targets that differs, as
+/// `(upstream.MEMBER, recorded value, new value)`.
+pub fn upstream_difference(
+    recorded: &ServerTarget,
+    new: &ServerTarget,
+) -> Option<(String, String, String)> {
+    let (a, b) = (
+        serde_json::to_value(recorded).unwrap_or_default(),
+        serde_json::to_value(new).unwrap_or_default(),
+    );
+    // In the order a person reads a server's description.
+    ["transport", "command", "args", "cwd", "url", "data"]
+        .into_iter()
+        .find(|m| a.get(m) != b.get(m))
+        .map(|member| {
+            let show = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), show);
+            (
+                format!("upstream.{member}"),
+                show(a.get(member)),
+                show(b.get(member)),
+            )
+        })
 }
 
 /// The settings a condition's folder name is made of.
@@ -198,6 +235,7 @@ mod tests {
             level: ToolLevel::AllTools,
             kg_hint: KgHint::Tags,
             server: Some("mcp-proto-okn".into()),
+            upstream: None,
             agent: "claude".into(),
             model: Some("claude-opus-5".into()),
             effort: Some("high".into()),
@@ -281,18 +319,18 @@ mod tests {
         new.repeat = 1;
         assert_eq!(
             new.first_difference(&recorded),
-            Some(("effort", "'high'".into(), "'low'".into()))
+            Some(("effort".into(), "'high'".into(), "'low'".into()))
         );
         new.effort = Some("high".into());
         assert_eq!(
             new.first_difference(&recorded),
-            Some(("repeat", "3".into(), "1".into()))
+            Some(("repeat".into(), "3".into(), "1".into()))
         );
         new.repeat = 3;
         new.tier = None;
         assert_eq!(
             new.first_difference(&recorded),
-            Some(("tier", "'hard'".into(), "(none)".into()))
+            Some(("tier".into(), "'hard'".into(), "(none)".into()))
         );
     }
 }

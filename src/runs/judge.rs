@@ -74,11 +74,19 @@ pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
 
 /// Judges attempt `attempt` again from its `files` against the ground truth
 /// recorded beside it, in the order that ground truth records
-/// (`ordered`): how `rescore` re-judges, and how loading a root checks that
-/// a recorded verdict is the one its files give.
-pub fn judge_again(files: &AttemptFiles, attempt: u32, truth: &GroundTruth) -> AttemptResult {
+/// (`ordered`), at the condition's recorded `significant_figures`
+/// (`settings.significant_figures`, `run --precision`; issue 24, item 30):
+/// how `rescore` re-judges, and how loading a root checks that a recorded
+/// verdict is the one its files give.
+pub fn judge_again(
+    files: &AttemptFiles,
+    attempt: u32,
+    truth: &GroundTruth,
+    significant_figures: u32,
+) -> AttemptResult {
     let options = ScoreOptions {
         ordered: truth.meta.ordered,
+        significant_figures,
         ..ScoreOptions::default()
     };
     judge(files, attempt, truth, &options)

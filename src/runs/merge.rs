@@ -5,8 +5,9 @@
 //! one condition must agree on its identity (`shards: N` included), on
 //! every setting it was run with (the corpus commit and the scoring
 //! contract above all; only the model a shard's first episode reported may
-//! be missing from one), and on the ground truth of every question (its
-//! fingerprint and rows). An attempt held by two inputs is an overlap
+//! be missing from one), on the ground truth of every question (its
+//! fingerprint and rows), and on the prompt each question was asked in
+//! (its `prompt.txt`, under one KG hint). An attempt held by two inputs is an overlap
 //! unless both folders hold the same bytes, which is how merging into a
 //! root that already holds the merge is idempotent: the target, when it
 //! exists, is read as one more input.
@@ -23,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::frozen::refuse_frozen_at;
-use super::identity::Identity;
+use super::identity::{Identity, KgHint};
 use super::recorded::read_condition;
 use super::records::{
     AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
@@ -96,6 +97,9 @@ struct Plan {
     questions: BTreeMap<(String, String), PlannedQuestion>,
     /// Question id → (its ground truth, the root it was read from).
     truths: BTreeMap<String, (GroundTruthMeta, PathBuf)>,
+    /// (question id, KG hint) → the prompt its first attempt recorded, and
+    /// that `prompt.txt`.
+    prompts: BTreeMap<(String, KgHint), (String, PathBuf)>,
 }
 
 /// Joins `inputs` into `out`.
@@ -106,7 +110,8 @@ struct Plan {
 /// no condition file records); a condition file or `result.json` that
 /// cannot be read; shards whose identity, settings, shard count or
 /// selection differ, or whose ground truth of a question differs (each
-/// naming both files and the field); an attempt two inputs hold with
+/// naming both files and the field), or whose prompts of a question
+/// differ (naming it); an attempt two inputs hold with
 /// different contents (naming both folders). Then a file that cannot be
 /// written. The root's README and summary CSVs are the caller's to write
 /// (the render layer sits above this module).
@@ -445,6 +450,7 @@ impl Plan {
                 ),
             ));
         }
+        self.add_prompts(root, condition, id, &result)?;
         let question = self
             .questions
             .entry((id.to_string(), name.clone()))
@@ -489,6 +495,50 @@ impl Plan {
                     result: attempt,
                 },
             );
+        }
+        Ok(())
+    }
+
+    /// Checks the prompts question `id`'s attempts recorded under
+    /// `condition` against the first one planned for the question under
+    /// the same KG hint (issue 24, item 12): shards asked another question
+    /// (a record edited between them) are not one sweep.
+    ///
+    /// Errors: a prompt that differs, naming the question and both files;
+    /// a `prompt.txt` that cannot be read.
+    fn add_prompts(
+        &mut self,
+        root: &RunsRoot,
+        condition: &ConditionFile,
+        id: &str,
+        result: &QuestionResult,
+    ) -> Result<()> {
+        let name = &condition.name;
+        let numbers = result.attempts.iter().map(|a| a.attempt);
+        for (n, prompt) in super::prompt::recorded(root, id, name, numbers)? {
+            let path = root
+                .attempt_dir(id, name, n)
+                .join(crate::layout::PROMPT_FILE);
+            let key = (id.to_string(), condition.identity.kg_hint);
+            match self.prompts.get(&key) {
+                None => {
+                    self.prompts.insert(key, (prompt, path));
+                }
+                Some((first, first_path)) if *first != prompt => {
+                    let (was, is) = super::prompt::excerpts(first, &prompt);
+                    return Err(Error::file(
+                        &path,
+                        format!(
+                            "the prompt of question {id} differs from {}'s (\"{was}\" there, \
+                             \"{is}\" here): the record was edited between these runs, so \
+                             they are not shards of one sweep, and nothing was merged; play \
+                             them again from one corpus",
+                            first_path.display()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
     }

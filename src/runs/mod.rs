@@ -15,6 +15,8 @@
 //! - [`trajectory`]: what an attempt's calls say of how it went about it.
 //! - [`run`]: one condition over a corpus, resumable (the `harness`
 //!   feature, Cargo.toml).
+//! - [`resume`]: what `run --resume` may reuse, and the refusal to delete
+//!   a recorded attempt it may not (`harness`).
 //! - [`frozen`]: frozen roots and the refusal to write into them.
 //! - [`shard`]: the slice of a condition `run --shard K/N` plays.
 //! - [`merge`]: shard roots joined into one.
@@ -32,6 +34,8 @@ pub mod prompt;
 pub mod recorded;
 pub mod records;
 pub mod rescore;
+#[cfg(feature = "harness")]
+pub mod resume;
 #[cfg(feature = "harness")]
 pub mod run;
 pub mod shard;

@@ -421,6 +421,7 @@ pub fn recovered_episode(report: &Value, attempt: u32) -> Option<Episode> {
         agent_timeout_s: None,
         source: AGENT_FILE.into(),
         usage: super::records::Usage::from_report(report),
+        upstream: None,
     })
 }
 

@@ -16,8 +16,12 @@ use crate::sparql::EndpointInfo;
 /// Version of the runs-root file formats that this version writes
 /// (`docs/FORMAT.md`, "Format versions"): 2 added `usage` (cost and
 /// tokens), `trajectory` and `reply_chars`, members a format-1 file may
-/// lack, and which read as "not reported" when absent.
-pub const RUNS_FORMAT: u32 = 2;
+/// lack, and which read as "not reported" when absent; 3 put the
+/// seventeen columns of `summary.csv` first, in the order the format
+/// names them, and the cost and token columns after `notes` (issue 24,
+/// item 29), and added the members a resume compares (`upstream` in a
+/// condition's identity and in `episode.json`).
+pub const RUNS_FORMAT: u32 = 3;
 
 /// The runs-root formats this version reads: every one so far, so an
 /// older root is reported, rescored and published as it is.
@@ -63,6 +67,13 @@ pub struct Episode {
     /// reported nothing of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What the server under test resolved to when it was played
+    /// ([`super::identity::ServerTarget`]): `--resume` reuses the attempt
+    /// only against the same one (issue 24, item 11). Absent in episodes
+    /// of runs-root format 2 and older, and in those recovered from
+    /// `agent.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<super::identity::ServerTarget>,
 }
 
 /// What an episode cost, as the agent host reported it (`claude -p
@@ -326,6 +337,12 @@ pub struct Settings {
     /// The server's name and version as it reported them at startup (for a
     /// remote server, the build it was serving).
     pub server_build: Option<String>,
+    /// Everything the server said of itself at startup ([`ServerInfo`]):
+    /// its MCP `serverInfo` and, over HTTP, the reply headers that name a
+    /// build (issue 24, item 31). Absent for the control and in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<ServerInfo>,
     /// The agent host's version (`claude --version`), once per condition.
     pub agent_version: Option<String>,
     /// The model the first episode reported using.
@@ -350,6 +367,59 @@ pub struct Settings {
     pub max_turns: Option<u32>,
     /// The fixed prompt suffix, verbatim.
     pub prompt_suffix: String,
+}
+
+/// What the server under test said of itself when `run` first connected
+/// (`docs/FORMAT.md`, "`conditions/NAME.json`"): the MCP `serverInfo` of
+/// its `initialize` reply (`name`, `version`, and `title`, `description`,
+/// `websiteUrl` when it sent them) and, for a server reached over HTTP,
+/// the headers of that reply that name its software or build
+/// (`crate::mcp::server_report`). Strings, as the server wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServerInfo {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `serverInfo.title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `serverInfo.description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `serverInfo.websiteUrl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Over HTTP: the reply headers that name a build, by lowercase name
+    /// (empty over stdio, or when the server sent none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub http_headers: BTreeMap<String, String>,
+    /// Over HTTP: why the headers could not be read, when they could not
+    /// (the server answered rmcp, and not our own request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_headers_error: Option<String>,
+}
+
+impl ServerInfo {
+    /// This report with every value of a profile's headers and
+    /// environment replaced (issue 24, item 27): a server may put what it
+    /// was sent into its name or a header.
+    pub fn redacted(self, redactor: &crate::mcp::redact::Redactor) -> ServerInfo {
+        let text = |t: String| redactor.text(&t).into_owned();
+        ServerInfo {
+            name: text(self.name),
+            version: text(self.version),
+            title: self.title.map(text),
+            description: self.description.map(text),
+            website_url: self.website_url.map(text),
+            http_headers: self
+                .http_headers
+                .into_iter()
+                .map(|(k, v)| (k, text(v)))
+                .collect(),
+            http_headers_error: self.http_headers_error.map(text),
+        }
+    }
 }
 
 /// One excluded record.

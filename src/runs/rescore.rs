@@ -115,14 +115,17 @@ pub fn differences(
 }
 
 /// Re-judges every attempt of `root`, and rewrites what depends on the
-/// verdicts once every recorded file they rest on was read.
+/// verdicts once every recorded file they rest on was read. `precision`
+/// (`rescore --precision N`, significant figures) judges every condition at
+/// N and records it in its `settings.significant_figures`; `None` keeps the
+/// precision each condition records (issue 24, item 30).
 ///
 /// Errors: a frozen root; not a runs root; a recorded file that is lost
 /// ([`refuse_lost_files`]) or cannot be used (a condition file, a
 /// question's ground truth, an attempt's files:
 /// [`AttemptFiles::check_recorded`]), each named, with nothing rewritten;
 /// a file that cannot be written.
-pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
+pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome> {
     refuse_frozen(root, "rescore")?;
     if !RunsRoot::is_runs_root(&root.root) {
         return Err(Error::file(
@@ -146,7 +149,12 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
     refuse_lost_files(root, "nothing was re-scored")?;
     let mut outcome = RescoreOutcome::default();
     let mut writes = Writes::default();
-    for (name, condition) in conditions {
+    for (name, mut condition) in conditions {
+        // `rescore --precision N` judges every condition at N and records
+        // it; without it, each keeps the precision it was judged at.
+        if let Some(figures) = precision {
+            condition.settings.significant_figures = figures;
+        }
         rescore_condition(
             root,
             (&name, condition),
@@ -408,7 +416,7 @@ impl Scope<'_> {
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
             let files = AttemptFiles::read_checked(&dir, n, previous)?;
-            let new = judge_again(&files, n, truth);
+            let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
             }

@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::frozen::refuse_frozen;
-use super::identity::{Arm, Identity, KgHint, ToolLevel, condition_name};
-use super::judge::{judge, model_from_report, read_episode};
+use super::identity::{Arm, Identity, KgHint, ServerTarget, ToolLevel, condition_name};
+use super::judge::{judge, model_from_report};
 use super::lock::ConditionLock;
 use super::records::*;
+use super::resume::{Expected, Kept, Reuse, judge_attempt, map_paths, refuse_replacing};
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
@@ -95,10 +96,23 @@ pub struct RunOptions {
     pub selection: Selection,
     /// Where the corpus's ground truth is.
     pub ground_truth_dir: PathBuf,
+    /// `--ground-truth` as given (`None`: the corpus's own folder).
+    pub ground_truth_flag: Option<PathBuf>,
+    /// The endpoint ground truth must come from: `--reference-endpoint`,
+    /// else `[reference] endpoint` of `okn-benchmark.toml`; `None`: the one
+    /// each ground truth records (issue 24, item 13).
+    pub reference_endpoint: Option<EndpointSpec>,
+    /// `--reference-endpoint` as given, for the `reference` command a
+    /// refusal suggests (`None`: the configured endpoint, or none).
+    pub reference_endpoint_flag: Option<String>,
     /// `--out`.
     pub out: PathBuf,
     /// `--tools` with what it needs.
     pub tools: Tools,
+    /// For all-tools, the sparql-only control as configured (flags, then
+    /// `okn-benchmark.toml`), whose preamble digest the condition records;
+    /// `None` when none is configured (issue 24, item 31).
+    pub preamble_control: Option<ControlEndpoint>,
     /// `--kg-hint`.
     pub kg_hint: KgHint,
     /// The agent host.
@@ -117,6 +131,9 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// `--strict-upstream-errors`.
     pub strict: bool,
+    /// `--precision`: significant figures non-integral numbers are rounded
+    /// to when judging (as `score --precision`; issue 24, item 30).
+    pub significant_figures: u32,
     /// Extra environment for the agent host (e.g. `ANTHROPIC_BASE_URL`).
     pub agent_env: Vec<(String, String)>,
     /// `--shard K/N`: the slice of (question, attempt) pairs to play
@@ -155,10 +172,13 @@ pub struct Prepared {
     pub excluded: Vec<Exclusion>,
     /// The condition as recorded before, when this run adds to it.
     pub recorded: Option<ConditionFile>,
-    /// The server's name and version, as it reported them.
-    pub server_build: Option<String>,
-    /// The sparql-only control, opened.
+    /// What the server under test reported of itself.
+    pub server_info: Option<ServerInfo>,
+    /// The sparql-only control, opened (sparql-only).
     pub control: Option<SparqlOnly>,
+    /// The control's preamble, which every condition records (all-tools:
+    /// from the control's configured endpoint, when it opens).
+    pub preamble: Option<String>,
     /// The agent host's version.
     pub agent_version: Option<String>,
     /// This program (the proxy and the scripted agent are it).
@@ -261,7 +281,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     // Before anything is read of the condition or written into it.
     let lock = ConditionLock::acquire(&root, &name, progress)?;
     let truths = ground_truths(options, &selected)?;
-    let server_build = check_server(options)?;
+    let server_info = check_server(options)?;
     // The control, opened once for its preamble.
     let control = match &options.tools {
         Tools::SparqlOnly { control: c } => {
@@ -269,7 +289,21 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         }
         Tools::AllTools { .. } => None,
     };
+    let preamble = match &control {
+        Some(control) => Some(control.preamble.clone()),
+        None => control_preamble(options, progress),
+    };
     let recorded = check_recorded(options, &root, &name, &mut identity, &truths)?;
+    let program = std::env::current_exe()
+        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+    if options.resume && !options.force {
+        let launch = Launch {
+            options,
+            program: &program,
+            upstream: identity.upstream.as_ref(),
+        };
+        refuse_replacing(&name, &kept_attempts(&launch, &root, &name, &selected))?;
+    }
     if options.force {
         // Every folder of the condition, not only the selected questions':
         // --force replaces the condition, and nothing of it may come back.
@@ -282,8 +316,6 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
                 .map_err(|e| Error::io(&condition_path, "remove", e))?;
         }
     }
-    let program = std::env::current_exe()
-        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
     let agent_version = match &options.agent {
         Agent::Claude(settings) => Some(check_claude(settings, &options.agent_env, progress)?),
         Agent::Scripted(_) => Some(format!(
@@ -299,12 +331,31 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         truths,
         excluded,
         recorded,
-        server_build,
+        server_info,
         control,
+        preamble,
         agent_version,
         program,
         lock,
     })
+}
+
+/// The sparql-only control's preamble for a condition that does not play
+/// it: every condition records its digest (the shared control's, the same
+/// for every profile; issue 24, item 31). `None`, said on `progress`, when
+/// no control endpoint is configured or it does not open.
+fn control_preamble(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Option<String> {
+    let c = options.preamble_control.as_ref()?;
+    match SparqlOnly::new(&c.spec, &c.template, &c.shortnames) {
+        Ok(control) => Some(control.preamble),
+        Err(e) => {
+            progress(&format!(
+                "note: the sparql-only control does not open here ({e}), so the condition \
+                 records no preamble digest"
+            ));
+            None
+        }
+    }
 }
 
 /// The claude host, checked once before the first episode: it runs,
@@ -387,9 +438,12 @@ fn ground_truths(
         }
     }
     if missing.is_empty() {
+        let checks = endpoint_checks(options, selected, &truths)?;
         crate::reference::refuse_stale(
-            selected.iter().map(|r| (r, &truths[&r.id].meta)),
-            &options.corpus_spec,
+            selected
+                .iter()
+                .map(|r| (r, &truths[&r.id].meta, checks.get(&r.id))),
+            &rebuild_command(options),
         )?;
     } else {
         return Err(Error::Usage(format!(
@@ -410,14 +464,100 @@ fn ground_truths(
     Ok(truths)
 }
 
+/// The endpoint each selected record's ground truth must come from, for
+/// [`crate::reference::drift`] (issue 24, item 13): `--reference-endpoint`
+/// or `[reference] endpoint` of the nearest `okn-benchmark.toml` (what
+/// `reference` itself would use) for every record; without either, the
+/// endpoint each ground truth records, as it resolves from the current
+/// folder (a URL is its own identity; RDF data is read again).
+///
+/// Errors: recorded RDF data that cannot be found or read from here,
+/// named, with the flag that names the endpoint.
+fn endpoint_checks(
+    options: &RunOptions,
+    selected: &[Record],
+    truths: &BTreeMap<String, GroundTruth>,
+) -> Result<BTreeMap<String, crate::reference::EndpointCheck>> {
+    use crate::reference::EndpointCheck;
+    if let Some(spec) = &options.reference_endpoint {
+        let check = EndpointCheck {
+            location: endpoint_location(spec),
+            identity: spec.identity(),
+        };
+        return Ok(selected
+            .iter()
+            .map(|r| (r.id.clone(), check.clone()))
+            .collect());
+    }
+    let mut resolved: BTreeMap<(String, String), EndpointCheck> = BTreeMap::new();
+    let mut checks = BTreeMap::new();
+    for record in selected {
+        let endpoint = &truths[&record.id].meta.endpoint;
+        let key = (endpoint.kind.clone(), endpoint.location.clone());
+        if !resolved.contains_key(&key) {
+            let identity = if endpoint.kind == "http" {
+                endpoint.location.clone()
+            } else {
+                EndpointSpec::resolve(&endpoint.location, Path::new(""))
+                    .map_err(|e| {
+                        Error::Usage(format!(
+                            "cannot tell whether the ground truth of {} is current: it was built \
+                             from the RDF data at {}, which cannot be read from here ({e}); name \
+                             the endpoint it must come from with --reference-endpoint URL|PATH, \
+                             or set it under [reference] in okn-benchmark.toml",
+                            record.id, endpoint.location
+                        ))
+                    })?
+                    .identity()
+            };
+            resolved.insert(
+                key.clone(),
+                EndpointCheck {
+                    location: endpoint.location.clone(),
+                    identity,
+                },
+            );
+        }
+        checks.insert(record.id.clone(), resolved[&key].clone());
+    }
+    Ok(checks)
+}
+
+/// An endpoint as it was named: the data path or the URL.
+fn endpoint_location(spec: &EndpointSpec) -> String {
+    match spec {
+        EndpointSpec::Embedded { display, .. } => display.clone(),
+        EndpointSpec::Http { url, .. } => url.clone(),
+    }
+}
+
+/// The `reference` command that rebuilds the run's ground truth, for a
+/// refusal to say.
+fn rebuild_command(options: &RunOptions) -> String {
+    let mut line = format!(
+        "okn-benchmark reference --corpus {}",
+        crate::agent::shell_quote(&options.corpus_spec)
+    );
+    if let Some(dir) = &options.ground_truth_flag {
+        line.push_str(&format!(
+            " --ground-truth {}",
+            crate::agent::shell_quote(&dir.to_string_lossy())
+        ));
+    }
+    if let Some(value) = &options.reference_endpoint_flag {
+        line.push_str(&format!(" --endpoint {}", crate::agent::shell_quote(value)));
+    }
+    line
+}
+
 /// The server under test, asked once for its tools before anything runs:
 /// a server that cannot be reached would block every episode, and the
-/// withheld names are checked against its tools. Returns the build it
-/// reported.
+/// withheld names are checked against its tools. Returns what it reported
+/// of itself ([`server_info`]).
 ///
 /// Errors: a server that cannot be reached; a withheld name it does not
 /// have (with "did you mean").
-fn check_server(options: &RunOptions) -> Result<Option<String>> {
+fn check_server(options: &RunOptions) -> Result<Option<ServerInfo>> {
     let Tools::AllTools { profile, withheld } = &options.tools else {
         return Ok(None);
     };
@@ -436,11 +576,10 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
         Ok(connection) => {
             crate::mcp::probe::check_withheld(&profile.name, &connection.tools, withheld)?;
             let redactor = profile.redactor();
-            Ok(connection.server_info.as_ref().map(|i| {
-                redactor
-                    .text(&format!("{} {}", i.name, i.version))
-                    .into_owned()
-            }))
+            Ok(connection
+                .server_info
+                .as_ref()
+                .map(|i| server_info(profile, i, options.timeout).redacted(&redactor)))
         }
         Err(reason) => Err(Error::Usage(format!(
             "the server under test, {}, cannot be reached ({reason}), so no episode was run: \
@@ -452,6 +591,33 @@ fn check_server(options: &RunOptions) -> Result<Option<String>> {
             stderr_tail(&log)
         ))),
     }
+}
+
+/// What the server under test reported of itself (issue 24, item 31): its
+/// MCP `serverInfo`, and over HTTP the headers of its `initialize` reply
+/// that name its software or build ([`crate::mcp::server_report`]; why
+/// they could not be read, when they could not).
+fn server_info(
+    profile: &Profile,
+    info: &rmcp::model::Implementation,
+    timeout: Duration,
+) -> ServerInfo {
+    let mut report = ServerInfo {
+        name: info.name.clone(),
+        version: info.version.clone(),
+        title: info.title.clone(),
+        description: info.description.clone(),
+        website_url: info.website_url.clone(),
+        http_headers: BTreeMap::new(),
+        http_headers_error: None,
+    };
+    if let crate::mcp::profile::Upstream::Http { url, headers } = &profile.upstream {
+        match crate::mcp::server_report::build_headers(url, headers, timeout) {
+            Ok(found) => report.http_headers = found,
+            Err(why) => report.http_headers_error = Some(why),
+        }
+    }
+    report
 }
 
 /// The last lines a server wrote on stderr (at most 20), as a block to
@@ -510,6 +676,28 @@ fn check_free_space(path: &Path, wanted: u64) -> Result<()> {
     }
 }
 
+/// What the server under test resolves to: the profile's target, or the
+/// control's endpoint (its URL, or the digest of its RDF data).
+fn server_target(tools: &Tools) -> ServerTarget {
+    match tools {
+        Tools::AllTools { profile, .. } => profile.target(),
+        Tools::SparqlOnly { control } => ServerTarget {
+            transport: ToolLevel::SparqlOnly.as_str().into(),
+            command: None,
+            args: Vec::new(),
+            cwd: None,
+            url: match &control.spec {
+                EndpointSpec::Http { url, .. } => Some(crate::mcp::profile::redact_url(url)),
+                EndpointSpec::Embedded { .. } => None,
+            },
+            data: match &control.spec {
+                EndpointSpec::Embedded { identity, .. } => Some(identity.clone()),
+                EndpointSpec::Http { .. } => None,
+            },
+        },
+    }
+}
+
 /// The condition's name and identity from the options.
 fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) {
     let level = options.tools.level();
@@ -531,6 +719,7 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
         level,
         kg_hint: options.kg_hint,
         server,
+        upstream: Some(server_target(&options.tools)),
         agent: options.agent.name(),
         model: options.agent.model().map(str::to_string),
         effort: options.agent.effort().map(str::to_string),
@@ -591,6 +780,7 @@ fn check_recorded(
                 "'{name}' already holds a run with different settings:\n  {field}: {old} -> {new}\n\nUse --label NAME to keep them apart, or --force to replace."
             )));
         }
+        check_settings(options, name, &file)?;
         recorded = Some(file);
     }
     let recorded_attempts = truths
@@ -603,28 +793,87 @@ fn check_recorded(
         )));
     }
     // Ground truth that changed since this root recorded a question would
-    // judge this condition by another key than the ones beside it. Its rows
-    // are compared too: rebuilt against a URL whose data was updated
-    // (`reference --verify`, then `--force`), it keeps its fingerprint.
+    // judge this condition by another key than the ones beside it, and
+    // would replace the one its own recorded attempts were judged by (only
+    // --force replaces those; issue 24, item 10). Its rows are compared
+    // too: rebuilt against a URL whose data was updated (`reference
+    // --verify`, then `--force`), it keeps its fingerprint. A recorded
+    // ground truth that cannot be read is damage, never replaced unread.
     for (id, truth) in truths {
         let recorded_truth = root.question_dir(id).join(GROUND_TRUTH_JSON);
-        let Ok(old) = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth) else {
+        if std::fs::symlink_metadata(&recorded_truth).is_err() {
             continue;
-        };
+        }
+        let old = read_json::<crate::reference::GroundTruthMeta>(&recorded_truth)?;
+        let changed =
+            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
+        if !changed {
+            continue;
+        }
         let others = condition_dirs_of_question(root, id)
             .into_iter()
             .any(|c| c != name);
-        let changed =
-            old.fingerprint != truth.meta.fingerprint || old.csv_sha256 != truth.meta.csv_sha256;
-        if others && changed {
+        if others {
             return Err(Error::Usage(format!(
                 "the ground truth of {} changed since {} recorded it (its answer key, endpoint or rows changed), and other conditions there were judged by the old one: record this run into a new root",
                 id,
                 root.root.display()
             )));
         }
+        if root.condition_dir(id, name).is_dir() && !options.force {
+            return Err(Error::Usage(format!(
+                "the ground truth of {id} changed since {} recorded it (its answer key, \
+                 endpoint or rows changed), and the attempts of '{name}' there answered the \
+                 old one: --force replaces them, or record this run into a new root",
+                root.root.display()
+            )));
+        }
     }
     Ok(recorded)
+}
+
+/// What a run adding to condition `name` must share with its recorded
+/// `file` beyond the identity: the precision it is judged at (issue 24,
+/// item 30), and, for a file of an older format whose identity has no
+/// `upstream`, the server its `settings.profile` recorded (item 11).
+///
+/// Errors: [`Error::Usage`] naming what differs and the ways on.
+fn check_settings(options: &RunOptions, name: &str, file: &ConditionFile) -> Result<()> {
+    // One condition, one rule for numbers: questions judged at another
+    // precision would be averaged with these (issue 24, item 30).
+    let figures = file.settings.significant_figures;
+    if figures != options.significant_figures {
+        return Err(Error::Usage(format!(
+            "'{name}' was judged at {figures} significant figures \
+             (settings.significant_figures), and this run asks for --precision {}: its \
+             questions would be judged by two rules. Run with --precision {figures}, or \
+             rescore the root with --precision {} first, or use --label NAME to keep them \
+             apart",
+            options.significant_figures, options.significant_figures
+        )));
+    }
+    if file.identity.upstream.is_none()
+        && let (Some(old), Some(profile)) = (&file.settings.profile, options.tools.profile())
+    {
+        let new = profile.record();
+        // Compared word by word with `~` expanded: older records expanded it.
+        let words = |t: &str| -> Vec<String> {
+            t.split(' ').map(crate::mcp::profile::expand_home).collect()
+        };
+        if old.transport != new.transport || words(&old.target) != words(&new.target) {
+            return Err(Error::Usage(format!(
+                "'{name}' was recorded against another server than {} resolves to:\n  \
+                 settings.profile: {} '{}' -> {} '{}'\n\nUse --label NAME to keep them apart, \
+                 or --force to replace.",
+                profile.path.display(),
+                old.transport,
+                old.target,
+                new.transport,
+                new.target
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Plays every attempt of every selected question, in order, writing each
@@ -649,19 +898,7 @@ pub fn play(
         interrupted: None,
         completed: 0,
     };
-    // The attempts of each question this run plays: all of them, or the
-    // shard's slice (a question with none in the slice is not touched).
-    let slice: Vec<Vec<u32>> = (0..total)
-        .map(|position| {
-            (1..=options.repeat)
-                .filter(|&a| {
-                    options
-                        .shard
-                        .is_none_or(|s| s.holds(position, options.repeat, a))
-                })
-                .collect()
-        })
-        .collect();
+    let slice = slices(options, total);
     let mut tally = Tally::new(slice.iter().map(Vec::len).sum());
     for (index, record) in prepared.selected.iter().enumerate() {
         if slice[index].is_empty() {
@@ -672,6 +909,7 @@ pub fn play(
         let prompt = super::prompt::prompt(record, options.kg_hint.names_graph());
         let score_options = ScoreOptions {
             ordered: truth.meta.ordered,
+            significant_figures: options.significant_figures,
             ..ScoreOptions::default()
         };
         let mut attempts = Vec::new();
@@ -737,42 +975,174 @@ pub fn play(
     Ok(played)
 }
 
-/// The agent host command of one attempt.
-fn agent_command(
-    options: &RunOptions,
-    prepared: &Prepared,
-    dir_abs: &Path,
-    attempt: u32,
-) -> AgentCommand {
-    let proxy_args = proxy_args(options, dir_abs, prepared.control.is_some());
-    let config = mcp_config(&prepared.program, &proxy_args);
-    match &options.agent {
-        Agent::Claude(settings) => claude::command(settings, &config),
-        Agent::Scripted(strategy) => AgentCommand {
-            program: prepared.program.clone(),
-            args: vec![
-                "scripted-agent".into(),
-                "--strategy".into(),
-                strategy.to_string(),
-                "--attempt".into(),
-                attempt.to_string(),
-                "--corpus".into(),
-                absolute(&options.corpus.root)
-                    .to_string_lossy()
-                    .into_owned(),
-                "--mcp-config".into(),
-                config,
-            ],
-        },
+/// How this run starts an attempt's agent host: what an attempt's command
+/// line and the resume check need of the run being prepared or played.
+struct Launch<'a> {
+    options: &'a RunOptions,
+    /// This program (the proxy and the scripted agent are it).
+    program: &'a Path,
+    /// What the server under test resolves to.
+    upstream: Option<&'a ServerTarget>,
+}
+
+/// One attempt's agent host command, as launched and as `command.txt`
+/// records it.
+struct AttemptCommand {
+    command: AgentCommand,
+    /// The line `command.txt` records: relative paths, programs on PATH by
+    /// name.
+    recorded_line: String,
+    /// The file names of the programs it names ([`super::resume::without_paths`]).
+    programs: Vec<String>,
+}
+
+impl<'a> Launch<'a> {
+    /// The launch of a prepared run.
+    fn of(options: &'a RunOptions, prepared: &'a Prepared) -> Launch<'a> {
+        Launch {
+            options,
+            program: &prepared.program,
+            upstream: prepared.identity.upstream.as_ref(),
+        }
+    }
+
+    /// The agent host command of one attempt logging into `dir_abs`.
+    fn command(&self, dir_abs: &Path, attempt: u32) -> AgentCommand {
+        let options = self.options;
+        let control = options.tools.level() == ToolLevel::SparqlOnly;
+        let proxy_args = proxy_args(options, dir_abs, control);
+        let config = mcp_config(self.program, &proxy_args);
+        match &options.agent {
+            Agent::Claude(settings) => claude::command(settings, &config),
+            Agent::Scripted(strategy) => AgentCommand {
+                program: self.program.to_path_buf(),
+                args: vec![
+                    "scripted-agent".into(),
+                    "--strategy".into(),
+                    strategy.to_string(),
+                    "--attempt".into(),
+                    attempt.to_string(),
+                    "--corpus".into(),
+                    absolute(&options.corpus.root)
+                        .to_string_lossy()
+                        .into_owned(),
+                    "--mcp-config".into(),
+                    config,
+                ],
+            },
+        }
+    }
+
+    /// The command of attempt `attempt` in `dir`, with what `command.txt`
+    /// records of it: the same line, run from the attempt folder, with no
+    /// folder of this machine in it (a program found on PATH by its name
+    /// is named so, an installed okn-benchmark or the claude CLI; any
+    /// other path is relative).
+    fn attempt(&self, dir: &Path, attempt: u32) -> AttemptCommand {
+        let dir_abs = absolute(dir);
+        let command = self.command(&dir_abs, attempt);
+        let programs = [command.program.clone(), self.program.to_path_buf()];
+        let on_path: Vec<(String, String)> = programs
+            .iter()
+            .filter_map(|p| Some((p.to_string_lossy().into_owned(), on_path_name(p)?)))
+            .collect();
+        let names: Vec<String> = programs
+            .iter()
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect();
+        // No header or environment value of the profile is recorded
+        // (issue 24, item 27).
+        let recorded_line = redactor_of(self.options)
+            .text(&relative_to(&command.shell_line(), &dir_abs, &on_path))
+            .into_owned();
+        AttemptCommand {
+            recorded_line,
+            command,
+            programs: names,
+        }
+    }
+
+    /// Attempt `attempt` in `dir` with its prompt, and whether what is
+    /// recorded there is reused, played or kept ([`judge_attempt`]).
+    fn judge(&self, dir: &Path, attempt: u32, prompt: &str) -> (AttemptCommand, Reuse) {
+        let command = self.attempt(dir, attempt);
+        let reuse = judge_attempt(
+            dir,
+            attempt,
+            &Expected {
+                prompt,
+                command: &command.recorded_line,
+                programs: &command.programs,
+                agent_timeout_s: self.options.agent_timeout.as_secs(),
+                upstream: self.upstream,
+            },
+        );
+        (command, reuse)
     }
 }
 
+/// What replaces the profile's header and environment values in
+/// everything an attempt writes (none for the sparql-only control).
+fn redactor_of(options: &RunOptions) -> crate::mcp::redact::Redactor {
+    options
+        .tools
+        .profile()
+        .map(Profile::redactor)
+        .unwrap_or_default()
+}
+
+/// The attempts of each selected question this run plays, by position:
+/// all of them, or the shard's slice (a question with none in the slice
+/// is not touched).
+fn slices(options: &RunOptions, total: usize) -> Vec<Vec<u32>> {
+    (0..total)
+        .map(|position| {
+            (1..=options.repeat)
+                .filter(|&a| {
+                    options
+                        .shard
+                        .is_none_or(|s| s.holds(position, options.repeat, a))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The finished attempts of condition `name` this run would have to
+/// delete to play (issue 24, item 10): each attempt it plays whose record
+/// differs from what it would issue ([`judge_attempt`]).
+fn kept_attempts(
+    launch: &Launch<'_>,
+    root: &RunsRoot,
+    name: &str,
+    selected: &[Record],
+) -> Vec<Kept> {
+    let slices = slices(launch.options, selected.len());
+    let mut kept = Vec::new();
+    for (record, attempts) in selected.iter().zip(&slices) {
+        let prompt = super::prompt::prompt(record, launch.options.kg_hint.names_graph());
+        for &attempt in attempts {
+            let dir = root.attempt_dir(&record.id, name, attempt);
+            if let (_, Reuse::Keep(why)) = launch.judge(&dir, attempt, &prompt) {
+                kept.push(Kept {
+                    question: record.id.clone(),
+                    attempt,
+                    why,
+                });
+            }
+        }
+    }
+    kept
+}
+
 /// Plays one attempt into `dir`, or with `--resume` reuses the one there
-/// when it finished with this very command and prompt (and, if it timed
-/// out, under this timeout). Returns whether it was reused.
+/// when it finished with this very prompt, command and server (and, if it
+/// timed out, under this timeout). Returns whether it was reused. A
+/// finished attempt is never deleted here: [`prepare`] refused the run
+/// that would have (only `--force` deletes, and it did before play).
 ///
-/// Errors: an agent host that cannot be started; a file that cannot be
-/// written.
+/// Errors: a finished attempt this run would play otherwise; an agent host
+/// that cannot be started; a file that cannot be written.
 fn play_attempt(
     options: &RunOptions,
     prepared: &Prepared,
@@ -780,45 +1150,35 @@ fn play_attempt(
     attempt: u32,
     prompt: &str,
 ) -> Result<bool> {
-    let dir_abs = absolute(dir);
-    let command = agent_command(options, prepared, &dir_abs, attempt);
-    let command_line = command.shell_line();
-    // What command.txt records: the same line, run from the attempt folder,
-    // with no folder of this machine in it: a program found on PATH by its
-    // name is named so (an installed okn-benchmark, the claude CLI), any
-    // other path is relative.
-    let programs = [command.program.clone(), prepared.program.clone()];
-    let on_path: Vec<(String, String)> = programs
-        .iter()
-        .filter_map(|p| Some((p.to_string_lossy().into_owned(), on_path_name(p)?)))
-        .collect();
-    let names: Vec<String> = programs
-        .iter()
-        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
-        .collect();
-    // A profile's header and environment values are written nowhere
-    // (issue 24, item 27): not in command.txt, nor in what the agent host
-    // reported, should it quote a server that echoed one.
-    let redactor = options
-        .tools
-        .profile()
-        .map(Profile::redactor)
-        .unwrap_or_default();
-    let recorded_line = redactor
-        .text(&relative_to(&command_line, &dir_abs, &on_path))
-        .into_owned();
-    // A timeout is a recorded outcome, but only for the timeout it had:
-    // under another --agent-timeout it is run again.
-    let reuse = options.resume
-        && read_episode(dir, attempt).is_some_and(|e| {
-            !e.timed_out || e.agent_timeout_s == Some(options.agent_timeout.as_secs())
-        })
-        && std::fs::read_to_string(dir.join(COMMAND_FILE))
-            .is_ok_and(|c| without_paths(&c, &names) == without_paths(&recorded_line, &names))
-        && std::fs::read_to_string(dir.join(PROMPT_FILE)).is_ok_and(|p| p == prompt);
-    if reuse {
-        return Ok(true);
+    let (attempt_command, reuse) = Launch::of(options, prepared).judge(dir, attempt, prompt);
+    match reuse {
+        Reuse::Play => {}
+        Reuse::Reuse if options.resume => return Ok(true),
+        Reuse::Reuse => {
+            return Err(Error::Usage(format!(
+                "{} holds a finished attempt, and this run was not asked to --resume: nothing \
+                 recorded is deleted without --force",
+                dir.display()
+            )));
+        }
+        Reuse::Keep(why) => {
+            return Err(Error::Usage(format!(
+                "{} holds a finished attempt this run would play otherwise ({why}): nothing \
+                 recorded is deleted without --force",
+                dir.display()
+            )));
+        }
     }
+    let AttemptCommand {
+        command,
+        recorded_line,
+        ..
+    } = attempt_command;
+    // A profile's header and environment values are written nowhere
+    // (issue 24, item 27): not in what the agent host reported, should it
+    // quote a server that echoed one (command.txt is redacted as made).
+    let redactor = redactor_of(options);
+    let dir_abs = absolute(dir);
     clear_dir(dir)?;
     std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
     write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
@@ -862,6 +1222,7 @@ fn play_attempt(
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
         source: "runner".into(),
         usage: report.as_ref().and_then(Usage::from_report),
+        upstream: prepared.identity.upstream.clone(),
     };
     // episode.json is written last: its presence marks a finished attempt.
     write_json(&dir.join(EPISODE_FILE), &episode)?;
@@ -888,8 +1249,8 @@ pub fn finish(
         truths,
         excluded,
         recorded,
-        server_build,
-        control,
+        server_info,
+        preamble,
         agent_version,
         ..
     } = prepared;
@@ -906,14 +1267,19 @@ pub fn finish(
         corpus: options.corpus_spec.clone(),
         corpus_commit: options.corpus.source.as_ref().map(|s| s.commit.clone()),
         profile: options.tools.profile().map(Profile::record),
-        server_build,
+        server_build: server_info
+            .as_ref()
+            .map(|i| format!("{} {}", i.name, i.version)),
+        server_info,
         agent_version,
         model_resolved,
         reference_endpoint: first_truth.map(|t| t.meta.endpoint.clone()),
-        sparql_only_preamble: control.as_ref().map(|c| c.preamble.clone()),
-        preamble_sha256: control.as_ref().map(SparqlOnly::preamble_digest),
+        preamble_sha256: preamble
+            .as_deref()
+            .map(crate::mcp::sparql_only::preamble_digest),
+        sparql_only_preamble: preamble,
         scoring_version: SCORING_VERSION.into(),
-        significant_figures: crate::score::DEFAULT_SIGNIFICANT_FIGURES,
+        significant_figures: options.significant_figures,
         numeric_rel_tol: NUMERIC_REL_TOL,
         timeout_s: options.timeout.as_secs(),
         agent_timeout_s: options.agent_timeout.as_secs(),
@@ -1140,62 +1506,6 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Where a path may begin in a command line: at its start, after a space,
-/// a quote or `=` (a URL's `//` follows `:`, so it is never a path).
-fn path_boundary(previous: Option<char>) -> bool {
-    previous.is_none_or(|p| matches!(p, ' ' | '\'' | '"' | '='))
-}
-
-/// `line` with each path in it replaced by what `f` makes of it. A path
-/// begins at a [`path_boundary`] with `/`, `./`, `../`, or is a lone `.`,
-/// and runs to the next space, quote, `,`, `]`, `}`, backslash or line end.
-fn map_paths(line: &str, f: &mut dyn FnMut(&str) -> String) -> String {
-    let ends = |c: char| matches!(c, ' ' | '\'' | '"' | ',' | ']' | '}' | '\n' | '\\');
-    let mut out = String::with_capacity(line.len());
-    let mut previous: Option<char> = None;
-    let mut rest = line;
-    while let Some(c) = rest.chars().next() {
-        if path_boundary(previous) {
-            let token_len = rest.find(ends).unwrap_or(rest.len());
-            let token = &rest[..token_len];
-            if token.starts_with('/')
-                || token.starts_with("./")
-                || token.starts_with("../")
-                || token == "."
-            {
-                out.push_str(&f(token));
-                previous = token.chars().next_back();
-                rest = &rest[token_len..];
-                continue;
-            }
-        }
-        out.push(c);
-        previous = Some(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
-}
-
-/// `line` (a recorded `command.txt`) with every path written as `<path>`:
-/// the binary, the corpus and the attempt folder move with a checkout or a
-/// copied runs root, and a resumed attempt must still be reused (else
-/// every attempt of a copied root ran again), whether its paths were
-/// recorded absolute (before they were relative) or relative. Settings
-/// that matter are compared on the condition as a whole before any
-/// attempt is looked at.
-/// A path to one of the `programs` (by file name) is written as the bare
-/// name, as a program found on PATH is recorded.
-fn without_paths(line: &str, programs: &[String]) -> String {
-    map_paths(line, &mut |token| {
-        let name = token.rsplit('/').next().unwrap_or(token);
-        if programs.iter().any(|p| p == name) {
-            name.to_string()
-        } else {
-            "<path>".to_string()
-        }
-    })
-}
-
 /// The file name of `program` when looking that name up on PATH finds
 /// this very file: a command line may then name it alone.
 fn on_path_name(program: &Path) -> Option<String> {
@@ -1240,6 +1550,7 @@ fn relative_path(from: &Path, to: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::resume::without_paths;
 
     /// The progress tally: the estimate is the median of the episodes
     /// played now times those left, absent before the first and at the end;

@@ -36,6 +36,7 @@ mod paper_doc;
 mod probe;
 mod real_documents;
 mod reference;
+mod run_guards;
 mod runs;
 mod schemas;
 mod score;

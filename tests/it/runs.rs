@@ -72,7 +72,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let name = "demo-kg-all-tools__kg-named";
     let condition = json(&out.join(format!("conditions/{name}.json")));
-    assert_eq!(condition["format"], 2);
+    assert_eq!(condition["format"], 3);
     assert_eq!(condition["identity"]["agent"], "scripted:oracle");
     assert_eq!(condition["identity"]["model"], Value::Null);
     assert_eq!(condition["identity"]["server"], "demo-kg");
@@ -125,7 +125,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.starts_with(
-        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,cost_usd,input_tokens,output_tokens,notes\n"
+        "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,notes,cost_usd,input_tokens,output_tokens\n"
     ));
     assert_eq!(summary.lines().count(), 4);
     // report regenerates exactly what run wrote.
@@ -920,17 +920,109 @@ mod regression {
             .unwrap();
         assert_eq!(old.status.code(), Some(0), "{}", stderr(&old));
         assert_eq!(stdout(&old), stdout(&before));
-        set_format(3);
+        set_format(4);
         let new = okn()
             .args(["report", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert_eq!(new.status.code(), Some(2), "{}", stdout(&new));
         assert!(
-            stderr(&new).contains("format 3 is not one this version reads (1 to 2)"),
+            stderr(&new).contains("format 4 is not one this version reads (1 to 3)"),
             "{}",
             stderr(&new)
         );
+    }
+
+    /// Keeps issue 24, item 29: `summary.csv` put `cost_usd`,
+    /// `input_tokens` and `output_tokens` before `notes`, so the
+    /// seventeen columns docs/FORMAT.md names were not the first
+    /// seventeen, and a reader taking them by position read a cost as the
+    /// notes. Both summaries (the root's and a question's) now open with
+    /// the seventeen in order; a root of format 2 is still read, and its
+    /// summaries are written again in the new order.
+    #[test]
+    fn summary_csv_opens_with_the_seventeen_documented_columns_in_order() {
+        const SEVENTEEN: [&str; 17] = [
+            "question",
+            "tier",
+            "condition",
+            "server",
+            "tools",
+            "kg_hint",
+            "attempt",
+            "attempts_total",
+            "blocked",
+            "exact",
+            "ordered",
+            "f1",
+            "queries",
+            "tools_called",
+            "wall_s",
+            "server_s",
+            "notes",
+        ];
+        let (_keep, out) = out_dir();
+        // rename-columns: every attempt carries a note.
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &["--agent", "scripted:rename-columns", "--limit", "2"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let id = "biobricks-ice-active-chemicals_single";
+        let check = |path: &Path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let mut reader = csv::Reader::from_reader(text.as_bytes());
+            let header: Vec<String> = reader
+                .headers()
+                .unwrap()
+                .iter()
+                .map(str::to_string)
+                .collect();
+            assert_eq!(header[..17], SEVENTEEN, "{}", path.display());
+            assert_eq!(
+                header[17..],
+                ["cost_usd", "input_tokens", "output_tokens"],
+                "{}",
+                path.display()
+            );
+            let row = reader.records().next().unwrap().unwrap();
+            assert_eq!(&row[0], id);
+            assert_eq!(
+                &row[16],
+                "the answer's column names differ from the key's; rows compared as sorted tuples of values",
+                "{}",
+                path.display()
+            );
+            // A scripted agent reports no cost: empty, never 0.
+            assert_eq!((&row[17], &row[18], &row[19]), ("", "", ""));
+        };
+        check(&out.join("summary.csv"));
+        check(&out.join(format!("{id}_results/summary.csv")));
+
+        // An older root (format 2, summaries in the old order) is read,
+        // and report writes its summaries in the current order.
+        for entry in walkdir::WalkDir::new(&out) {
+            let path = entry.unwrap().into_path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let owned = name == "result.json" || path.parent().unwrap().ends_with("conditions");
+            if owned && name.ends_with(".json") {
+                let mut value: Value = json(&path);
+                value["format"] = Value::from(2);
+                std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+            }
+        }
+        std::fs::write(
+            out.join("summary.csv"),
+            "question,tier,condition,server,tools,kg_hint,attempt,attempts_total,blocked,exact,ordered,f1,queries,tools_called,wall_s,server_s,cost_usd,input_tokens,output_tokens,notes\n",
+        )
+        .unwrap();
+        let o = okn()
+            .args(["report", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        check(&out.join("summary.csv"));
     }
 
     // command.txt held absolute paths of the recording machine (the
@@ -1788,7 +1880,10 @@ mod regression {
         );
     }
 
-    // A timed-out attempt was reused under a longer --agent-timeout.
+    // A timed-out attempt was reused under a longer --agent-timeout. It
+    // is reused only under the same one; under another, the resumed run is
+    // refused rather than deleting the recorded episode (issue 24, item
+    // 10), and --force plays it again.
     #[test]
     fn a_timeout_is_reused_only_under_the_same_agent_timeout() {
         let (_keep, out) = out_dir();
@@ -1808,19 +1903,35 @@ mod regression {
                 .code(),
             Some(0)
         );
+        let before = snapshot(&out);
         let o = scripted(
             &out,
             "demo/benchmarks-single",
             &[args("2"), vec!["--resume"]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(
+                "biobricks-ice-active-chemicals_single (attempt 1): it timed out under \
+                 --agent-timeout 1, and this run has 2 (--agent-timeout 1 reuses it)"
+            ),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(snapshot(&out), before, "nothing deleted");
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("1"), vec!["--resume"]].concat(),
+        );
+        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
+        let o = scripted(
+            &out,
+            "demo/benchmarks-single",
+            &[args("2"), vec!["--force"]].concat(),
         );
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!stdout(&o).contains("[resumed]"), "{}", stdout(&o));
-        let o = scripted(
-            &out,
-            "demo/benchmarks-single",
-            &[args("2"), vec!["--resume"]].concat(),
-        );
-        assert!(stdout(&o).contains("[resumed]"), "{}", stdout(&o));
         assert_eq!(
             json(&out.join("conditions/demo-kg-all-tools__kg-named.json"))["settings"]["agent_timeout_s"],
             2

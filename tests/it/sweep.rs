@@ -508,14 +508,31 @@ fn compare_names_the_known_flips_of_the_published_pair() {
         "demo-kg-all-tools__kg-named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
     ), "{out}");
     assert!(out.contains("McNemar: exact two-sided binomial"), "{out}");
-    // What the comparison compares: the server's build changed, nothing else.
+    // What the comparison compares: the server's build changed (and, in
+    // roots of runs-root format 3, where it is reached: identity.upstream).
     let v = env!("CARGO_PKG_VERSION");
+    let recorded = out
+        .lines()
+        .find(|l| l.contains("Recorded differently: "))
+        .unwrap_or_else(|| panic!("{out}"));
     assert!(
-        out.contains(&format!(
-            "Recorded differently: settings.server_build: 'okn-demo-kg {v}' → 'okn-demo-kg {v}+row-limit.5'."
+        recorded.contains(&format!(
+            "settings.server_build: 'okn-demo-kg {v}' → 'okn-demo-kg {v}+row-limit.5'"
         )),
         "{out}"
     );
+    for part in recorded
+        .split("Recorded differently: ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches('.')
+        .split("; ")
+    {
+        assert!(
+            part.starts_with("settings.server_build: ") || part.starts_with("identity.upstream: "),
+            "{part}"
+        );
+    }
 
     let gated = compare(&[
         "runs-expert-cross",
@@ -674,6 +691,131 @@ fn a_moved_ground_truth_is_not_comparable() {
     assert_eq!(
         line("spoke-genelab-spoke-okn-spaceflight-disease-genes_cross"),
         "spoke-genelab-spoke-okn-spaceflight-disease-genes_cross regressed ✗✗✓ → ✗✗✗ 0.33 0.00"
+    );
+}
+
+/// Keeps issue 24, item 12: `merge` accepted shards whose prompts for one
+/// question differed (its record edited between the shards' runs), and
+/// published attempts asked two questions as one. It now refuses, naming
+/// the question, and writes nothing.
+#[test]
+fn merge_refuses_shards_whose_prompts_for_one_question_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    crate::support::fixture::copy_dir(
+        &crate::support::repo().join("demo/benchmarks-single"),
+        &corpus,
+    );
+    let id = "biobricks-ice-active-chemicals_single";
+    // One question, two attempts: attempt 1 in shard 1, attempt 2 in 2.
+    let shard = |k: &str| {
+        let out = dir.path().join(format!("shard{k}"));
+        let o = okn()
+            .args(["run", "--corpus"])
+            .arg(&corpus)
+            .args(&SWEEP[3..9])
+            .args([
+                "--agent",
+                "scripted:oracle",
+                "--repeat",
+                "2",
+                "--limit",
+                "1",
+            ])
+            .args(["--shard", &format!("{k}/2"), "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        out
+    };
+    let first = shard("1");
+    let record = corpus.join(format!("{id}.rq"));
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replacen("that received an Active", "that got an Active", 1),
+    )
+    .unwrap();
+    let second = shard("2");
+    let out = dir.path().join("merged");
+    let o = merge(&out, &[first.clone(), second.clone()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}: the prompt of question {id} differs from {}'s (",
+            second
+                .join(format!("{id}_results/{CONDITION}/attempt-2/prompt.txt"))
+                .display(),
+            first
+                .join(format!("{id}_results/{CONDITION}/attempt-1/prompt.txt"))
+                .display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("the record was edited between these runs, so they are not shards of one sweep, and nothing was merged"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Keeps issue 24, item 12: `compare` read a question whose prompt
+/// differs between the two roots (its record edited between the runs) as
+/// regressed or improved. It is now not comparable, saying why, and does
+/// not fail the gate; two conditions that differ in `--kg-hint` alone are
+/// compared without the hint paragraph.
+#[test]
+fn compare_calls_a_question_asked_in_another_prompt_not_comparable() {
+    let dir = tempfile::tempdir().unwrap();
+    let candidate = dir.path().join("candidate");
+    crate::support::fixture::copy_dir(
+        &crate::support::repo().join("runs-expert-cross-row-limit"),
+        &candidate,
+    );
+    let condition = "demo-kg-all-tools__kg-not-named";
+    let id = "spatialkg-spoke-okn-place-density_cross";
+    for n in 1..=3 {
+        let prompt = candidate.join(format!("{id}_results/{condition}/attempt-{n}/prompt.txt"));
+        let text = std::fs::read_to_string(&prompt).unwrap();
+        let edited = text.replacen(' ', "  ", 1);
+        assert_ne!(edited, text);
+        std::fs::write(&prompt, edited).unwrap();
+    }
+    let output = okn()
+        .args(["compare", "runs-expert-cross"])
+        .arg(&candidate)
+        .args(["--condition", condition, "--fail-on-regression"])
+        .output()
+        .unwrap();
+    let out = stdout(&output);
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(id))
+        .unwrap_or_else(|| panic!("{id}\n{out}"))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        line.contains("not comparable: its prompt differs between the roots ✓✓✓ → ✗✗✗"),
+        "{line}"
+    );
+    // The other regression beyond repeats still fails the gate.
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    // Under the same root, the named and unnamed conditions are asked one
+    // question (the hint paragraph aside): nothing reads as moved.
+    let same = compare(&[
+        "runs-expert-cross",
+        "runs-expert-cross",
+        "--condition",
+        "demo-kg-all-tools__kg-named=demo-kg-all-tools__kg-not-named",
+    ]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert!(
+        !stdout(&same).contains("not comparable:"),
+        "{}",
+        stdout(&same)
     );
 }
 
