@@ -214,6 +214,10 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         corpus,
         selection,
         ground_truth_dir,
+        ground_truth: args
+            .ground_truth
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
         out: args.out,
         tools,
         kg_hint: match args.kg_hint {

@@ -95,6 +95,9 @@ pub struct RunOptions {
     pub selection: Selection,
     /// Where the corpus's ground truth is.
     pub ground_truth_dir: PathBuf,
+    /// `--ground-truth DIR` as given, when it was (recorded in the
+    /// condition's settings: where its verification log is).
+    pub ground_truth: Option<String>,
     /// `--out`.
     pub out: PathBuf,
     /// `--tools` with what it needs.
@@ -694,6 +697,11 @@ pub fn play(
                 played.ran += 1;
             }
             let files = super::recorded::AttemptFiles::read(&dir, attempt)?;
+            // A reused attempt recorded before episode.json existed gets
+            // the one recovered from agent.json (issue 24, item 15).
+            if let Some((path, episode)) = files.recovered_record() {
+                write_json(&path, episode)?;
+            }
             let result = judge(&files, attempt, truth, &score_options);
             played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
@@ -901,6 +909,7 @@ pub fn finish(
         agent_timeout_s: options.agent_timeout.as_secs(),
         max_turns: options.agent.max_turns(),
         prompt_suffix: super::prompt::SUFFIX.into(),
+        ground_truth: options.ground_truth.clone(),
     };
     if let Some(recorded) = recorded {
         for (id, summary) in recorded.questions {
