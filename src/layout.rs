@@ -309,10 +309,7 @@ pub fn check_id(id: &str, kind: IdKind) -> std::result::Result<(), String> {
     };
     match why {
         None => Ok(()),
-        Some(why) => Err(format!(
-            "'{}' is not {what}: {why}",
-            id.escape_debug()
-        )),
+        Some(why) => Err(format!("'{}' is not {what}: {why}", id.escape_debug())),
     }
 }
 

@@ -403,7 +403,14 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         // runs root"): its own files are not planned.
         if view.frozen {
             plan.frozen.push(root.clone());
-            plan.frozen_outputs.extend(root_files(&theme, &view)?);
+            // A root an earlier version froze without its page keeps none
+            // (warned about below); every other generated file is checked.
+            let page = html_path(&root.join(crate::layout::README_FILE));
+            plan.frozen_outputs.extend(
+                root_files(&theme, &view)?
+                    .into_iter()
+                    .filter(|o| view.readme_page || o.path != page),
+            );
             if !view.readme_page {
                 plan.warnings.push(format!(
                     "{}: frozen without README.html, so the site links its README.md, which \
@@ -682,9 +689,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     // Nothing is written, so the folders are walked for orphans while the
     // outputs are computed and compared.
     let (states, (owned, pages)) = rayon::join(
-        || {
-            for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes)))
-        },
+        || for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes))),
         || rayon::join(|| owned_files(plan), || html_files(plan)),
     );
     let states = states?;

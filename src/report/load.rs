@@ -40,7 +40,7 @@ pub fn root(path: &Path) -> RootView {
     let mut conditions = BTreeMap::new();
     // Links and files that are not regular files, anywhere in the root,
     // are named before anything is read through them.
-    problems.extend(strays(path));
+    problems.extend(crate::runs::recorded::strays(path));
     for name in runs_root.condition_names() {
         match crate::runs::recorded::read_condition_named(&runs_root, &name) {
             Ok(condition) => {
@@ -415,8 +415,9 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
 ///
 /// Errors: the attempt folder missing (or a link); `answer.csv` missing
 /// where `result.json` records a submitted answer; a file
-/// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses.
-/// Each names the file and says what to do.
+/// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses; a
+/// file of [`crate::layout::ATTEMPT_FILES`] that is there and cannot be
+/// opened as a regular file. Each names the file and says what to do.
 fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<AttemptFiles> {
     let dir = root.attempt_dir(id, name, a.attempt);
     match std::fs::symlink_metadata(&dir) {
@@ -429,7 +430,15 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     if a.submitted && !dir.join(ANSWER_FILE).is_file() {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    AttemptFiles::read_checked(&dir, a.attempt, Some(a))
+    let files = AttemptFiles::read_checked(&dir, a.attempt, Some(a))?;
+    // What the attempt's page shows or links (its prompt above all) must
+    // be a file that can be read: one that cannot is damage, never a file
+    // that was not recorded (issue 24, item 23).
+    for name in crate::layout::ATTEMPT_FILES {
+        crate::fsutil::open_regular(&dir.join(name), crate::fsutil::Links::Refuse)
+            .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
+    }
+    Ok(files)
 }
 
 /// Said of a `result.json` a condition file lists that is gone.
@@ -644,8 +653,8 @@ pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Result<Option<
     let Some(bytes) = read_recorded(&path).map_err(damaged)? else {
         return Ok(None);
     };
-    let prompt = String::from_utf8(bytes)
-        .map_err(|_| damaged(Error::file(&path, "not valid UTF-8")))?;
+    let prompt =
+        String::from_utf8(bytes).map_err(|_| damaged(Error::file(&path, "not valid UTF-8")))?;
     Ok(prompt.split("\n\n").next().map(|s| s.trim().to_string()))
 }
 
@@ -668,55 +677,6 @@ fn question_texts(
 /// What to do about a recorded file that cannot be read.
 const RESTORE: &str = "restore it from version control, or record the episode again \
                        (`okn-benchmark run ... --force`)";
-
-/// Every symbolic link inside the runs root at `root`, and every entry
-/// that is neither a folder nor a regular file (a named pipe, a socket, a
-/// device), each named as damage: a link could publish a file from outside
-/// the root (a `prompt.txt` linked to one), and reading a named pipe would
-/// wait forever (issue 24, items 21 and 22). The root itself may be a link.
-/// Its top-level entries are walked in parallel, links never followed.
-fn strays(root: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let mut top: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    top.sort();
-    let found: Vec<Vec<String>> = top
-        .par_iter()
-        .map(|entry| {
-            let mut found = Vec::new();
-            let walk = walkdir::WalkDir::new(entry)
-                .follow_links(false)
-                .follow_root_links(false)
-                .sort_by_file_name();
-            for item in walk {
-                let item = match item {
-                    Ok(item) => item,
-                    Err(e) => {
-                        let path = e.path().unwrap_or(entry).display().to_string();
-                        found.push(format!("{path}: cannot read: {e}"));
-                        continue;
-                    }
-                };
-                let kind = item.file_type();
-                let why = if kind.is_symlink() {
-                    crate::fsutil::LINK_REFUSED
-                } else if kind.is_dir() || kind.is_file() {
-                    continue;
-                } else {
-                    crate::fsutil::NOT_REGULAR
-                };
-                found.push(format!(
-                    "{}: {why}; put the file itself there (restore it from version control), \
-                     or remove it",
-                    item.path().display()
-                ));
-            }
-            found
-        })
-        .collect();
-    found.into_iter().flatten().collect()
-}
 
 /// What one folder holds, from one listing of it: an attempt page asks
 /// after ten files, and a `stat` of each was a tenth of a site build.
@@ -910,10 +870,9 @@ mod tests {
             symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
             symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
             symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
-            let fifo = std::ffi::CString::new(
-                dir.join("prompt.txt").as_os_str().as_encoded_bytes(),
-            )
-            .unwrap();
+            let fifo =
+                std::ffi::CString::new(dir.join("prompt.txt").as_os_str().as_encoded_bytes())
+                    .unwrap();
             // SAFETY: mkfifo reads the NUL-terminated path.
             assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
             refused.extend(["calls.json", "agent.json", "episode.json", "prompt.txt"]);

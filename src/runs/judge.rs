@@ -252,7 +252,12 @@ pub fn record_differences(
     };
     const VERDICTS: [&str; 4] = ["exact", "strict_exact", "ordered", "f1"];
     const ADDED_IN_2: [&str; 3] = ["usage", "trajectory", "reply_chars"];
-    let rank = |m: &str| VERDICTS.iter().position(|v| *v == m).unwrap_or(VERDICTS.len());
+    let rank = |m: &str| {
+        VERDICTS
+            .iter()
+            .position(|v| *v == m)
+            .unwrap_or(VERDICTS.len())
+    };
     let mut order: Vec<&String> = a.keys().collect();
     order.extend(b.keys().filter(|k| !a.contains_key(*k)));
     order.sort_by_key(|m| rank(m));
@@ -274,12 +279,7 @@ pub fn record_differences(
 /// Pushes onto `out` where `x` and `y` (member `path`'s two values)
 /// differ: for two objects, each member that differs, dotted; else the
 /// values whole.
-fn first_difference(
-    path: &str,
-    x: Option<&Value>,
-    y: Option<&Value>,
-    out: &mut Vec<Disagreement>,
-) {
+fn first_difference(path: &str, x: Option<&Value>, y: Option<&Value>, out: &mut Vec<Disagreement>) {
     if x == y {
         return;
     }

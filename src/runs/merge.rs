@@ -201,11 +201,8 @@ fn read_input(path: &Path) -> Result<Input> {
         .collect();
     // A question excluded by hand (`meta.excluded`) may keep its folders:
     // they are no unfinished run's, and are not merged (issue 24, item 14).
-    let excluded = |id: &str, name: &str| {
-        conditions
-            .iter()
-            .any(|c| c.name == name && c.excludes(id))
-    };
+    let excluded =
+        |id: &str, name: &str| conditions.iter().any(|c| c.name == name && c.excludes(id));
     if let Some((id, name)) = root
         .condition_folders()
         .into_iter()

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::records::{AttemptResult, ConditionFile, Episode, RUNS_FORMAT, RUNS_FORMATS_READ};
@@ -100,7 +101,10 @@ fn check_ids(path: &Path, condition: &ConditionFile) -> Result<()> {
             "meta.excluded",
             condition.meta.excluded.iter().map(|e| &e.id).collect(),
         ),
-        ("identity.excluded", condition.identity.excluded.iter().collect()),
+        (
+            "identity.excluded",
+            condition.identity.excluded.iter().collect(),
+        ),
         (
             "shard.questions",
             condition.shard.iter().flat_map(|s| &s.questions).collect(),
@@ -692,4 +696,55 @@ pub fn check_attempt_folders(
         }
     }
     problems
+}
+
+/// Every symbolic link inside the runs root at `root`, and every entry
+/// that is neither a folder nor a regular file (a named pipe, a socket, a
+/// device), each named as damage: a link could publish a file from outside
+/// the root (a `prompt.txt` linked to one), and reading a named pipe would
+/// wait forever (issue 24, items 21 and 22). The root itself may be a link.
+/// Its top-level entries are walked in parallel, links never followed.
+/// Every reader of a root (`report`, `build`, `paper tables`, `merge`,
+/// `rescore`) refuses a root with any.
+pub fn strays(root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut top: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    top.sort();
+    let found: Vec<Vec<String>> = top
+        .par_iter()
+        .map(|entry| {
+            let mut found = Vec::new();
+            let walk = walkdir::WalkDir::new(entry)
+                .follow_links(false)
+                .follow_root_links(false)
+                .sort_by_file_name();
+            for item in walk {
+                let item = match item {
+                    Ok(item) => item,
+                    Err(e) => {
+                        let path = e.path().unwrap_or(entry).display().to_string();
+                        found.push(format!("{path}: cannot read: {e}"));
+                        continue;
+                    }
+                };
+                let kind = item.file_type();
+                let why = if kind.is_symlink() {
+                    crate::fsutil::LINK_REFUSED
+                } else if kind.is_dir() || kind.is_file() {
+                    continue;
+                } else {
+                    crate::fsutil::NOT_REGULAR
+                };
+                found.push(format!(
+                    "{}: {why}; put the file itself there (restore it from version control), \
+                     or remove it",
+                    item.path().display()
+                ));
+            }
+            found
+        })
+        .collect();
+    found.into_iter().flatten().collect()
 }

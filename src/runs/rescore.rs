@@ -132,7 +132,9 @@ pub fn rescore(root: &RunsRoot) -> Result<RescoreOutcome> {
             "not a runs root (it has no conditions/ folder)",
         ));
     }
-    let mut unusable = Vec::new();
+    // Links and files that are not regular files are damage (issue 24,
+    // items 21 and 22), as every reader of a root takes them.
+    let mut unusable = super::recorded::strays(&root.root);
     let mut conditions = Vec::new();
     for name in root.condition_names() {
         match read_condition_named(root, &name) {

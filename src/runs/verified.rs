@@ -47,9 +47,7 @@ impl CorpusCheck {
             Ok(dir) => dir,
             Err(why) => {
                 return match &self.ground_truth_given {
-                    Some(dir) => format!(
-                        "ground truth ({dir}): verification not known: {why}"
-                    ),
+                    Some(dir) => format!("ground truth ({dir}): verification not known: {why}"),
                     None => format!(
                         "ground truth of {}: verification not known: {why}",
                         self.corpus
@@ -175,7 +173,11 @@ fn log_of(
     Ok((dir.display().to_string(), log))
 }
 
-fn check(root: &RunsRoot, (corpus, given): (String, Option<String>), ids: &[String]) -> CorpusCheck {
+fn check(
+    root: &RunsRoot,
+    (corpus, given): (String, Option<String>),
+    ids: &[String],
+) -> CorpusCheck {
     let mut verified = BTreeMap::new();
     let ground_truth = log_of(&corpus, given.as_deref()).map(|(dir, log)| {
         for id in ids {

@@ -34,6 +34,7 @@ mod outputs;
 mod paper_doc;
 mod probe;
 mod real_documents;
+mod records;
 mod reference;
 mod runs;
 mod schemas;
