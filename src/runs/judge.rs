@@ -271,7 +271,7 @@ pub fn record_differences(
         if x.is_none() && member == "soft_error_kinds" {
             continue;
         }
-        first_difference(member, x, y, &mut out);
+        differences_at(member, x, y, &mut out);
     }
     out
 }
@@ -279,7 +279,7 @@ pub fn record_differences(
 /// Pushes onto `out` where `x` and `y` (member `path`'s two values)
 /// differ: for two objects, each member that differs, dotted; else the
 /// values whole.
-fn first_difference(path: &str, x: Option<&Value>, y: Option<&Value>, out: &mut Vec<Disagreement>) {
+fn differences_at(path: &str, x: Option<&Value>, y: Option<&Value>, out: &mut Vec<Disagreement>) {
     if x == y {
         return;
     }
@@ -287,7 +287,7 @@ fn first_difference(path: &str, x: Option<&Value>, y: Option<&Value>, out: &mut 
         let mut keys: Vec<&String> = a.keys().collect();
         keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
         for key in keys {
-            first_difference(&format!("{path}.{key}"), a.get(key), b.get(key), out);
+            differences_at(&format!("{path}.{key}"), a.get(key), b.get(key), out);
         }
         return;
     }
