@@ -486,6 +486,42 @@ mod tests {
         assert!(err.to_string().contains("file"), "{err}");
     }
 
+    /// Issue 24, items 21 to 23: a regular file is read, an absent one is
+    /// none, and a link (under `Refuse`), a folder, a named pipe or a
+    /// dangling link each answer at once, as errors or absence.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_opened_and_nothing_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), b"bytes").unwrap();
+        std::fs::create_dir(d.join("folder")).unwrap();
+        std::os::unix::fs::symlink(d.join("file"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink(d.join("gone"), d.join("dangling")).unwrap();
+        let fifo = std::ffi::CString::new(d.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let read = |name: &str, links| read_regular(&d.join(name), links);
+        assert_eq!(read("file", Links::Refuse).unwrap().unwrap(), b"bytes");
+        assert_eq!(read("absent", Links::Refuse).unwrap(), None);
+        assert_eq!(read("link", Links::Follow).unwrap().unwrap(), b"bytes");
+        assert_eq!(read("dangling", Links::Follow).unwrap(), None);
+        for (name, links, says) in [
+            ("link", Links::Refuse, LINK_REFUSED),
+            ("dangling", Links::Refuse, LINK_REFUSED),
+            ("folder", Links::Refuse, "a folder"),
+            ("fifo", Links::Refuse, NOT_REGULAR),
+            ("fifo", Links::Follow, NOT_REGULAR),
+        ] {
+            let e = read(name, links).unwrap_err().to_string();
+            assert!(e.contains(says), "{name}: {e}");
+        }
+        assert!(!same_contents(&d.join("fifo"), b""));
+        assert_eq!(head(&d.join("fifo")), None);
+        let e = read_json::<serde_json::Value>(&d.join("fifo")).unwrap_err();
+        assert!(e.to_string().contains(NOT_REGULAR), "{e}");
+    }
+
     #[test]
     fn a_file_is_mapped_an_empty_one_read_and_a_missing_one_named() {
         let dir = tempfile::tempdir().unwrap();

@@ -497,6 +497,41 @@ impl RunsRoot {
 mod tests {
     use super::*;
 
+    /// Issue 24, item 20: only ids that stay in their folder become paths.
+    #[test]
+    fn ids_are_names_joined_by_slashes_and_nothing_else() {
+        for id in ["q_x", "sub/q_x", "a.b-c", "x..y", ".hidden", "é/ü"] {
+            assert_eq!(check_id(id, IdKind::Record), Ok(()), "{id}");
+        }
+        for id in [
+            "",
+            "..",
+            ".",
+            "../x",
+            "a/../../x",
+            "a/./b",
+            "/abs",
+            "a//b",
+            "a/",
+            "a\\b",
+            "a\0b",
+            "a\nb",
+        ] {
+            assert!(check_id(id, IdKind::Record).is_err(), "{id:?}");
+        }
+        assert!(check_id("sub/q", IdKind::Name).is_err());
+        assert_eq!(
+            check_id("demo-kg-all-tools__kg-named", IdKind::Name),
+            Ok(())
+        );
+        let root = RunsRoot::new("r");
+        assert_eq!(root.question_dir("sub/q"), Path::new("r/sub/q_results"));
+        // An id no loader checked leads nowhere a file can be.
+        let bad = root.attempt_dir("../../etc", "..", 1);
+        assert!(bad.to_string_lossy().contains('\0'), "{}", bad.display());
+        assert!(std::fs::metadata(&bad).is_err());
+    }
+
     #[test]
     fn paths_follow_the_documented_layout() {
         let root = RunsRoot::new("runs-x");

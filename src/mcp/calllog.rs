@@ -496,6 +496,66 @@ mod tests {
     use super::*;
     use crate::layout::{CallsFile, read_calls, read_metrics};
 
+    /// Issue 24, item 6: the tallies a reader derives from `calls.json`
+    /// are the ones the proxy wrote, and an edited one is named.
+    #[test]
+    fn tallies_from_the_calls_are_the_ones_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = CallLog::new(
+            dir.path(),
+            Metrics {
+                reply_chars: Some(Default::default()),
+                ..Metrics::default()
+            },
+        );
+        let query = serde_json::json!({"query": "SELECT ?s WHERE { ?s ?p ?o }"});
+        for (tool, arguments, forwarded, soft) in [
+            ("query", query.clone(), true, None),
+            ("query", query.clone(), true, Some("HTTP 503".to_string())),
+            ("get_schema", Value::Null, true, None),
+            (
+                "submit_csv",
+                serde_json::json!({"csv": "a\n1\n"}),
+                false,
+                None,
+            ),
+        ] {
+            let call = CallRecord {
+                index: 0,
+                tool: tool.into(),
+                arguments,
+                start_s: 0.0,
+                duration_s: 0.0123,
+                ok: true,
+                soft_error: soft,
+                refused: false,
+                forwarded,
+                error: None,
+                result_chars: 10,
+                result_preview: String::new(),
+                unreadable: None,
+            };
+            let q = is_query(&call.tool, &call.arguments);
+            log.record(call, q);
+        }
+        let calls = log.calls().to_vec();
+        assert!(tally_differences(&log.metrics, &calls).is_empty());
+        let mut edited = log.metrics.clone();
+        edited.queries_ok += 1;
+        edited.tools_called.pop();
+        assert_eq!(
+            tally_differences(&edited, &calls),
+            [
+                (
+                    "tools_called",
+                    "[\"query\",\"query\",\"get_schema\"]".to_string(),
+                    "[\"query\",\"query\",\"get_schema\",\"submit_csv\"]".to_string()
+                ),
+                ("queries_ok", "2".to_string(), "1".to_string()),
+            ]
+        );
+    }
+
     #[test]
     fn soft_errors_in_successful_replies() {
         for (text, want) in [
