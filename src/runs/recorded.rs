@@ -488,7 +488,7 @@ impl AttemptFiles {
     /// (issue 24, item 6): `metrics.json`'s tallies are what `calls.json`'s
     /// calls give ([`crate::mcp::calllog::tally_differences`]); a startup
     /// error (the server never reached, which blocks an attempt) comes
-    /// with no call forwarded to the server; `episode.json` is this
+    /// with no server tool offered and no call forwarded to the server; `episode.json` is this
     /// attempt's, and the usage and model it copied from `agent.json` are
     /// the ones `agent.json` states (an episode recovered from `agent.json`
     /// is what `agent.json` gives, [`recovered_episode`]).
@@ -506,6 +506,22 @@ impl AttemptFiles {
                 ),
             ))
         };
+        // A proxy that never reached its server offers the agent nothing
+        // but the answer's submission.
+        if let Some(metrics) = self.metrics.as_ref().filter(|m| m.startup_error.is_some())
+            && metrics
+                .tools_offered
+                .iter()
+                .any(|t| t != crate::layout::SUBMIT_CSV)
+        {
+            return disagree(
+                METRICS_FILE,
+                "startup_error",
+                "set (the server was never reached)".into(),
+                json_text(&metrics.tools_offered),
+                "its tools_offered",
+            );
+        }
         if let (Some(metrics), Some(calls)) = (&self.metrics, &self.calls) {
             if let Some((member, recorded, derived)) =
                 crate::mcp::calllog::tally_differences(metrics, calls)

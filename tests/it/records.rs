@@ -368,6 +368,16 @@ fn an_attempt_file_that_disagrees_with_the_one_it_copies_is_refused() {
     });
     refused_everywhere(
         d,
+        "attempt-1/metrics.json: startup_error is set (the server was never reached), but its \
+         tools_offered gives [\"get_descendants\",",
+    );
+    // ... and with the tools offered cut down to the submission, by the
+    // call the server answered.
+    edit(&metrics, |m| {
+        m["tools_offered"] = serde_json::json!(["submit_csv"])
+    });
+    refused_everywhere(
+        d,
         "attempt-1/metrics.json: startup_error is set (the server was never reached), but \
          calls.json gives 1 call(s) forwarded to the server",
     );
