@@ -869,6 +869,7 @@ fn main() -> ExitCode {
                 agent_timeout_s: 900,
                 max_turns: None,
                 prompt_suffix: SUFFIX.into(),
+                ground_truth: None,
             },
             meta: Meta::default(),
             aggregate: aggregate(&summaries),

@@ -135,10 +135,10 @@ pub fn relative(from: &Path, to: &Path) -> Vec<String> {
 
 /// The first 4 KiB of the file at `path`, read as text (invalid UTF-8
 /// replaced), where generated files carry their marks; `None` when it
-/// cannot be read.
+/// cannot be read or is not a regular file ([`open_regular`]).
 pub fn head(path: &Path) -> Option<String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
+    let file = open_regular(path, Links::Follow).ok()??;
     let mut head = Vec::with_capacity(4096);
     file.take(4096).read_to_end(&mut head).ok()?;
     Some(String::from_utf8_lossy(&head).into_owned())
@@ -153,11 +153,11 @@ pub fn is_temporary(name: &std::ffi::OsStr) -> bool {
     name.to_string_lossy().starts_with(TEMPORARY_PREFIX)
 }
 
-/// True when `path` exists and already holds exactly `contents`. A file of
-/// another length is not read.
+/// True when `path` is a regular file and already holds exactly
+/// `contents` ([`open_regular`]). A file of another length is not read.
 pub fn same_contents(path: &Path, contents: &[u8]) -> bool {
     use std::io::Read;
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Ok(Some(mut file)) = open_regular(path, Links::Follow) else {
         return false;
     };
     if !file
@@ -171,11 +171,138 @@ pub fn same_contents(path: &Path, contents: &[u8]) -> bool {
     file.read_to_end(&mut existing).is_ok() && existing == contents
 }
 
-/// Reads a JSON file into `T`, naming the file and line on failure.
+/// What [`open_regular`] does with a symbolic link where it expects a
+/// file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// A link is refused: inside a runs root every recorded file is the
+    /// file itself, and a link there could publish a file from outside it
+    /// (issue 24, item 21; `docs/FORMAT.md`, "Re-scoring").
+    Refuse,
+    /// A link is followed to the file it names (an image a page embeds).
+    Follow,
+}
+
+/// What a symbolic link inside a runs root is said to be.
+pub const LINK_REFUSED: &str = "a symbolic link, not the file itself: a runs root holds its \
+                                recorded files, and a link could publish a file from outside it";
+
+/// What a file that is not a regular file is said to be.
+pub const NOT_REGULAR: &str = "not a regular file (a named pipe, socket or device), which is \
+                               never read: reading one could wait forever";
+
+/// Opens `path` for reading when it is a regular file; `Ok(None)` when
+/// nothing is there (a link that leads nowhere, with [`Links::Follow`],
+/// counts as nothing). The one way a recorded file, or an image a page
+/// embeds, is opened (issue 24, item 22): the file is opened without
+/// blocking (`O_NONBLOCK`, so a named pipe never waits for a writer) and,
+/// under [`Links::Refuse`], without following a link (`O_NOFOLLOW`), and
+/// its type is checked on the open file, so what is read is what was
+/// checked.
+///
+/// Errors ([`Error::File`] naming `path`): a symbolic link under
+/// [`Links::Refuse`] ([`LINK_REFUSED`]); a folder; a named pipe, socket or
+/// device ([`NOT_REGULAR`]); a file that exists and cannot be opened
+/// (permission denied: never read as absent, issue 24, item 23).
+pub fn open_regular(path: &Path, links: Links) -> Result<Option<std::fs::File>> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    if meta.file_type().is_symlink() && links == Links::Refuse {
+        return Err(Error::file(path, LINK_REFUSED));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if links == Links::Refuse {
+            libc::O_NOFOLLOW
+        } else {
+            0
+        };
+        options.custom_flags(libc::O_NONBLOCK | nofollow);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // O_NOFOLLOW met a link put there since it was looked at.
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::file(path, LINK_REFUSED));
+        }
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, "read", e))?;
+    if meta.is_dir() {
+        return Err(Error::file(path, "a folder, where a file was expected"));
+    }
+    if !meta.is_file() {
+        return Err(Error::file(path, NOT_REGULAR));
+    }
+    Ok(Some(file))
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]); `Ok(None)`
+/// when nothing is there.
+///
+/// Errors: those of [`open_regular`]; a read that fails.
+pub fn read_regular(path: &Path, links: Links) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(mut file) = open_regular(path, links)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "read", e))?;
+    Ok(Some(bytes))
+}
+
+/// The bytes of a file a runs root recorded ([`read_regular`] refusing
+/// links); `Ok(None)` when it is absent.
+///
+/// Errors: as [`open_regular`] under [`Links::Refuse`].
+pub fn read_recorded(path: &Path) -> Result<Option<Vec<u8>>> {
+    read_regular(path, Links::Refuse)
+}
+
+/// A JSON file a runs root recorded, read into `T` ([`read_recorded`]);
+/// `Ok(None)` when it is absent.
+///
+/// Errors: as [`read_recorded`]; bytes that are not UTF-8 or do not parse
+/// as `T` (naming the line).
+pub fn read_recorded_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    read_recorded(path)?
+        .map(|bytes| parse_json(path, bytes))
+        .transpose()
+}
+
+/// `bytes` read from `path` parsed as JSON into `T`.
+fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, bytes: Vec<u8>) -> Result<T> {
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count() as u64;
+        Error::at_line(path, line, "not valid UTF-8")
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))
+}
+
+/// Reads a JSON file into `T`, naming the file and line on failure. Only
+/// a regular file is read (a link is followed; [`open_regular`]).
+///
+/// Errors: a file that is absent or cannot be read; bytes that are not
+/// UTF-8 or do not parse as `T` (naming the line).
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> crate::error::Result<T> {
-    let text = crate::error::read_text(path)?;
-    serde_json::from_str(&text)
-        .map_err(|e| crate::error::Error::at_line(path, e.line() as u64, e.to_string()))
+    match read_regular(path, Links::Follow)? {
+        Some(bytes) => parse_json(path, bytes),
+        None => Err(Error::io(
+            path,
+            "read",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )),
+    }
 }
 
 /// Writes `value` as pretty JSON with a final newline, atomically.
@@ -357,6 +484,42 @@ mod tests {
         std::fs::write(&blocker, b"x").unwrap();
         let err = write_atomic(&blocker.join("out.txt"), b"x").unwrap_err();
         assert!(err.to_string().contains("file"), "{err}");
+    }
+
+    /// Issue 24, items 21 to 23: a regular file is read, an absent one is
+    /// none, and a link (under `Refuse`), a folder, a named pipe or a
+    /// dangling link each answer at once, as errors or absence.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_opened_and_nothing_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), b"bytes").unwrap();
+        std::fs::create_dir(d.join("folder")).unwrap();
+        std::os::unix::fs::symlink(d.join("file"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink(d.join("gone"), d.join("dangling")).unwrap();
+        let fifo = std::ffi::CString::new(d.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let read = |name: &str, links| read_regular(&d.join(name), links);
+        assert_eq!(read("file", Links::Refuse).unwrap().unwrap(), b"bytes");
+        assert_eq!(read("absent", Links::Refuse).unwrap(), None);
+        assert_eq!(read("link", Links::Follow).unwrap().unwrap(), b"bytes");
+        assert_eq!(read("dangling", Links::Follow).unwrap(), None);
+        for (name, links, says) in [
+            ("link", Links::Refuse, LINK_REFUSED),
+            ("dangling", Links::Refuse, LINK_REFUSED),
+            ("folder", Links::Refuse, "a folder"),
+            ("fifo", Links::Refuse, NOT_REGULAR),
+            ("fifo", Links::Follow, NOT_REGULAR),
+        ] {
+            let e = read(name, links).unwrap_err().to_string();
+            assert!(e.contains(says), "{name}: {e}");
+        }
+        assert!(!same_contents(&d.join("fifo"), b""));
+        assert_eq!(head(&d.join("fifo")), None);
+        let e = read_json::<serde_json::Value>(&d.join("fifo")).unwrap_err();
+        assert!(e.to_string().contains(NOT_REGULAR), "{e}");
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub const UPSTREAM_STDERR_FILE: &str = "upstream.stderr.log";
 /// The agent host's stderr, when there was any.
 pub const AGENT_STDERR_FILE: &str = "agent.stderr.log";
 
+/// The tool the proxy adds to every server's, through which the agent
+/// submits its answer (`answer.csv`).
+pub const SUBMIT_CSV: &str = "submit_csv";
+
 /// Version of `calls.json` and `metrics.json` that the proxy writes
 /// (`docs/FORMAT.md`, "Format versions"). In format 1 a call's
 /// `result_chars` counted a reply's structured content on top of its text
@@ -261,6 +265,68 @@ pub const ATTEMPT_FILES: [&str; 9] = [
     AGENT_STDERR_FILE,
 ];
 
+/// What an id read from a record names, for [`check_id`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    /// A record id: names joined by `/` (a corpus with sub-folders,
+    /// `sub/q_x`), each one folder or file name.
+    Record,
+    /// A condition name (or any other one-segment name): one folder or
+    /// file name, no `/`.
+    Name,
+}
+
+/// Checks that `id`, read from a record (a question id in
+/// `conditions/NAME.json`, a condition name, an id a study or a shard
+/// names), is an id and nothing else before a path is built from it
+/// (issue 24, item 20): not empty; no NUL, no backslash, no control
+/// character; not absolute; under [`IdKind::Record`] names joined by `/`,
+/// none empty, `.` or `..`; under [`IdKind::Name`] one such name. Every
+/// path of a runs root built from an id ([`RunsRoot`], the site's pages)
+/// goes through it, so no record can make `report` or `build` read or
+/// write outside the root or the project.
+///
+/// Errors: why it is not an id, worded for a message that names the file
+/// it came from.
+pub fn check_id(id: &str, kind: IdKind) -> std::result::Result<(), String> {
+    let what = match kind {
+        IdKind::Record => "an id (names joined by '/')",
+        IdKind::Name => "a name (one folder name)",
+    };
+    let why = if id.is_empty() {
+        Some("it is empty")
+    } else if id.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if id.contains('\\') {
+        Some("it holds a backslash")
+    } else if id.starts_with('/') {
+        Some("it is an absolute path")
+    } else if kind == IdKind::Name && id.contains('/') {
+        Some("it holds '/'")
+    } else if id.split('/').any(|part| part.is_empty()) {
+        Some("it has an empty part ('//' or a '/' at an end)")
+    } else if id.split('/').any(|part| part == "." || part == "..") {
+        Some("it has a '.' or '..' part, which would lead out of its folder")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(format!("'{}' is not {what}: {why}", id.escape_debug())),
+    }
+}
+
+/// `id` as a path segment, once [`check_id`] accepts it; else a name no
+/// file system call accepts (it holds NUL), so that a path built from an
+/// id no loader checked can neither be read nor written: every caller
+/// checks first, and this is the last guard (issue 24, item 20).
+pub fn id_segment(id: &str, kind: IdKind) -> std::borrow::Cow<'_, str> {
+    match check_id(id, kind) {
+        Ok(()) => std::borrow::Cow::Borrowed(id),
+        Err(_) => std::borrow::Cow::Owned("\0not an id".to_string()),
+    }
+}
+
 /// Paths inside one runs root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunsRoot {
@@ -274,25 +340,29 @@ impl RunsRoot {
         RunsRoot { root: root.into() }
     }
 
-    /// `conditions/NAME.json`.
+    /// `conditions/NAME.json` (NAME checked, [`id_segment`]).
     pub fn condition_file(&self, name: &str) -> PathBuf {
+        let name = id_segment(name, IdKind::Name);
         self.root.join(CONDITIONS_DIR).join(format!("{name}.json"))
     }
 
     /// `conditions/NAME.lock`: held while a run records the condition
     /// ([`crate::runs::lock`]).
     pub fn lock_file(&self, name: &str) -> PathBuf {
+        let name = id_segment(name, IdKind::Name);
         self.root.join(CONDITIONS_DIR).join(format!("{name}.lock"))
     }
 
-    /// `ID_results/`.
+    /// `ID_results/` (ID checked, [`id_segment`]).
     pub fn question_dir(&self, id: &str) -> PathBuf {
+        let id = id_segment(id, IdKind::Record);
         self.root.join(format!("{id}{QUESTION_SUFFIX}"))
     }
 
     /// `ID_results/NAME/`.
     pub fn condition_dir(&self, id: &str, condition: &str) -> PathBuf {
-        self.question_dir(id).join(condition)
+        self.question_dir(id)
+            .join(id_segment(condition, IdKind::Name).as_ref())
     }
 
     /// `ID_results/NAME/attempt-N/`.
@@ -429,6 +499,41 @@ impl RunsRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24, item 20: only ids that stay in their folder become paths.
+    #[test]
+    fn ids_are_names_joined_by_slashes_and_nothing_else() {
+        for id in ["q_x", "sub/q_x", "a.b-c", "x..y", ".hidden", "é/ü"] {
+            assert_eq!(check_id(id, IdKind::Record), Ok(()), "{id}");
+        }
+        for id in [
+            "",
+            "..",
+            ".",
+            "../x",
+            "a/../../x",
+            "a/./b",
+            "/abs",
+            "a//b",
+            "a/",
+            "a\\b",
+            "a\0b",
+            "a\nb",
+        ] {
+            assert!(check_id(id, IdKind::Record).is_err(), "{id:?}");
+        }
+        assert!(check_id("sub/q", IdKind::Name).is_err());
+        assert_eq!(
+            check_id("demo-kg-all-tools__kg-named", IdKind::Name),
+            Ok(())
+        );
+        let root = RunsRoot::new("r");
+        assert_eq!(root.question_dir("sub/q"), Path::new("r/sub/q_results"));
+        // An id no loader checked leads nowhere a file can be.
+        let bad = root.attempt_dir("../../etc", "..", 1);
+        assert!(bad.to_string_lossy().contains('\0'), "{}", bad.display());
+        assert!(std::fs::metadata(&bad).is_err());
+    }
 
     #[test]
     fn paths_follow_the_documented_layout() {

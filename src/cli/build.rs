@@ -12,6 +12,10 @@ use crate::render::build::{check, plan, write};
 /// With --check nothing is written: every output is computed and compared
 /// with the disk (line ends normalized), every stale, missing or orphaned
 /// file is listed, and the exit code is 1 if there is any. CI runs it.
+///
+/// A frozen runs root is read and never written: its README.md, summary
+/// CSVs and README.html are compared with what its records give, and a
+/// difference is listed (exit 1) by build and build --check alike.
 #[derive(Debug, clap::Args)]
 pub(crate) struct BuildArgs {
     /// Compare instead of writing; exit 1 when anything is out of date.
@@ -117,6 +121,9 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         for p in &drift.orphaned {
             outln!("orphaned  {}", shown(p));
         }
+        for p in &drift.frozen {
+            outln!("stale     {} (in a frozen root)", shown(p));
+        }
         if drift.is_clean() {
             outln!(
                 "build --check: all {} generated files are current",
@@ -131,10 +138,13 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
             .collect();
         outln!(
             "build --check: {} stale, {} missing, {} orphaned; run 'okn-benchmark build{roots}' to regenerate them",
-            drift.stale.len(),
+            drift.stale.len() + drift.frozen.len(),
             drift.missing.len(),
             drift.orphaned.len()
         );
+        if !drift.frozen.is_empty() {
+            outln!("{}", frozen_advice(&plan));
+        }
         return Ok(ExitCode::from(1));
     }
     let (written, unchanged, removed) = write(&plan)?;
@@ -145,5 +155,32 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         "build: {written} written, {unchanged} unchanged, {} orphaned removed",
         removed.len()
     );
+    // A frozen root is never rewritten: what differs there is named, and
+    // the build fails as --check does (issue 24, item 9).
+    let frozen = crate::render::build::frozen_drift(&plan);
+    if !frozen.is_empty() {
+        for p in &frozen {
+            outln!("stale     {} (in a frozen root)", shown(p));
+        }
+        outln!("{}", frozen_advice(&plan));
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What to do about generated files of a frozen root that are not what its
+/// records give: no build rewrites them.
+fn frozen_advice(plan: &crate::render::build::Plan) -> String {
+    let roots: Vec<String> = plan
+        .frozen
+        .iter()
+        .map(|r| r.strip_prefix("./").unwrap_or(r).display().to_string())
+        .collect();
+    format!(
+        "build: generated files of a frozen runs root ({}) differ from what its records give, \
+         and build never rewrites a frozen root: restore them from version control, or delete \
+         ROOT/.frozen and run 'okn-benchmark freeze ROOT --reason ...' again, which rewrites \
+         them from the records",
+        roots.join(", ")
+    )
 }

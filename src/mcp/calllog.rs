@@ -76,44 +76,13 @@ impl CallLog {
     }
 
     /// Appends a call, its texts redacted ([`CallLog::redacting`]), and
-    /// updates the tallies derived from it.
+    /// updates the tallies derived from it ([`tally`]).
     pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
         self.redactor.call(&mut call);
         call.index = self.calls.len() + 1;
         call.start_s = round_seconds(call.start_s);
         call.duration_s = round_seconds(call.duration_s);
-        let m = &mut self.metrics;
-        m.calls += 1;
-        if call.unreadable.is_some() {
-            // The proxy could not read the request: no tool was called.
-            m.unreadable_requests += 1;
-            self.calls.push(call);
-            return;
-        }
-        m.tools_called.push(call.tool.clone());
-        if call.refused {
-            m.refused += 1;
-        }
-        if call.forwarded || is_query {
-            m.server_s = round_seconds(m.server_s + call.duration_s);
-        }
-        // The server's replies, or the control's answers to its queries.
-        if call.forwarded || is_query {
-            *m.reply_chars
-                .get_or_insert_with(Default::default)
-                .entry(call.tool.clone())
-                .or_default() += call.result_chars;
-        }
-        if let Some(_reason) = &call.soft_error {
-            *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
-        }
-        if is_query {
-            if call.ok && call.soft_error.is_none() && call.error.is_none() {
-                m.queries_ok += 1;
-            } else {
-                m.queries_errored += 1;
-            }
-        }
+        tally(&mut self.metrics, &call, is_query);
         self.calls.push(call);
     }
 
@@ -597,6 +566,107 @@ fn status_code(lower: &str) -> Option<u16> {
     found
 }
 
+/// Whether a call of `tool` with `arguments` counts as a SPARQL query
+/// (`queries_ok`, `queries_errored`, and waiting on the server): it
+/// carries one ([`carries_query`]) and is not the answer's submission.
+/// The proxy decides by it as it records a call, and a reader of the log
+/// by it again.
+pub fn is_query(tool: &str, arguments: &Value) -> bool {
+    tool != crate::layout::SUBMIT_CSV && carries_query(arguments)
+}
+
+/// Adds one call, as the proxy records it in `calls.json`, to the tallies
+/// of `metrics.json` that are derived from the calls alone: `calls`,
+/// `unreadable_requests`, `tools_called`, `refused`, `server_s`,
+/// `reply_chars`, `upstream_soft_errors`, `queries_ok` and
+/// `queries_errored` (`docs/FORMAT.md`, "`metrics.json`"). The one rule,
+/// for the proxy writing them and for a reader checking them
+/// ([`tallies`]).
+pub fn tally(m: &mut Metrics, call: &CallRecord, is_query: bool) {
+    m.calls += 1;
+    if call.unreadable.is_some() {
+        // The proxy could not read the request: no tool was called.
+        m.unreadable_requests += 1;
+        return;
+    }
+    m.tools_called.push(call.tool.clone());
+    if call.refused {
+        m.refused += 1;
+    }
+    if call.forwarded || is_query {
+        m.server_s = round_seconds(m.server_s + call.duration_s);
+    }
+    // The server's replies, or the control's answers to its queries.
+    if call.forwarded || is_query {
+        *m.reply_chars
+            .get_or_insert_with(Default::default)
+            .entry(call.tool.clone())
+            .or_default() += call.result_chars;
+    }
+    if call.soft_error.is_some() {
+        *m.upstream_soft_errors.entry(call.tool.clone()).or_default() += 1;
+    }
+    if is_query {
+        if call.ok && call.soft_error.is_none() && call.error.is_none() {
+            m.queries_ok += 1;
+        } else {
+            m.queries_errored += 1;
+        }
+    }
+}
+
+/// The tallies of `metrics.json` as `calls` give them ([`tally`]), the
+/// other members left at their defaults; `reply_chars` starts empty, as
+/// the proxy starts it.
+pub fn tallies(calls: &[CallRecord]) -> Metrics {
+    let mut m = Metrics {
+        reply_chars: Some(std::collections::BTreeMap::new()),
+        ..Metrics::default()
+    };
+    for call in calls {
+        tally(&mut m, call, is_query(&call.tool, &call.arguments));
+    }
+    m
+}
+
+/// The members of `recorded` (a `metrics.json`) that the `calls` of the
+/// `calls.json` beside it do not give ([`tallies`]), each as `(member,
+/// recorded, from the calls)`, as JSON. A `reply_chars` absent from a log
+/// written before it was recorded (format 1) is not one.
+pub fn tally_differences(
+    recorded: &Metrics,
+    calls: &[CallRecord],
+) -> Vec<(&'static str, String, String)> {
+    let (Ok(a), Ok(b)) = (
+        serde_json::to_value(recorded),
+        serde_json::to_value(tallies(calls)),
+    ) else {
+        return Vec::new();
+    };
+    TALLIES
+        .into_iter()
+        .filter(|m| *m != "reply_chars" || recorded.reply_chars.is_some())
+        .filter_map(|m| {
+            let show = |v: &Value| v.get(m).unwrap_or(&Value::Null).to_string();
+            let (x, y) = (show(&a), show(&b));
+            (x != y).then_some((m, x, y))
+        })
+        .collect()
+}
+
+/// The members of `metrics.json` [`tally`] derives from the calls.
+const TALLIES: [&str; 9] = [
+    "calls",
+    "unreadable_requests",
+    "tools_called",
+    "refused",
+    "server_s",
+    "reply_chars",
+    "upstream_soft_errors",
+    "queries_ok",
+    "queries_errored",
+];
+
 /// True when any string in `arguments` looks like a SPARQL query.
 pub fn carries_query(arguments: &Value) -> bool {
     match arguments {
@@ -612,6 +682,66 @@ mod tests {
     use super::*;
     use crate::layout::{CallsFile, read_calls, read_metrics};
     use serde_json::json;
+
+    /// Issue 24, item 6: the tallies a reader derives from `calls.json`
+    /// are the ones the proxy wrote, and an edited one is named.
+    #[test]
+    fn tallies_from_the_calls_are_the_ones_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = CallLog::new(
+            dir.path(),
+            Metrics {
+                reply_chars: Some(Default::default()),
+                ..Metrics::default()
+            },
+        );
+        let query = serde_json::json!({"query": "SELECT ?s WHERE { ?s ?p ?o }"});
+        for (tool, arguments, forwarded, soft) in [
+            ("query", query.clone(), true, None),
+            ("query", query.clone(), true, Some("HTTP 503".to_string())),
+            ("get_schema", Value::Null, true, None),
+            (
+                "submit_csv",
+                serde_json::json!({"csv": "a\n1\n"}),
+                false,
+                None,
+            ),
+        ] {
+            let call = CallRecord {
+                index: 0,
+                tool: tool.into(),
+                arguments,
+                start_s: 0.0,
+                duration_s: 0.0123,
+                ok: true,
+                soft_error: soft,
+                refused: false,
+                forwarded,
+                error: None,
+                result_chars: 10,
+                result_preview: String::new(),
+                unreadable: None,
+            };
+            let q = is_query(&call.tool, &call.arguments);
+            log.record(call, q);
+        }
+        let calls = log.calls().to_vec();
+        assert!(tally_differences(&log.metrics, &calls).is_empty());
+        let mut edited = log.metrics.clone();
+        edited.queries_ok += 1;
+        edited.tools_called.pop();
+        assert_eq!(
+            tally_differences(&edited, &calls),
+            [
+                (
+                    "tools_called",
+                    "[\"query\",\"query\",\"get_schema\"]".to_string(),
+                    "[\"query\",\"query\",\"get_schema\",\"submit_csv\"]".to_string()
+                ),
+                ("queries_ok", "2".to_string(), "1".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn soft_errors_in_successful_replies() {

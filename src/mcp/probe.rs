@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Result};
 
 /// The injected answer tool.
-pub const SUBMIT_CSV: &str = "submit_csv";
+pub const SUBMIT_CSV: &str = crate::layout::SUBMIT_CSV;
 
 /// A JSON object as an MCP input schema (anything else is the empty schema).
 pub(crate) fn schema(value: Value) -> Arc<JsonObject> {

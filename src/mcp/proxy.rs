@@ -952,7 +952,7 @@ impl ServerHandler for Proxy {
             .clone()
             .map(Value::Object)
             .unwrap_or(Value::Null);
-        let is_query = carries_query(&arguments) && name != SUBMIT_CSV;
+        let is_query = super::calllog::is_query(&name, &arguments);
         let dispatched = tokio::select! {
             done = self.dispatch(&name, &arguments, request.arguments) => done,
             _ = context.ct.cancelled() => {

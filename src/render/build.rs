@@ -68,6 +68,10 @@ pub struct Plan {
     pub started: std::time::SystemTime,
     /// Frozen runs roots: read, never written, nothing in them removed.
     pub frozen: Vec<PathBuf>,
+    /// The generated files of frozen runs roots (README.md, the summary
+    /// CSVs, README.html) as their records give them: compared with the
+    /// disk, never written (issue 24, item 9).
+    pub frozen_outputs: Vec<Output>,
     /// Generated files of a runs root that nothing produces any more (a
     /// question's `summary.csv` after its episodes went): orphans by name.
     pub stale: Vec<PathBuf>,
@@ -84,6 +88,7 @@ impl Default for Plan {
             warnings: Vec::new(),
             started: std::time::SystemTime::now(),
             frozen: Vec::new(),
+            frozen_outputs: Vec::new(),
             stale: Vec::new(),
         }
     }
@@ -245,9 +250,14 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
 /// The loader of assets: reads each of `paths` that is a readable file,
 /// by normalized path.
 pub fn load_assets(paths: impl IntoIterator<Item = PathBuf>) -> assets::AssetMap {
+    // Only regular files are read: a named pipe would hang the build
+    // (issue 24, item 22); it reads as not found.
     paths
         .into_iter()
-        .filter_map(|p| Some((assets::normalize(&p), std::fs::read(&p).ok()?)))
+        .filter_map(|p| {
+            let bytes = crate::fsutil::read_regular(&p, crate::fsutil::Links::Follow).ok()??;
+            Some((assets::normalize(&p), bytes))
+        })
         .collect()
 }
 
@@ -393,6 +403,14 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         // runs root"): its own files are not planned.
         if view.frozen {
             plan.frozen.push(root.clone());
+            // A root an earlier version froze without its page keeps none
+            // (warned about below); every other generated file is checked.
+            let page = html_path(&root.join(crate::layout::README_FILE));
+            plan.frozen_outputs.extend(
+                root_files(&theme, &view)?
+                    .into_iter()
+                    .filter(|o| view.readme_page || o.path != page),
+            );
             if !view.readme_page {
                 plan.warnings.push(format!(
                     "{}: frozen without README.html, so the site links its README.md, which \
@@ -597,6 +615,10 @@ pub struct Drift {
     pub missing: Vec<PathBuf>,
     /// Generated files that no output accounts for.
     pub orphaned: Vec<PathBuf>,
+    /// Generated files of frozen roots that differ from what their
+    /// records give, or are missing ([`Plan::frozen_outputs`]): no build
+    /// rewrites them.
+    pub frozen: Vec<PathBuf>,
     /// Outputs compared.
     pub outputs: usize,
 }
@@ -604,8 +626,35 @@ pub struct Drift {
 impl Drift {
     /// True when nothing differs.
     pub fn is_clean(&self) -> bool {
-        self.stale.is_empty() && self.missing.is_empty() && self.orphaned.is_empty()
+        self.stale.is_empty()
+            && self.missing.is_empty()
+            && self.orphaned.is_empty()
+            && self.frozen.is_empty()
     }
+}
+
+/// How the file at `path` compares with `bytes`: only a regular file is
+/// read (a named pipe would wait forever), and one that is not is stale.
+fn state_of(path: &Path, bytes: &[u8]) -> State {
+    match crate::fsutil::read_regular(path, crate::fsutil::Links::Follow) {
+        Ok(Some(existing)) if same_text(&existing, bytes) => State::Current,
+        Ok(None) => State::Missing,
+        _ => State::Stale,
+    }
+}
+
+/// The generated files of frozen roots in `plan` that are not what their
+/// records give (stale or missing), sorted: never rewritten, named
+/// (issue 24, item 9).
+pub fn frozen_drift(plan: &Plan) -> Vec<PathBuf> {
+    let mut drift: Vec<PathBuf> = plan
+        .frozen_outputs
+        .par_iter()
+        .filter(|o| state_of(&o.path, &o.bytes) != State::Current)
+        .map(|o| o.path.clone())
+        .collect();
+    drift.sort();
+    drift
 }
 
 /// The bytes with each CRLF read as LF.
@@ -640,15 +689,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     // Nothing is written, so the folders are walked for orphans while the
     // outputs are computed and compared.
     let (states, (owned, pages)) = rayon::join(
-        || {
-            for_each_output(plan, |o| {
-                Ok(match std::fs::read(&o.path) {
-                    Ok(existing) if same_text(&existing, &o.bytes) => State::Current,
-                    Ok(_) => State::Stale,
-                    Err(_) => State::Missing,
-                })
-            })
-        },
+        || for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes))),
         || rayon::join(|| owned_files(plan), || html_files(plan)),
     );
     let states = states?;
@@ -663,7 +704,8 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     drift.orphaned.extend(plan.stale.iter().cloned());
     drift.orphaned.sort();
-    drift.outputs = produced.len();
+    drift.frozen = frozen_drift(plan);
+    drift.outputs = produced.len() + plan.frozen_outputs.len();
     Ok(drift)
 }
 
@@ -835,7 +877,7 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
             for_each_output(plan, |o| {
                 // A file that differs only by CRLF line ends (a Windows
                 // checkout) is current, as `check` says.
-                if std::fs::read(&o.path).is_ok_and(|old| same_text(&old, &o.bytes)) {
+                if state_of(&o.path, &o.bytes) == State::Current {
                     Ok(false)
                 } else {
                     crate::fsutil::write_atomic(&o.path, &o.bytes)?;
@@ -908,24 +950,48 @@ pub fn check_readme(root: &Path) -> Result<()> {
 /// Errors: those of [`write_root_files`]; a theme that does not load; a
 /// README.html a person wrote; a file that cannot be written.
 pub fn write_frozen_files(base: &Path, view: &RootView) -> Result<Vec<PathBuf>> {
-    let mut written = write_root_files(view)?;
+    check_readme(&view.path)?;
     let theme = Theme::load(base)?;
-    let readme = view.path.join(crate::layout::README_FILE);
-    let text = crate::error::read_text(&readme)?;
-    let page = html_path(&readme);
+    let outputs = root_files(&theme, view)?;
+    let page = html_path(&view.path.join(crate::layout::README_FILE));
     refuse_hand_written(&page, GENERATOR_MARK)?;
+    let mut written = Vec::new();
+    for output in outputs {
+        if !crate::fsutil::same_contents(&output.path, &output.bytes) {
+            crate::fsutil::write_atomic(&output.path, &output.bytes)?;
+            written.push(output.path);
+        }
+    }
+    Ok(written)
+}
+
+/// Every generated file of the root `view` shows, as `freeze` leaves a
+/// root and `build --check` expects a frozen one: README.md and the
+/// summary CSVs ([`super::readme::outputs`]), then README.html, made from
+/// that README with `theme`, as `build` makes a page beside a Markdown
+/// file.
+///
+/// Errors: a README page that cannot be rendered.
+pub fn root_files(theme: &Theme, view: &RootView) -> Result<Vec<Output>> {
+    let mut outputs = super::readme::outputs(view);
+    let readme = view.path.join(crate::layout::README_FILE);
+    let text = outputs
+        .iter()
+        .find(|o| o.path == readme)
+        .map(|o| String::from_utf8_lossy(&o.bytes).into_owned())
+        .unwrap_or_default();
     let bytes = super::page::page_with(
-        &theme,
+        theme,
         &readme,
         &text,
         &mut Vec::new(),
         &assets::AssetMap::new(),
     )?;
-    if !crate::fsutil::same_contents(&page, &bytes) {
-        crate::fsutil::write_atomic(&page, &bytes)?;
-        written.push(page);
-    }
-    Ok(written)
+    outputs.push(Output {
+        path: html_path(&readme),
+        bytes,
+    });
+    Ok(outputs)
 }
 
 /// Writes the generated files of the root `view` shows (a file whose

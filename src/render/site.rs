@@ -132,8 +132,11 @@ pub fn root_page(name: &str) -> PathBuf {
         .join("index.html")
 }
 
-/// `site/roots/NAME/q/QUESTION.html`.
+/// `site/roots/NAME/q/QUESTION.html`. The question id is checked as an
+/// id ([`crate::layout::id_segment`]): no record can place a page
+/// outside `site/` (issue 24, item 20).
 pub fn question_page(name: &str, question: &str) -> PathBuf {
+    let question = crate::layout::id_segment(question, crate::layout::IdKind::Record);
     Path::new(SITE_DIR)
         .join("roots")
         .join(name)
@@ -141,14 +144,16 @@ pub fn question_page(name: &str, question: &str) -> PathBuf {
         .join(format!("{question}.html"))
 }
 
-/// `site/roots/NAME/a/QUESTION/CONDITION/attempt-N.html`.
+/// `site/roots/NAME/a/QUESTION/CONDITION/attempt-N.html`, the question
+/// id and the condition name checked as [`question_page`] checks.
 pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -> PathBuf {
+    use crate::layout::{IdKind, id_segment};
     Path::new(SITE_DIR)
         .join("roots")
         .join(name)
         .join("a")
-        .join(question)
-        .join(condition)
+        .join(id_segment(question, IdKind::Record).as_ref())
+        .join(id_segment(condition, IdKind::Name).as_ref())
         .join(format!("attempt-{attempt}.html"))
 }
 

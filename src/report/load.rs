@@ -17,12 +17,13 @@ use super::view::{
     RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
-use crate::fsutil::read_json;
+use crate::fsutil::{read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
-use crate::runs::recorded::{AttemptFiles, read_ground_truth};
+use crate::runs::judge::{Disagreement, record_differences};
+use crate::runs::recorded::{AttemptFiles, check_attempt_folders, read_ground_truth};
 use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
 use crate::table::Table;
 
@@ -37,9 +38,11 @@ pub fn root(path: &Path) -> RootView {
     let runs_root = RunsRoot::new(path);
     let mut problems = Vec::new();
     let mut conditions = BTreeMap::new();
+    // Links and files that are not regular files, anywhere in the root,
+    // are named before anything is read through them.
+    problems.extend(crate::runs::recorded::strays(path));
     for name in runs_root.condition_names() {
-        let file = runs_root.condition_file(&name);
-        match crate::runs::recorded::read_condition(&file) {
+        match crate::runs::recorded::read_condition_named(&runs_root, &name) {
             Ok(condition) => {
                 conditions.insert(
                     name,
@@ -118,20 +121,19 @@ pub fn root(path: &Path) -> RootView {
         }
     }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
-    // Each condition's attempts are judged again at the precision it
-    // records (`run`/`rescore --precision`).
-    let figures: BTreeMap<String, u32> = conditions
-        .iter()
-        .map(|(name, c)| (name.clone(), c.file.settings.significant_figures))
-        .collect();
-    check_records(&runs_root, &figures, &results, &mut problems);
+    check_records(&runs_root, &conditions, &results, &mut problems);
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results
         .par_iter()
-        .map(|(_, by_condition)| {
-            by_condition
-                .values()
-                .find_map(|r| question_text(&runs_root, r))
+        .map(|(_, by_condition)| question_texts(&runs_root, by_condition))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|found| match found {
+            Ok(text) => text,
+            Err(e) => {
+                problems.push(e.to_string());
+                None
+            }
         })
         .collect();
     let mut played = played(&runs_root, &conditions, &results);
@@ -179,7 +181,9 @@ fn unfinished(
     let mut found: BTreeMap<String, Unfinished> = BTreeMap::new();
     for (id, name) in root.condition_folders() {
         let condition = conditions.get(&name);
-        if condition.is_some_and(|c| c.file.questions.contains_key(&id)) {
+        // A question listed, or excluded by hand from recorded results
+        // (`meta.excluded`, `docs/FORMAT.md`): no run left it unfinished.
+        if condition.is_some_and(|c| c.file.questions.contains_key(&id) || c.file.excludes(&id)) {
             continue;
         }
         let attempts = root.finished_attempts(&id, &name).len();
@@ -226,7 +230,8 @@ fn results(
         .par_iter()
         .map(|(name, id)| {
             let path = root.condition_dir(id, name).join(RESULT_FILE);
-            let result = read_json::<QuestionResult>(&path)?;
+            let result = read_recorded_json::<QuestionResult>(&path)?
+                .ok_or_else(|| Error::file(&path, LOST_RESULT))?;
             check_result(&result, id, name).map_err(|m| Error::file(&path, m))?;
             Ok(result)
         })
@@ -250,15 +255,18 @@ fn results(
 /// the rules `rescore` keeps (`docs/FORMAT.md`, "Re-scoring";
 /// [`crate::runs::recorded`]), and names each that breaks one in
 /// `problems`: the question's ground truth, against the digests recorded
-/// beside it ([`read_ground_truth`]); for each attempt a `result.json`
-/// lists, its folder, its `answer.csv` when it submitted one, and its
+/// beside it ([`read_ground_truth`]); the attempt folders on disk against
+/// the attempts `result.json` lists and the condition's `repeat`
+/// ([`check_attempt_folders`]: issue 24, items 5 and 7); for each attempt
+/// listed, its folder, its `answer.csv` when it submitted one, and its
 /// `metrics.json`, `calls.json`, `episode.json` and `agent.json`
-/// ([`AttemptFiles::check_recorded`]); and its verdict: judged again from
-/// those files and the ground truth, as `rescore` judges, it must be the
-/// verdict `result.json` records (for results judged by this scoring
-/// version; older ones are `rescore`'s to move). An edited `result.json`
-/// or `answer.csv` would otherwise publish a score its episode does not
-/// give.
+/// ([`AttemptFiles::check_recorded`]); and the record itself: each
+/// attempt judged again from those files and the ground truth, as
+/// `rescore` judges, whatever scoring version `result.json` claims, must
+/// give every member `result.json` records ([`record_differences`]:
+/// issue 24, items 4 and 6), and the question's `ordered_key` and `tier`
+/// must be what its ground truth and id give. An edited `result.json` or
+/// `answer.csv` would otherwise publish a score its episode does not give.
 ///
 /// Checked when the root is loaded, before anything is written from it: a
 /// page built over a lost or damaged file would contradict the score beside
@@ -268,14 +276,14 @@ fn results(
 /// would meet them (question, condition, attempt).
 fn check_records(
     root: &RunsRoot,
-    figures: &BTreeMap<String, u32>,
+    conditions: &BTreeMap<String, ConditionView>,
     results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
     problems: &mut Vec<String>,
 ) {
     let questions: Vec<(&String, &BTreeMap<String, QuestionResult>)> = results.iter().collect();
     let found: Vec<Vec<String>> = questions
         .par_iter()
-        .map(|(id, by_condition)| check_question(root, figures, id, by_condition))
+        .map(|(id, by_condition)| check_question(root, conditions, id, by_condition))
         .collect();
     problems.extend(found.into_iter().flatten());
 }
@@ -283,7 +291,7 @@ fn check_records(
 /// [`check_records`] for question `id`: its problems, in order.
 fn check_question(
     root: &RunsRoot,
-    figures: &BTreeMap<String, u32>,
+    conditions: &BTreeMap<String, ConditionView>,
     id: &str,
     by_condition: &BTreeMap<String, QuestionResult>,
 ) -> Vec<String> {
@@ -296,7 +304,42 @@ fn check_question(
         }
     };
     for (name, result) in by_condition {
-        let judged_here = result.scoring_version == crate::score::SCORING_VERSION;
+        let path = root.condition_dir(id, name).join(RESULT_FILE);
+        let derived = [
+            (
+                "ordered_key",
+                result.ordered_key.to_string(),
+                truth.as_ref().map(|t| t.meta.ordered.to_string()),
+                "ground_truth.json gives",
+            ),
+            (
+                "tier",
+                json_text(&result.tier),
+                Some(json_text(&crate::corpus::tier_of(id))),
+                "the question's id gives",
+            ),
+        ];
+        for (member, recorded, derived, from) in derived {
+            if let Some(derived) = derived.filter(|d| *d != recorded) {
+                problems.push(format!(
+                    "{}: {member} is {recorded}, but {from} {derived}: the record was edited; \
+                     restore it from version control",
+                    path.display()
+                ));
+            }
+        }
+        if let Some(condition) = conditions.get(name) {
+            let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
+            // A run recording the condition now writes result.json once
+            // the question's attempts are played.
+            let running = crate::runs::lock::held(root, name);
+            let folders = check_attempt_folders(
+                &root.condition_dir(id, name),
+                condition.file.identity.repeat,
+                (!running).then_some(&listed),
+            );
+            problems.extend(folders.iter().map(Error::to_string));
+        }
         for a in &result.attempts {
             let files = match check_attempt(root, id, name, a) {
                 Ok(files) => files,
@@ -305,57 +348,110 @@ fn check_question(
                     continue;
                 }
             };
-            let Some(truth) = truth.as_ref().filter(|_| judged_here) else {
+            let Some(truth) = truth.as_ref() else {
                 continue;
             };
-            let figures = figures
+            // Judged again at the precision the condition records
+            // (`run`/`rescore --precision`).
+            let figures = conditions
                 .get(name)
-                .copied()
-                .unwrap_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES);
+                .map_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES, |c| {
+                    c.file.settings.significant_figures
+                });
             let again = crate::runs::judge::judge_again(&files, a.attempt, truth, figures);
-            let moved = crate::runs::rescore::differences(id, name, a, &again);
+            let moved = record_differences(a, &again, result.format);
             if !moved.is_empty() {
-                problems.push(format!(
-                    "{}: attempt {} records {}, but its files judged against the ground truth \
-                     give {}: the record or the files were changed since it was judged; \
-                     restore them from version control (`okn-benchmark rescore` would judge \
-                     by the files as they are now)",
-                    root.condition_dir(id, name).join(RESULT_FILE).display(),
-                    a.attempt,
-                    moved
-                        .iter()
-                        .map(|m| format!("{} {}", m.field, m.old))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    moved
-                        .iter()
-                        .map(|m| format!("{} {}", m.field, m.new))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ));
+                problems.push(disagreement_problem(root, result, a.attempt, &moved));
             }
         }
     }
     problems
 }
 
+/// The problem of attempt `attempt` of `result`, whose files judged again
+/// give other values than it records (`moved`): damage when this scoring
+/// version judged it (the record or the files were changed), else a root
+/// to re-judge under this version before it is published (issue 24, item
+/// 4).
+fn disagreement_problem(
+    root: &RunsRoot,
+    result: &QuestionResult,
+    attempt: u32,
+    moved: &[Disagreement],
+) -> String {
+    let path = root
+        .condition_dir(&result.question, &result.condition)
+        .join(RESULT_FILE);
+    let list = |value: &dyn Fn(&Disagreement) -> &str| {
+        moved
+            .iter()
+            .map(|m| format!("{} {}", m.member, value(m)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (recorded, derived) = (list(&|m| &m.recorded), list(&|m| &m.derived));
+    if result.scoring_version == crate::score::SCORING_VERSION {
+        format!(
+            "{}: attempt {attempt} records {recorded}, but its files judged against the ground \
+             truth give {derived}: the record or the files were changed since it was judged; \
+             restore them from version control (`okn-benchmark rescore` would judge by the \
+             files as they are now)",
+            path.display(),
+        )
+    } else {
+        format!(
+            "{}: attempt {attempt} was judged under scoring version {} and records {recorded}, \
+             but this okn-benchmark judges by scoring version {} and its files give {derived}: \
+             re-judge the root under this version (`okn-benchmark rescore {}`), or publish it \
+             with the okn-benchmark that judged it",
+            path.display(),
+            crate::text::printable(&result.scoring_version),
+            crate::score::SCORING_VERSION,
+            root.root.display(),
+        )
+    }
+}
+
+/// `value` as compact JSON, as a message quotes a recorded value.
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// Checks attempt `a` of question `id` under condition `name`
 /// ([`check_records`]) and returns its files.
 ///
-/// Errors: the attempt folder missing; `answer.csv` missing where
-/// `result.json` records a submitted answer; a file
-/// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses.
-/// Each names the file and says what to do.
+/// Errors: the attempt folder missing (or a link); `answer.csv` missing
+/// where `result.json` records a submitted answer; a file
+/// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses; a
+/// file of [`crate::layout::ATTEMPT_FILES`] that is there and cannot be
+/// opened as a regular file. Each names the file and says what to do.
 fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<AttemptFiles> {
     let dir = root.attempt_dir(id, name, a.attempt);
-    if !dir.is_dir() {
-        return Err(Error::file(&dir, LOST_ATTEMPT));
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(Error::file(&dir, crate::fsutil::LINK_REFUSED));
+        }
+        Ok(m) if m.is_dir() => {}
+        _ => return Err(Error::file(&dir, LOST_ATTEMPT)),
     }
     if a.submitted && !dir.join(ANSWER_FILE).is_file() {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    AttemptFiles::read_checked(&dir, a.attempt, Some(a))
+    let files = AttemptFiles::read_checked(&dir, a.attempt, Some(a))?;
+    // What the attempt's page shows or links (its prompt above all) must
+    // be a file that can be read: one that cannot is damage, never a file
+    // that was not recorded (issue 24, item 23).
+    for name in crate::layout::ATTEMPT_FILES {
+        crate::fsutil::open_regular(&dir.join(name), crate::fsutil::Links::Refuse)
+            .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
+    }
+    Ok(files)
 }
+
+/// Said of a `result.json` a condition file lists that is gone.
+const LOST_RESULT: &str = "missing, though its condition file lists the question: restore it \
+                           from version control, or re-judge the root (okn-benchmark rescore), \
+                           which rebuilds it from the attempts";
 
 /// Said of an attempt folder `result.json` lists that is gone.
 const LOST_ATTEMPT: &str = "this attempt folder, recorded in result.json, is missing: restore it \
@@ -394,7 +490,8 @@ fn played(
     let read: Vec<Option<String>> = wanted
         .par_iter()
         .map(|(q, name, attempt)| {
-            let bytes = std::fs::read(root.attempt_dir(q, name, *attempt).join(AGENT_FILE)).ok()?;
+            let path = root.attempt_dir(q, name, *attempt).join(AGENT_FILE);
+            let bytes = read_recorded(&path).ok().flatten()?;
             let report: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
             report.get("played")?.as_str().map(str::to_string)
         })
@@ -549,21 +646,54 @@ fn disagreement<T: serde::Serialize>(recorded: &T, other: &T, other_is: &str) ->
 
 /// The question text of a result: the first paragraph of its first
 /// attempt's `prompt.txt` (the prompt opens with the record's summary,
-/// `README.md`, "Episodes: run, report, rescore, freeze").
-pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Option<String> {
-    let dir = root.attempt_dir(&result.question, &result.condition, 1);
-    let prompt = std::fs::read_to_string(dir.join(PROMPT_FILE)).ok()?;
-    prompt.split("\n\n").next().map(|s| s.trim().to_string())
+/// `README.md`, "Episodes: run, report, rescore, freeze"); `Ok(None)` when
+/// it recorded none.
+///
+/// Errors: a `prompt.txt` that is there and cannot be read (a link, a
+/// named pipe, permission denied, bytes that are not UTF-8): damage, never
+/// "no prompt recorded" (issue 24, item 23).
+pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Result<Option<String>> {
+    let path = root
+        .attempt_dir(&result.question, &result.condition, 1)
+        .join(PROMPT_FILE);
+    let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
+    let Some(bytes) = read_recorded(&path).map_err(damaged)? else {
+        return Ok(None);
+    };
+    let prompt =
+        String::from_utf8(bytes).map_err(|_| damaged(Error::file(&path, "not valid UTF-8")))?;
+    Ok(prompt.split("\n\n").next().map(|s| s.trim().to_string()))
 }
+
+/// The question text of the first of `by_condition` that recorded one
+/// ([`question_text`]).
+///
+/// Errors: the first `prompt.txt` met that cannot be read.
+fn question_texts(
+    root: &RunsRoot,
+    by_condition: &BTreeMap<String, QuestionResult>,
+) -> Result<Option<String>> {
+    for result in by_condition.values() {
+        if let Some(text) = question_text(root, result)? {
+            return Ok(Some(text));
+        }
+    }
+    Ok(None)
+}
+
+/// What to do about a recorded file that cannot be read.
+const RESTORE: &str = "restore it from version control, or record the episode again \
+                       (`okn-benchmark run ... --force`)";
 
 /// What one folder holds, from one listing of it: an attempt page asks
 /// after ten files, and a `stat` of each was a tenth of a site build.
-/// Answers as [`Path::is_file`] and [`std::fs::read`] would.
+/// Files are read as every recorded file is ([`read_recorded`]): a link,
+/// a named pipe or a file that cannot be read is an error, not absent.
 struct Listing {
     dir: std::path::PathBuf,
-    /// Entry names, each with whether it is a file (a link followed);
-    /// `None` when the folder could not be listed (each file is then
-    /// asked after on its own).
+    /// Entry names, each with whether it is a regular file (links not
+    /// followed); `None` when the folder could not be listed (each file
+    /// is then asked after on its own).
     entries: Option<Vec<(std::ffi::OsString, bool)>>,
 }
 
@@ -572,13 +702,7 @@ impl Listing {
         let entries = match std::fs::read_dir(dir) {
             Ok(read) => Some(
                 read.flatten()
-                    .map(|e| {
-                        let file = match e.file_type() {
-                            Ok(t) if !t.is_symlink() => t.is_file(),
-                            _ => e.path().is_file(),
-                        };
-                        (e.file_name(), file)
-                    })
+                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_file())))
                     .collect(),
             ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
@@ -596,10 +720,11 @@ impl Listing {
             .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
     }
 
+    /// Whether it holds a regular file `name` (a link is none).
     fn is_file(&self, name: &str) -> bool {
         match self.entry(name) {
             Some(found) => found == Some(true),
-            None => self.dir.join(name).is_file(),
+            None => std::fs::symlink_metadata(self.dir.join(name)).is_ok_and(|m| m.is_file()),
         }
     }
 
@@ -612,11 +737,15 @@ impl Listing {
             .collect()
     }
 
-    /// The file's bytes; nothing is opened for a name the folder lacks.
-    fn read(&self, name: &str) -> Option<Vec<u8>> {
+    /// The file's bytes, `None` when it is absent; nothing is opened for
+    /// a name the folder lacks.
+    ///
+    /// Errors: as [`read_recorded`], with what to do.
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
         match self.entry(name) {
-            Some(None) => None,
-            _ => std::fs::read(self.dir.join(name)).ok(),
+            Some(None) => Ok(None),
+            _ => read_recorded(&self.dir.join(name))
+                .map_err(|e| Error::Other(format!("{e}; {RESTORE}"))),
         }
     }
 }
@@ -633,10 +762,10 @@ pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
     let qdir = root.question_dir(id);
     let listing = Listing::of(&qdir);
     let ground_truth = listing
-        .read(GROUND_TRUTH_CSV)
+        .read(GROUND_TRUTH_CSV)?
         .and_then(|b| Table::from_csv(&b).ok());
     let answer_key = listing
-        .read(GROUND_TRUTH_JSON)
+        .read(GROUND_TRUTH_JSON)?
         .and_then(|b| serde_json::from_slice::<crate::reference::GroundTruthMeta>(&b).ok())
         .map(|meta| meta.answer_key);
     let mut conditions = BTreeMap::new();
@@ -682,9 +811,9 @@ fn attempt(
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
     let answer = listing
-        .read(ANSWER_FILE)
+        .read(ANSWER_FILE)?
         .map(|bytes| Table::from_csv(&bytes).map_err(|e| e.to_string()));
-    let calls: Option<CallsFile> = match listing.read(CALLS_FILE) {
+    let calls: Option<CallsFile> = match listing.read(CALLS_FILE)? {
         Some(bytes) => Some(
             crate::runs::recorded::parse_calls_file(&dir.join(CALLS_FILE), &bytes).map_err(
                 |e| {
@@ -699,7 +828,7 @@ fn attempt(
     };
     // agent.json is the agent host's own output, kept as it came: one
     // that does not parse is said so, not silently left out.
-    let final_message = listing.read(AGENT_FILE).and_then(|b| {
+    let final_message = listing.read(AGENT_FILE)?.and_then(|b| {
         if b.iter().all(u8::is_ascii_whitespace) {
             return Some("(agent.json is empty: the agent host reported nothing)".to_string());
         }
@@ -711,7 +840,7 @@ fn attempt(
         }
     });
     let prompt = listing
-        .read(PROMPT_FILE)
+        .read(PROMPT_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     Ok(AttemptView {
         verdict: a.verdict(),
@@ -729,38 +858,41 @@ fn attempt(
 mod tests {
     use super::*;
 
+    /// A listing reads as every recorded file is read: a regular file's
+    /// bytes, nothing for a name the folder lacks, and an error for a link
+    /// (followed or dangling), a folder or a named pipe (issue 24, items 21
+    /// and 22).
     #[test]
-    fn listings_answer_as_the_file_system_does() {
+    fn listings_read_regular_files_and_refuse_the_rest() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("attempt-1");
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
         std::fs::create_dir(dir.join("cwd")).unwrap();
         std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
+        let mut refused = vec!["cwd"];
         #[cfg(unix)]
         {
             use std::os::unix::fs::symlink;
             symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
             symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
             symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
+            let fifo =
+                std::ffi::CString::new(dir.join("prompt.txt").as_os_str().as_encoded_bytes())
+                    .unwrap();
+            // SAFETY: mkfifo reads the NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+            refused.extend(["calls.json", "agent.json", "episode.json", "prompt.txt"]);
         }
-        let names = [
-            "answer.csv",
-            "cwd",
-            "calls.json",
-            "agent.json",
-            "episode.json",
-            "prompt.txt",
-        ];
         for folder in [dir.clone(), tmp.path().join("missing")] {
             let listing = Listing::of(&folder);
-            for name in names {
-                assert_eq!(listing.is_file(name), folder.join(name).is_file(), "{name}");
-                assert_eq!(
-                    listing.read(name),
-                    std::fs::read(folder.join(name)).ok(),
-                    "{name}"
-                );
+            let here = folder == dir;
+            assert_eq!(listing.read("answer.csv").unwrap().is_some(), here);
+            assert!(listing.is_file("answer.csv") == here);
+            assert_eq!(listing.read("metrics.json").unwrap(), None);
+            for name in &refused {
+                assert!(!listing.is_file(name), "{name}");
+                assert_eq!(listing.read(name).is_err(), here, "{name}");
             }
         }
     }

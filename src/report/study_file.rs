@@ -462,7 +462,7 @@ fn listed_conditions(
                 ));
             }
         };
-        let Some((root_data, _)) = roots.loaded.get(&root_name) else {
+        let Some((root_data, unusable)) = roots.loaded.get(&root_name) else {
             return Err(Error::at_line(
                 source.path,
                 at,
@@ -478,6 +478,19 @@ fn listed_conditions(
             .iter()
             .find(|c| c.key == *entry.name.get_ref())
         else {
+            // A condition whose file could not be used is named by what
+            // was wrong with it, not as one never recorded.
+            if !unusable.is_empty() {
+                return Err(Error::Other(format!(
+                    "{}:{name_line}: condition '{}' of {root_name} could not be read: {} \
+                     recorded file{} there could not be used:\n  {}",
+                    source.path.display(),
+                    entry.name.get_ref(),
+                    unusable.len(),
+                    crate::format::plural(unusable.len()),
+                    unusable.join("\n  ")
+                )));
+            }
             let recorded: Vec<&str> = root_data
                 .conditions
                 .iter()

@@ -31,9 +31,10 @@ pub fn refuse_frozen_at(path: &Path, command: &'static str) -> Result<()> {
     let Some(frozen) = frozen_ancestor(path).map(RunsRoot::new) else {
         return Ok(());
     };
-    let reason = std::fs::read_to_string(frozen.frozen_file())
+    let reason = crate::fsutil::read_recorded(&frozen.frozen_file())
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .flatten()
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
         .and_then(|v| v["reason"].as_str().map(str::to_string))
         .filter(|r| !r.is_empty());
     // The root as the user named it when it is the path given.

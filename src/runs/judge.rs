@@ -62,13 +62,14 @@ pub fn host_failure(report: &AgentReport, episode: Option<&Episode>) -> Option<S
 /// attempt did not finish, and `run --resume` plays it again). Judging
 /// reads with [`AttemptFiles::read`], which refuses a damaged file.
 pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
-    if let Ok(text) = std::fs::read_to_string(dir.join(EPISODE_FILE))
-        && let Ok(episode) = serde_json::from_str::<Episode>(&text)
+    // Only regular files are read (a named pipe would wait forever).
+    let read = |name: &str| crate::fsutil::read_recorded(&dir.join(name)).ok().flatten();
+    if let Some(bytes) = read(EPISODE_FILE)
+        && let Ok(episode) = serde_json::from_slice::<Episode>(&bytes)
     {
         return Some(episode);
     }
-    let text = std::fs::read_to_string(dir.join(AGENT_FILE)).ok()?;
-    let report: Value = serde_json::from_str(&text).ok()?;
+    let report: Value = serde_json::from_slice(&read(AGENT_FILE)?).ok()?;
     recovered_episode(&report, attempt)
 }
 
@@ -223,3 +224,94 @@ pub fn judge(
         notes,
     }
 }
+
+/// One member of a recorded attempt that its files, judged again, do not
+/// give ([`record_differences`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disagreement {
+    /// The member, dotted into nested ones (`blocked`, `score.f1`).
+    pub member: String,
+    /// Its value as recorded, as JSON (long values shortened).
+    pub recorded: String,
+    /// Its value as the files give it, likewise.
+    pub derived: String,
+}
+
+/// The members of `recorded` (an attempt as `result.json` holds it, in
+/// runs-root format `format`) that differ from `again` (the same attempt
+/// judged again from its files, [`judge_again`]): every member counts,
+/// `blocked` and its reason, the query counts, the tools, the trajectory,
+/// the usage, the times, the notes, the full score (issue 24, item 6), so
+/// no member a report prints is taken as written. The verdicts come first
+/// (`exact`, `strict_exact`, `ordered`, `f1`), then the rest in the order
+/// `result.json` writes them. Not differences: a member format 2 added
+/// (`usage`, `trajectory`, `reply_chars`) absent from a format-1 record,
+/// and `soft_error_kinds` absent from a record judged before it was kept
+/// (both read as "not recorded", `docs/FORMAT.md`).
+pub fn record_differences(
+    recorded: &AttemptResult,
+    again: &AttemptResult,
+    format: u32,
+) -> Vec<Disagreement> {
+    let (Ok(Value::Object(a)), Ok(Value::Object(b))) =
+        (serde_json::to_value(recorded), serde_json::to_value(again))
+    else {
+        return Vec::new();
+    };
+    const VERDICTS: [&str; 4] = ["exact", "strict_exact", "ordered", "f1"];
+    const ADDED_IN_2: [&str; 3] = ["usage", "trajectory", "reply_chars"];
+    let rank = |m: &str| {
+        VERDICTS
+            .iter()
+            .position(|v| *v == m)
+            .unwrap_or(VERDICTS.len())
+    };
+    let mut order: Vec<&String> = a.keys().collect();
+    order.extend(b.keys().filter(|k| !a.contains_key(*k)));
+    order.sort_by_key(|m| rank(m));
+    let mut out = Vec::new();
+    for member in order {
+        let (x, y) = (a.get(member), b.get(member));
+        let absent = x.is_none_or(Value::is_null);
+        if absent && format < 2 && ADDED_IN_2.contains(&member.as_str()) {
+            continue;
+        }
+        if x.is_none() && member == "soft_error_kinds" {
+            continue;
+        }
+        differences_at(member, x, y, &mut out);
+    }
+    out
+}
+
+/// Pushes onto `out` where `x` and `y` (member `path`'s two values)
+/// differ: for two objects, each member that differs, dotted; else the
+/// values whole.
+fn differences_at(path: &str, x: Option<&Value>, y: Option<&Value>, out: &mut Vec<Disagreement>) {
+    if x == y {
+        return;
+    }
+    if let (Some(Value::Object(a)), Some(Value::Object(b))) = (x, y) {
+        let mut keys: Vec<&String> = a.keys().collect();
+        keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
+        for key in keys {
+            differences_at(&format!("{path}.{key}"), a.get(key), b.get(key), out);
+        }
+        return;
+    }
+    let show = |v: Option<&Value>| {
+        let text = v.map_or_else(|| "absent".to_string(), Value::to_string);
+        match text.char_indices().nth(SHOWN_CHARS) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text,
+        }
+    };
+    out.push(Disagreement {
+        member: path.to_string(),
+        recorded: show(x),
+        derived: show(y),
+    });
+}
+
+/// The most characters of a value a disagreement quotes.
+const SHOWN_CHARS: usize = 120;

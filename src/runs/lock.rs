@@ -98,7 +98,8 @@ impl ConditionLock {
 /// is going on (`false` when there is none, or it is stale: its run was
 /// killed), as [`ConditionLock::acquire`] would judge it.
 pub fn held(root: &RunsRoot, name: &str) -> bool {
-    let Ok(bytes) = std::fs::read(root.lock_file(name)) else {
+    // Only a regular file is read: a named pipe there would wait forever.
+    let Ok(Some(bytes)) = crate::fsutil::read_recorded(&root.lock_file(name)) else {
         return false;
     };
     match serde_json::from_slice::<Holder>(&bytes) {

@@ -25,12 +25,12 @@ use std::path::{Path, PathBuf};
 
 use super::frozen::refuse_frozen_at;
 use super::identity::{Identity, KgHint};
-use super::recorded::read_condition;
+use super::recorded::read_condition_named;
 use super::records::{
     AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use crate::error::{Error, Result};
-use crate::fsutil::{read_json, write_atomic, write_json};
+use crate::fsutil::{read_recorded, read_recorded_json, write_atomic, write_json};
 use crate::layout::{EPISODE_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruthMeta;
 
@@ -198,16 +198,20 @@ fn read_input(path: &Path) -> Result<Input> {
     let names = root.condition_names();
     let mut conditions = Vec::new();
     for name in &names {
-        conditions.push(read_condition(&root.condition_file(name))?);
+        conditions.push(read_condition_named(&root, name)?);
     }
     let listed: BTreeSet<(String, String)> = conditions
         .iter()
         .flat_map(|c| c.questions.keys().map(|id| (id.clone(), c.name.clone())))
         .collect();
+    // A question excluded by hand (`meta.excluded`) may keep its folders:
+    // they are no unfinished run's, and are not merged (issue 24, item 14).
+    let excluded =
+        |id: &str, name: &str| conditions.iter().any(|c| c.name == name && c.excludes(id));
     if let Some((id, name)) = root
         .condition_folders()
         .into_iter()
-        .find(|pair| !listed.contains(pair))
+        .find(|(id, name)| !listed.contains(&(id.clone(), name.clone())) && !excluded(id, name))
     {
         return Err(Error::file(
             root.condition_dir(&id, &name),
@@ -419,21 +423,22 @@ impl Plan {
     fn add_question(&mut self, root: &RunsRoot, condition: &ConditionFile, id: &str) -> Result<()> {
         let name = &condition.name;
         let result_path = root.condition_dir(id, name).join(RESULT_FILE);
-        let result: QuestionResult = read_json(&result_path)?;
+        let result: QuestionResult = read_recorded_json(&result_path)?.ok_or_else(|| {
+            Error::file(
+                &result_path,
+                "missing, though its condition file lists the question: restore it from the \
+                 shard's copy, or leave that root out of the merge; nothing was merged",
+            )
+        })?;
         let recorded: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
-        if let Some(n) = super::rescore::attempt_numbers(&root.condition_dir(id, name))
-            .into_iter()
-            .find(|n| !recorded.contains(n))
-        {
-            return Err(Error::file(
-                root.attempt_dir(id, name, n),
-                format!(
-                    "not recorded in {}: re-judge that root first (okn-benchmark rescore {}), \
-                     then merge",
-                    result_path.display(),
-                    root.root.display()
-                ),
-            ));
+        // The rule `report` and `build` keep (issue 24, items 5 and 7).
+        let strays = super::recorded::check_attempt_folders(
+            &root.condition_dir(id, name),
+            condition.identity.repeat,
+            Some(&recorded),
+        );
+        if let Some(stray) = strays.into_iter().next() {
+            return Err(Error::Other(format!("{stray}; nothing was merged")));
         }
         if let Some(a) = result.attempts.iter().find(|a| {
             !root
@@ -684,6 +689,10 @@ impl Plan {
 
 /// Every folder and every file under `dir` (`dir` itself left out), by
 /// their paths relative to it, sorted: one walk.
+///
+/// Errors: a folder that cannot be read; a symbolic link or an entry that
+/// is neither a folder nor a regular file (a named pipe), which a merge
+/// would otherwise drop without a word (issue 24, items 21 and 22).
 fn tree(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let (mut folders, mut files) = (Vec::new(), Vec::new());
     for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
@@ -691,13 +700,37 @@ fn tree(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let Ok(relative) = entry.path().strip_prefix(dir) else {
             continue;
         };
-        if entry.file_type().is_dir() {
+        let kind = entry.file_type();
+        if kind.is_dir() {
             folders.push(relative.to_path_buf());
-        } else if entry.file_type().is_file() {
+        } else if kind.is_file() {
             files.push(relative.to_path_buf());
+        } else {
+            let why = if kind.is_symlink() {
+                crate::fsutil::LINK_REFUSED
+            } else {
+                crate::fsutil::NOT_REGULAR
+            };
+            return Err(Error::file(
+                entry.path(),
+                format!("{why}; put the file itself there, or remove it; nothing was merged"),
+            ));
         }
     }
     Ok((folders, files))
+}
+
+/// The bytes of the recorded file at `path` ([`read_recorded`]).
+///
+/// Errors: one that is absent, a link, not a regular file, or unreadable.
+fn recorded_bytes(path: &Path) -> Result<Vec<u8>> {
+    read_recorded(path)?.ok_or_else(|| {
+        Error::io(
+            path,
+            "read",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })
 }
 
 /// True when folders `a` and `b` hold the same files with the same bytes.
@@ -707,7 +740,7 @@ fn same_tree(a: &Path, b: &Path) -> Result<bool> {
         return Ok(false);
     }
     for file in files {
-        let bytes = crate::error::read_file(&a.join(&file))?;
+        let bytes = recorded_bytes(&a.join(&file))?;
         if !crate::fsutil::same_contents(&b.join(&file), &bytes) {
             return Ok(false);
         }
@@ -720,7 +753,7 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
     if crate::fsutil::same_place(from, to) {
         return Ok(());
     }
-    let bytes = crate::error::read_file(from)?;
+    let bytes = recorded_bytes(from)?;
     if !crate::fsutil::same_contents(to, &bytes) {
         write_atomic(to, &bytes)?;
     }
@@ -742,7 +775,8 @@ fn copy_attempt(from: &Path, to: &Path) -> Result<()> {
         files.iter().partition(|f| f.as_os_str() == EPISODE_FILE);
     for file in rest.into_iter().chain(last) {
         let dest = to.join(file);
-        std::fs::copy(from.join(file), &dest).map_err(|e| Error::io(&dest, "write", e))?;
+        let bytes = recorded_bytes(&from.join(file))?;
+        std::fs::write(&dest, bytes).map_err(|e| Error::io(&dest, "write", e))?;
     }
     Ok(())
 }

@@ -7,14 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::records::{AttemptResult, ConditionFile, Episode, RUNS_FORMAT, RUNS_FORMATS_READ};
 use crate::error::{Error, Result};
-use crate::fsutil::read_json;
+use crate::fsutil::{read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE, GROUND_TRUTH_CSV,
-    GROUND_TRUTH_JSON, LOG_FORMAT, METRICS_FILE, Metrics,
+    GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, RunsRoot, check_id,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;
@@ -34,15 +35,91 @@ const RESTORE_TRUTH: &str = "restore it from version control, or record the ques
 pub const RECOVERED_NOTE: &str = "wall time recovered from agent.json (the agent's clock)";
 
 /// Reads `conditions/NAME.json` at `path` in a format this version reads
-/// ([`RUNS_FORMATS_READ`]).
+/// ([`RUNS_FORMATS_READ`]), every id it names checked as an id
+/// ([`check_ids`]).
 ///
-/// Errors: a file that cannot be read or does not parse (naming its line),
-/// or one in another format (naming the formats read).
+/// Errors: a file that is absent, cannot be read (a link, a named pipe:
+/// [`crate::fsutil::open_regular`]) or does not parse (naming its line);
+/// one in another format (naming the formats read); one naming something
+/// that is not an id.
 pub fn read_condition(path: &Path) -> Result<ConditionFile> {
-    let condition: ConditionFile = read_json(path)?;
+    let condition: ConditionFile = read_recorded_json(path)?.ok_or_else(|| {
+        Error::io(
+            path,
+            "read",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })?;
     refuse_format(path, condition.format, RUNS_FORMATS_READ, "")?;
+    check_ids(path, &condition)?;
     Ok(condition)
 }
+
+/// Reads condition `name` of `root` ([`read_condition`]), the name (a
+/// file stem found on disk) checked as a name first.
+///
+/// Errors: a name that is not one (`conditions/...json`); those of
+/// [`read_condition`].
+pub fn read_condition_named(root: &RunsRoot, name: &str) -> Result<ConditionFile> {
+    if let Err(why) = check_id(name, IdKind::Name) {
+        return Err(Error::file(
+            root.root
+                .join(crate::layout::CONDITIONS_DIR)
+                .join(format!("{name}.json")),
+            format!("its name is no condition name: {why}; rename or remove it"),
+        ));
+    }
+    read_condition(&root.condition_file(name))
+}
+
+/// Checks every id the condition file at `path` names before any path is
+/// built from one (issue 24, item 20): its `name` (which must be the
+/// file's own), its question ids, the ids it excludes, and the selection a
+/// shard records.
+///
+/// Errors: [`Error::File`] naming `path` and the first that is not an id.
+fn check_ids(path: &Path, condition: &ConditionFile) -> Result<()> {
+    let edited = |member: &str, why: String| {
+        Error::file(
+            path,
+            format!("{member}: {why}; the file was edited by hand: {RESTORE_CONDITION}"),
+        )
+    };
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if condition.name != stem {
+        return Err(edited(
+            "name",
+            format!(
+                "'{}' is not this file's condition ('{stem}')",
+                condition.name.escape_debug()
+            ),
+        ));
+    }
+    let ids = [
+        ("questions", condition.questions.keys().collect::<Vec<_>>()),
+        (
+            "meta.excluded",
+            condition.meta.excluded.iter().map(|e| &e.id).collect(),
+        ),
+        (
+            "identity.excluded",
+            condition.identity.excluded.iter().collect(),
+        ),
+        (
+            "shard.questions",
+            condition.shard.iter().flat_map(|s| &s.questions).collect(),
+        ),
+    ];
+    for (member, ids) in ids {
+        for id in ids {
+            check_id(id, IdKind::Record).map_err(|why| edited(member, why))?;
+        }
+    }
+    Ok(())
+}
+
+/// What to do about a condition file that cannot be used.
+const RESTORE_CONDITION: &str = "restore it from version control";
 
 /// Refuses the recorded file at `path` when its `format` is not in `read`
 /// (`docs/FORMAT.md`, "Format versions"): its members cannot be trusted to
@@ -81,22 +158,26 @@ fn refuse_format(
 /// Each names the file and says what to do.
 pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
     let json_path = question_dir.join(GROUND_TRUTH_JSON);
-    if !json_path.is_file() {
-        return Err(Error::file(
-            &json_path,
-            format!(
-                "missing: it records the ground truth's digest, without which {GROUND_TRUTH_CSV} \
-                 cannot be checked against what the episodes were judged by; {RESTORE_TRUTH}"
-            ),
-        ));
-    }
-    let meta: GroundTruthMeta = read_json(&json_path).map_err(|e| {
-        Error::Other(format!(
-            "{e}; {GROUND_TRUTH_CSV} cannot be checked without it: {RESTORE_TRUTH}"
-        ))
-    })?;
+    let meta: GroundTruthMeta = read_recorded_json(&json_path)
+        .map_err(|e| {
+            Error::Other(format!(
+                "{e}; {GROUND_TRUTH_CSV} cannot be checked without it: {RESTORE_TRUTH}"
+            ))
+        })?
+        .ok_or_else(|| {
+            Error::file(
+                &json_path,
+                format!(
+                    "missing: it records the ground truth's digest, without which \
+                     {GROUND_TRUTH_CSV} cannot be checked against what the episodes were judged \
+                     by; {RESTORE_TRUTH}"
+                ),
+            )
+        })?;
     let csv_path = question_dir.join(GROUND_TRUTH_CSV);
-    let bytes = std::fs::read(&csv_path).map_err(|e| Error::io(&csv_path, "read", e))?;
+    let bytes = read_recorded(&csv_path)
+        .map_err(|e| Error::Other(format!("{e}; {RESTORE_TRUTH}")))?
+        .ok_or_else(|| Error::file(&csv_path, format!("missing; {RESTORE_TRUTH}")))?;
     if crate::reference::sha256_tag(&bytes) != meta.csv_sha256 {
         return Err(Error::file(
             &csv_path,
@@ -147,11 +228,10 @@ pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
 /// Errors: one that cannot be read or does not parse (naming its line).
 pub fn read_calls_file(dir: &Path) -> Result<Option<CallsFile>> {
     let path = dir.join(CALLS_FILE);
-    if !path.exists() {
-        return Ok(None);
+    match read_recorded(&path)? {
+        Some(bytes) => parse_calls_file(&path, &bytes).map(Some),
+        None => Ok(None),
     }
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read", e))?;
-    parse_calls_file(&path, &bytes).map(Some)
 }
 
 /// Parses the bytes of the `calls.json` at `path` (for a reader that
@@ -197,10 +277,9 @@ impl AgentReport {
     /// Errors: a file that exists and cannot be read.
     pub fn read(dir: &Path) -> Result<AgentReport> {
         let path = dir.join(AGENT_FILE);
-        if !path.exists() {
+        let Some(bytes) = read_recorded(&path)? else {
             return Ok(AgentReport::Absent);
-        }
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read", e))?;
+        };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(AgentReport::Empty);
         }
@@ -219,6 +298,8 @@ impl AgentReport {
 pub struct AttemptFiles {
     /// The attempt folder.
     pub dir: PathBuf,
+    /// The attempt's number (its folder's `attempt-N`).
+    pub attempt: u32,
     /// `metrics.json`; `None` when absent.
     pub metrics: Option<Metrics>,
     /// `calls.json`'s calls; `None` when absent.
@@ -245,21 +326,12 @@ impl AttemptFiles {
     /// versions"); a file that exists and cannot be read.
     pub fn read(dir: &Path, attempt: u32) -> Result<AttemptFiles> {
         let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
-        let metrics_path = dir.join(METRICS_FILE);
-        let metrics = if metrics_path.exists() {
-            Some(read_json::<Metrics>(&metrics_path).map_err(damaged)?)
-        } else {
-            None
-        };
+        let metrics = read_recorded_json::<Metrics>(&dir.join(METRICS_FILE)).map_err(damaged)?;
         let calls_file = read_calls_file(dir).map_err(damaged)?;
-        let agent = AgentReport::read(dir)?;
-        let episode_path = dir.join(EPISODE_FILE);
-        let episode_file = episode_path.exists();
-        let recorded_episode = if episode_file {
-            Some(read_json::<Episode>(&episode_path).map_err(damaged)?)
-        } else {
-            None
-        };
+        let agent = AgentReport::read(dir).map_err(damaged)?;
+        let recorded_episode =
+            read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
+        let episode_file = recorded_episode.is_some();
         // A format no version wrote is damage too.
         let or_restore = format!(", or {RESTORE}");
         let formats = [
@@ -287,14 +359,10 @@ impl AttemptFiles {
         let calls = calls_file.map(|f| f.calls);
         let episode =
             recorded_episode.or_else(|| agent.json().and_then(|r| recovered_episode(r, attempt)));
-        let answer_path = dir.join(ANSWER_FILE);
-        let answer = if answer_path.exists() {
-            Some(std::fs::read(&answer_path).map_err(|e| Error::io(&answer_path, "read", e))?)
-        } else {
-            None
-        };
+        let answer = read_recorded(&dir.join(ANSWER_FILE)).map_err(damaged)?;
         Ok(AttemptFiles {
             dir: dir.to_path_buf(),
+            attempt,
             metrics,
             calls,
             episode,
@@ -302,6 +370,18 @@ impl AttemptFiles {
             agent,
             answer,
         })
+    }
+
+    /// The `episode.json` to write for an attempt recorded before that
+    /// file existed, whose episode was recovered from `agent.json`
+    /// ([`recovered_episode`], `source: "agent.json"`): its path and
+    /// contents, so that what the judgment rests on is on disk, as
+    /// `docs/FORMAT.md` says of `source` (issue 24, item 15); `None` when
+    /// the attempt has its own `episode.json`, or nothing to recover.
+    pub fn recovered_record(&self) -> Option<(PathBuf, &Episode)> {
+        let episode = self.episode.as_ref()?;
+        (!self.episode_file && episode.source == AGENT_FILE)
+            .then(|| (self.dir.join(EPISODE_FILE), episode))
     }
 
     /// [`AttemptFiles::read`], then [`AttemptFiles::check_recorded`] against
@@ -400,8 +480,122 @@ impl AttemptFiles {
                 AgentReport::Absent => return lost(AGENT_FILE, why),
             }
         }
+        self.check_agreement()
+    }
+
+    /// Checks that the attempt's files agree with one another where one
+    /// repeats what another records, since a judgment reads the copy
+    /// (issue 24, item 6): `metrics.json`'s tallies are what `calls.json`'s
+    /// calls give ([`crate::mcp::calllog::tally_differences`]); a startup
+    /// error (the server never reached, which blocks an attempt) comes
+    /// with no server tool offered and no call forwarded to the server; `episode.json` is this
+    /// attempt's, and the usage and model it copied from `agent.json` are
+    /// the ones `agent.json` states (an episode recovered from `agent.json`
+    /// is what `agent.json` gives, [`recovered_episode`]).
+    ///
+    /// Errors: the first file that disagrees, naming the member, both
+    /// values and what to do.
+    fn check_agreement(&self) -> Result<()> {
+        let dir = &self.dir;
+        let disagree = |file: &str, member: &str, recorded: String, derived: String, from: &str| {
+            Err(Error::file(
+                dir.join(file),
+                format!(
+                    "{member} is {recorded}, but {from} gives {derived}: one of them was \
+                     edited; {RESTORE}"
+                ),
+            ))
+        };
+        // A proxy that never reached its server offers the agent nothing
+        // but the answer's submission.
+        if let Some(metrics) = self.metrics.as_ref().filter(|m| m.startup_error.is_some())
+            && metrics
+                .tools_offered
+                .iter()
+                .any(|t| t != crate::layout::SUBMIT_CSV)
+        {
+            return disagree(
+                METRICS_FILE,
+                "startup_error",
+                "set (the server was never reached)".into(),
+                json_text(&metrics.tools_offered),
+                "its tools_offered",
+            );
+        }
+        if let (Some(metrics), Some(calls)) = (&self.metrics, &self.calls) {
+            if let Some((member, recorded, derived)) =
+                crate::mcp::calllog::tally_differences(metrics, calls)
+                    .into_iter()
+                    .next()
+            {
+                return disagree(METRICS_FILE, member, recorded, derived, CALLS_FILE);
+            }
+            let forwarded = calls.iter().filter(|c| c.forwarded).count();
+            if metrics.startup_error.is_some() && forwarded > 0 {
+                return disagree(
+                    METRICS_FILE,
+                    "startup_error",
+                    "set (the server was never reached)".into(),
+                    format!("{forwarded} call(s) forwarded to the server"),
+                    CALLS_FILE,
+                );
+            }
+        }
+        let Some(episode) = self.episode.as_ref().filter(|_| self.episode_file) else {
+            return Ok(());
+        };
+        if episode.attempt != self.attempt {
+            return disagree(
+                EPISODE_FILE,
+                "attempt",
+                episode.attempt.to_string(),
+                self.attempt.to_string(),
+                "its folder",
+            );
+        }
+        let report = self.agent.json();
+        if episode.source == AGENT_FILE {
+            let recovered = report.and_then(|r| recovered_episode(r, self.attempt));
+            if recovered.as_ref() != Some(episode) {
+                return disagree(
+                    EPISODE_FILE,
+                    "the episode recovered from agent.json",
+                    json_text(&Some(episode)),
+                    json_text(&recovered),
+                    AGENT_FILE,
+                );
+            }
+            return Ok(());
+        }
+        let usage = report.and_then(super::records::Usage::from_report);
+        // A format-1 episode predates `usage`: absent, it is not reported.
+        let usage_recorded = episode.format > 1 || episode.usage.is_some();
+        if usage_recorded && episode.usage != usage {
+            return disagree(
+                EPISODE_FILE,
+                "usage",
+                json_text(&episode.usage),
+                json_text(&usage),
+                AGENT_FILE,
+            );
+        }
+        let model = report.and_then(model_from_report);
+        if episode.model_resolved != model {
+            return disagree(
+                EPISODE_FILE,
+                "model_resolved",
+                json_text(&episode.model_resolved),
+                json_text(&model),
+                AGENT_FILE,
+            );
+        }
         Ok(())
     }
+}
+
+/// `value` as compact JSON, as a message quotes a recorded value.
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// An episode recovered from the agent host's report alone (stamped
@@ -435,4 +629,139 @@ pub fn model_from_report(report: &Value) -> Option<String> {
         .get("modelUsage")
         .and_then(Value::as_object)
         .and_then(|usage| usage.keys().next().cloned())
+}
+
+/// The prefix of an attempt folder's name (`attempt-N`).
+const ATTEMPT_PREFIX: &str = "attempt-";
+
+/// Checks the attempt folders of one question under one condition, the
+/// folder `dir`, against what the records say it holds: the one rule of
+/// `report`, `build`, `rescore` and `merge` (issue 24, items 5 and 7).
+/// Every entry named `attempt-…` must be a folder named exactly
+/// `attempt-N` with N in `1..=repeat` (the condition's
+/// `identity.repeat`): one beyond it was recorded under another identity,
+/// or the identity was edited, and leaving it out would silently drop an
+/// episode; and, when `listed` is given (the attempts `result.json`
+/// records), N must be one of them: an attempt on disk that the record
+/// leaves out would move the rates and lose its page. Each attempt
+/// `listed` must be in `1..=repeat` too.
+///
+/// Errors: one per breach, each naming the folder (or `result.json`) and
+/// what to do; empty when all is well.
+pub fn check_attempt_folders(
+    dir: &Path,
+    repeat: u32,
+    listed: Option<&std::collections::BTreeSet<u32>>,
+) -> Vec<Error> {
+    let mut problems = Vec::new();
+    let plural = crate::format::plural(repeat as usize);
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return problems,
+        Err(e) => return vec![Error::io(dir, "read", e)],
+    };
+    let mut names: Vec<(std::ffi::OsString, bool)> = entries
+        .flatten()
+        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    names.sort();
+    for (name, folder) in names {
+        let path = dir.join(&name);
+        let Some(text) = name.to_str() else {
+            continue;
+        };
+        let Some(number) = text.strip_prefix(ATTEMPT_PREFIX) else {
+            continue;
+        };
+        let n = number
+            .parse::<u32>()
+            .ok()
+            .filter(|n| format!("{ATTEMPT_PREFIX}{n}") == text);
+        let why = match n {
+            _ if !folder => format!(
+                "not a folder: an attempt is a folder of recorded files; {}",
+                "restore it from version control, or remove it"
+            ),
+            None => "not an attempt folder this tool writes (attempt-N, N from 1, no leading \
+                     zero): rename or remove it"
+                .to_string(),
+            Some(n) if n == 0 || n > repeat => format!(
+                "attempt {n}, but the condition has {repeat} attempt{plural} a question \
+                 (identity.repeat in its condition file): one of them was changed, and leaving \
+                 it out would drop a recorded episode; restore them from version control"
+            ),
+            Some(n) if listed.is_some_and(|l| !l.contains(&n)) => format!(
+                "recorded on disk, but result.json beside it does not list attempt {n}: the \
+                 record was edited, or a run was interrupted (resume it: the same run command \
+                 with --resume); else restore result.json from version control, or re-judge \
+                 the root (okn-benchmark rescore)"
+            ),
+            Some(_) => continue,
+        };
+        problems.push(Error::file(path, why));
+    }
+    for n in listed.into_iter().flatten() {
+        if *n == 0 || *n > repeat {
+            problems.push(Error::file(
+                dir.join(crate::layout::RESULT_FILE),
+                format!(
+                    "lists attempt {n}, but the condition has {repeat} attempt{plural} a \
+                     question (identity.repeat in its condition file): one of them was \
+                     changed; restore them from version control"
+                ),
+            ));
+        }
+    }
+    problems
+}
+
+/// Every symbolic link inside the runs root at `root`, and every entry
+/// that is neither a folder nor a regular file (a named pipe, a socket, a
+/// device), each named as damage: a link could publish a file from outside
+/// the root (a `prompt.txt` linked to one), and reading a named pipe would
+/// wait forever (issue 24, items 21 and 22). The root itself may be a link.
+/// Its top-level entries are walked in parallel, links never followed.
+/// Every reader of a root (`report`, `build`, `paper tables`, `merge`,
+/// `rescore`) refuses a root with any.
+pub fn strays(root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut top: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    top.sort();
+    let found: Vec<Vec<String>> = top
+        .par_iter()
+        .map(|entry| {
+            let mut found = Vec::new();
+            let walk = walkdir::WalkDir::new(entry)
+                .follow_links(false)
+                .follow_root_links(false)
+                .sort_by_file_name();
+            for item in walk {
+                let item = match item {
+                    Ok(item) => item,
+                    Err(e) => {
+                        let path = e.path().unwrap_or(entry).display().to_string();
+                        found.push(format!("{path}: cannot read: {e}"));
+                        continue;
+                    }
+                };
+                let kind = item.file_type();
+                let why = if kind.is_symlink() {
+                    crate::fsutil::LINK_REFUSED
+                } else if kind.is_dir() || kind.is_file() {
+                    continue;
+                } else {
+                    crate::fsutil::NOT_REGULAR
+                };
+                found.push(format!(
+                    "{}: {why}; put the file itself there (restore it from version control), \
+                     or remove it",
+                    item.path().display()
+                ));
+            }
+            found
+        })
+        .collect();
+    found.into_iter().flatten().collect()
 }

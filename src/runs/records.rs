@@ -367,6 +367,13 @@ pub struct Settings {
     pub max_turns: Option<u32>,
     /// The fixed prompt suffix, verbatim.
     pub prompt_suffix: String,
+    /// `--ground-truth DIR` as given, when the ground truth was read from
+    /// a folder other than the corpus's own (`CORPUS/ground-truth`):
+    /// where its verification log is (`docs/FORMAT.md`, "`reference
+    /// --verify` and `.verified.json`"); absent otherwise, and in roots
+    /// recorded before it was kept (issue 24, item 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<String>,
 }
 
 /// What the server under test said of itself when `run` first connected
@@ -495,6 +502,16 @@ pub struct ConditionFile {
     /// serial or merged root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardRecord>,
+}
+
+impl ConditionFile {
+    /// Whether question `id` was excluded from this condition's recorded
+    /// results (`meta.excluded`): by `run --exclude`, or by hand
+    /// (`docs/FORMAT.md`, "`conditions/NAME.json`"), so folders of it
+    /// that remain are no unfinished run's (issue 24, item 14).
+    pub fn excludes(&self, id: &str) -> bool {
+        self.meta.excluded.iter().any(|e| e.id == id)
+    }
 }
 
 /// Summarizes attempts. `ordered_key` decides whether `ordered` figures

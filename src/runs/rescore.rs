@@ -16,12 +16,14 @@ use std::path::Path;
 
 use super::frozen::refuse_frozen;
 use super::judge::judge_again;
-use super::recorded::{AttemptFiles, read_condition, read_ground_truth};
+use super::recorded::{
+    AttemptFiles, check_attempt_folders, read_condition_named, read_ground_truth,
+};
 use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use crate::error::{Error, Result};
-use crate::fsutil::{read_json, write_json};
+use crate::fsutil::{read_recorded_json, write_json};
 use crate::layout::{RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruth;
 use crate::score::SCORING_VERSION;
@@ -133,10 +135,12 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
             "not a runs root (it has no conditions/ folder)",
         ));
     }
-    let mut unusable = Vec::new();
+    // Links and files that are not regular files are damage (issue 24,
+    // items 21 and 22), as every reader of a root takes them.
+    let mut unusable = super::recorded::strays(&root.root);
     let mut conditions = Vec::new();
     for name in root.condition_names() {
-        match read_condition(&root.condition_file(&name)) {
+        match read_condition_named(root, &name) {
             Ok(condition) => conditions.push((name, condition)),
             // Its identity and settings are recorded nowhere else.
             Err(e) => unusable.push(format!(
@@ -163,6 +167,11 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
         );
     }
     refuse_unusable(root, &unusable)?;
+    // Episodes recovered from agent.json, recorded (issue 24, item 15):
+    // before the results that rest on them.
+    for (path, episode) in &writes.episodes {
+        write_json(path, episode)?;
+    }
     for (path, result) in &writes.results {
         write_json(path, result)?;
     }
@@ -175,6 +184,7 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
 /// What a re-score rewrites, held until every input was read.
 #[derive(Default)]
 struct Writes {
+    episodes: Vec<(std::path::PathBuf, super::records::Episode)>,
     results: Vec<(std::path::PathBuf, QuestionResult)>,
     conditions: Vec<(std::path::PathBuf, ConditionFile)>,
 }
@@ -216,7 +226,7 @@ fn refuse_unusable(root: &RunsRoot, unusable: &[String]) -> Result<()> {
 pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
     let mut lost = Vec::new();
     for name in root.condition_names() {
-        let Ok(condition) = read_condition(&root.condition_file(&name)) else {
+        let Ok(condition) = read_condition_named(root, &name) else {
             continue;
         };
         for id in condition.questions.keys() {
@@ -229,7 +239,7 @@ pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
                 ));
                 continue;
             }
-            let Ok(result) = read_json::<QuestionResult>(&result_path) else {
+            let Ok(Some(result)) = read_recorded_json::<QuestionResult>(&result_path) else {
                 continue;
             };
             for a in &result.attempts {
@@ -294,9 +304,10 @@ fn rescore_condition(
             condition: &condition,
         };
         match scope.rescore_question(&id, &truth, outcome) {
-            Ok((path, result)) => {
+            Ok((path, result, episodes)) => {
                 summaries.insert(id, result.summary.clone());
                 writes.results.push((path, result));
+                writes.episodes.extend(episodes);
             }
             Err(e) => unusable.push(e.to_string()),
         }
@@ -350,6 +361,9 @@ fn recorded_truth(
     Ok(truth)
 }
 
+/// An `episode.json` to write: its path and contents.
+type RecoveredWrite = (std::path::PathBuf, super::records::Episode);
+
 /// One condition of a root being re-judged.
 struct Scope<'a> {
     root: &'a RunsRoot,
@@ -359,10 +373,15 @@ struct Scope<'a> {
 
 impl Scope<'_> {
     /// Re-judges attempts `1..=repeat` of question `id` against `truth`,
-    /// names the moved scores and the folders the condition does not have,
-    /// and returns its new `result.json` (path and contents).
+    /// names the moved scores, and returns its new `result.json` (path and
+    /// contents) with the `episode.json` files to write for attempts whose
+    /// episode was recovered from `agent.json`
+    /// ([`AttemptFiles::recovered_record`]).
     ///
-    /// Errors: an attempt folder of `1..=repeat` that is missing; an
+    /// Errors: an attempt folder of `1..=repeat` that is missing; a folder
+    /// the condition does not have (`attempt-4` under `repeat` 3: the
+    /// identity or the folders were changed, and leaving it out would drop
+    /// an episode, issue 24, item 7; [`check_attempt_folders`]); an
     /// attempt's file that cannot be used ([`AttemptFiles::read`],
     /// [`AttemptFiles::check_recorded`]).
     fn rescore_question(
@@ -370,7 +389,7 @@ impl Scope<'_> {
         id: &str,
         truth: &GroundTruth,
         outcome: &mut RescoreOutcome,
-    ) -> Result<(std::path::PathBuf, QuestionResult)> {
+    ) -> Result<(std::path::PathBuf, QuestionResult, Vec<RecoveredWrite>)> {
         let Scope {
             root,
             name,
@@ -378,27 +397,28 @@ impl Scope<'_> {
         } = *self;
         let ordered = truth.meta.ordered;
         let result_path = root.condition_dir(id, name).join(RESULT_FILE);
-        let old: Option<QuestionResult> = match read_json(&result_path) {
-            Ok(r) => Some(r),
-            Err(e) if result_path.exists() => {
+        let old: Option<QuestionResult> = match read_recorded_json(&result_path) {
+            Ok(r) => r,
+            Err(e) => {
                 outcome.problems.push(e.to_string());
                 None
             }
-            Err(_) => None,
         };
         // The attempts the condition says it has: 1..=repeat. Any other
-        // folder is named and left out.
+        // folder is refused, never left out.
         let repeat = condition.identity.repeat;
-        for n in attempt_numbers(&root.condition_dir(id, name)) {
-            if n == 0 || n > repeat {
-                outcome.problems.push(format!(
-                    "{}: left out (the condition has {repeat} attempt{} a question)",
-                    root.attempt_dir(id, name, n).display(),
-                    crate::format::plural(repeat as usize)
-                ));
-            }
+        let strays = check_attempt_folders(&root.condition_dir(id, name), repeat, None);
+        if !strays.is_empty() {
+            return Err(Error::Other(
+                strays
+                    .iter()
+                    .map(Error::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n  "),
+            ));
         }
         let mut attempts = Vec::new();
+        let mut episodes = Vec::new();
         for n in 1..=repeat {
             let dir = root.attempt_dir(id, name, n);
             if !dir.is_dir() {
@@ -416,6 +436,9 @@ impl Scope<'_> {
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
             let files = AttemptFiles::read_checked(&dir, n, previous)?;
+            if let Some((path, episode)) = files.recovered_record() {
+                episodes.push((path, episode.clone()));
+            }
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
@@ -428,16 +451,14 @@ impl Scope<'_> {
             format: RUNS_FORMAT,
             question: id.to_string(),
             condition: name.to_string(),
-            tier: old
-                .as_ref()
-                .and_then(|o| o.tier.clone())
-                .or_else(|| crate::corpus::tier_of(id)),
+            // From the id, as `run` records it (its record's file name).
+            tier: crate::corpus::tier_of(id),
             ordered_key: ordered,
             scoring_version: SCORING_VERSION.into(),
             attempts,
             summary,
         };
-        Ok((result_path, result))
+        Ok((result_path, result, episodes))
     }
 }
 

@@ -56,11 +56,11 @@ pub enum Reuse {
 /// Errors: why it cannot be read, as a reason naming the file.
 fn read_recorded(dir: &Path, name: &str) -> std::result::Result<String, String> {
     let path = dir.join(name);
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.file_type().is_file() => {
-            crate::error::read_text(&path).map_err(|e| format!("its {name} cannot be read ({e})"))
+    match crate::fsutil::read_recorded(&path) {
+        Ok(Some(bytes)) => {
+            String::from_utf8(bytes).map_err(|_| format!("its {name} is not UTF-8 text"))
         }
-        Ok(_) => Err(format!("its {name} is not a regular file")),
+        Ok(None) => Err(format!("its {name} is missing")),
         Err(e) => Err(format!("its {name} cannot be read ({e})")),
     }
 }

@@ -934,6 +934,11 @@ pub fn play(
                 played.ran += 1;
             }
             let files = super::recorded::AttemptFiles::read(&dir, attempt)?;
+            // A reused attempt recorded before episode.json existed gets
+            // the one recovered from agent.json (issue 24, item 15).
+            if let Some((path, episode)) = files.recovered_record() {
+                write_json(&path, episode)?;
+            }
             let result = judge(&files, attempt, truth, &score_options);
             played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
@@ -1285,6 +1290,10 @@ pub fn finish(
         agent_timeout_s: options.agent_timeout.as_secs(),
         max_turns: options.agent.max_turns(),
         prompt_suffix: super::prompt::SUFFIX.into(),
+        ground_truth: options
+            .ground_truth_flag
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
     };
     if let Some(recorded) = recorded {
         for (id, summary) in recorded.questions {

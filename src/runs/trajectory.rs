@@ -38,7 +38,7 @@ pub fn trajectory(
     let mut exploratory_calls = 0;
     let mut first_query_hit = None;
     for call in calls {
-        if call.unreadable.is_some() || call.tool == "submit_csv" {
+        if call.unreadable.is_some() || call.tool == crate::layout::SUBMIT_CSV {
             continue;
         }
         if is_query(&call.arguments) {

@@ -7,16 +7,16 @@
 //! checks beside the corpus's ground truth
 //! ([`crate::reference::verify::VERIFIED_FILE`]). A question counts as
 //! verified when the log has a check of the very rows the root holds (the
-//! same CSV digest). The corpus is found as `rescore` finds it: its
-//! `--corpus` as recorded, when that is a folder from here, with its
-//! ground truth in `CORPUS/ground-truth`. The date is said on the terminal
-//! only: it is no input of any generated file.
+//! same CSV digest). The log is the one beside the ground truth the
+//! condition read: its `--ground-truth DIR` as recorded (`settings.
+//! ground_truth`), else the corpus's own `CORPUS/ground-truth`, its
+//! `--corpus` found as `rescore` finds it (a folder from here). The date
+//! is said on the terminal only: it is no input of any generated file.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::records::ConditionFile;
-use crate::fsutil::read_json;
+use crate::fsutil::read_recorded_json;
 use crate::layout::{GROUND_TRUTH_JSON, RunsRoot};
 use crate::reference::GroundTruthMeta;
 use crate::reference::verify::{VerifiedFile, VerifiedRecord, read_log};
@@ -26,6 +26,9 @@ use crate::reference::verify::{VerifiedFile, VerifiedRecord, read_log};
 pub struct CorpusCheck {
     /// The corpus as recorded (`--corpus`).
     pub corpus: String,
+    /// `--ground-truth DIR` as recorded, when the condition read its
+    /// ground truth from there.
+    pub ground_truth_given: Option<String>,
     /// Its ground-truth folder, or why it cannot be known from here.
     pub ground_truth: std::result::Result<String, String>,
     /// The root's questions from this corpus.
@@ -43,10 +46,13 @@ impl CorpusCheck {
         let dir = match &self.ground_truth {
             Ok(dir) => dir,
             Err(why) => {
-                return format!(
-                    "ground truth of {}: verification not known: {why}",
-                    self.corpus
-                );
+                return match &self.ground_truth_given {
+                    Some(dir) => format!("ground truth ({dir}): verification not known: {why}"),
+                    None => format!(
+                        "ground truth of {}: verification not known: {why}",
+                        self.corpus
+                    ),
+                };
             }
         };
         let total = self.questions;
@@ -55,9 +61,14 @@ impl CorpusCheck {
             .values()
             .max_by(|a, b| a.verified_at.cmp(&b.verified_at))
         else {
+            let given = self
+                .ground_truth_given
+                .as_ref()
+                .map(|d| format!(" --ground-truth {}", crate::text::shell_quote(d)))
+                .unwrap_or_default();
             return format!(
                 "ground truth ({dir}): never verified against its endpoint \
-                 ('okn-benchmark reference --corpus {} --verify' checks it)",
+                 ('okn-benchmark reference --corpus {}{given} --verify' checks it)",
                 self.corpus
             );
         };
@@ -105,14 +116,18 @@ impl CorpusCheck {
     }
 }
 
-/// The root's questions by the corpus their condition recorded, sorted.
-fn questions_by_corpus(root: &RunsRoot) -> BTreeMap<String, Vec<String>> {
-    let mut by_corpus: BTreeMap<String, Vec<String>> = BTreeMap::new();
+/// The root's questions by the corpus and the `--ground-truth` folder
+/// their condition recorded, sorted.
+fn questions_by_corpus(root: &RunsRoot) -> BTreeMap<(String, Option<String>), Vec<String>> {
+    let mut by_corpus: BTreeMap<(String, Option<String>), Vec<String>> = BTreeMap::new();
     for name in root.condition_names() {
-        let Ok(condition) = read_json::<ConditionFile>(&root.condition_file(&name)) else {
+        let Ok(condition) = super::recorded::read_condition_named(root, &name) else {
             continue;
         };
-        let ids = by_corpus.entry(condition.settings.corpus).or_default();
+        let settings = condition.settings;
+        let ids = by_corpus
+            .entry((settings.corpus, settings.ground_truth))
+            .or_default();
         ids.extend(condition.questions.into_keys());
     }
     for ids in by_corpus.values_mut() {
@@ -128,27 +143,48 @@ fn questions_by_corpus(root: &RunsRoot) -> BTreeMap<String, Vec<String>> {
 pub fn checks(root: &RunsRoot) -> Vec<CorpusCheck> {
     questions_by_corpus(root)
         .into_iter()
-        .map(|(corpus, ids)| check(root, corpus, &ids))
+        .map(|((corpus, given), ids)| check(root, (corpus, given), &ids))
         .collect()
 }
 
-/// The ground-truth folder of `corpus` (recorded `--corpus`) and its
-/// verification log, or why they cannot be known from here.
-fn log_of(corpus: &str) -> std::result::Result<(String, VerifiedFile), String> {
-    if !Path::new(corpus).is_dir() {
-        return Err("the corpus is not a folder from here".into());
-    }
-    let dir = Path::new(corpus).join(crate::reference::GROUND_TRUTH_DIR);
+/// The ground-truth folder a condition read (`given`, its recorded
+/// `--ground-truth DIR`, else `CORPUS/ground-truth` of its recorded
+/// `--corpus`) and its verification log, or why they cannot be known from
+/// here.
+fn log_of(
+    corpus: &str,
+    given: Option<&str>,
+) -> std::result::Result<(String, VerifiedFile), String> {
+    let dir = match given {
+        Some(dir) if Path::new(dir).is_dir() => Path::new(dir).to_path_buf(),
+        Some(_) => {
+            return Err(
+                "the folder the ground truth was read from (--ground-truth) is not a folder \
+                 from here"
+                    .into(),
+            );
+        }
+        None if Path::new(corpus).is_dir() => {
+            Path::new(corpus).join(crate::reference::GROUND_TRUTH_DIR)
+        }
+        None => return Err("the corpus is not a folder from here".into()),
+    };
     let log = read_log(&dir).map_err(|e| e.to_string())?;
     Ok((dir.display().to_string(), log))
 }
 
-fn check(root: &RunsRoot, corpus: String, ids: &[String]) -> CorpusCheck {
+fn check(
+    root: &RunsRoot,
+    (corpus, given): (String, Option<String>),
+    ids: &[String],
+) -> CorpusCheck {
     let mut verified = BTreeMap::new();
-    let ground_truth = log_of(&corpus).map(|(dir, log)| {
+    let ground_truth = log_of(&corpus, given.as_deref()).map(|(dir, log)| {
         for id in ids {
             let recorded: Option<GroundTruthMeta> =
-                read_json(&root.question_dir(id).join(GROUND_TRUTH_JSON)).ok();
+                read_recorded_json(&root.question_dir(id).join(GROUND_TRUTH_JSON))
+                    .ok()
+                    .flatten();
             if let (Some(recorded), Some(entry)) = (recorded, log.records.get(id))
                 && entry.csv_sha256 == recorded.csv_sha256
             {
@@ -159,6 +195,7 @@ fn check(root: &RunsRoot, corpus: String, ids: &[String]) -> CorpusCheck {
     });
     CorpusCheck {
         corpus,
+        ground_truth_given: given,
         ground_truth,
         questions: ids.len(),
         verified,

@@ -35,6 +35,7 @@ mod outputs;
 mod paper_doc;
 mod probe;
 mod real_documents;
+mod records;
 mod reference;
 mod run_guards;
 mod runs;

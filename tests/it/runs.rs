@@ -1625,9 +1625,11 @@ mod regression {
         );
     }
 
-    // rescore judged whatever attempt folders it found, not the recorded ones.
+    // rescore judged whatever attempt folders it found, not the recorded
+    // ones; then it left the others out, exit 0, dropping a recorded
+    // episode (issue 24, item 7): it refuses them by name.
     #[test]
-    fn rescore_judges_the_recorded_attempts_and_names_the_rest() {
+    fn rescore_judges_the_recorded_attempts_and_refuses_the_rest() {
         let (_keep, out) = out_dir();
         assert_eq!(
             scripted(
@@ -1650,25 +1652,37 @@ mod regression {
             out.join("biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named");
         crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-01"));
         crate::support::fixture::copy_dir(&dir.join("attempt-1"), &dir.join("attempt-3"));
+        let result = std::fs::read(dir.join("result.json")).unwrap();
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        let text = stderr(&o);
+        assert!(
+            text.contains(
+                "attempt-3: attempt 3, but the condition has 2 attempts a question \
+                 (identity.repeat in its condition file)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "attempt-01: not an attempt folder this tool writes (attempt-N, N from 1, no \
+                 leading zero)"
+            ),
+            "{text}"
+        );
+        assert_eq!(std::fs::read(dir.join("result.json")).unwrap(), result);
+        std::fs::remove_dir_all(dir.join("attempt-01")).unwrap();
+        std::fs::remove_dir_all(dir.join("attempt-3")).unwrap();
         let o = okn()
             .args(["rescore", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let text = stdout(&o);
-        assert!(
-            text.contains("attempt-3: left out (the condition has 2 attempts a question)"),
-            "{text}"
-        );
-        assert!(
-            !text.contains("attempt-01"),
-            "attempt-01 is not an attempt folder: {text}"
-        );
-        let (text, _) = split_verified(&text);
-        assert!(
-            text.ends_with("\n2 attempts re-scored, 0 scores moved\n"),
-            "{text}"
-        );
+        let (text, _) = split_verified(&stdout(&o));
+        assert_eq!(text, "2 attempts re-scored, 0 scores moved\n");
         assert_eq!(
             json(&dir.join("result.json"))["attempts"]
                 .as_array()
