@@ -120,6 +120,15 @@ fn approx(text: &str) -> f64 {
         .unwrap_or_else(|_| Decimal::parse(text).map_or(f64::NAN, |d| d.to_f64()))
 }
 
+/// The local name (in NFC) an answer cell reads when it is `local`
+/// written bare, when that is not `local` itself (`x:Paris` → `Paris`).
+fn bare_reading(local: &str) -> Option<String> {
+    let unwrapped = cell::unwrap_syntax(local);
+    let inner = cell::local_name(&unwrapped)?;
+    let inner = cell::nfc(inner);
+    (*inner != *cell::nfc(local)).then(|| inner.into_owned())
+}
+
 /// A hash of one canonical value (not of its place).
 pub(super) fn hash(text: &str) -> u64 {
     let mut h = FxHasher::default();
@@ -287,6 +296,9 @@ pub(super) struct KeyScan<'v> {
     first_bytes: Vec<[u64; 4]>,
     /// Per group: some IRI's local name reads as a number.
     numeric_locals: Vec<bool>,
+    /// Some IRI's local name, written bare, reads as another local name
+    /// (`x:Paris` of `urn:x:Paris`).
+    compound_locals: bool,
 }
 
 impl KeyScan<'_> {
@@ -298,6 +310,7 @@ impl KeyScan<'_> {
             ambiguous: vec![false; groups],
             first_bytes: vec![[0; 4]; groups],
             numeric_locals: vec![false; groups],
+            compound_locals: false,
             owned_iri: false,
             reduced_any: false,
         }
@@ -313,11 +326,13 @@ enum Facts<'x> {
     /// A non-integral number, with its value.
     Decimal { value: f64, exact: bool },
     /// An absolute IRI with a local name (`key`, its first byte, whether
-    /// it reads as a number); the IRI when borrowed.
+    /// it reads as a number, whether written bare it reads as another
+    /// local name); the IRI when borrowed and its local name in NFC.
     Iri {
         key: u64,
         first: u8,
         numeric: bool,
+        compound: bool,
         iri: Option<&'x str>,
     },
     /// An absolute IRI without a local name.
@@ -368,11 +383,13 @@ pub(super) fn key_cell<'v>(
                         key,
                         first,
                         numeric,
+                        compound,
                         ..
                     } => Facts::Iri {
                         key,
                         first,
                         numeric,
+                        compound,
                         iri: None,
                     },
                     Facts::Decimal { value, exact } => Facts::Decimal { value, exact },
@@ -401,10 +418,12 @@ pub(super) fn key_cell<'v>(
                 key,
                 first,
                 numeric,
+                compound,
                 iri,
             } => {
                 kinds.0 = true;
                 scan.numeric_locals[group] |= numeric;
+                scan.compound_locals |= compound;
                 scan.first_bytes[group][usize::from(first >> 6)] |= 1 << (first & 63);
                 match iri {
                     Some(iri) => scan.iris.push(IriCell { key, iri }),
@@ -485,13 +504,19 @@ fn key_cell_in<'x>(
             };
         };
         let numeric = guard::numeric(local);
+        // Local names are compared in NFC, as text is. One that is not in
+        // NFC is read by the exact reading of the guard (its IRI counts as
+        // not borrowed), which keys local names by their NFC.
+        let name = cell::nfc(local);
+        let in_nfc = matches!(name, Cow::Borrowed(_));
         let facts = Facts::Iri {
-            key: if gather { local_key(group, local) } else { 0 },
-            first: local.as_bytes().first().copied().unwrap_or_default(),
+            key: if gather { local_key(group, &name) } else { 0 },
+            first: name.as_bytes().first().copied().unwrap_or_default(),
             numeric,
+            compound: cell::local_name(&cell::unwrap_syntax(local)) != Some(local),
             iri: match value {
-                Cow::Borrowed(v) => Some(v),
-                Cow::Owned(_) => None,
+                Cow::Borrowed(v) if in_nfc => Some(v),
+                _ => None,
             },
         };
         if reduce {
@@ -502,8 +527,10 @@ fn key_cell_in<'x>(
             let iri = whole(&value, scratch);
             let normalized = if numeric {
                 iri
-            } else {
+            } else if in_nfc {
                 suffix(&value, len, scratch)
+            } else {
+                push(scratch, &name)
             };
             return KeyCell {
                 values: [strict, normalized],
@@ -647,6 +674,7 @@ impl<'v> KeyContext<'v> {
         };
         let mut ambiguous = vec![false; count];
         let mut numeric_locals = vec![false; count];
+        let mut compound = false;
         let mut kinds = vec![(false, false); count];
         let mut owned = false;
         let mut decimals = Vec::with_capacity(scans.iter().map(|s| s.decimals.len()).sum());
@@ -668,6 +696,7 @@ impl<'v> KeyContext<'v> {
             for (all, chunk) in numeric_locals.iter_mut().zip(&scan.numeric_locals) {
                 *all |= chunk;
             }
+            compound |= scan.compound_locals;
             decimals.extend(scan.decimals);
             iris.extend(scan.iris);
         }
@@ -684,6 +713,7 @@ impl<'v> KeyContext<'v> {
         if owned
             || !context.index_local_names(key, iris, (iri_groups, &mixed))
             || context.numeric_local_is_a_key_number(key, &numeric)
+            || (compound && context.bare_local_name_is_another(key))
         {
             context.exact_local_names(key, (&mixed, &numeric));
         }
@@ -839,9 +869,9 @@ impl<'v> KeyContext<'v> {
                     // Its own local name is a key IRI's: an answer of the
                     // same text would read as that IRI.
                     let group = &self.groups[g];
-                    if let Some(local) = cell::local_name(&value)
-                        && group.might_hold(local)
-                        && self.locals.get(g, local).is_some()
+                    if let Some(name) = cell::local_name(&value).map(cell::nfc)
+                        && group.might_hold(&name)
+                        && self.locals.get(g, &name).is_some()
                     {
                         return true;
                     }
@@ -877,11 +907,12 @@ impl<'v> KeyContext<'v> {
                 let Some(local) = cell::local_name(&value) else {
                     continue;
                 };
-                let local = match &value {
-                    Cow::Borrowed(v) => {
+                // Keyed by the local name in NFC (borrowed when it is).
+                let local = match (&value, cell::nfc(local)) {
+                    (Cow::Borrowed(v), Cow::Borrowed(_)) => {
                         Cow::Borrowed(v.get(v.len() - local.len()..).unwrap_or_default())
                     }
-                    Cow::Owned(_) => Cow::Owned(local.to_string()),
+                    (_, name) => Cow::Owned(name.into_owned()),
                 };
                 maps[self.group_of(column)].insert_first(local, value);
             }
@@ -956,7 +987,7 @@ impl<'v> KeyContext<'v> {
                 if !cell::is_absolute_iri(&value) {
                     if guard.mixed[g]
                         && let Some(local) = cell::local_name(&value)
-                        && let Some(iri) = guard.maps[g].get(local)
+                        && let Some(iri) = guard.maps[g].get(&cell::nfc(local))
                     {
                         return Some(if *local == *value {
                             format!(
@@ -973,7 +1004,8 @@ impl<'v> KeyContext<'v> {
                 let Some(local) = cell::local_name(&value) else {
                     continue;
                 };
-                if guard.plain[g].contains(local) {
+                let name = cell::nfc(local);
+                if guard.plain[g].contains(&*name) {
                     return Some(format!(
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
@@ -984,7 +1016,7 @@ impl<'v> KeyContext<'v> {
                 {
                     return Some(format!("the local name of key IRI {value} {why}"));
                 }
-                match guard.maps[g].get(local) {
+                match guard.maps[g].get(&name) {
                     Some(existing) if *existing != *value => {
                         let (first, second) = if *existing < *value {
                             (existing, &*value)
@@ -997,9 +1029,43 @@ impl<'v> KeyContext<'v> {
                     }
                     _ => {}
                 }
+                if let Some(inner) = bare_reading(local)
+                    && let Some(other) = guard.maps[g].get(&inner)
+                {
+                    let written = cell::local_name(&cell::unwrap_syntax(local))
+                        .map(str::to_string)
+                        .unwrap_or_default();
+                    return Some(format!(
+                        "the local name '{local}' of key IRI {value}, written bare, reads as the local name '{written}' of key IRI {other}"
+                    ));
+                }
             }
         }
         None
+    }
+
+    /// True when a key IRI's local name, written bare and read as an answer
+    /// cell, is cut to the local name of another key IRI of its group
+    /// (`x:Paris` of `urn:x:Paris` reads as `Paris`, beside
+    /// `http://a.org/Paris`).
+    fn bare_local_name_is_another<K: Rows + ?Sized>(&self, key: &K) -> bool {
+        let mut cells = Vec::new();
+        for row in 0..key.row_count() {
+            key.row_into(row, &mut cells);
+            for (column, text) in cells.iter().enumerate() {
+                let value = unwrapped(text);
+                if !cell::is_absolute_iri(&value) {
+                    continue;
+                }
+                if let Some(local) = cell::local_name(&value)
+                    && let Some(inner) = bare_reading(local)
+                    && self.locals.get(self.group_of(column), &inner).is_some()
+                {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// True when, in a `numeric` group, a key IRI's local name that reads
@@ -1135,33 +1201,37 @@ impl<'v> KeyContext<'v> {
         }
         // An answer cell naming a key IRI by its local name (in any of the
         // forms servers print) is that local name, like the key's IRI.
-        if g.reduced
-            && let Some(local) = cell::local_name(&value)
-            && g.might_hold(local)
+        let local = g.reduced.then(|| cell::local_name(&value)).flatten();
+        let name = local.map(cell::nfc);
+        if let (Some(local), Some(name)) = (local, name)
+            && g.might_hold(&name)
         {
             let len = local.len();
+            let in_nfc = matches!(name, Cow::Borrowed(_));
             let is_number = if unchanged {
                 number.is_some()
             } else {
                 number::read(&value).is_some()
             };
             let numeric = guard::numeric(local);
-            if speculate && !is_number && !numeric {
+            if speculate && !is_number && !numeric && in_nfc {
                 return (
                     [strict, suffix(&value, len, scratch)],
                     Some(whole(&value, scratch)),
                 );
             }
-            if let Some(iri) = self.locals.get(group, local) {
+            if let Some(iri) = self.locals.get(group, &name) {
                 if *iri != *value {
                     tally.by_local_name += 1;
                 }
-                // As the key's IRI is when its local name reads as a
-                // number: the IRI itself.
+                // As the key's IRI is: its local name in NFC, or the IRI
+                // itself when that name reads as a number.
                 let normalized = if numeric {
                     push(scratch, iri)
-                } else {
+                } else if in_nfc {
                     suffix(&value, len, scratch)
+                } else {
+                    push(scratch, &name)
                 };
                 return ([strict, normalized], None);
             }

@@ -19,9 +19,18 @@ pub struct Decimal {
     exponent: i64,
 }
 
-/// Exponents beyond this magnitude are not read as numbers (the text stays
-/// text); it keeps canonical forms short and arithmetic in range.
+/// Values whose decimal exponent (of their leading digit, in scientific
+/// form) lies beyond this are not read as numbers (the text stays text);
+/// it keeps canonical forms short and arithmetic in range.
 const MAX_EXPONENT: i64 = 10_000;
+
+/// True when `digits × 10^exponent` (`len` significant digits) has its
+/// leading digit beyond 10^±[`MAX_EXPONENT`]: the rule is on the value's
+/// decimal exponent, however many digits it is written with (`1.5e-10000`
+/// and `1.50e-10000` are one number; issue 24 red team).
+fn beyond_exponent_limit(exponent: i64, len: usize) -> bool {
+    (exponent + len as i64 - 1).abs() > MAX_EXPONENT
+}
 
 /// Integral values with more than this many digits print in scientific form.
 const MAX_PLAIN_DIGITS: i64 = 40;
@@ -51,7 +60,7 @@ impl Decimal {
         if digits.is_empty() {
             return Some(Decimal::zero());
         }
-        if exponent.abs() > MAX_EXPONENT {
+        if beyond_exponent_limit(exponent, digits.len()) {
             return None;
         }
         Some(Decimal {
@@ -550,7 +559,7 @@ pub(crate) fn read(text: &str) -> Option<Reading> {
             exponent: 0,
         });
     }
-    if exponent.abs() > MAX_EXPONENT {
+    if beyond_exponent_limit(exponent, len) {
         return None;
     }
     Some(Reading::Inline {
@@ -732,7 +741,18 @@ mod tests {
         ] {
             assert_eq!(Decimal::parse(text), None, "{text:?}");
         }
-        for text in ["0", "0.5", ".5", "5.", "-0.5", "1E+3", "1e-07"] {
+        for text in [
+            "0",
+            "0.5",
+            ".5",
+            "5.",
+            "-0.5",
+            "1E+3",
+            "1e-07",
+            "1.5e-10000",
+            "15e-10001",
+            "0.15e-9999",
+        ] {
             assert!(Decimal::parse(text).is_some(), "{text:?}");
         }
     }

@@ -288,7 +288,11 @@ struct Lines {
 }
 
 impl Lines {
-    fn new(rows: &[KeyRow]) -> Lines {
+    /// The table of `key`'s rows (`rows`, as read). Rows of one text are
+    /// one entry, the first: they are in the same classes, and a table
+    /// holding each would make every insertion walk past all the others
+    /// (quadratic in a key whose rows repeat; issue 24 red team).
+    fn new<K: Rows + ?Sized>(key: &K, rows: &[KeyRow]) -> Lines {
         let size = table_size(rows.len());
         let mut lines = Lines {
             slots: vec![(0, EMPTY); size],
@@ -297,10 +301,18 @@ impl Lines {
         for (j, row) in rows.iter().enumerate() {
             let hash = row.line;
             let mut i = hash as usize & mask;
+            let mut seen = false;
             while lines.slots[i].1 != EMPTY {
+                let (t, other) = lines.slots[i];
+                if t == tag(hash) && key.row_text(other as usize) == key.row_text(j) {
+                    seen = true;
+                    break;
+                }
                 i = (i + 1) & mask;
             }
-            lines.slots[i] = (tag(hash), j as u32);
+            if !seen {
+                lines.slots[i] = (tag(hash), j as u32);
+            }
         }
         lines
     }
@@ -572,7 +584,7 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         if !in_order || !in_place || !self.context.same_text_is_same {
             return None;
         }
-        let lines = Lines::new(&rows.rows);
+        let lines = Lines::new(self.key, &rows.rows);
         drop(rows.rows);
         Some((lines, rows.unwrapped))
     }

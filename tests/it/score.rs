@@ -313,3 +313,84 @@ fn numbers_are_compared_as_decimals_not_as_doubles() {
         (false, false, 0.0, 0.0)
     );
 }
+
+/// The scorer's red team (issue 24): the local name of `urn:x:Paris` is
+/// `x:Paris`, which an answer writing it bare reads as the prefixed name
+/// `x:` + `Paris`, the local name of `http://a.org/Paris`; so an answer
+/// naming the urn twice was exact. The key cannot tell them apart.
+#[test]
+fn a_bare_local_name_that_reads_as_another_key_iri_withdraws_the_reduction() {
+    let key = "x\nurn:x:Paris\nhttp://a.org/Paris\n";
+    let out = score(key, "x\nurn:x:Paris\nx:Paris\n").run();
+    assert_eq!(verdict(&out), (false, false, 0.5, 0.5));
+    assert_eq!(
+        first_note(&out),
+        "IRI normalization withdrawn: the local name 'x:Paris' of key IRI urn:x:Paris, written bare, reads as the local name 'Paris' of key IRI http://a.org/Paris, so IRIs are compared in full"
+    );
+    assert_eq!(verdict(&score(key, key).run()), (true, true, 1.0, 1.0));
+}
+
+/// The scorer's red team (issue 24): a key IRI's local name not in NFC
+/// (`Cafe` + U+0301) beside the key value `Café` (composed) was not seen
+/// as one value, though the normalized tier compares text in NFC; and an
+/// answer naming the IRI by the composed name missed.
+#[test]
+fn local_names_are_compared_in_nfc() {
+    let key = "x\nhttp://x/Cafe\u{301}\nCaf\u{e9}\n";
+    let out = score(key, "x\nCafe\u{301}\nCaf\u{e9}\n").run();
+    assert_eq!(out.json()["iri_normalization"], json!(false));
+    assert_eq!(verdict(&out), (false, false, 0.5, 0.5));
+    for answer in [
+        "x\nCaf\u{e9}\n",
+        "x\nhttp://x/Caf\u{e9}\n",
+        "x\nCafe\u{301}\n",
+    ] {
+        let out = score("x\nhttp://x/Cafe\u{301}\n", answer).run();
+        assert!(verdict(&out).0, "{answer}");
+    }
+}
+
+/// The scorer's red team (issue 24): whether a cell is a number went by
+/// the position of its last digit, not by its decimal exponent, so
+/// `1.5e-10000` and `1.50e-10000` were two texts, and a long decimal a
+/// value in range.
+#[test]
+fn the_exponent_limit_is_on_the_decimal_exponent() {
+    assert_eq!(
+        verdict(&score("x\n1.5e-10000\n", "x\n1.50e-10000\n").run()),
+        (true, true, 1.0, 1.0)
+    );
+    let long = format!("x\n1.{}\n", "1".repeat(10_001));
+    assert_eq!(
+        verdict(&score(&long, "x\n1.11111\n").run()),
+        (true, true, 1.0, 1.0)
+    );
+    let near = format!("x\n0.5{}1\n", "0".repeat(10_000));
+    assert_eq!(
+        verdict(&score("x\n0.5\n", &near).run()),
+        (true, true, 1.0, 1.0)
+    );
+    // Beyond the limit the text stays text.
+    assert_eq!(
+        verdict(&score("x\n1e10001\n", "x\n10e10000\n").run()),
+        (false, false, 0.0, 0.0)
+    );
+}
+
+/// The scorer's red team (issue 24): a key whose rows repeat one text
+/// took time quadratic in its rows when columns were matched by name
+/// (100,000 rows of `a`: 25 s). Each repeat is one entry now; the counts
+/// stay right (its speed is in `scripts/bench-score`'s territory, not a
+/// timed test).
+#[test]
+fn a_key_whose_rows_repeat_one_text_is_counted_row_for_row() {
+    let rows = |n: usize, cell: &str| format!("x,y\n{}", format!("{cell}\n").repeat(n));
+    let out = score(&rows(20_000, "a,1"), &rows(19_999, "a,1")).run();
+    let json = out.json();
+    assert_eq!(
+        (json["matched_rows"].as_u64(), json["exact"].as_bool()),
+        (Some(19_999), Some(false))
+    );
+    let out = score(&rows(20_000, "a,1"), &rows(20_000, "a,1")).run();
+    assert_eq!(verdict(&out), (true, true, 1.0, 1.0));
+}

@@ -205,7 +205,7 @@ struct Group {
     /// one of them is taken at its word and never snapped), with the text
     /// the first such cell is written as.
     numbers: HashMap<String, String>,
-    /// Local name → key IRI.
+    /// Local name (in NFC) → key IRI.
     local_names: HashMap<String, String>,
 }
 
@@ -334,7 +334,7 @@ impl KeyContext {
                 if let Some(local) = cell::local_name(&value) {
                     self.groups[group_of(column)]
                         .local_names
-                        .entry(local.to_string())
+                        .entry(cell::nfc(local).into_owned())
                         .or_insert_with(|| value.clone());
                 }
             }
@@ -351,6 +351,7 @@ impl KeyContext {
     }
 
     /// The first key cell, in row order, that breaks the guard, and why.
+    /// Local names are compared in NFC, as text is in the normalized tier.
     fn local_name_collision(
         &self,
         key: &Table,
@@ -366,7 +367,7 @@ impl KeyContext {
                 if !cell::is_absolute_iri(&value) {
                     // A plain value an answer would read as a key IRI.
                     if let Some(local) = cell::local_name(&value)
-                        && let Some(iri) = group.local_names.get(local)
+                        && let Some(iri) = group.local_names.get(&*cell::nfc(local))
                     {
                         return Some(if local == value {
                             format!(
@@ -383,7 +384,8 @@ impl KeyContext {
                 let Some(local) = cell::local_name(&value) else {
                     continue;
                 };
-                if plain[g].contains(local) {
+                let name = cell::nfc(local);
+                if plain[g].contains(&*name) {
                     return Some(format!(
                         "the local name of key IRI {value} is also the key value '{local}'"
                     ));
@@ -391,7 +393,7 @@ impl KeyContext {
                 if let Some(why) = self.reads_as_key_number(g, local, options) {
                     return Some(format!("the local name of key IRI {value} {why}"));
                 }
-                match group.local_names.get(local) {
+                match group.local_names.get(&*name) {
                     Some(existing) if *existing != value => {
                         let (first, second) = if *existing < value {
                             (existing.clone(), value.clone())
@@ -403,6 +405,17 @@ impl KeyContext {
                         ));
                     }
                     _ => {}
+                }
+                // The local name written bare, read as an answer cell, is
+                // itself cut to another IRI's (`x:Paris` of `urn:x:Paris`
+                // reads as `Paris`, beside `http://a.org/Paris`).
+                if let Some(inner) = cell::local_name(&cell::unwrap_syntax(local))
+                    && *cell::nfc(inner) != *name
+                    && let Some(other) = group.local_names.get(&*cell::nfc(inner))
+                {
+                    return Some(format!(
+                        "the local name '{local}' of key IRI {value}, written bare, reads as the local name '{inner}' of key IRI {other}"
+                    ));
                 }
             }
         }
@@ -474,12 +487,14 @@ impl KeyContext {
         if normalized
             && cell::is_absolute_iri(&value)
             && let Some(local) = cell::local_name(&value)
-            && self.groups[group].local_names.contains_key(local)
+            && self.groups[group]
+                .local_names
+                .contains_key(&*cell::nfc(local))
         {
             return if numeric(local) {
                 value.into_owned()
             } else {
-                local.to_string()
+                cell::nfc(local).into_owned()
             };
         }
         match Decimal::parse(&value) {
@@ -514,7 +529,7 @@ impl KeyContext {
         // forms servers print) is that local name, like the key's IRI.
         if normalized
             && let Some(local) = cell::local_name(&value)
-            && let Some(iri) = g.local_names.get(local)
+            && let Some(iri) = g.local_names.get(&*cell::nfc(local))
         {
             if **iri != *value {
                 tally.by_local_name += 1;
@@ -522,7 +537,7 @@ impl KeyContext {
             return if numeric(local) {
                 iri.clone()
             } else {
-                local.to_string()
+                cell::nfc(local).into_owned()
             };
         }
         match Decimal::parse(&value) {

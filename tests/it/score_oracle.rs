@@ -74,6 +74,20 @@ fn cell() -> impl Strategy<Value = String> {
         Just("0.49975".to_string()),
         Just("0.5".to_string()),
         Just("1.0".to_string()),
+        // The scorer's red team: a local name with a prefix of its own, a
+        // local name not in NFC, numbers at the exponent limit, repeats.
+        Just("urn:x:Paris".to_string()),
+        Just("http://a.org/Paris".to_string()),
+        Just("x:Paris".to_string()),
+        Just("Paris".to_string()),
+        Just("http://x/Cafe\u{301}".to_string()),
+        Just("http://x/Caf\u{e9}".to_string()),
+        Just("Cafe\u{301}".to_string()),
+        Just("Caf\u{e9}".to_string()),
+        Just("1.5e-10000".to_string()),
+        Just("1.50e-10000".to_string()),
+        Just("15e-10001".to_string()),
+        Just("\"Paris\"@fr".to_string()),
         "[a-c]{0,2}",
         Just(String::new()),
     ]

@@ -158,6 +158,12 @@ fn mixed_cell() -> impl Strategy<Value = String> {
         (0u8..4).prop_map(|n| format!("\"{n}\"^^xsd:integer")),
         (0u8..4).prop_map(|n| format!("AC/DC {n}")),
         (0u8..4).prop_map(|n| format!("\"item{n}\"@en")),
+        (0u8..3).prop_map(|n| format!("urn:x:item{n}")),
+        (0u8..3).prop_map(|n| format!("x:item{n}")),
+        (0u8..3).prop_map(|n| format!("http://x/Cafe\u{301}{n}")),
+        (0u8..3).prop_map(|n| format!("Caf\u{e9}{n}")),
+        Just("1.5e-10000".to_string()),
+        Just("1.50e-10000".to_string()),
         Just(String::new()),
     ]
 }
