@@ -164,36 +164,31 @@ pub struct ServerTarget {
     pub data: Option<String>,
 }
 
-/// `text` with a leading home folder written `~` (what [`expand_home`]
-/// expanded), so no record names the home folder of the machine.
-fn fold_home(text: &str) -> String {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let home = home.trim_end_matches('/');
-    if home.is_empty() {
-        return text.to_string();
-    }
-    match text.strip_prefix(home) {
-        Some("") => "~".to_string(),
-        Some(rest) if rest.starts_with('/') => format!("~{rest}"),
-        _ => text.to_string(),
-    }
-}
-
 impl Profile {
     /// What this profile resolves to ([`ServerTarget`]): no header or
     /// environment value.
+    ///
+    /// Paths are written as [`ProfileRecord::target`] writes them (issue
+    /// 24, item 28): under the home folder from `~`, any other absolute
+    /// path relative to the profile's folder, so the identity names no
+    /// folder of this machine.
     pub fn target(&self) -> ServerTarget {
         match &self.upstream {
             Upstream::Stdio {
                 command, args, cwd, ..
-            } => ServerTarget {
-                transport: "stdio".into(),
-                command: Some(fold_home(command)),
-                args: args.iter().map(|a| fold_home(a)).collect(),
-                cwd: cwd.as_ref().map(|c| fold_home(&c.to_string_lossy())),
-                url: None,
-                data: None,
-            },
+            } => {
+                let home = std::env::var("HOME").unwrap_or_default();
+                let folder = self.folder();
+                let word = |w: &str| written_word(w, &home, &folder);
+                ServerTarget {
+                    transport: "stdio".into(),
+                    command: Some(word(command)),
+                    args: args.iter().map(|a| word(a)).collect(),
+                    cwd: cwd.as_ref().map(|c| word(&c.to_string_lossy())),
+                    url: None,
+                    data: None,
+                }
+            }
             Upstream::Http { url, .. } => ServerTarget {
                 transport: "http".into(),
                 command: None,
@@ -291,14 +286,19 @@ impl Profile {
         }
     }
 
+    /// The folder the profile file is in (absolute).
+    fn folder(&self) -> std::path::PathBuf {
+        crate::fsutil::absolute(&self.path)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
     /// A stdio profile's command line as written, with no path of this
     /// machine in it ([`ProfileRecord::target`]).
     fn written_target(&self) -> String {
         let home = std::env::var("HOME").unwrap_or_default();
-        let folder = crate::fsutil::absolute(&self.path)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let folder = self.folder();
         self.written
             .iter()
             .map(|word| written_word(word, &home, &folder))
