@@ -146,6 +146,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         taken: std::collections::HashSet::new(),
         notes: HashMap::new(),
         title: None,
+        links: Vec::new(),
     };
     page.number_footnotes(&events);
     let mut body_events: Vec<Event<'_>> = Vec::with_capacity(events.len());
@@ -293,6 +294,8 @@ struct Page<'p> {
     /// Footnote label → its number.
     notes: HashMap<String, usize>,
     title: Option<String>,
+    /// For each link open, whether it is written as a link.
+    links: Vec<bool>,
 }
 
 impl Page<'_> {
@@ -388,23 +391,29 @@ impl Page<'_> {
     /// inlined and its links rewritten.
     fn rewrite_event<'a>(&mut self, event: Event<'a>) -> Event<'a> {
         match event {
+            // A link the policy refuses is its text alone (issue 24, item
+            // 25; `render::links`): its start and end write nothing.
+            Event::Start(Tag::Link { dest_url, .. }) if !super::links::allowed(&dest_url) => {
+                self.links.push(false);
+                Event::Text(CowStr::Borrowed(""))
+            }
             Event::Start(Tag::Link {
                 link_type,
                 dest_url,
                 title,
                 id,
-            }) => Event::Start(Tag::Link {
-                link_type,
-                // A link that would run code goes nowhere (the CSP would
-                // block it anyway).
-                dest_url: CowStr::from(if super::assets::dangerous_value(&dest_url) {
-                    "#".to_string()
-                } else {
-                    rewrite_link(&dest_url)
-                }),
-                title,
-                id,
-            }),
+            }) => {
+                self.links.push(true);
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url: CowStr::from(rewrite_link(&dest_url)),
+                    title,
+                    id,
+                })
+            }
+            Event::End(TagEnd::Link) if self.links.pop() == Some(false) => {
+                Event::Text(CowStr::Borrowed(""))
+            }
             Event::Html(text) if text.contains('<') => {
                 Event::Html(CowStr::from(self.raw_html(&text)))
             }
