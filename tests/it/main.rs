@@ -28,6 +28,7 @@ mod catalog;
 mod claude;
 mod corpus;
 mod demo_roots;
+mod fuzzing;
 mod http_endpoint;
 mod mcp_proxy;
 mod outputs;
