@@ -83,56 +83,76 @@ pub fn json_records(data: &[u8]) {
     let Some((&which, bytes)) = data.split_first() else {
         return;
     };
-    let Some(root) = small_root() else {
+    let Some(small) = small_root() else {
         return;
     };
-    let condition = root
-        .join("conditions")
-        .join(format!("{SMALL_CONDITION}.json"));
-    let question = root.join(format!("{SMALL_QUESTION}_results"));
-    let attempt = question.join(SMALL_CONDITION).join("attempt-1");
+    let attempt = small.question.join(&small.condition).join("attempt-1");
     let target = match which % 7 {
-        0 => condition.clone(),
-        1 => question.join(SMALL_CONDITION).join("result.json"),
+        0 => small.condition_file.clone(),
+        1 => small.question.join(&small.condition).join("result.json"),
         2 => attempt.join("calls.json"),
         3 => attempt.join("metrics.json"),
         4 => attempt.join("episode.json"),
         5 => attempt.join("agent.json"),
-        _ => question.join("ground_truth.json"),
+        _ => small.question.join("ground_truth.json"),
     };
     let Ok(original) = std::fs::read(&target) else {
         return;
     };
     if std::fs::write(&target, bytes).is_ok() {
-        let _ = crate::runs::recorded::read_condition(&condition);
-        let _ = crate::report::load::root(&root);
+        let _ = crate::runs::recorded::read_condition(&small.condition_file);
+        let _ = crate::report::load::root(&small.root);
     }
     let _ = std::fs::write(&target, original);
 }
 
-/// The condition and question of the root [`json_records`] edits.
-const SMALL_CONDITION: &str = "sparql-only__kg-named";
-const SMALL_QUESTION: &str = "ubergraph-doid-xref_single";
+/// The copy of a recorded root [`json_records`] edits, and where in it.
+struct SmallRoot {
+    root: PathBuf,
+    /// Its first condition's name, and that condition's file.
+    condition: String,
+    condition_file: PathBuf,
+    /// The first question folder holding that condition's attempt 1.
+    question: PathBuf,
+}
 
-/// A copy of the recorded demo root `runs-novice-single` (shipped in the
-/// repository) in the scratch folder, made once; `None` where the
-/// repository is not beside the binary.
-fn small_root() -> Option<PathBuf> {
+/// A copy, made once in the scratch folder, of the smallest recorded demo
+/// runs root shipped in the repository; `None` where the repository is
+/// not beside the binary.
+fn small_root() -> Option<SmallRoot> {
     let root = scratch().join("root");
-    if root.join("conditions").is_dir() {
-        return Some(root);
-    }
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("runs-novice-single");
-    for entry in walkdir::WalkDir::new(&from).into_iter().flatten() {
-        let relative = entry.path().strip_prefix(&from).ok()?;
-        let to = root.join(relative);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to).ok()?;
-        } else if entry.file_type().is_file() {
-            std::fs::copy(entry.path(), &to).ok()?;
+    if !root.join("conditions").is_dir() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let from = std::fs::read_dir(repo)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| crate::layout::RunsRoot::is_runs_root(p))
+            .min_by_key(|p| (walkdir::WalkDir::new(p).into_iter().count(), p.clone()))?;
+        for entry in walkdir::WalkDir::new(&from).into_iter().flatten() {
+            let to = root.join(entry.path().strip_prefix(&from).ok()?);
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).ok()?;
+            } else if entry.file_type().is_file() {
+                std::fs::copy(entry.path(), &to).ok()?;
+            }
         }
     }
-    Some(root)
+    let runs = crate::layout::RunsRoot::new(&root);
+    let condition = runs.condition_names().into_iter().next()?;
+    let mut questions: Vec<PathBuf> = std::fs::read_dir(&root)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|q| q.join(&condition).join("attempt-1/calls.json").is_file())
+        .collect();
+    questions.sort();
+    Some(SmallRoot {
+        condition_file: runs.condition_file(&condition),
+        question: questions.into_iter().next()?,
+        condition,
+        root,
+    })
 }
 
 /// Assets every Markdown input can embed: an SVG figure and a PNG.

@@ -525,6 +525,68 @@ pub fn unique_svg(text: &str, prefix: &str) -> Option<String> {
     Some(out)
 }
 
+/// SVG elements an inlined figure may hold (SVG 1.1 and 2, "Element
+/// index"): shapes, text, paint servers, clipping, masking and filter
+/// primitives. Not: `script`, `foreignObject`, the animation elements
+/// (`animate`, `set`, ... can rewrite an `href`), `feImage` and `mpath`
+/// (they fetch), `view`, `cursor`, `font`.
+pub const SVG_ELEMENTS: &[&str] = &[
+    "svg",
+    "a",
+    "circle",
+    "clipPath",
+    "defs",
+    "desc",
+    "ellipse",
+    "feBlend",
+    "feColorMatrix",
+    "feComponentTransfer",
+    "feComposite",
+    "feConvolveMatrix",
+    "feDiffuseLighting",
+    "feDisplacementMap",
+    "feDistantLight",
+    "feDropShadow",
+    "feFlood",
+    "feFuncA",
+    "feFuncB",
+    "feFuncG",
+    "feFuncR",
+    "feGaussianBlur",
+    "feMerge",
+    "feMergeNode",
+    "feMorphology",
+    "feOffset",
+    "fePointLight",
+    "feSpecularLighting",
+    "feSpotLight",
+    "feTile",
+    "feTurbulence",
+    "filter",
+    "g",
+    "image",
+    "line",
+    "linearGradient",
+    "marker",
+    "mask",
+    "metadata",
+    "path",
+    "pattern",
+    "polygon",
+    "polyline",
+    "radialGradient",
+    "rect",
+    "stop",
+    "style",
+    "switch",
+    "symbol",
+    "text",
+    "textPath",
+    "title",
+    "tspan",
+    "use",
+];
+
 /// True for an attribute value or link target that could run code when
 /// followed: `javascript:`, `vbscript:` or `data:text/html` anywhere once
 /// spaces and control characters are dropped.
@@ -590,7 +652,7 @@ fn write_svg_node(
     let svg_namespace = tag
         .namespace()
         .is_none_or(|ns| ns == "http://www.w3.org/2000/svg");
-    if !svg_namespace || !super::sanitize::SVG_ELEMENTS.contains(&tag.name()) {
+    if !svg_namespace || !SVG_ELEMENTS.contains(&tag.name()) {
         return;
     }
     let name = qualified(node, tag.namespace(), tag.name());
@@ -698,7 +760,7 @@ pub struct RawHtml {
 /// are dropped. Everything else is written again token by token (raw text
 /// inside `<style>`, `<script>` and their like as it stood). What a page
 /// finally holds is decided after this by the allow-list
-/// ([`super::sanitize::body`]); this only makes the images whole
+/// (`render/sanitize.rs`); this only makes the images whole
 /// (`docs/PUBLISHING.md`, "Raw HTML"; issue 24, item 24: our own tag
 /// scanner was put out of step by a quote in an unquoted value).
 pub fn rewrite_raw_html(
@@ -1177,9 +1239,8 @@ mod tests {
         assert!(html.contains("width=\"20&quot;\""), "{html}");
     }
 
-    /// A raw link is rewritten in its href, not wherever its text first
-    /// occurs, and a raw `javascript:` link is its text alone (the
-    /// allow-list, `render::sanitize`, does both).
+    /// `<meta http-equiv>` and `<base>`, however spelled, are dropped
+    /// and named as the HTML5 tokenizer reads them.
     #[test]
     fn tags_that_navigate_or_rebase_the_page_are_dropped_and_named() {
         let html = "<p>a</p><meta http-equiv=\"refresh\" content=\"0; url=https://x.example/\">\
@@ -1195,26 +1256,6 @@ mod tests {
         assert_eq!(raw.dropped.len(), 4, "{:?}", raw.dropped);
         assert!(raw.dropped[0].starts_with("<meta http-equiv=\"refresh\""));
         assert_eq!(raw.dropped[3], "<base href=\"/\">");
-    }
-
-    #[test]
-    fn raw_links_are_rewritten_in_their_href() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut n = 0;
-        let RawHtml { html, .. } = rewrite_raw_html(
-            r#"<a title="a.md" href="a.md?x=1&amp;y=2#s">A</a> <a href="javascript:alert(1)">B</a> <a href="https://x/a.md">C</a>"#,
-            dir.path(),
-            "p",
-            &mut n,
-            &disk(dir.path()),
-        );
-        let html = crate::render::sanitize::body(&html);
-        assert!(
-            html.contains(r#"<a title="a.md" href="a.html?x=1&amp;y=2#s">A</a>"#),
-            "{html}"
-        );
-        assert!(html.contains(r##"<a>B</a>"##), "{html}");
-        assert!(html.contains(r#"<a href="https://x/a.md">C</a>"#), "{html}");
     }
 
     /// The build's own figures carry `role="img"`: inlined, the root element
@@ -1279,31 +1320,6 @@ mod tests {
         assert_eq!(rewrite_link("https://ex.org/a.md"), "https://ex.org/a.md");
         assert_eq!(rewrite_link("#notes"), "#notes");
         assert_eq!(rewrite_link("data.csv"), "data.csv");
-    }
-
-    #[test]
-    fn raw_html_images_are_inlined() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("logo.png"), b"\x89PNG").unwrap();
-        let mut n = 0;
-        let RawHtml { html, read, .. } = rewrite_raw_html(
-            "<p align=\"center\"><img src=\"logo.png\" width=\"40%\" alt=\"# logo\"><a href=\"README_zh.md\">中文</a></p>",
-            dir.path(),
-            "r",
-            &mut n,
-            &disk(dir.path()),
-        );
-        assert!(
-            html.contains(
-                "<img src=\"data:image/png;base64,iVBORw==\" alt=\"# logo\" width=\"40%\">"
-            ),
-            "{html}"
-        );
-        assert!(
-            crate::render::sanitize::body(&html).contains("<a href=\"README_zh.html\">中文</a>"),
-            "{html}"
-        );
-        assert_eq!(read.len(), 1);
     }
 
     #[test]

@@ -98,68 +98,6 @@ const HTML_ELEMENTS: &[&str] = &[
     "wbr",
 ];
 
-/// SVG elements an inlined figure may hold (SVG 1.1 and 2, "Element
-/// index"): shapes, text, paint servers, clipping, masking and filter
-/// primitives. Not: `script`, `foreignObject`, the animation elements
-/// (`animate`, `set`, ... can rewrite an `href`), `feImage` and `mpath`
-/// (they fetch), `view`, `cursor`, `font`.
-pub const SVG_ELEMENTS: &[&str] = &[
-    "svg",
-    "a",
-    "circle",
-    "clipPath",
-    "defs",
-    "desc",
-    "ellipse",
-    "feBlend",
-    "feColorMatrix",
-    "feComponentTransfer",
-    "feComposite",
-    "feConvolveMatrix",
-    "feDiffuseLighting",
-    "feDisplacementMap",
-    "feDistantLight",
-    "feDropShadow",
-    "feFlood",
-    "feFuncA",
-    "feFuncB",
-    "feFuncG",
-    "feFuncR",
-    "feGaussianBlur",
-    "feMerge",
-    "feMergeNode",
-    "feMorphology",
-    "feOffset",
-    "fePointLight",
-    "feSpecularLighting",
-    "feSpotLight",
-    "feTile",
-    "feTurbulence",
-    "filter",
-    "g",
-    "image",
-    "line",
-    "linearGradient",
-    "marker",
-    "mask",
-    "metadata",
-    "path",
-    "pattern",
-    "polygon",
-    "polyline",
-    "radialGradient",
-    "rect",
-    "stop",
-    "style",
-    "switch",
-    "symbol",
-    "text",
-    "textPath",
-    "title",
-    "tspan",
-    "use",
-];
-
 /// Attributes any allowed element may carry (names as the HTML parser
 /// gives them: SVG's camel case restored, `xlink:href` as `href`).
 const ATTRIBUTES: &[&str] = &[
@@ -349,7 +287,11 @@ const ATTRIBUTES: &[&str] = &[
 static POLICY: LazyLock<ammonia::Builder<'static>> = LazyLock::new(policy);
 
 fn policy() -> ammonia::Builder<'static> {
-    let tags: HashSet<&str> = HTML_ELEMENTS.iter().chain(SVG_ELEMENTS).copied().collect();
+    let tags: HashSet<&str> = HTML_ELEMENTS
+        .iter()
+        .chain(super::assets::SVG_ELEMENTS)
+        .copied()
+        .collect();
     let mut builder = ammonia::Builder::empty();
     builder
         .tags(tags)
@@ -429,6 +371,17 @@ pub fn body(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every file under `dir`, loaded as a page's assets.
+    fn disk(dir: &std::path::Path) -> super::super::assets::AssetMap {
+        super::super::build::load_assets(
+            walkdir::WalkDir::new(dir)
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.path().to_path_buf()),
+        )
+    }
 
     /// Issue 24, item 24: an SVG's `<meta http-equiv="refresh">` is
     /// hoisted out of the `<svg>` by the HTML parser and redirected the
@@ -513,5 +466,51 @@ mod tests {
         ] {
             assert!(out.contains(kept), "{kept} lost: {out}");
         }
+    }
+
+    #[test]
+    fn raw_links_are_rewritten_in_their_href() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut n = 0;
+        let super::super::assets::RawHtml { html, .. } = super::super::assets::rewrite_raw_html(
+            r#"<a title="a.md" href="a.md?x=1&amp;y=2#s">A</a> <a href="javascript:alert(1)">B</a> <a href="https://x/a.md">C</a>"#,
+            dir.path(),
+            "p",
+            &mut n,
+            &disk(dir.path()),
+        );
+        let html = body(&html);
+        assert!(
+            html.contains(r#"<a title="a.md" href="a.html?x=1&amp;y=2#s">A</a>"#),
+            "{html}"
+        );
+        assert!(html.contains(r##"<a>B</a>"##), "{html}");
+        assert!(html.contains(r#"<a href="https://x/a.md">C</a>"#), "{html}");
+    }
+
+    #[test]
+    fn raw_html_images_are_inlined() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("logo.png"), b"\x89PNG").unwrap();
+        let mut n = 0;
+        let super::super::assets::RawHtml { html, read, .. } =
+            super::super::assets::rewrite_raw_html(
+                "<p align=\"center\"><img src=\"logo.png\" width=\"40%\" alt=\"# logo\"><a href=\"README_zh.md\">中文</a></p>",
+                dir.path(),
+                "r",
+                &mut n,
+                &disk(dir.path()),
+            );
+        assert!(
+            html.contains(
+                "<img src=\"data:image/png;base64,iVBORw==\" alt=\"# logo\" width=\"40%\">"
+            ),
+            "{html}"
+        );
+        assert!(
+            body(&html).contains("<a href=\"README_zh.html\">中文</a>"),
+            "{html}"
+        );
+        assert_eq!(read.len(), 1);
     }
 }
