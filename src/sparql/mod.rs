@@ -576,7 +576,9 @@ impl EmbeddedStore {
     /// is refused rather than collected.
     ///
     /// Errors: as `evaluate`, plus [`QueryError::Failed`] naming the time
-    /// limit and [`QueryError::TooLarge`].
+    /// limit and [`QueryError::TooLarge`]; a query nested or chained past
+    /// what [`lex::check_shape`] allows is a [`QueryError::Syntax`] naming
+    /// the bound, and is never parsed (issue 24, item 19).
     pub fn evaluate_within(
         &self,
         sparql: &str,
