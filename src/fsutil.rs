@@ -19,7 +19,9 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(TEMPORARY_PREFIX);
+    builder
+        .prefix(TEMPORARY_PREFIX)
+        .rand_bytes(TEMPORARY_RANDOM);
     // A temporary file is private (0600); the file it becomes keeps the
     // mode of the one it replaces, or gets the umask's default.
     #[cfg(unix)]
@@ -147,10 +149,73 @@ pub fn head(path: &Path) -> Option<String> {
 /// The name prefix of [`write_atomic`]'s temporary files.
 pub(crate) const TEMPORARY_PREFIX: &str = ".okn-tmp-";
 
+/// How many random characters (ASCII letters and digits) follow
+/// [`TEMPORARY_PREFIX`] in a temporary file's name.
+const TEMPORARY_RANDOM: usize = 6;
+
 /// True for a file name [`write_atomic`] gives its temporary files: one
 /// left behind was a killed writer's, and `build` removes it.
 pub fn is_temporary(name: &std::ffi::OsStr) -> bool {
     name.to_string_lossy().starts_with(TEMPORARY_PREFIX)
+}
+
+/// True for a name exactly as [`write_atomic`] makes them:
+/// [`TEMPORARY_PREFIX`] and six ASCII letters or digits, nothing else. What
+/// [`remove_leftover_temporaries`] removes: a file of a person's that only
+/// starts the same way is left alone.
+pub fn is_our_temporary(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(TEMPORARY_PREFIX))
+        .is_some_and(|rest| {
+            rest.len() == TEMPORARY_RANDOM && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+}
+
+/// Removes the temporary files a killed [`write_atomic`] left under
+/// `root` (a `merge` or `rescore` killed mid-write), so the next run
+/// writes the bytes an uninterrupted one would (issue 24, item 26). Only
+/// regular files named as ours ([`is_our_temporary`]) and last modified
+/// before `before` (the start of the command: a concurrent writer's file,
+/// about to be renamed, is not touched) are removed; links are neither
+/// followed nor removed, and an unreadable folder is passed over. Returns
+/// the paths removed, sorted.
+///
+/// Errors: [`Error::File`] naming a leftover that cannot be removed.
+pub fn remove_leftover_temporaries(
+    root: &Path,
+    before: std::time::SystemTime,
+) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
+        if !entry.file_type().is_file() || !is_our_temporary(entry.file_name()) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t < before);
+        if !old {
+            continue;
+        }
+        match std::fs::remove_file(entry.path()) {
+            Ok(()) => removed.push(entry.path().to_path_buf()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::io(
+                    entry.path(),
+                    "remove a leftover temporary file",
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// True when `path` is a regular file and already holds exactly

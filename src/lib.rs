@@ -61,6 +61,7 @@ pub mod corpus;
 pub mod error;
 pub mod format;
 pub mod fsutil;
+pub mod fuzzing;
 #[cfg(feature = "harness")]
 pub mod http;
 pub mod interrupt;

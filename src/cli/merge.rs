@@ -43,6 +43,13 @@ pub(crate) struct MergeArgs {
 const MISSING_SHOWN: usize = 20;
 
 pub(crate) fn run(args: MergeArgs) -> Result<ExitCode> {
+    let started = std::time::SystemTime::now();
+    for path in crate::runs::merge::remove_leftovers(&args.out, started)? {
+        errln!(
+            "removed {}: a temporary file a killed write left",
+            path.display()
+        );
+    }
     // Every input is checked as report and build check a root (each
     // attempt's recorded files, ground truth, verdicts), before anything is
     // copied: a damaged shard copied in would be found only afterwards, in

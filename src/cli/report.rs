@@ -127,6 +127,12 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
     let outcome = crate::runs::rescore::rescore(&root, args.precision)?;
+    for path in &outcome.removed {
+        errln!(
+            "removed {}: a temporary file a killed write left",
+            path.display()
+        );
+    }
     // The root's README and summary CSVs, as build writes them, from the
     // files just rewritten; refused, as report refuses, if any of them
     // still cannot be used.

@@ -33,6 +33,9 @@ pub struct Rendered {
     /// Raw HTML tags dropped because they would navigate the page or
     /// change its base (`<meta http-equiv>`, `<base>`), as written.
     pub dropped: Vec<String>,
+    /// SVG images not inlined for nesting deeper than
+    /// [`super::assets::MAX_SVG_DEPTH`], by path.
+    pub too_deep: Vec<PathBuf>,
 }
 
 /// The parser options every page uses.
@@ -142,10 +145,12 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         missing: Vec::new(),
         refused: Vec::new(),
         dropped: Vec::new(),
+        too_deep: Vec::new(),
         used: HashMap::new(),
         taken: std::collections::HashSet::new(),
         notes: HashMap::new(),
         title: None,
+        links: Vec::new(),
     };
     page.number_footnotes(&events);
     let mut body_events: Vec<Event<'_>> = Vec::with_capacity(events.len());
@@ -234,6 +239,19 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
     footnotes_section(&mut out, notes, &referenced);
     let mut body = String::with_capacity(markdown.len() * 2);
     html::push_html(&mut body, out.into_iter());
+    // Raw HTML's images inlined, then the whole body held to the
+    // allow-list, read as a browser reads it (issue 24, item 24).
+    let raw = rewrite_raw_html(
+        &body,
+        base,
+        &format!("{prefix}h"),
+        &mut page.figures,
+        assets,
+    );
+    page.read.extend(raw.read);
+    page.dropped.extend(raw.dropped);
+    page.too_deep.extend(raw.too_deep);
+    let body = super::sanitize::body(&raw.html);
     page.read.sort();
     page.read.dedup();
     Rendered {
@@ -243,6 +261,7 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         missing: page.missing,
         refused: page.refused,
         dropped: page.dropped,
+        too_deep: page.too_deep,
     }
 }
 
@@ -286,6 +305,7 @@ struct Page<'p> {
     missing: Vec<String>,
     refused: Vec<String>,
     dropped: Vec<String>,
+    too_deep: Vec<PathBuf>,
     /// Heading slugs and how often each was used.
     used: HashMap<String, usize>,
     /// Every id given out (headings and footnotes).
@@ -293,6 +313,8 @@ struct Page<'p> {
     /// Footnote label → its number.
     notes: HashMap<String, usize>,
     title: Option<String>,
+    /// For each link open, whether it is written as a link.
+    links: Vec<bool>,
 }
 
 impl Page<'_> {
@@ -378,6 +400,7 @@ impl Page<'_> {
         match inlined {
             super::assets::Inlined::Missing(_) => self.missing.push(dest_url.to_string()),
             super::assets::Inlined::Refused(_) => self.refused.push(dest_url.to_string()),
+            super::assets::Inlined::TooDeep(_) => self.too_deep.extend(path.clone()),
             _ => {}
         }
         self.read.extend(path);
@@ -388,44 +411,31 @@ impl Page<'_> {
     /// inlined and its links rewritten.
     fn rewrite_event<'a>(&mut self, event: Event<'a>) -> Event<'a> {
         match event {
+            // A link the policy refuses is its text alone (issue 24, item
+            // 25; `render::links`): its start and end write nothing.
+            Event::Start(Tag::Link { dest_url, .. }) if !super::links::allowed(&dest_url) => {
+                self.links.push(false);
+                Event::Text(CowStr::Borrowed(""))
+            }
             Event::Start(Tag::Link {
                 link_type,
                 dest_url,
                 title,
                 id,
-            }) => Event::Start(Tag::Link {
-                link_type,
-                // A link that would run code goes nowhere (the CSP would
-                // block it anyway).
-                dest_url: CowStr::from(if super::assets::dangerous_value(&dest_url) {
-                    "#".to_string()
-                } else {
-                    rewrite_link(&dest_url)
-                }),
-                title,
-                id,
-            }),
-            Event::Html(text) if text.contains('<') => {
-                Event::Html(CowStr::from(self.raw_html(&text)))
+            }) => {
+                self.links.push(true);
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url: CowStr::from(rewrite_link(&dest_url)),
+                    title,
+                    id,
+                })
             }
-            Event::InlineHtml(text) if text.contains('<') => {
-                Event::InlineHtml(CowStr::from(self.raw_html(&text)))
+            Event::End(TagEnd::Link) if self.links.pop() == Some(false) => {
+                Event::Text(CowStr::Borrowed(""))
             }
             other => other,
         }
-    }
-
-    fn raw_html(&mut self, text: &str) -> String {
-        let raw = rewrite_raw_html(
-            text,
-            self.base,
-            &format!("{}h", self.prefix),
-            &mut self.figures,
-            self.assets,
-        );
-        self.read.extend(raw.read);
-        self.dropped.extend(raw.dropped);
-        raw.html
     }
 }
 

@@ -17,6 +17,8 @@
 //! - [`page`]: one Markdown file as a whole self-contained page;
 //!   [`markdown`]: Markdown to an HTML body; [`assets`]: self-contained
 //!   pages (images inlined from loaded assets, SVG ids unique).
+//! - [`sanitize`]: the allow-list a page's body passes (raw HTML, inlined SVG).
+//! - [`links`]: which link targets a page or an RTF document may hold.
 //! - [`theme`]: the page template, stylesheet and script, and the page
 //!   wrapper with its Content-Security-Policy.
 
@@ -26,6 +28,7 @@ pub mod catalog;
 pub mod comparison;
 pub mod export;
 pub mod figures;
+pub mod links;
 pub mod manuscript;
 pub mod markdown;
 pub mod page;
@@ -33,6 +36,7 @@ pub mod paper;
 pub mod raster;
 pub mod readme;
 pub mod rtf;
+pub mod sanitize;
 pub mod search;
 pub mod site;
 pub mod study;

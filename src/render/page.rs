@@ -91,6 +91,17 @@ pub fn page_with(
     let base = path.parent().unwrap_or(Path::new(""));
     let text = page_text(path, text);
     let rendered = markdown::render(&text, base, &page_prefix(path), assets);
+    if let Some(svg) = rendered.too_deep.first() {
+        return Err(crate::error::Error::file(
+            svg,
+            format!(
+                "an SVG nested more than {} elements deep (embedded by {}): it cannot be \
+                 inlined or drawn safely; flatten its groups",
+                super::assets::MAX_SVG_DEPTH,
+                path.display()
+            ),
+        ));
+    }
     for image in &rendered.missing {
         warnings.push(format!("{}: image '{image}' not found", path.display()));
     }

@@ -43,6 +43,13 @@ pub fn is_svg(bytes: &[u8]) -> bool {
 /// Errors: an SVG that does not parse or has no size, as its parser's
 /// message; a size too large to rasterize (over 20,000 pixels a side).
 pub fn svg_to_png(svg: &[u8]) -> Result<Raster, String> {
+    // resvg walks the document recursively (issue 24, item 19).
+    if super::assets::svg_too_deep(svg) {
+        return Err(format!(
+            "an SVG nested more than {} elements deep cannot be drawn",
+            super::assets::MAX_SVG_DEPTH
+        ));
+    }
     let mut options = usvg::Options {
         font_family: "DejaVu Sans".to_string(),
         ..usvg::Options::default()

@@ -878,8 +878,10 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// A link as a `HYPERLINK` field; one inside an image or metadata, or
-    /// to this page (`#…`), is its text alone.
+    /// A link as a `HYPERLINK` field; one inside an image or metadata, to
+    /// this page (`#…`), or with a scheme the link policy refuses
+    /// ([`super::links::allowed`]: a `javascript:` link was a live field,
+    /// issue 24, item 25) is its text alone.
     fn start_link(&mut self, link_type: LinkType, dest_url: &str) {
         if self.image.is_some() || self.meta {
             self.links.push(false);
@@ -890,7 +892,7 @@ impl<'b> Writer<'b> {
         } else {
             dest_url.to_string()
         };
-        if url.is_empty() || url.starts_with('#') {
+        if url.is_empty() || url.starts_with('#') || !super::links::allowed(&url) {
             self.links.push(false);
             return;
         }

@@ -125,6 +125,21 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeOutcome> {
     plan.write(out)
 }
 
+/// Removes from `out` the temporary files a killed `merge` or `rescore`
+/// left there (`fsutil::remove_leftover_temporaries`), before anything
+/// reads it, so this merge writes the bytes one never interrupted would
+/// (issue 24, item 26). A frozen `out` is refused, untouched. Returns the
+/// files removed.
+///
+/// Errors: a frozen `out`; a leftover that cannot be removed.
+pub fn remove_leftovers(out: &Path, started: std::time::SystemTime) -> Result<Vec<PathBuf>> {
+    refuse_frozen_at(out, "merge")?;
+    if !out.is_dir() {
+        return Ok(Vec::new());
+    }
+    crate::fsutil::remove_leftover_temporaries(out, started)
+}
+
 /// The inputs, checked and read, the target first when it already holds
 /// a runs root.
 fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
@@ -703,6 +718,9 @@ fn tree(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let kind = entry.file_type();
         if kind.is_dir() {
             folders.push(relative.to_path_buf());
+        } else if kind.is_file() && crate::fsutil::is_our_temporary(entry.file_name()) {
+            // A killed writer's temporary file (issue 24, item 26) is no
+            // part of an attempt: never compared, never copied.
         } else if kind.is_file() {
             files.push(relative.to_path_buf());
         } else {

@@ -57,6 +57,9 @@ pub struct RescoreOutcome {
     /// attempts, which alone it is derived from), an attempt folder the
     /// condition does not have (left out).
     pub problems: Vec<String>,
+    /// Temporary files a killed write had left, removed before reading
+    /// (issue 24, item 26).
+    pub removed: Vec<std::path::PathBuf>,
 }
 
 /// The attempt numbers recorded in a condition folder, sorted: folders
@@ -128,6 +131,7 @@ pub fn differences(
 /// [`AttemptFiles::check_recorded`]), each named, with nothing rewritten;
 /// a file that cannot be written.
 pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome> {
+    let started = std::time::SystemTime::now();
     refuse_frozen(root, "rescore")?;
     if !RunsRoot::is_runs_root(&root.root) {
         return Err(Error::file(
@@ -135,6 +139,10 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
             "not a runs root (it has no conditions/ folder)",
         ));
     }
+    // What a killed merge or rescore left (issue 24, item 26), before
+    // anything is read: this re-score writes the bytes an uninterrupted
+    // one would.
+    let removed = crate::fsutil::remove_leftover_temporaries(&root.root, started)?;
     // Links and files that are not regular files are damage (issue 24,
     // items 21 and 22), as every reader of a root takes them.
     let mut unusable = super::recorded::strays(&root.root);
@@ -151,7 +159,10 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
     }
     refuse_unusable(root, &unusable)?;
     refuse_lost_files(root, "nothing was re-scored")?;
-    let mut outcome = RescoreOutcome::default();
+    let mut outcome = RescoreOutcome {
+        removed,
+        ..RescoreOutcome::default()
+    };
     let mut writes = Writes::default();
     for (name, mut condition) in conditions {
         // `rescore --precision N` judges every condition at N and records

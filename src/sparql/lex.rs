@@ -22,10 +22,19 @@ pub enum Token<'a> {
 
 /// The tokens of `text`, in order.
 pub fn tokens(text: &str) -> Vec<Token<'_>> {
+    positioned(text).into_iter().map(|(_, t)| t).collect()
+}
+
+/// The tokens of `text`, in order, each with the byte offset it starts at.
+pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
+    // The offset of the first `>` or space after the last `<` met (`None`
+    // inside: there is none to the end of the text).
+    let mut stop: Option<Option<usize>> = None;
     while i < bytes.len() {
+        let at = i;
         let c = text[i..].chars().next().unwrap_or(' ');
         let len = c.len_utf8();
         match c {
@@ -36,15 +45,22 @@ pub fn tokens(text: &str) -> Vec<Token<'_>> {
             }
             c if c.is_whitespace() => i += len,
             '<' => {
-                let rest = &text[i + 1..];
-                let end = rest.find(|d: char| d == '>' || d.is_whitespace());
-                match end {
-                    Some(e) if rest[e..].starts_with('>') => {
-                        out.push(Token::Iri(&rest[..e]));
-                        i += e + 2;
+                // The next `>` or space, found once for a run of `<`
+                // (a search per `<` made `<<<<…` quadratic).
+                let next = match stop {
+                    Some(found) if found.is_none_or(|s: usize| s > i) => found,
+                    _ => text[i + 1..]
+                        .find(|d: char| d == '>' || d.is_whitespace())
+                        .map(|e| i + 1 + e),
+                };
+                stop = Some(next);
+                match next {
+                    Some(e) if bytes[e] == b'>' => {
+                        out.push((at, Token::Iri(&text[i + 1..e])));
+                        i = e + 1;
                     }
                     _ => {
-                        out.push(Token::Punct('<'));
+                        out.push((at, Token::Punct('<')));
                         i += 1;
                     }
                 }
@@ -71,7 +87,7 @@ pub fn tokens(text: &str) -> Vec<Token<'_>> {
                     i += 1;
                 }
                 let end = i.min(bytes.len());
-                out.push(Token::Str(&text[start..end]));
+                out.push((at, Token::Str(&text[start..end])));
             }
             '?' | '$' => {
                 let start = i + 1;
@@ -84,9 +100,9 @@ pub fn tokens(text: &str) -> Vec<Token<'_>> {
                     }
                 }
                 if end > start {
-                    out.push(Token::Var(&text[start..end]));
+                    out.push((at, Token::Var(&text[start..end])));
                 } else {
-                    out.push(Token::Punct(c));
+                    out.push((at, Token::Punct(c)));
                 }
                 i = end.max(i + 1);
             }
@@ -105,11 +121,11 @@ pub fn tokens(text: &str) -> Vec<Token<'_>> {
                 while word.ends_with('.') {
                     word = &word[..word.len() - 1];
                 }
-                out.push(Token::Word(word));
+                out.push((at, Token::Word(word)));
                 i = start + word.len().max(1);
             }
             c => {
-                out.push(Token::Punct(c));
+                out.push((at, Token::Punct(c)));
                 i += len;
             }
         }
@@ -210,6 +226,99 @@ pub fn select_star_variables(text: &str) -> Option<Vec<String>> {
     Some(seen)
 }
 
+/// The deepest nesting of brackets (`(`, `[`, `{`) a query may have
+/// ([`check_shape`]): the deepest of the 89 real answer keys of the OKN
+/// registry nests 15.
+pub const MAX_NESTING: usize = 64;
+
+/// The most tokens a query may have outside its `VALUES` data blocks
+/// ([`check_shape`]): the longest real answer key of the OKN registry has
+/// about 1,400. Data in `VALUES` is a flat list and is not counted.
+pub const MAX_TOKENS: usize = 4_000;
+
+/// Why a query's shape is refused before it is parsed ([`check_shape`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShapeError {
+    /// Brackets nested deeper than [`MAX_NESTING`]; the 1-based line of the
+    /// first bracket past the limit.
+    TooDeep {
+        /// The line within the query text.
+        line: u64,
+    },
+    /// More tokens than [`MAX_TOKENS`] outside `VALUES` data (counting
+    /// stops there).
+    TooLong,
+}
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShapeError::TooDeep { .. } => write!(
+                f,
+                "the query nests brackets ( [ {{ more than {MAX_NESTING} deep; it was not \
+                 parsed (a deeper query could exhaust the parser's stack): write it with less \
+                 nesting"
+            ),
+            ShapeError::TooLong => write!(
+                f,
+                "the query has more than {MAX_TOKENS} tokens outside VALUES data; it was not \
+                 parsed (a longer chain of operators or patterns could exhaust the \
+                 engine's stack): split it, or move long lists into VALUES"
+            ),
+        }
+    }
+}
+
+/// Checks, before any parser sees it, that SPARQL `text` is within the
+/// shape our recursive SPARQL parser and engine (Oxigraph's) evaluate
+/// without exhausting their stack: brackets nested at most
+/// [`MAX_NESTING`] deep and at most [`MAX_TOKENS`] tokens outside `VALUES`
+/// data blocks (a long chain of `+`, `||`, `/`, `UNION` or `OPTIONAL`
+/// builds an expression or pattern as deep as it is long). Strings, IRIs
+/// and comments are one token or none, so brackets inside them do not
+/// count. Linear in the text; never panics.
+///
+/// Errors: [`ShapeError`], worded for the person or agent who wrote the
+/// query (issue 24, item 19: one query must never abort the process).
+pub fn check_shape(text: &str) -> Result<(), ShapeError> {
+    let mut depth = 0usize;
+    let mut counted = 0usize;
+    // The depth at which a VALUES data block opened, while inside one.
+    let mut values: Option<usize> = None;
+    let mut after_values = false;
+    for (at, token) in positioned(text) {
+        if let Token::Punct(c @ ('(' | '[' | '{')) = token {
+            if after_values && c == '{' {
+                values = Some(depth);
+                after_values = false;
+            }
+            depth += 1;
+            if depth > MAX_NESTING {
+                let line = 1 + text.as_bytes()[..at]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count();
+                return Err(ShapeError::TooDeep { line: line as u64 });
+            }
+        } else if let Token::Punct(')' | ']' | '}') = token {
+            depth = depth.saturating_sub(1);
+            if values == Some(depth) {
+                values = None;
+                continue;
+            }
+        } else if matches!(token, Token::Word(w) if w.eq_ignore_ascii_case("VALUES")) {
+            after_values = true;
+        }
+        if values.is_none() {
+            counted += 1;
+            if counted > MAX_TOKENS {
+                return Err(ShapeError::TooLong);
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +380,59 @@ mod tests {
         assert_eq!(
             select_star_variables("SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"),
             None
+        );
+    }
+
+    /// Issue 24, item 19: 1,000 nested parentheses (2 KB) aborted the
+    /// process; brackets inside strings, IRIs and comments do not count,
+    /// and VALUES data is not counted as tokens.
+    #[test]
+    fn deep_or_long_queries_are_refused_before_parsing() {
+        let nested =
+            |n: usize| format!("SELECT * {{ FILTER({}1{}) }}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(check_shape(&nested(MAX_NESTING - 2)), Ok(()));
+        assert_eq!(
+            check_shape(&format!("\n\n{}", nested(1000))),
+            Err(ShapeError::TooDeep { line: 3 })
+        );
+        assert_eq!(
+            check_shape(&format!(
+                "SELECT * {{ ?s ?p \"{}\" }} # {}\n",
+                "(".repeat(5000),
+                "[".repeat(5000)
+            )),
+            Ok(())
+        );
+        let chain = format!("SELECT * {{ BIND(1{} AS ?x) }}", "+1".repeat(MAX_TOKENS));
+        assert!(matches!(check_shape(&chain), Err(ShapeError::TooLong)));
+        let values = format!(
+            "SELECT * {{ VALUES (?x ?y) {{ {} }} ?x ?p ?y }}",
+            "(1 2) ".repeat(MAX_TOKENS)
+        );
+        assert_eq!(check_shape(&values), Ok(()));
+        for text in ["", "((((", "))))}", "<<<<<<<<", "VALUES", "VALUES {"] {
+            let _ = check_shape(text);
+        }
+    }
+
+    /// A run of `<` with no `>` after it is lexed in linear time.
+    #[test]
+    fn a_run_of_less_than_signs_is_linear() {
+        let text = "<".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert_eq!(tokens(&text).len(), 200_000);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(
+            tokens("<a> < <b c> <d>"),
+            vec![
+                Token::Iri("a"),
+                Token::Punct('<'),
+                Token::Punct('<'),
+                Token::Word("b"),
+                Token::Word("c"),
+                Token::Punct('>'),
+                Token::Iri("d"),
+            ]
         );
     }
 

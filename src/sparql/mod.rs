@@ -576,7 +576,9 @@ impl EmbeddedStore {
     /// is refused rather than collected.
     ///
     /// Errors: as `evaluate`, plus [`QueryError::Failed`] naming the time
-    /// limit and [`QueryError::TooLarge`].
+    /// limit and [`QueryError::TooLarge`]; a query nested or chained past
+    /// what [`lex::check_shape`] allows is a [`QueryError::Syntax`] naming
+    /// the bound, and is never parsed (issue 24, item 19).
     pub fn evaluate_within(
         &self,
         sparql: &str,
@@ -584,32 +586,47 @@ impl EmbeddedStore {
         limits: &QueryLimits,
     ) -> std::result::Result<QueryOutput, QueryError> {
         refuse_update(sparql)?;
-        let Some(limit) = limits.timeout else {
-            return evaluate_on(&self.store, sparql, default_graph, limits.max_rows, None);
-        };
-        // The engine only checks its cancellation token now and then (a
-        // large join can run on for many seconds), so the query runs on a
-        // worker thread: the caller gets its answer at the time limit, and
-        // the token stops the worker as soon as the engine looks at it.
+        lex::check_shape(sparql).map_err(shape_error)?;
+        // The parser and the engine recurse over the query: they run on a
+        // thread of their own with a stack sized for the largest query
+        // `check_shape` lets through (issue 24, item 19), never on the
+        // caller's (a tokio worker's is 2 MiB). With a time limit, the
+        // caller gets its answer at the limit, and the token stops the
+        // worker as soon as the engine looks at it (a large join can run on
+        // for many seconds between looks).
         let token = oxigraph::sparql::CancellationToken::new();
         let (send, receive) = std::sync::mpsc::channel();
         let store = self.store.clone();
         let query = sparql.to_string();
         let graph = default_graph.map(str::to_string);
         let max_rows = limits.max_rows;
-        let worker_token = token.clone();
-        std::thread::spawn(move || {
-            let _ = send.send(evaluate_on(
-                &store,
-                &query,
-                graph.as_deref(),
-                max_rows,
-                Some(worker_token),
-            ));
-        });
+        let worker_token = limits.timeout.map(|_| token.clone());
+        std::thread::Builder::new()
+            .name("sparql".into())
+            .stack_size(QUERY_STACK_BYTES)
+            .spawn(move || {
+                let _ = send.send(evaluate_on(
+                    &store,
+                    &query,
+                    graph.as_deref(),
+                    max_rows,
+                    worker_token,
+                ));
+            })
+            .map_err(|e| QueryError::Failed(format!("cannot start the query's thread: {e}")))?;
+        let Some(limit) = limits.timeout else {
+            return receive.recv().unwrap_or_else(|_| {
+                Err(QueryError::Failed(
+                    "the query's thread ended without an answer".into(),
+                ))
+            });
+        };
         match receive.recv_timeout(limit) {
             Ok(outcome) => outcome,
-            Err(_) => {
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(QueryError::Failed(
+                "the query's thread ended without an answer".into(),
+            )),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 token.cancel();
                 Err(QueryError::Failed(format!(
                     "the query did not finish within {} s and was cancelled",
@@ -617,6 +634,25 @@ impl EmbeddedStore {
                 )))
             }
         }
+    }
+}
+
+/// The stack of the thread a query is parsed and evaluated on: room for
+/// the deepest query [`lex::check_shape`] lets through, in a debug build
+/// too (where a chain of 2,000 `+` took about 100 MiB). Reserved, not
+/// committed: the pages a query does not reach are never touched.
+#[cfg(feature = "harness")]
+const QUERY_STACK_BYTES: usize = 512 << 20;
+
+/// A shape [`lex::check_shape`] refuses, as the syntax error it is to the
+/// one who wrote the query (with the line, where there is one).
+pub fn shape_error(e: lex::ShapeError) -> QueryError {
+    QueryError::Syntax {
+        line: match e {
+            lex::ShapeError::TooDeep { line } => Some(line),
+            lex::ShapeError::TooLong => None,
+        },
+        message: e.to_string(),
     }
 }
 

@@ -11,7 +11,8 @@
 //   "chromium": "/usr/bin/chromium",
 //   "pages": [{ "name": "index", "path": "/abs/site/index.html",
 //               "sort": { "table": 1, "column": 0 },       // optional
-//               "search": ["query", ...] }],                // optional
+//               "search": ["query", ...],                   // optional
+//               "wait_ms": 1500 }],                         // optional
 //   "screenshots": "/abs/dir",                               // optional
 //   "layout": { "widths": [1280, 390], "pages": ["root"] },  // optional
 //   "schemes": ["light", "dark"]                             // optional
@@ -74,7 +75,14 @@ async function visit(context, entry, scheme) {
   );
   const url = pathToFileURL(entry.path).href;
   await page.goto(url, { waitUntil: "load" });
+  // A page that might send the reader elsewhere (`<meta http-equiv=
+  // "refresh">`) is given the time to do it before it is looked at.
+  if (entry.wait_ms) {
+    await page.waitForTimeout(entry.wait_ms);
+    await page.waitForLoadState("load");
+  }
   const state = await page.evaluate(() => ({
+    url: location.href,
     pwned: window.__pwned === undefined ? null : String(window.__pwned),
     title: document.title,
     scripts: document.scripts.length,

@@ -154,6 +154,7 @@ fn planted_site() -> tempfile::TempDir {
     agent["result"] = Value::String(format!("Done. {PRE_BREAKOUT} {SCRIPT}"));
     std::fs::write(&agent_path, serde_json::to_vec(&agent).unwrap()).unwrap();
     add_odd_question(d);
+    plant_redirects(d);
     // The planted answer no longer earns the verdict recorded for it:
     // judged again, as a user would after editing an answer (build refuses
     // a verdict its files do not give).
@@ -167,6 +168,39 @@ fn planted_site() -> tempfile::TempDir {
         String::from_utf8_lossy(&out.stderr)
     );
     dir
+}
+
+/// Where a planted redirect would send the reader: a page of its own.
+const REDIRECTED: &str = "redirected.html";
+
+/// Issue 24, item 24: a prose page whose raw HTML and inlined SVG hold a
+/// `<meta http-equiv="refresh">` that redirected the page: one inside an
+/// SVG (the HTML parser hoists it out of the `<svg>`, both as a Markdown
+/// image and as a raw `<img>`), one after a quote in an unquoted value,
+/// which put the old tag scanner out of step.
+fn plant_redirects(d: &Path) {
+    let meta = format!("<meta http-equiv=\"refresh\" content=\"0;url={REDIRECTED}\">");
+    std::fs::write(
+        d.join("docs/redirect.svg"),
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><g>{}</g><rect width=\"4\" height=\"4\"/></svg>",
+            meta.replace('>', "/>")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("REDIRECT.md"),
+        format!(
+            "# Redirect\n\n![figure](docs/redirect.svg)\n\n<p><img src=\"docs/redirect.svg\" alt=\"raw\"></p>\n\n\
+             <div><a title=x\"> {meta} \">quoted</a></div>\n\nText <a title=x\"> {meta} \">inline</a>.\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(REDIRECTED),
+        "<!DOCTYPE html><html><head><title>redirected</title></head><body>elsewhere</body></html>",
+    )
+    .unwrap();
 }
 
 // ---------------------------------------------------------------- links
@@ -712,6 +746,9 @@ fn browse(scratch: &Path, pages: &[Visit]) -> Vec<Value> {
             if SEARCH_PAGES.contains(name) {
                 p["search"] = serde_json::json!(SEARCH_QUERIES);
             }
+            if name.contains("redirect") {
+                p["wait_ms"] = serde_json::json!(1500);
+            }
             p
         }).collect::<Vec<_>>(),
     });
@@ -836,8 +873,20 @@ fn pages_work_from_file_urls_in_headless_chromium() {
         format!("<!DOCTYPE html><html><head><title>open</title></head><body><p>{SCRIPT}</p></body></html>"),
     )
     .unwrap();
+    // Control: a page with no policy and no sanitizing, holding the
+    // planted redirect, must be seen to leave.
+    let redirecting = controls.path().join("redirecting.html");
+    std::fs::write(
+        &redirecting,
+        format!(
+            "<!DOCTYPE html><html><head><title>r</title></head><body><svg><g><meta http-equiv=\"refresh\" content=\"0;url={}\"></g></svg></body></html>",
+            d.join(REDIRECTED).display()
+        ),
+    )
+    .unwrap();
     let pages: Vec<Visit> = vec![
         ("index", d.join("site/index.html"), None),
+        ("redirect", d.join("REDIRECT.html"), None),
         // Conditions table, column "exact".
         ("root", site.join("index.html"), Some((0, 5))),
         // Attempts table, column "mean F1".
@@ -866,6 +915,7 @@ fn pages_work_from_file_urls_in_headless_chromium() {
         ("readme", d.join("README.html"), None),
         ("control-blocked", blocked, None),
         ("control-open", open, None),
+        ("control-redirect", redirecting, None),
     ];
     for (name, path, _) in &pages {
         assert!(path.is_file(), "{name}: {} was not built", path.display());
@@ -888,6 +938,24 @@ fn pages_work_from_file_urls_in_headless_chromium() {
     let c = by_name["control-open"];
     assert_eq!(c["pwned"], "1", "a script that ran went unseen: {c}");
     assert_eq!(c["title"], "pwned", "{c}");
+    let c = by_name["control-redirect"];
+    assert!(
+        c["url"].as_str().unwrap_or_default().ends_with(REDIRECTED),
+        "a redirect went unseen: {c}"
+    );
+    // Issue 24, item 24: the planted redirects do not navigate.
+    let r = by_name["redirect"];
+    assert!(
+        r["url"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("/REDIRECT.html"),
+        "the page redirected: {r}"
+    );
+    assert!(
+        r["title"].as_str().unwrap_or_default().contains("Redirect"),
+        "{r}"
+    );
 
     let mut failures = Vec::new();
     for name in LAYOUT_PAGES {

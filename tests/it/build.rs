@@ -1273,6 +1273,89 @@ mod regression {
 
     use super::*;
 
+    /// Issue 24, item 19: a 20,000-deep SVG overflowed the stack of what
+    /// writes it out again (and of resvg) and aborted `build` and `paper
+    /// doc`. Now each refuses the page by name, exit 2, as a Markdown image
+    /// and as a raw `<img>`.
+    #[test]
+    fn a_20000_deep_svg_is_refused_naming_it_not_an_abort() {
+        let deep = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\">{}<rect width=\"4\" height=\"4\"/>{}</svg>",
+            "<g>".repeat(20_000),
+            "</g>".repeat(20_000)
+        );
+        for (page, text) in [
+            ("doc.md", "# D\n\n![deep](deep.svg)\n"),
+            (
+                "raw.md",
+                "# R\n\n<p><img src=\"deep.svg\" width=\"9\"></p>\n",
+            ),
+        ] {
+            let dir = crate::support::work_dir(&[(page, text), ("deep.svg", deep.as_str())]);
+            for args in [&["build", "--root", "."][..], &["paper", "doc", page][..]] {
+                let out = crate::support::okn_in(dir.path())
+                    .args(args)
+                    .output()
+                    .unwrap();
+                let err = crate::support::stderr(&out);
+                assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+                assert!(
+                    err.contains(
+                        "deep.svg: an SVG nested more than 256 elements deep (embedded by "
+                    ) && err.contains(&format!("{page}): it cannot be inlined or drawn safely")),
+                    "{args:?}: {err}"
+                );
+            }
+        }
+    }
+
+    /// Issue 24, item 24: raw HTML and an inlined SVG holding `<meta
+    /// http-equiv="refresh">` redirected the page (the HTML parser hoists
+    /// a `<meta>` out of an `<svg>`; a quote in an unquoted value put our
+    /// tag scanner out of step). Every page's body now passes an
+    /// allow-list over an HTML5 parse: no `<meta>`, `<base>`, script,
+    /// handler or foreign image survives, and a figure keeps its SVG.
+    #[test]
+    fn raw_html_and_inlined_svg_cannot_redirect_or_run() {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><g><meta http-equiv=\"refresh\" content=\"0;url=https://x.example/\"/><foreignObject><iframe/></foreignObject></g><rect id=\"r\" width=\"4\" height=\"4\"/><use href=\"#r\"/></svg>";
+        let prose = "# P\n\n![fig](fig.svg)\n\n<p><img src=\"fig.svg\" alt=\"raw\"></p>\n\n\
+                     <div><a title=x\"> <meta http-equiv=\"refresh\" content=\"0;url=https://x.example/\"> \">q</a></div>\n\n\
+                     Inline <a title=x\"> <META HTTP-EQUIV=refresh CONTENT=0> \">q</a> and <base href=\"https://x.example/\">.\n\n\
+                     <svg><style><img src=x onerror=alert(1)></style></svg>\n\n<img src=\"https://x.example/p.png\">\n";
+        let dir = crate::support::work_dir(&[("p.md", prose), ("fig.svg", svg)]);
+        let out = crate::support::okn_in(dir.path())
+            .args(["build", "--root", "."])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let html = std::fs::read_to_string(dir.path().join("p.html")).unwrap();
+        let body = &html[html.find("<h1").unwrap()..html.find("</main>").unwrap()];
+        for bad in [
+            "refresh",
+            "REFRESH",
+            "<meta",
+            "<base",
+            "src=\"https:",
+            "onerror",
+            "<iframe",
+            "foreignObject",
+        ] {
+            assert!(!body.contains(bad), "{bad} in {body}");
+        }
+        assert_eq!(
+            body.matches("<svg").count(),
+            3,
+            "two figures and the raw <svg>: {body}"
+        );
+        assert!(body.contains("<use href=\"#"), "{body}");
+        assert!(
+            crate::support::stderr(&out)
+                .contains("dropped: raw HTML may not send the page elsewhere"),
+            "{}",
+            crate::support::stderr(&out)
+        );
+    }
+
     // A named pipe called `x.md` made build wait forever.
     #[cfg(unix)]
     #[test]

@@ -29,6 +29,7 @@ mod claude;
 mod corpus;
 mod credentials;
 mod demo_roots;
+mod fuzzing;
 mod http_endpoint;
 mod mcp_proxy;
 mod outputs;

@@ -885,6 +885,99 @@ mod regression {
 
     use super::*;
 
+    /// Issue 24, item 19: one `run_sparql` call with 1,000 nested
+    /// parentheses (2 KB) overflowed the parser's stack and aborted the
+    /// sparql-only proxy (SIGABRT, nothing in calls.json); the demo KG
+    /// server aborted the same way. Now the call is answered with an error
+    /// naming the bound, recorded in calls.json, and the next call is
+    /// answered from the data; a chain of operators past the bound too.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_deeply_nested_query_is_an_error_reply_not_an_abort() {
+        let deep = format!(
+            "SELECT * WHERE {{ FILTER({}1{}) }}",
+            "(".repeat(1000),
+            ")".repeat(1000)
+        );
+        let long = format!("SELECT ?x WHERE {{ BIND(1{} AS ?x) }}", "+1".repeat(5000));
+        let count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }";
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--tools",
+                "sparql-only",
+                "--profile",
+                "profiles/demo-kg.local.toml",
+            ],
+        )
+        .await;
+        for query in [&deep, &long] {
+            let refused = call(
+                &client,
+                "run_sparql",
+                json!({"graph": "spoke-okn", "query": query}),
+            )
+            .await;
+            assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+            assert!(
+                text(&refused).contains("it was not parsed"),
+                "{}",
+                text(&refused)
+            );
+        }
+        let ok = call(
+            &client,
+            "run_sparql",
+            json!({"graph": "spoke-okn", "query": count}),
+        )
+        .await;
+        assert_eq!(text(&ok), "n\n1482\n");
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        assert_eq!(calls.as_array().unwrap().len(), 3, "{calls}");
+        assert_eq!(calls[0]["ok"], false);
+        assert!(
+            calls[0]
+                .to_string()
+                .contains("nests brackets ( [ { more than 64 deep"),
+            "{}",
+            calls[0]
+        );
+        assert_eq!(calls[2]["ok"], true);
+
+        // The demo KG server, spoken to directly.
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.args(["kg-server", "--data"])
+            .arg(repo().join("demo/kg"));
+        let server = ClientConfig::default()
+            .serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap();
+        for query in [&deep, &long] {
+            let refused = call(
+                &server,
+                "query",
+                json!({"graph": "spoke-okn", "query_string": query}),
+            )
+            .await;
+            assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+            assert!(
+                text(&refused).contains("it was not parsed"),
+                "{}",
+                text(&refused)
+            );
+        }
+        let ok = call(
+            &server,
+            "query",
+            json!({"graph": "spoke-okn", "query_string": count}),
+        )
+        .await;
+        assert!(text(&ok).contains("1482"), "{}", text(&ok));
+        server.cancel().await.unwrap();
+    }
+
     // The proxy's tools/list held the server's tools as parsed JSON: a
     // number came out rewritten (`1e2` as `100.0`, a 30-digit integer
     // rounded to a float), and of two tools with one name the first

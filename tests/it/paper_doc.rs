@@ -349,6 +349,50 @@ mod regression {
 
     use super::*;
 
+    /// Issue 24, item 25: a `javascript:` link was neutralized in the
+    /// HTML but written into the RTF as a live HYPERLINK field. One policy
+    /// for both: http, https, mailto and relative links are links; any
+    /// other scheme (however it is spelled) is the link's text alone.
+    #[test]
+    fn a_link_with_a_scheme_outside_the_policy_is_plain_text_in_rtf_and_html() {
+        let manuscript = "# Links\n\n[run me](javascript:alert(1)) [spaced]( JavaScript:alert(2)) \
+                          [tabbed](java&#9;script:alert(3)) [vb](vbscript:msgbox) [data](data:text/html,x) \
+                          [file](file:///etc/passwd)\n\n[web](https://ex.org/a) [mail](mailto:me@ex.org) \
+                          [doc](docs/SCORING.md) <https://ex.org/auto>\n";
+        let dir = work_dir(&[("links.md", manuscript)]);
+        let out = okn_in(dir.path())
+            .args(["paper", "doc", "links.md"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let rtf = read(&dir.path().join("links.rtf"));
+        let fields: Vec<&str> = rtf
+            .split("HYPERLINK \"")
+            .skip(1)
+            .map(|f| &f[..f.find('"').unwrap()])
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "https://ex.org/a",
+                "mailto:me@ex.org",
+                "docs/SCORING.md",
+                "https://ex.org/auto"
+            ],
+            "{rtf}"
+        );
+        for text in ["run me", "spaced", "tabbed", "vb", "data", "file"] {
+            assert!(rtf.contains(text), "{text} is kept as text: {rtf}");
+        }
+        let html = read(&dir.path().join("links.html"));
+        let body = &html[html.find("<h1").unwrap()..html.find("</main>").unwrap()];
+        for bad in ["javascript", "JavaScript", "vbscript", "data:text", "file:"] {
+            assert!(!body.contains(bad), "{bad} in {body}");
+        }
+        assert!(body.contains("href=\"https://ex.org/a\""), "{body}");
+        assert!(body.contains("href=\"docs/SCORING.html\""), "{body}");
+    }
+
     // Named bare (`paper doc x.md`), a manuscript's table files left from a longer version stayed.
     #[test]
     fn a_bare_file_name_still_removes_our_leftover_table_files() {

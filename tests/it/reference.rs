@@ -472,6 +472,51 @@ mod regression {
 
     use super::*;
 
+    /// Issue 24, item 19: an answer key with about 5,000 nested
+    /// parentheses overflowed the parser's stack and aborted `reference`
+    /// (SIGABRT). A key nested past the bound, or a chain of operators past
+    /// it, is refused by name (file and line), exit 2, and the other keys
+    /// are built.
+    #[test]
+    fn a_deeply_nested_or_very_long_answer_key_is_refused_naming_it_not_an_abort() {
+        let nested = format!(
+            "#+ summary: Deep.\nSELECT * WHERE {{\n  FILTER({}1{})\n}}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        );
+        let chain = format!(
+            "#+ summary: Long.\nSELECT ?x WHERE {{ BIND(1{} AS ?x) }}\n",
+            "+1".repeat(20_000)
+        );
+        let dir = work_dir(&[
+            ("c/a_x.rq", "#+ summary: A.\nSELECT (1 AS ?one) WHERE {}\n"),
+            ("c/deep_x.rq", nested.as_str()),
+            ("c/long_x.rq", chain.as_str()),
+            ("data/x.nt", "<http://a> <http://b> <http://c> .\n"),
+            ("data/global.graph", "https://purl.org/okn/frink/kg/x\n"),
+        ]);
+        let out = reference(dir.path(), &["--corpus", "c", "--endpoint", "data"])
+            .stderr("error: 2 answer keys failed; nothing was written for them\n")
+            .status(2)
+            .run();
+        assert!(
+            out.stdout.contains(
+                "FAILED   deep_x  c/deep_x.rq:3: the query nests brackets ( [ { more than 64 deep; it was not parsed"
+            ),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains(
+                "FAILED   long_x  c/long_x.rq:2: the query has more than 4000 tokens outside VALUES data"
+            ),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("3 records: 1 built"), "{}", out.stdout);
+        assert!(dir.path().join("c/ground-truth/a_x.csv").is_file());
+    }
+
     // The progress column shifted by one at [10/12].
     #[test]
     fn the_progress_columns_stay_put_past_nine_records() {

@@ -851,6 +851,105 @@ mod regression {
         assert!(!out.exists(), "a failed merge wrote into --out");
     }
 
+    /// Every file under `root` but its README (whose title is the
+    /// folder's name), by path inside it, with its bytes.
+    fn files_but_readme(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        snapshot(root)
+            .into_iter()
+            .filter(|(p, _)| !p.to_string_lossy().contains("README"))
+            .map(|(p, bytes)| (p.strip_prefix(root).unwrap().to_path_buf(), bytes))
+            .collect()
+    }
+
+    /// Issue 24, item 26: `merge` or `rescore` killed mid-write left a
+    /// `.okn-tmp-*` file in the runs root, and the next `merge` wrote
+    /// other bytes. The next run of either removes such files (ours alone:
+    /// by their exact name pattern, regular files only) and writes the
+    /// bytes an uninterrupted run writes; a leftover in a shard is never
+    /// copied.
+    #[test]
+    fn a_temporary_file_a_killed_merge_or_rescore_left_is_removed_and_the_bytes_are_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = three_shards(dir.path());
+        let merged = dir.path().join("merged");
+        assert!(merge(&merged, &shards).status.success());
+        let clean = snapshot(&merged);
+        let attempt = Path::new("biobricks-ice-active-chemicals_single_results")
+            .join(CONDITION)
+            .join("attempt-1");
+        let planted = [
+            merged.join("conditions/.okn-tmp-Ab12Cd"),
+            merged.join(&attempt).join(".okn-tmp-x9Y8z7"),
+            merged.join("biobricks-ice-active-chemicals_single_results/.okn-tmp-000000"),
+        ];
+        for path in &planted {
+            std::fs::write(path, b"{\"half\": ").unwrap();
+        }
+        // A shard's own leftover is not part of its attempt.
+        let in_shard = shards
+            .iter()
+            .map(|s| s.join(&attempt))
+            .find(|a| a.is_dir())
+            .unwrap()
+            .join(".okn-tmp-Qq1234");
+        std::fs::write(&in_shard, b"half").unwrap();
+        // A person's file that merely starts the same way is not ours.
+        let theirs = merged.join(".okn-tmp-notes.txt");
+        std::fs::write(&theirs, b"mine").unwrap();
+
+        let output = merge(&merged, &shards);
+        assert!(output.status.success(), "{}", stderr(&output));
+        for path in &planted {
+            assert!(!path.exists(), "{} left", path.display());
+            assert!(
+                stderr(&output).contains(&format!("removed {}", path.display())),
+                "{}",
+                stderr(&output)
+            );
+        }
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"mine");
+        std::fs::remove_file(&theirs).unwrap();
+        assert_eq!(snapshot(&merged), clean, "the merge wrote other bytes");
+
+        // rescore, the same.
+        for path in &planted {
+            std::fs::write(path, b"{\"half\": ").unwrap();
+        }
+        let output = okn().arg("rescore").arg(&merged).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(planted.iter().all(|p| !p.exists()));
+        assert_eq!(snapshot(&merged), clean, "the rescore wrote other bytes");
+
+        // A real kill -9 at increasing moments of a merge into a new
+        // folder, then one merge more: the bytes of the clean merge.
+        let out = dir.path().join("killed");
+        for delay_ms in [20u64, 60, 120, 200, 300, 450, 600] {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"))
+                .current_dir(crate::support::repo())
+                .arg("merge")
+                .arg("--out")
+                .arg(&out)
+                .args(&shards)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let output = merge(&out, &shards);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let (killed, clean) = (files_but_readme(&out), files_but_readme(&merged));
+        assert_eq!(
+            killed.keys().collect::<Vec<_>>(),
+            clean.keys().collect::<Vec<_>>()
+        );
+        for (path, bytes) in &clean {
+            assert!(killed[path] == *bytes, "{} differs", path.display());
+        }
+    }
+
     /// `run --shard 1/3 --resume` into a root holding another slice (or the
     /// merged sweep) dropped the other attempts from its records, exit 0.
     #[test]
