@@ -39,6 +39,23 @@ fn demo_profile(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     path
 }
 
+/// A profile for `tests/servers/reply_mcp.py`, the raw stdio server whose
+/// tools reply with what the test asks for, with `env` set.
+fn reply_profile(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
+    let env: Vec<String> = env.iter().map(|(k, v)| format!("{k} = {v:?}")).collect();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}]\nenv = {{ {} }}\n",
+            repo().join("tests/servers/reply_mcp.py").display().to_string(),
+            env.join(", ")
+        ),
+    )
+    .unwrap();
+    path
+}
+
 /// Starts the proxy with `args` (log dir = `log`) as an agent host would,
 /// and connects to it.
 async fn proxy(log: &Path, args: &[&str]) -> Client {
@@ -1762,5 +1779,59 @@ for line in sys.stdin:
         let metrics = json_file(&log.join("metrics.json"));
         assert_eq!(metrics["queries_errored"], 1, "{metrics}");
         assert_eq!(metrics["upstream_soft_errors"], json!({"query": 1}));
+    }
+
+    /// Issue 24, item 16: correct replies were recorded as soft errors
+    /// (and, under --strict-upstream-errors, the agent told its rows
+    /// failed): a CSV table with a byte order mark or after a line of
+    /// prose, a GFM table without outer pipes, SPARQL XML results, SPARQL
+    /// JSON results encoded twice, JSON lines, a Python repr of rows, and
+    /// replies whose own members merely name errors (`"errors": 0`,
+    /// `"error": "none"`, `"status": "success"` beside "Query returned 500
+    /// rows", "Count of bad request logs", "100 requests left before the
+    /// rate limit"). Every reply of `tests/cases/soft-errors/replies.json`,
+    /// through the real proxy, gets the label the case gives, and the agent
+    /// is told of a failure only where there is one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn values_in_a_table_are_data_and_only_the_replys_own_words_are_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = reply_profile(dir.path(), "reply", &[]);
+        let cases = json_file(&repo().join("tests/cases/soft-errors/replies.json"));
+        let cases = cases["cases"].as_array().unwrap();
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--strict-upstream-errors",
+            ],
+        )
+        .await;
+        for case in cases {
+            let result = call(&client, "echo", json!({"text": case["text"]})).await;
+            assert_eq!(
+                result.is_error == Some(true),
+                case["expect"].is_string(),
+                "{}: {}",
+                case["why"],
+                text(&result)
+            );
+            assert_eq!(
+                text(&result),
+                case["text"].as_str().unwrap(),
+                "payload unchanged"
+            );
+        }
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        let calls = calls.as_array().unwrap();
+        assert_eq!(calls.len(), cases.len());
+        for (call, case) in calls.iter().zip(cases) {
+            assert_eq!(call["soft_error"], case["expect"], "{}", case["why"]);
+        }
+        let metrics = json_file(&log.join("metrics.json"));
+        let errors = cases.iter().filter(|c| c["expect"].is_string()).count();
+        assert_eq!(metrics["upstream_soft_errors"], json!({"echo": errors}));
     }
 }
