@@ -36,8 +36,8 @@ pub struct CallLog {
     /// The first calls of `calls`, as `calls.json` holds them: one string
     /// per call, pretty-printed and indented as an element of the array.
     written: RefCell<Vec<String>>,
-    /// The profile's header and environment values, replaced in every
-    /// call recorded and in the metrics written (issue 24, item 27).
+    /// The profile's values, replaced in every member of every call
+    /// recorded and of the metrics written (issue 24, item 27).
     redactor: Redactor,
 }
 
@@ -94,16 +94,11 @@ impl CallLog {
     pub fn flush(&self) -> Result<()> {
         let calls = self.calls_text();
         write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
-        let mut redacted;
-        let mut metrics = &self.metrics;
-        if !self.redactor.is_empty() {
-            redacted = self.metrics.clone();
-            self.redactor.option(&mut redacted.startup_error);
-            self.redactor.option(&mut redacted.lost_upstream);
-            self.redactor.option(&mut redacted.server);
-            metrics = &redacted;
-        }
-        let mut metrics = serde_json::to_string_pretty(metrics).unwrap_or_default();
+        // Every member, the tools offered and the server's name included
+        // (a tool may be named after a value; issue 24, item 27).
+        let mut value = serde_json::to_value(&self.metrics).unwrap_or_default();
+        self.redactor.value(&mut value);
+        let mut metrics = serde_json::to_string_pretty(&value).unwrap_or_default();
         metrics.push('\n');
         write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
     }

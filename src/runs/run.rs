@@ -694,6 +694,7 @@ fn server_target(tools: &Tools) -> ServerTarget {
                 EndpointSpec::Embedded { identity, .. } => Some(identity.clone()),
                 EndpointSpec::Http { .. } => None,
             },
+            public: Default::default(),
         },
     }
 }
