@@ -190,9 +190,12 @@ impl Profile {
     /// Paths are written as [`ProfileRecord::target`] writes them (issue
     /// 24, item 28): under the home folder from `~`, any other absolute
     /// path relative to the profile's folder, so the identity names no
-    /// folder of this machine.
+    /// folder of this machine; and a secret value of the profile in them is
+    /// redacted ([`Profile::secrets`]).
     pub fn target(&self) -> ServerTarget {
-        match &self.upstream {
+        // A value of the profile written into an argument is redacted here
+        // as in the record (issue 24, item 27).
+        let target = match &self.upstream {
             Upstream::Stdio {
                 command, args, cwd, ..
             } => {
@@ -218,7 +221,8 @@ impl Profile {
                 data: None,
                 public: self.public_values(),
             },
-        }
+        };
+        self.redactor().record(target)
     }
 
     /// Reads and checks a profile file.
@@ -738,13 +742,12 @@ const CREDENTIAL_WORDS: [&str; 8] = [
 ];
 
 /// The credentials `url` carries (issue 24, item 27), each with a name:
-/// the password of its authority (`URL password`), or a user with no
-/// password (`URL user`, written as a token is); the `Authorization:
+/// the password of its authority (`URL-password`), or a user with no
+/// password (`URL-user`, written as a token is); the `Authorization:
 /// Basic base64(user:password)` value an HTTP client derives from them and
-/// sends, and its base64 alone (`Authorization (from the URL)`); and the
-/// values of query and `;` path parameters whose names hold a
-/// [`CREDENTIAL_WORDS`] word (`URL api_key`). Each as written and
-/// percent-decoded.
+/// sends, and its base64 alone (`URL-Authorization`); and the values of
+/// query and `;` path parameters whose names hold a [`CREDENTIAL_WORDS`]
+/// word (`URL-api_key`). Each as written and percent-decoded.
 pub fn url_secrets(url: &str) -> Vec<(String, String)> {
     use base64::Engine;
     let mut found: Vec<(String, String)> = Vec::new();
@@ -766,22 +769,22 @@ pub fn url_secrets(url: &str) -> Vec<(String, String)> {
             None => (userinfo, None),
         };
         match password {
-            Some(password) => add("URL password", password),
-            None => add("URL user", user),
+            Some(password) => add("URL-password", password),
+            None => add("URL-user", user),
         }
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             percent_decoded(user),
             percent_decoded(password.unwrap_or_default())
         ));
-        add("Authorization (from the URL)", &format!("Basic {basic}"));
-        add("Authorization (from the URL)", &basic);
+        add("URL-Authorization", &format!("Basic {basic}"));
+        add("URL-Authorization", &basic);
     }
     for parameter in tail.split(['?', '&', ';', '#']).skip(1) {
         if let Some((name, value)) = parameter.split_once('=') {
             let lower = name.to_ascii_lowercase();
             if CREDENTIAL_WORDS.iter().any(|w| lower.contains(w)) {
-                add(&format!("URL {name}"), value);
+                add(&format!("URL-{name}"), value);
             }
         }
     }
@@ -1024,7 +1027,11 @@ mod tests {
         ] {
             assert!(secrets.iter().any(|s| s == want), "{want}: {secrets:?}");
         }
-        assert!(!secrets.iter().any(|s| s == "application/json" || s == "123456789"));
+        assert!(
+            !secrets
+                .iter()
+                .any(|s| s == "application/json" || s == "123456789")
+        );
         assert_eq!(
             p.record().target,
             "http://admin:***@127.0.0.1:1/mcp;jsessionid=***?api_key=***&x=***"
@@ -1043,8 +1050,15 @@ mod tests {
         .unwrap();
         let record = p.record().target;
         let words: Vec<&str> = record.split(' ').collect();
-        assert_eq!(words[1..3], ["file://~/data", "--kg=FILE:~/kg.ttl"], "{record}");
-        assert!(words[3].starts_with("file://../") && words[3].ends_with("/srv/kg"), "{record}");
+        assert_eq!(
+            words[1..3],
+            ["file://~/data", "--kg=FILE:~/kg.ttl"],
+            "{record}"
+        );
+        assert!(
+            words[3].starts_with("file://../") && words[3].ends_with("/srv/kg"),
+            "{record}"
+        );
         assert_eq!(words[4], "http://h/x");
     }
 }

@@ -150,6 +150,8 @@ async fn connect_inner(
                 // was killed is the evidence the attempt page links. A
                 // server given environment values writes through the
                 // proxy, which redacts them (issue 24, item 27).
+                // Without a log (`probe`), the server's stderr is shown on
+                // this process's, redacted as well.
                 let redactor = profile.redactor();
                 let log = stderr_log.and_then(|path| std::fs::File::create(path).ok());
                 cmd.stderr(match (&log, redactor.is_empty()) {
@@ -159,16 +161,31 @@ async fn connect_inner(
                         .map(Stdio::from)
                         .unwrap_or_else(|_| Stdio::null()),
                     (None, _) if stderr_log.is_some() => Stdio::null(),
-                    (None, _) => Stdio::inherit(),
+                    (None, true) => Stdio::inherit(),
+                    (None, false) => Stdio::piped(),
                 });
+                // The working folder, named as the profile writes it when
+                // it is missing: spawning would blame the program.
+                if let Some(dir) = cwd
+                    && !base.join(dir).is_dir()
+                {
+                    let written = profile.target().cwd.unwrap_or_default();
+                    return Err(format!(
+                        "the working folder '{written}' (cwd in the profile) does not exist or is not a folder: create it, or fix 'cwd'"
+                    ));
+                }
                 // Reasons name the program as the profile writes it: they
                 // are recorded, and name no folder of this machine.
                 let shown = profile.program_as_written();
                 let mut process = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start '{shown}': {e}"))?;
-                if let (Some(stderr), Some(file)) = (process.stderr.take(), log) {
-                    stderr_copy = Some(tokio::spawn(copy_redacted(stderr, file, redactor)));
+                if let Some(stderr) = process.stderr.take() {
+                    let out: Box<dyn std::io::Write + Send> = match log {
+                        Some(file) => Box::new(file),
+                        None => Box::new(std::io::stderr()),
+                    };
+                    stderr_copy = Some(tokio::spawn(copy_redacted(stderr, out, redactor)));
                 }
                 let (Some(stdout), Some(stdin)) = (process.stdout.take(), process.stdin.take())
                 else {
@@ -251,11 +268,12 @@ async fn connect_inner(
     outcome
 }
 
-/// Copies a stdio server's stderr into `file` as it comes, every header and
-/// environment value of its profile replaced ([`super::redact::Stream`]).
+/// Copies a stdio server's stderr into `file` (its log, or this process's
+/// stderr) as it comes, every value of its profile replaced
+/// ([`super::redact::Stream`]).
 async fn copy_redacted(
     mut stderr: tokio::process::ChildStderr,
-    mut file: std::fs::File,
+    mut file: Box<dyn std::io::Write + Send>,
     redactor: super::redact::Redactor,
 ) {
     use std::io::Write;

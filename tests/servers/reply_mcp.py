@@ -14,9 +14,10 @@ Tools:
 - `environment` {"name": N}: the value of the environment variable N.
 
 The tool list carries the value of the environment variable
-`REPLY_TOOL_SUFFIX`, when set, in the name and description of one more
-tool, and `serverInfo.name` the value of `REPLY_SERVER_NAME`: a server may
-put what it was given anywhere.
+`REPLY_TOOL_SUFFIX`, when set, in the name, description and schema of one
+more tool, `serverInfo.name` the value of `REPLY_SERVER_NAME`, and stderr
+the value of `REPLY_STDERR` at start: a server may put what it was given
+anywhere.
 
     python3 reply_mcp.py
 """
@@ -52,6 +53,10 @@ if suffix:
             "inputSchema": {"type": "object", "description": suffix},
         }
     )
+
+if os.environ.get("REPLY_STDERR"):
+    sys.stderr.write("starting with " + os.environ["REPLY_STDERR"] + "\n")
+    sys.stderr.flush()
 
 for line in sys.stdin:
     try:
