@@ -30,11 +30,15 @@
 //! a line recognisably a notification or a response gets no reply (JSON-RPC
 //! answers neither) and is still recorded.
 //!
-//! Every request that carries an id is answered under that id (issue 24,
-//! item 18). A message nested deeper than [`MAX_MESSAGE_DEPTH`] levels of
-//! arrays and objects, which serde_json and rmcp would not read (or whose
-//! arguments `calls.json` could not hold readably), is read shallowly for
-//! its id and answered with -32602 (the depth is in the params) or -32600;
+//! Every request that carries an id is answered under that id, as the agent
+//! wrote it (issue 24, item 18). Any JSON number is an id: one rmcp would
+//! refuse or write back otherwise (`1e400`, `1.5`, past 2^63, `2.0`, `1e3`,
+//! `-0`) goes to rmcp as an alias, and [`write_lines`] gives it back
+//! ([`Aliases`]). A batch is answered element by element under each id
+//! ([`batch`]), a damaged one too. A message nested deeper than
+//! [`MAX_MESSAGE_DEPTH`] levels of arrays and objects, which serde_json
+//! and rmcp would not read (or whose arguments `calls.json` could not hold
+//! readably), is read shallowly for its id and answered with -32602 (the depth is in the params) or -32600;
 //! and a request under an id still in flight ([`InFlight`], kept with the
 //! [`Tracked`] transport) is answered at once with -32600, since rmcp keeps
 //! one entry per id and one of the two would never be answered.

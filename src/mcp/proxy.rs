@@ -17,8 +17,10 @@
 //! - every forwarded call is bounded by `--timeout`; three consecutive
 //!   failed forwarded calls (a timeout, a transport error, a JSON-RPC
 //!   error reply) declare the session dead ([`BREAKER_THRESHOLD`]); any
-//!   tool result resets the count; the proxy outlives a lost upstream and
-//!   keeps `submit_csv` open, answering other calls with a reply that says
+//!   tool result resets the count; a reply that cannot be read ends its
+//!   call at once, saying so, and resets the count too
+//!   ([`super::upstream::is_unreadable_reply`]); the proxy outlives a lost
+//!   upstream and keeps `submit_csv` open, answering other calls with a reply that says
 //!   the connection will not come back and the answer channel is still
 //!   open;
 //! - failures hidden in successful replies are recorded as `soft_error`
@@ -31,8 +33,12 @@
 //!   answered with a JSON-RPC error, -32700, -32600 or -32602, instead of
 //!   being dropped or answered without its id, and recorded
 //!   ([`super::framing`]);
-//! - a header or environment value of the profile is redacted in every
-//!   file it writes ([`super::redact`]);
+//! - a header, environment or URL credential of the profile is redacted in
+//!   every file it writes, before any preview is cut ([`super::redact`]);
+//!   an answer redaction changed is saved so, and its names recorded;
+//! - every request with an id is answered under that id as the agent wrote
+//!   it, one rmcp would not echo as written travelling as an alias
+//!   ([`super::framing::Aliases`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -74,7 +80,8 @@ use crate::table::Table;
 /// server terminated answers every call with one). A tool result resets
 /// the count, `isError: true` and soft errors included: the server is
 /// there and answering, and a run of bad queries from the agent (each an
-/// error result it can act on) must not cut off a live server.
+/// error result it can act on) must not cut off a live server. So does a
+/// reply the proxy could not read (issue 24, item 18): the server answered.
 pub const BREAKER_THRESHOLD: u32 = 3;
 
 /// Submissions longer than this (bytes) are logged as a file, not inline.

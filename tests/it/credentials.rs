@@ -614,7 +614,8 @@ fn a_public_value_is_never_redacted_and_a_redacted_answer_is_named() {
 /// carries a user and password, the `Basic` credential the client derives
 /// from them. The password and that credential are secrets too, and
 /// values are found whatever their case: none reaches any file of the
-/// root.
+/// root. A header the profile declares in `public_headers` is no secret:
+/// recorded in the condition and its echo kept as sent.
 #[test]
 fn credentials_a_server_echoes_in_its_headers_upper_cased_or_from_the_url_are_redacted() {
     let dir = tempfile::tempdir().unwrap();
@@ -636,7 +637,8 @@ fn credentials_a_server_echoes_in_its_headers_upper_cased_or_from_the_url_are_re
             "headers",
             format!("http://127.0.0.1:{port}/mcp"),
             format!(
-                "headers = {{ Authorization = \"Bearer {TOKEN}\", X-Api-Key = {API_KEY:?} }}\n"
+                "headers = {{ Authorization = \"Bearer {TOKEN}\", X-Api-Key = {API_KEY:?}, \
+                 X-Region = \"New Mexico\" }}\npublic_headers = [\"X-Region\"]\n"
             ),
         ),
         (
@@ -673,6 +675,16 @@ fn credentials_a_server_echoes_in_its_headers_upper_cased_or_from_the_url_are_re
         );
         for fragment in [TOKEN, API_KEY, password, &basic] {
             assert_no_trace(&out, &fragment.to_lowercase());
+        }
+        if name == "headers" {
+            // A header the profile declares public is no secret: recorded
+            // with its value, and the server's echo of it kept as sent.
+            let public = serde_json::json!({"X-Region": "New Mexico"});
+            assert_eq!(condition["settings"]["profile"]["public"], public);
+            assert_eq!(condition["identity"]["upstream"]["public"], public);
+            let calls = read(&attempt(&out).join("calls.json"));
+            assert!(calls.contains(r#"\"x-region\": \"New Mexico\""#), "{calls}");
+            assert!(!calls.contains("redacted: X-Region"), "{calls}");
         }
     }
 }
