@@ -854,6 +854,7 @@ fn main() -> ExitCode {
                     target: "synth-kg-server --data kg".into(),
                     header_names: vec![],
                     env_names: vec![],
+                    public: Default::default(),
                 }),
                 server_build: c.all_tools.then(|| "synth-kg 1.0.0".into()),
                 server_info: None,

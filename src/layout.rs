@@ -209,6 +209,13 @@ pub struct Metrics {
     pub submissions: usize,
     /// Rows in the last submission (header excluded), if it parsed.
     pub submitted_rows: Option<usize>,
+    /// The names of the profile's values that redaction replaced
+    /// (`[redacted: NAME]`) in the answer as saved (`answer.csv`, the last
+    /// submission), when it changed what the agent submitted (issue 24,
+    /// item 27): the answer is judged as saved, and the attempt says so.
+    /// Absent when redaction changed nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_redacted: Vec<String>,
     /// The proxy could not reach the server at startup: why.
     pub startup_error: Option<String>,
     /// The connection was lost part-way: why.

@@ -47,9 +47,16 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
     })?;
     let timeout = Duration::from_secs(common.timeout);
     let runtime = crate::mcp::runtime()?;
+    // What the server says of itself (its name, its tools, why it failed,
+    // its stderr) is shown with every value of the profile replaced, as
+    // everything recorded is (issue 24, item 27).
+    let redactor = profile.redactor();
+    let shown = |text: &str| redactor.text(text).into_owned();
     let connection = runtime
         .block_on(crate::mcp::upstream::connect(&profile, timeout, None))
-        .map_err(|reason| Error::Other(format!("{}: {reason}", profile.path.display())))?;
+        .map_err(|reason| {
+            Error::Other(format!("{}: {}", profile.path.display(), shown(&reason)))
+        })?;
     let record = profile.record();
     check_withheld(&profile.name, &connection.tools, &common.without_tool)?;
 
@@ -60,10 +67,14 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         record.target
     );
     if let Some(info) = &connection.server_info {
-        outln!("reports itself as: {} {}", info.name, info.version);
+        outln!(
+            "reports itself as: {} {}",
+            shown(&info.name),
+            shown(&info.version)
+        );
     }
     let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_ref()).collect();
-    outln!("tools: {} ({})", names.len(), names.join(", "));
+    outln!("tools: {} ({})", names.len(), shown(&names.join(", ")));
     if names.contains(&SUBMIT_CSV) {
         outln!(
             "warning: the server has its own {SUBMIT_CSV}; the proxy's answer channel takes its place"
@@ -82,7 +93,7 @@ pub(crate) fn run(args: ProbeArgs) -> Result<ExitCode> {
         "all-tools: {} tool{}: {}; {}",
         offered.len(),
         crate::format::plural(offered.len()),
-        offered.join(", "),
+        shown(&offered.join(", ")),
         if instructions.is_empty() {
             "the server sends no instructions"
         } else {

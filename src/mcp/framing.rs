@@ -30,11 +30,15 @@
 //! a line recognisably a notification or a response gets no reply (JSON-RPC
 //! answers neither) and is still recorded.
 //!
-//! Every request that carries an id is answered under that id (issue 24,
-//! item 18). A message nested deeper than [`MAX_MESSAGE_DEPTH`] levels of
-//! arrays and objects, which serde_json and rmcp would not read (or whose
-//! arguments `calls.json` could not hold readably), is read shallowly for
-//! its id and answered with -32602 (the depth is in the params) or -32600;
+//! Every request that carries an id is answered under that id, as the agent
+//! wrote it (issue 24, item 18). Any JSON number is an id: one rmcp would
+//! refuse or write back otherwise (`1e400`, `1.5`, past 2^63, `2.0`, `1e3`,
+//! `-0`) goes to rmcp as an alias, and [`write_lines`] gives it back
+//! ([`Aliases`]). A batch is answered element by element under each id
+//! ([`batch`]), a damaged one too. A message nested deeper than
+//! [`MAX_MESSAGE_DEPTH`] levels of arrays and objects, which serde_json
+//! and rmcp would not read (or whose arguments `calls.json` could not hold
+//! readably), is read shallowly for its id and answered with -32602 (the depth is in the params) or -32600;
 //! and a request under an id still in flight ([`InFlight`], kept with the
 //! [`Tracked`] transport) is answered at once with -32600, since rmcp keeps
 //! one entry per id and one of the two would never be answered.
@@ -63,8 +67,10 @@ pub const INVALID_REQUEST: i64 = -32600;
 /// 8259, section 8.1, lets a parser ignore it).
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Bytes of an oversized line kept for its preview.
-const HEAD_BYTES: usize = 4 * LINE_PREVIEW_CHARS;
+/// Bytes of a line kept for its preview ([`Rejected::line_head`]): many
+/// more than the preview shows, so that a value of the profile is redacted
+/// whole before the preview is cut (issue 24, item 27).
+const HEAD_BYTES: usize = 64 * 1024;
 
 /// A line the proxy could not read: what to answer and what to record.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +84,12 @@ pub struct Rejected {
     pub tool: Option<String>,
     /// The record kept in `calls.json`.
     pub record: UnreadableRequest,
+    /// The line's first [`HEAD_BYTES`] bytes as text (bytes that are not
+    /// UTF-8 as U+FFFD), from which the recorded preview is made once
+    /// redacted.
+    pub line_head: String,
+    /// The line is longer than [`Rejected::line_head`].
+    pub head_cut: bool,
 }
 
 /// What to do with one line from the agent host.
@@ -104,6 +116,9 @@ pub fn judge(line: &[u8]) -> Verdict {
     {
         return Verdict::Blank;
     }
+    if body.trim_ascii_start().starts_with(b"[") {
+        return Verdict::Reject(Box::new(batch(body, line_bytes)));
+    }
     if let Some(depth) = too_deep(body)
         && let Some(found) = Recovered::from(body)
     {
@@ -118,14 +133,13 @@ pub fn judge(line: &[u8]) -> Verdict {
         }
         Err(error) => error,
     };
-    let preview = preview(body);
     Verdict::Reject(Box::new(match Recovered::from(body) {
         None => rejected(
             format!("Parse error: the message is not JSON ({error})"),
             PARSE_ERROR,
             &Recovered::from_prefix(body),
             line_bytes,
-            preview,
+            body,
         ),
         Some(found) => {
             let what = if std::str::from_utf8(body).is_err() {
@@ -145,7 +159,7 @@ pub fn judge(line: &[u8]) -> Verdict {
                 code,
                 &found,
                 line_bytes,
-                preview,
+                body,
             )
         }
     }))
@@ -175,12 +189,12 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
         .and_then(|o| o.get("method"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let id = object
+    let raw_id = object
         .and_then(|o| o.get("id"))
-        .filter(|id| id.is_string() || id.is_number());
-    let raw_id = id.and_then(|_| raw_id_of(body));
+        .filter(|id| id.is_string() || id.is_number())
+        .and_then(|_| raw_id_of(body));
     let found = || Recovered {
-        id: id.cloned(),
+        id: raw_id.as_deref().map(recorded_id),
         raw_id: raw_id.clone(),
         method: method.clone(),
         tool: object
@@ -208,12 +222,9 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
                 INVALID_PARAMS,
                 &found(),
                 line_bytes,
-                preview(body),
+                body,
             ));
         }
-    }
-    if let Value::Array(items) = value {
-        return Some(batch(items, line_bytes, preview(body)));
     }
     if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_err() {
         return Some(rejected(
@@ -223,57 +234,164 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
             INVALID_REQUEST,
             &found(),
             line_bytes,
-            preview(body),
+            body,
         ));
     }
     None
 }
 
-/// A batch (a JSON array), which the proxy does not read (rmcp reads one
-/// message per line; MCP 2025-06-18 has no batches): each request in it
-/// that carries an id is answered under that id with -32600 Invalid
-/// Request, in one batch reply as JSON-RPC 2.0 answers a batch (issue 24,
-/// item 18); an element that is no request with an id (an invalid one, or
-/// an empty batch) gets one answer under id null, a notification none. A
-/// batch of notifications alone gets no reply.
-fn batch(items: &[Value], line_bytes: usize, line_preview: String) -> Rejected {
-    let message = "Invalid Request: a batch (a JSON array): the proxy reads one message per \
-                   line; send each request on its own line"
-        .to_string();
-    let error = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST, "message": message}});
-    let mut replies: Vec<Value> = Vec::new();
-    for item in items {
-        let object = item.as_object();
-        let id = object
-            .and_then(|o| o.get("id"))
-            .filter(|id| id.is_string() || id.is_number());
-        let notification =
-            object.is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
-        match id {
-            Some(id) => replies.push(error(id.clone())),
-            None if notification => {}
-            None => replies.push(error(Value::Null)),
+/// A batch (a JSON array), which the proxy does not run (rmcp reads one
+/// message per line; MCP 2025-06-18 has no batches). Every request in it
+/// that carries an id is answered under that id as written, in one batch
+/// reply as JSON-RPC 2.0 answers a batch (issue 24, item 18):
+///
+/// - in a batch that is JSON, with -32600 Invalid Request (send each
+///   request on its own line), or, for one nested deeper than the proxy
+///   reads, with the error that request would get on its own line
+///   ([`deep_error`]); an element that is no request with an id (an invalid
+///   one, or an empty batch) gets an answer under id null, a notification
+///   none;
+/// - in a batch that is not JSON (a trailing comma, a line cut short), the
+///   requests whole before the damage, and the one it cuts when its id came
+///   before the damage ([`Recovered::from_prefix`]), with -32700 Parse error,
+///   as a single message is; when no id can be read, one answer under id
+///   null.
+///
+/// A batch of notifications alone gets no reply.
+fn batch(body: &[u8], line_bytes: usize) -> Rejected {
+    let whole = serde_json::from_slice::<Vec<Box<serde_json::value::RawValue>>>(body)
+        .ok()
+        .filter(|_| std::str::from_utf8(body).is_ok());
+    let (code, message, replies) = match &whole {
+        Some(items) => {
+            let message = "Invalid Request: a batch (a JSON array): the proxy reads one message \
+                           per line; send each request on its own line"
+                .to_string();
+            let mut replies = Vec::new();
+            for item in items {
+                let text = item.get();
+                let found = members(text)
+                    .map(|m| Recovered::agreed(&m, &m))
+                    .unwrap_or_default();
+                let depth = nesting(text.as_bytes());
+                let (code, said) = if depth > MAX_MESSAGE_DEPTH {
+                    deep_error(text.as_bytes(), depth, &found)
+                } else {
+                    (INVALID_REQUEST, message.clone())
+                };
+                if !found.no_reply {
+                    replies.push(error_reply(found.raw_id.as_deref(), code, &said));
+                }
+            }
+            if items.is_empty() {
+                replies.push(error_reply(None, INVALID_REQUEST, &message));
+            }
+            (INVALID_REQUEST, message, replies)
         }
-    }
-    if items.is_empty() {
-        replies.push(error(Value::Null));
-    }
+        None => {
+            let why = serde_json::from_slice::<serde::de::IgnoredAny>(body)
+                .err()
+                .map_or_else(|| "it is not Unicode text".to_string(), |e| e.to_string());
+            let message = format!(
+                "Parse error: the batch (a JSON array) is not JSON ({why}); the proxy reads one \
+                 message per line: send each request on its own line"
+            );
+            let mut replies: Vec<Vec<u8>> = damaged_batch(body)
+                .iter()
+                .filter(|found| !found.no_reply && found.raw_id.is_some())
+                .map(|found| error_reply(found.raw_id.as_deref(), PARSE_ERROR, &message))
+                .collect();
+            if replies.is_empty() {
+                replies.push(error_reply(None, PARSE_ERROR, &message));
+                // Nothing could be read: one answer, not a batch of one.
+                let mut rejected = rejected(
+                    message,
+                    PARSE_ERROR,
+                    &Recovered::default(),
+                    line_bytes,
+                    body,
+                );
+                rejected.record.code = Some(PARSE_ERROR);
+                return rejected;
+            }
+            (PARSE_ERROR, message, replies)
+        }
+    };
     let reply = (!replies.is_empty()).then(|| {
-        let mut line = serde_json::to_vec(&Value::Array(replies)).unwrap_or_default();
-        line.push(b'\n');
+        let mut line = b"[".to_vec();
+        line.extend(replies.join(&b","[..]));
+        line.extend_from_slice(b"]\n");
         line
     });
-    Rejected {
-        record: UnreadableRequest {
-            code: reply.is_some().then_some(INVALID_REQUEST),
-            id: None,
-            method: None,
-            line_bytes,
-            line_preview,
-        },
-        reply,
-        message,
-        tool: None,
+    let mut rejected = rejected(message, code, &Recovered::default(), line_bytes, body);
+    rejected.record.code = reply.is_some().then_some(code);
+    rejected.reply = reply;
+    rejected
+}
+
+/// One JSON-RPC error object under `raw_id` (JSON text, as the request
+/// wrote it; null when `None`), without a line end.
+fn error_reply(raw_id: Option<&str>, code: i64, message: &str) -> Vec<u8> {
+    let error = json!({"code": code, "message": message});
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}",
+        raw_id.unwrap_or("null")
+    )
+    .into_bytes()
+}
+
+/// What can be read of each request of a batch that is not JSON: the
+/// elements whole before the damage (read leniently twice, as
+/// [`Recovered::from`] reads a message), then the one the damage cuts
+/// ([`Recovered::from_prefix`]).
+fn damaged_batch(body: &[u8]) -> Vec<Recovered> {
+    let (first, second) = (lenient(body, '\u{FFFD}'), lenient(body, '\u{FFFE}'));
+    let (a, rest) = array_prefix(&first);
+    let (b, _) = array_prefix(&second);
+    let mut found: Vec<Recovered> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| match (members(x.get()), members(y.get())) {
+            (Some(x), Some(y)) => Recovered::agreed(&x, &y),
+            _ => Recovered {
+                no_reply: true,
+                ..Recovered::default()
+            },
+        })
+        .collect();
+    found.push(Recovered::from_prefix(&first.as_bytes()[rest..]));
+    found
+}
+
+/// The elements of the JSON array `text` opens that are whole before
+/// anything that is not JSON, and where the rest begins (after the comma
+/// that follows the last of them).
+fn array_prefix(text: &str) -> (Vec<Box<serde_json::value::RawValue>>, usize) {
+    let skip_blank = |at: usize| {
+        let rest = text.get(at..).unwrap_or("");
+        at + (rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len())
+    };
+    let mut items = Vec::new();
+    let mut at = skip_blank(0);
+    if !text.get(at..).is_some_and(|t| t.starts_with('[')) {
+        return (items, at);
+    }
+    at += 1;
+    loop {
+        let start = skip_blank(at);
+        let mut values = serde_json::Deserializer::from_str(text.get(start..).unwrap_or(""))
+            .into_iter::<Box<serde_json::value::RawValue>>();
+        let Some(Ok(item)) = values.next() else {
+            return (items, start);
+        };
+        let end = skip_blank(start + values.byte_offset());
+        if !text.get(end..).is_some_and(|t| t.starts_with(',')) {
+            // Whole, but what follows is neither a comma nor (the array
+            // being no JSON) its end: the damage is here.
+            return (items, start);
+        }
+        items.push(item);
+        at = end + 1;
     }
 }
 
@@ -288,7 +406,7 @@ pub fn oversized(line_bytes: usize, head: &[u8], max_bytes: usize) -> Rejected {
         PARSE_ERROR,
         &Recovered::from_prefix(head),
         line_bytes,
-        preview(head),
+        head,
     )
 }
 
@@ -323,8 +441,8 @@ fn members(text: &str) -> Option<Members> {
     serde_json::from_str::<Members>(text).ok()
 }
 
-/// A member's value, parsed, when it is a string or a number (an id, a
-/// method, a tool's name; never nested).
+/// A member's value, parsed, when it is a string or a number (a method, a
+/// tool's name; never nested).
 fn small_value(raw: &serde_json::value::RawValue) -> Option<Value> {
     let text = raw.get();
     if text.starts_with(['{', '[']) {
@@ -333,6 +451,63 @@ fn small_value(raw: &serde_json::value::RawValue) -> Option<Value> {
     serde_json::from_str::<Value>(text)
         .ok()
         .filter(|v| v.is_string() || v.is_number())
+}
+
+/// Whether `text` is a JSON number as the grammar writes one, whatever its
+/// size or precision (`1e400`, a 39-digit integer, `-0`, `2.0`): JSON-RPC
+/// 2.0 allows any number as an id.
+fn is_json_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Whether the JSON text `raw` is an id a request may carry: a string or
+/// any number.
+fn is_id(raw: &str) -> bool {
+    is_json_number(raw) || (raw.starts_with('"') && serde_json::from_str::<String>(raw).is_ok())
+}
+
+/// The id written `raw` ([`is_id`]) as `calls.json` records it: the
+/// string, or the number when JSON writes it back as it was written; a
+/// number written otherwise, or beyond what a double holds (`1e400`,
+/// `2.0`, a 39-digit integer), as its text, so the record never states a
+/// number the agent did not send.
+fn recorded_id(raw: &str) -> Value {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::String(s)) => Value::String(s),
+        Ok(number) if serde_json::to_string(&number).is_ok_and(|text| text == raw) => number,
+        _ => Value::String(raw.to_string()),
+    }
 }
 
 impl Recovered {
@@ -348,13 +523,20 @@ impl Recovered {
             let is_json = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
             return (is_json(&first_text) && is_json(&second_text)).then(Recovered::default);
         };
+        Some(Recovered::agreed(&first, &second))
+    }
+
+    /// What two lenient readings of one message's members ([`Members`])
+    /// agree on ([`Recovered::from`]).
+    fn agreed(first: &Members, second: &Members) -> Recovered {
         let same = |key: &str| {
             let value = first.get(key)?;
             (second.get(key).map(|v| v.get()) == Some(value.get())).then_some(value)
         };
-        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
-        let id = raw_id.and_then(|raw| small_value(raw));
-        let raw_id = raw_id.map(|raw| raw.get().to_string());
+        let raw_id = same("id")
+            .map(|raw| raw.get().to_string())
+            .filter(|raw| is_id(raw));
+        let id = raw_id.as_deref().map(recorded_id);
         let method = same("method")
             .and_then(|raw| small_value(raw))
             .and_then(|v| v.as_str().map(str::to_string));
@@ -364,8 +546,8 @@ impl Recovered {
                 .as_str()
                 .map(str::to_string)
         };
-        let tool = match (method.as_deref(), name(&first)) {
-            (Some("tools/call"), Some(tool)) if name(&second).as_ref() == Some(&tool) => Some(tool),
+        let tool = match (method.as_deref(), name(first)) {
+            (Some("tools/call"), Some(tool)) if name(second).as_ref() == Some(&tool) => Some(tool),
             _ => None,
         };
         // Whether an id is there is known only where no member name was
@@ -377,7 +559,7 @@ impl Recovered {
             && !first.contains_key("method")
             && has_id
             && (first.contains_key("result") || first.contains_key("error"));
-        Some(Recovered {
+        Recovered {
             params_damaged: first.get("params").map(|v| v.get())
                 != second.get("params").map(|v| v.get()),
             id,
@@ -385,7 +567,7 @@ impl Recovered {
             method,
             tool,
             no_reply: is_notification || is_response,
-        })
+        }
     }
 }
 
@@ -462,16 +644,31 @@ impl Recovered {
         let is_response = first.contains_key("id")
             && !first.contains_key("method")
             && (first.contains_key("result") || first.contains_key("error"));
-        let raw_id = same("id").filter(|raw| small_value(raw).is_some());
+        let raw_id = same("id")
+            .map(|raw| raw.get().to_string())
+            .filter(|raw| is_id(raw));
         Recovered {
-            id: raw_id.and_then(|raw| small_value(raw)),
-            raw_id: raw_id.map(|raw| raw.get().to_string()),
+            id: raw_id.as_deref().map(recorded_id),
+            raw_id,
             method,
             tool,
             params_damaged: false,
             no_reply: is_response,
         }
     }
+}
+
+/// The id of the reply `body` (a response from a server: an id and no
+/// method), as written (JSON text), when it can be read though the reply
+/// cannot: its top-level members read shallowly, however deep the rest
+/// nests ([`Recovered::from`]), else those whole before the damage
+/// ([`Recovered::from_prefix`]). `None` when no id can be read, or the line
+/// is a request or a notification.
+pub fn reply_id(body: &[u8]) -> Option<String> {
+    let found = Recovered::from(body)
+        .filter(|f| f.raw_id.is_some() || f.method.is_some())
+        .unwrap_or_else(|| Recovered::from_prefix(body));
+    found.raw_id.filter(|_| found.method.is_none())
 }
 
 /// The most arrays and objects one message may nest (the message itself
@@ -496,7 +693,7 @@ fn too_deep(body: &[u8]) -> Option<usize> {
 /// How deep arrays and objects nest in the JSON text `body`: brackets and
 /// braces outside strings, counted in one pass without recursion, however
 /// deep.
-fn nesting(body: &[u8]) -> usize {
+pub fn nesting(body: &[u8]) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     let (mut in_string, mut escaped) = (false, false);
     for &b in body {
@@ -524,10 +721,17 @@ fn nesting(body: &[u8]) -> usize {
 
 /// A message nested `depth` levels, deeper than [`MAX_MESSAGE_DEPTH`]
 /// (issue 24, item 18): answered under its own id, never as id null, so
-/// the agent's call ends. -32602 Invalid params when the depth is in the
-/// params of a request whose method was read, else -32600 Invalid
-/// Request; a notification or a response gets no reply.
+/// the agent's call ends ([`deep_error`]); a notification or a response
+/// gets no reply.
 fn deep_message(body: &[u8], depth: usize, found: &Recovered, line_bytes: usize) -> Rejected {
+    let (code, message) = deep_error(body, depth, found);
+    rejected(message, code, found, line_bytes, body)
+}
+
+/// The error a message nested `depth` levels deep gets: -32602 Invalid
+/// params when the depth is in the params of a request whose method was
+/// read, else -32600 Invalid Request.
+fn deep_error(body: &[u8], depth: usize, found: &Recovered) -> (i64, String) {
     let params_deep = members(&lenient(body, '\u{FFFD}'))
         .and_then(|m| m.get("params").map(|p| nesting(p.get().as_bytes())))
         .is_some_and(|d| d + 1 > MAX_MESSAGE_DEPTH);
@@ -540,14 +744,11 @@ fn deep_message(body: &[u8], depth: usize, found: &Recovered, line_bytes: usize)
     } else {
         (INVALID_REQUEST, "Invalid Request", "it")
     };
-    rejected(
+    (
+        code,
         format!(
             "{label}: the message nests arrays and objects {depth} levels deep, and the proxy reads at most {MAX_MESSAGE_DEPTH}; send {what} less deeply nested"
         ),
-        code,
-        found,
-        line_bytes,
-        preview(body),
     )
 }
 
@@ -623,7 +824,7 @@ fn unicode_escape(bytes: &[u8], at: usize) -> Option<u32> {
 /// The first [`LINE_PREVIEW_CHARS`] characters of `bytes`, bytes that are
 /// not UTF-8 as U+FFFD.
 fn preview(bytes: &[u8]) -> String {
-    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let head = &bytes[..bytes.len().min(4 * LINE_PREVIEW_CHARS)];
     String::from_utf8_lossy(head)
         .chars()
         .take(LINE_PREVIEW_CHARS)
@@ -635,7 +836,7 @@ fn rejected(
     code: i64,
     found: &Recovered,
     line_bytes: usize,
-    line_preview: String,
+    line: &[u8],
 ) -> Rejected {
     let reply = (!found.no_reply).then(|| {
         let id = found
@@ -654,12 +855,20 @@ fn rejected(
             id: found.id.clone(),
             method: found.method.clone(),
             line_bytes,
-            line_preview,
+            line_preview: preview(line),
         },
         reply,
         message,
         tool: found.tool.clone(),
+        line_head: head(line),
+        head_cut: line.len() > HEAD_BYTES || line_bytes > line.len() + 3,
     }
+}
+
+/// The first [`HEAD_BYTES`] of `bytes` as text, bytes that are not UTF-8
+/// as U+FFFD ([`Rejected::line_head`]).
+fn head(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(HEAD_BYTES)]).into_owned()
 }
 
 /// One line read from the agent host.
@@ -742,6 +951,176 @@ pub struct Answers {
     /// The ids of the requests passed to rmcp and not answered yet, shared
     /// with the [`Tracked`] transport that sees rmcp's replies.
     pub in_flight: InFlight,
+    /// The ids rmcp could not echo as written, and the ids standing for
+    /// them, shared with [`write_lines`], which writes them back.
+    pub aliases: Aliases,
+}
+
+/// What starts the ids the proxy gives rmcp in place of ids it could not
+/// echo as written ([`Aliases`]).
+const ALIAS_PREFIX: &str = "okn-benchmark-proxy-id:";
+
+/// What rmcp writes before a reply's id, when the id is an alias
+/// ([`Aliases`]): its reply objects start with `jsonrpc`, then `id`.
+const ALIASED_REPLY: &str = "{\"jsonrpc\":\"2.0\",\"id\":\"okn-benchmark-proxy-id:";
+
+/// Request ids that rmcp could not echo as the agent wrote them, each
+/// passed to rmcp as an alias that it can (issue 24, item 18). JSON-RPC 2.0
+/// allows any number as an id, and a reply must carry the request's id;
+/// rmcp holds a number id as an i64, so it refuses `1e400`, `1.5` and
+/// integers past 2^63, and writes `2.0`, `1e3` and `-0` back as `2`, `1000`
+/// and `0`. Such an id (and a string id that starts like an alias, so that
+/// no agent id is ever taken for one) is replaced in the request by a
+/// string `okn-benchmark-proxy-id:N`; [`write_lines`] writes the id as the
+/// agent wrote it back into the reply, and a cancellation naming the id is
+/// given the alias too. One id, as written, always has one alias, so two
+/// requests in flight under it are still one id ([`InFlight`]).
+#[derive(Debug, Clone, Default)]
+pub struct Aliases(std::sync::Arc<std::sync::Mutex<AliasTable>>);
+
+/// The aliases given so far, both ways.
+#[derive(Debug, Default)]
+struct AliasTable {
+    /// An id as written (JSON text) → its alias (the string, unquoted).
+    by_written: std::collections::HashMap<String, String>,
+    /// An alias → the id as written.
+    written: std::collections::HashMap<String, String>,
+}
+
+/// Whether rmcp would not echo the id written `raw` (JSON text) as written
+/// ([`Aliases`]).
+fn needs_alias(raw: &str) -> bool {
+    if let Some(text) = raw.strip_prefix('"') {
+        return text.starts_with(ALIAS_PREFIX);
+    }
+    is_json_number(raw) && !raw.parse::<i64>().is_ok_and(|n| n.to_string() == raw)
+}
+
+/// The members of a request [`Aliases::rewrite`] looks at, each where the
+/// line holds it.
+#[derive(serde::Deserialize)]
+struct IdAndParams<'a> {
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a serde_json::value::RawValue>,
+}
+
+/// The `requestId` of a cancellation's params, where the line holds it.
+#[derive(serde::Deserialize)]
+struct Cancelled<'a> {
+    #[serde(rename = "requestId", borrow)]
+    request_id: Option<&'a serde_json::value::RawValue>,
+}
+
+impl Aliases {
+    /// The alias of the id written `raw`, made when there is none yet.
+    fn alias(&self, raw: &str) -> String {
+        let mut table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(alias) = table.by_written.get(raw) {
+            return alias.clone();
+        }
+        let alias = format!("{ALIAS_PREFIX}{}", table.written.len());
+        table.by_written.insert(raw.to_string(), alias.clone());
+        table.written.insert(alias.clone(), raw.to_string());
+        alias
+    }
+
+    /// The id as written that `alias` stands for.
+    fn written(&self, alias: &str) -> Option<String> {
+        let table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        table.written.get(alias).cloned()
+    }
+
+    /// The alias the id written `raw` has, if it has one.
+    fn existing(&self, raw: &str) -> Option<String> {
+        let table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        table.by_written.get(raw).cloned()
+    }
+
+    /// `line` (a JSON object) with its id replaced by its alias when rmcp
+    /// would not echo it as written, and a cancellation's `requestId` when
+    /// that id has one; with the alias and the id as written. `None` when
+    /// nothing is replaced (any other line, one that is not JSON included).
+    pub fn rewrite(&self, line: &[u8]) -> Option<(Vec<u8>, String, String)> {
+        let text = std::str::from_utf8(line).ok()?;
+        let message: IdAndParams = serde_json::from_str(text).ok()?;
+        let at = |raw: &serde_json::value::RawValue| {
+            let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            start..start + raw.get().len()
+        };
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        let mut aliased = None;
+        if let Some(id) = message.id.filter(|id| needs_alias(id.get())) {
+            let alias = self.alias(id.get());
+            edits.push((at(id), format!("\"{alias}\"")));
+            aliased = Some((alias, id.get().to_string()));
+        }
+        if message.method.as_deref() == Some("notifications/cancelled")
+            && let Some(params) = message.params
+            && let Ok(Cancelled {
+                request_id: Some(id),
+            }) = serde_json::from_str::<Cancelled>(params.get())
+            && let Some(alias) = self.existing(id.get())
+        {
+            edits.push((at(id), format!("\"{alias}\"")));
+            aliased.get_or_insert((alias, id.get().to_string()));
+        }
+        let (alias, raw) = aliased?;
+        edits.sort_by_key(|(range, _)| range.start);
+        let mut out = Vec::with_capacity(line.len() + 32);
+        let mut from = 0;
+        for (range, text) in edits {
+            out.extend_from_slice(&line[from..range.start]);
+            out.extend_from_slice(text.as_bytes());
+            from = range.end;
+        }
+        out.extend_from_slice(&line[from..]);
+        Some((out, alias, raw))
+    }
+
+    /// `head`, the start of a line written to the agent host, with the
+    /// alias it opens with ([`ALIASED_REPLY`]) given back as the id the
+    /// agent wrote; `None` when `head` opens with no alias whole.
+    fn restore(&self, head: &[u8]) -> Option<Vec<u8>> {
+        let rest = head.strip_prefix(ALIASED_REPLY.as_bytes())?;
+        let close = memchr::memchr(b'"', rest)?;
+        let alias = format!(
+            "{ALIAS_PREFIX}{}",
+            std::str::from_utf8(&rest[..close]).ok()?
+        );
+        let raw = self.written(&alias)?;
+        let mut out = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+        out.extend_from_slice(raw.as_bytes());
+        out.extend_from_slice(&rest[close + 1..]);
+        Some(out)
+    }
+}
+
+impl Rejected {
+    /// This rejection of the aliased form of `line` ([`Aliases::rewrite`]),
+    /// given back the id as the agent wrote it (`raw`, whose alias is
+    /// `alias`): in the reply, the record and the preview.
+    fn unaliased(mut self, alias: &str, raw: &str, line: &[u8]) -> Rejected {
+        if let Some(reply) = &self.reply {
+            let quoted = format!("\"id\":\"{alias}\"");
+            if let Some(at) = memchr::memmem::find(reply, quoted.as_bytes()) {
+                let mut fixed = reply[..at].to_vec();
+                fixed.extend_from_slice(format!("\"id\":{raw}").as_bytes());
+                fixed.extend_from_slice(&reply[at + quoted.len()..]);
+                self.reply = Some(fixed);
+            }
+        }
+        if self.record.id == Some(Value::String(alias.to_string())) {
+            self.record.id = Some(recorded_id(raw));
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        self.record.line_preview = preview(body);
+        self.line_head = head(body);
+        self
+    }
 }
 
 /// The ids of the agent host's requests in flight: passed to rmcp and not
@@ -861,7 +1240,7 @@ fn duplicate_id(line: &[u8], raw_id: &str, method: String) -> Rejected {
         INVALID_REQUEST,
         &found,
         body.len(),
-        preview(body.strip_suffix(b"\r").unwrap_or(body)),
+        body.strip_suffix(b"\r").unwrap_or(body),
     )
 }
 
@@ -884,32 +1263,50 @@ where
         let rejected = match next_line(&mut input, answers.max_bytes).await {
             Line::End => break,
             Line::Oversized { line_bytes, head } => oversized(line_bytes, &head, answers.max_bytes),
-            Line::Whole(mut line) => match judge(&line) {
-                Verdict::Blank => continue,
-                Verdict::Reject(rejected) => *rejected,
-                Verdict::Pass => {
-                    if let Some(rejected) =
-                        begin_request(&line, &answers.in_flight, answers.tools_list.is_some())
-                    {
-                        on_reject(&rejected);
-                        if let Some(reply) = rejected.reply {
+            Line::Whole(line) => {
+                // An id rmcp would not echo as written goes to it as an
+                // alias ([`Aliases`]); what is answered here names the id
+                // as written.
+                let aliased = answers.aliases.rewrite(&line);
+                let (mut passed, restore) = match aliased {
+                    Some((aliased, alias, raw)) => (aliased, Some((alias, raw))),
+                    None => (line.clone(), None),
+                };
+                let unalias = |r: Rejected| match &restore {
+                    Some((alias, raw)) => r.unaliased(alias, raw, &line),
+                    None => r,
+                };
+                match judge(&passed) {
+                    Verdict::Blank => continue,
+                    Verdict::Reject(rejected) => unalias(*rejected),
+                    Verdict::Pass => {
+                        if let Some(rejected) =
+                            begin_request(&passed, &answers.in_flight, answers.tools_list.is_some())
+                        {
+                            let rejected = unalias(rejected);
+                            on_reject(&rejected);
+                            if let Some(reply) = rejected.reply {
+                                let _ = answers.replies.send(reply);
+                            }
+                            continue;
+                        }
+                        if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_deref())
+                        {
                             let _ = answers.replies.send(reply);
+                            continue;
+                        }
+                        if !passed.ends_with(b"\n") {
+                            passed.push(b'\n');
+                        }
+                        if to_rmcp.write_all(&passed).await.is_err()
+                            || to_rmcp.flush().await.is_err()
+                        {
+                            break;
                         }
                         continue;
                     }
-                    if let Some(reply) = tools_list_reply(&line, answers.tools_list.as_deref()) {
-                        let _ = answers.replies.send(reply);
-                        continue;
-                    }
-                    if !line.ends_with(b"\n") {
-                        line.push(b'\n');
-                    }
-                    if to_rmcp.write_all(&line).await.is_err() || to_rmcp.flush().await.is_err() {
-                        break;
-                    }
-                    continue;
                 }
-            },
+            }
         };
         on_reject(&rejected);
         if let Some(reply) = rejected.reply {
@@ -960,6 +1357,60 @@ fn tools_list_reply(line: &[u8], result: Option<&str>) -> Option<Vec<u8>> {
     Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n").into_bytes())
 }
 
+/// rmcp's output, line by line, with each alias id given back as the id
+/// the agent wrote ([`Aliases`]): the start of a line is held until it is
+/// known whether it opens with an alias.
+struct Restorer {
+    aliases: Aliases,
+    /// The start of the current line, held.
+    head: Vec<u8>,
+    /// The current line's start is still being read.
+    at_line_start: bool,
+}
+
+impl Restorer {
+    /// What can be written of `bytes`, the next of rmcp's output.
+    fn feed(&mut self, mut bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len() + 64);
+        while !bytes.is_empty() {
+            let take = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+            let (part, rest) = bytes.split_at(take);
+            bytes = rest;
+            let ends_line = part.last() == Some(&b'\n');
+            if !self.at_line_start {
+                out.extend_from_slice(part);
+                self.at_line_start = ends_line;
+                continue;
+            }
+            self.head.extend_from_slice(part);
+            let prefix = ALIASED_REPLY.as_bytes();
+            let undecided = !ends_line
+                && if self.head.len() < prefix.len() {
+                    prefix.starts_with(&self.head)
+                } else {
+                    self.head.starts_with(prefix)
+                        && self.head.len() < prefix.len() + 32
+                        && memchr::memchr(b'"', &self.head[prefix.len()..]).is_none()
+                };
+            if undecided {
+                continue;
+            }
+            let head = std::mem::take(&mut self.head);
+            match self.aliases.restore(&head) {
+                Some(restored) => out.extend(restored),
+                None => out.extend(head),
+            }
+            self.at_line_start = ends_line;
+        }
+        out
+    }
+
+    /// Whether what was written so far ends inside a line.
+    fn mid_line(&self) -> bool {
+        !self.at_line_start || !self.head.is_empty()
+    }
+}
+
 /// Copies rmcp's output (`from_rmcp`) to `out` as it comes, and writes each
 /// reply from `replies` (whole lines) only where rmcp's output is between
 /// lines, so no line is ever cut by another. Returns when rmcp's output has
@@ -971,6 +1422,7 @@ pub async fn write_lines<R, W>(
     mut from_rmcp: R,
     mut replies: UnboundedReceiver<Vec<u8>>,
     mut out: W,
+    aliases: Aliases,
 ) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
@@ -979,6 +1431,11 @@ where
     let mut chunk = vec![0u8; 64 * 1024];
     let mut queued: VecDeque<Vec<u8>> = VecDeque::new();
     let mut mid_line = false;
+    let mut restorer = Restorer {
+        aliases,
+        head: Vec::new(),
+        at_line_start: true,
+    };
     let (mut rmcp_open, mut replies_open) = (true, true);
     loop {
         if !mid_line && !queued.is_empty() {
@@ -993,13 +1450,17 @@ where
         tokio::select! {
             read = from_rmcp.read(&mut chunk), if rmcp_open => match read {
                 Ok(n) if n > 0 => {
-                    let bytes = &chunk[..n];
-                    out.write_all(bytes).await?;
+                    let bytes = restorer.feed(&chunk[..n]);
+                    out.write_all(&bytes).await?;
                     out.flush().await?;
-                    mid_line = bytes.last() != Some(&b'\n');
+                    mid_line = restorer.mid_line();
                 }
                 _ => {
                     rmcp_open = false;
+                    let held = std::mem::take(&mut restorer.head);
+                    out.write_all(&held).await?;
+                    mid_line = !(restorer.at_line_start && held.is_empty())
+                        && held.last() != Some(&b'\n');
                     if mid_line {
                         // rmcp stopped inside a line: end it, so a reply
                         // after it is still a line of its own.
@@ -1221,6 +1682,163 @@ mod tests {
         );
     }
 
+    /// Issue 24, item 18: a batch holding one request nested too deep was
+    /// answered once, under id null; a batch with a trailing comma or cut
+    /// short was answered -32700 under id null though its first requests
+    /// were whole. Each request is answered under its own id, as written.
+    #[test]
+    fn each_request_of_a_deep_or_damaged_batch_is_answered_under_its_id() {
+        let call = |id: &str, arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ok","arguments":{arguments}}}}}"#
+            )
+        };
+        let deep = format!(r#"{{"q":{}{}}}"#, "[".repeat(300), "]".repeat(300));
+        let r = rejected(format!("[{},{}]", call("163", "{}"), call("1e400", &deep)));
+        let replies = reply_array(&r);
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        assert!(replies[0].starts_with(r#"{"jsonrpc":"2.0","id":163,"error":{"code":-32600,"#));
+        assert!(
+            replies[1].starts_with(r#"{"jsonrpc":"2.0","id":1e400,"error":{"code":-32602,"#),
+            "{}",
+            replies[1]
+        );
+        assert!(replies[1].contains("nests arrays and objects 303 levels deep"));
+        for (line, ids) in [
+            (
+                format!("[{},{},]", call("168", "{}"), call("169", "{}")),
+                vec!["168", "169"],
+            ),
+            (
+                format!("[{},{}", call("170", "{}"), &call("171", "{}")[..30]),
+                vec!["170", "171"],
+            ),
+            (
+                format!("[{}, {}", call("\"a\"", "{}"), &call("172", "{}")[..12]),
+                vec!["\"a\""],
+            ),
+        ] {
+            let r = rejected(&line);
+            let replies = reply_array(&r);
+            let got: Vec<String> = replies
+                .iter()
+                .map(|reply| {
+                    let (_, rest) = reply.split_once(r#""id":"#).unwrap();
+                    rest.split_once(r#","error""#).unwrap().0.to_string()
+                })
+                .collect();
+            assert_eq!(got, ids, "{line}");
+            assert!(
+                replies.iter().all(|r| r.contains("\"code\":-32700")),
+                "{line}"
+            );
+            assert_eq!(r.record.code, Some(PARSE_ERROR));
+        }
+        // Nothing whole: one answer under null, as before.
+        let r = rejected("[1, 2,");
+        assert_eq!(reply(&r)["id"], Value::Null);
+        assert_eq!(reply_code(&r), PARSE_ERROR);
+    }
+
+    /// The replies of a batch reply, as the text of each.
+    fn reply_array(r: &Rejected) -> Vec<String> {
+        let bytes = r.reply.as_deref().expect("a reply");
+        let items: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(bytes).unwrap();
+        items.iter().map(|i| i.get().to_string()).collect()
+    }
+
+    /// Issue 24, item 18: an id of `1e400` was answered under null, and
+    /// integers past 2^63 refused, though JSON-RPC allows any number; `2.0`,
+    /// `1e3` and `-0` came back as `2`, `1000` and `0`. Each such id goes to
+    /// rmcp as an alias, which the writer gives back as written; an id
+    /// rmcp echoes as written is left alone, and so is a line that is not
+    /// a request.
+    #[test]
+    fn an_id_rmcp_cannot_echo_travels_as_an_alias_and_comes_back_as_written() {
+        let aliases = Aliases::default();
+        for raw in [
+            "1e400",
+            "9223372036854775808",
+            "18446744073709551616",
+            "123456789012345678901234567890123456789",
+            "-123456789012345678901234567890123456789",
+            "1.5",
+            "2.0",
+            "1e3",
+            "-0",
+            r#""okn-benchmark-proxy-id:0""#,
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
+            let (aliased, alias, written) = aliases.rewrite(line.as_bytes()).unwrap();
+            assert_eq!(written, raw);
+            assert!(alias.starts_with(ALIAS_PREFIX));
+            assert_eq!(judge(&aliased), Verdict::Pass, "{raw}");
+            // The same id has the same alias.
+            assert_eq!(aliases.rewrite(line.as_bytes()).unwrap().1, alias);
+            // rmcp's reply, cut anywhere, comes back under the id as written.
+            let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{alias}\",\"result\":{{}}}}\n");
+            for size in 1..reply.len() {
+                let mut restorer = Restorer {
+                    aliases: aliases.clone(),
+                    head: Vec::new(),
+                    at_line_start: true,
+                };
+                let mut out = Vec::new();
+                for chunk in reply.as_bytes().chunks(size) {
+                    out.extend(restorer.feed(chunk));
+                }
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"result\":{{}}}}\n"),
+                    "{raw}, chunks of {size}"
+                );
+                assert!(!restorer.mid_line());
+            }
+            // A cancellation of it names the alias.
+            let cancel = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{raw}}}}}"#
+            );
+            let (cancelled, ..) = aliases.rewrite(cancel.as_bytes()).unwrap();
+            assert!(
+                String::from_utf8(cancelled)
+                    .unwrap()
+                    .contains(&format!("\"requestId\":\"{alias}\""))
+            );
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#,
+            r#"[{"jsonrpc":"2.0","id":1e400,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"ping""#,
+        ] {
+            assert!(aliases.rewrite(line.as_bytes()).is_none(), "{line}");
+        }
+        // A line another alias opens is written as it is.
+        let mut restorer = Restorer {
+            aliases: aliases.clone(),
+            head: Vec::new(),
+            at_line_start: true,
+        };
+        let other = "{\"jsonrpc\":\"2.0\",\"id\":\"okn-benchmark-proxy-id:999\",\"result\":{}}\n";
+        assert_eq!(restorer.feed(other.as_bytes()), other.as_bytes());
+    }
+
+    /// A damaged request under an id rmcp cannot hold is answered under
+    /// that id as written, and the record keeps its text.
+    #[test]
+    fn a_damaged_request_keeps_an_id_past_a_double() {
+        let r = rejected(r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list","params":{},}"#);
+        let text = String::from_utf8(r.reply.clone().unwrap()).unwrap();
+        assert!(
+            text.starts_with(r#"{"jsonrpc":"2.0","id":1e400,"error":{"code":-32700"#),
+            "{text}"
+        );
+        assert_eq!(r.record.id, Some(json!("1e400")));
+        let r = rejected(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{},}"#);
+        assert_eq!(r.record.id, Some(json!(7)));
+    }
+
     #[test]
     fn json_passes_and_blank_lines_are_skipped() {
         assert_eq!(
@@ -1391,6 +2009,7 @@ mod tests {
             max_bytes: max,
             tools_list: None,
             in_flight: InFlight::default(),
+            aliases: Aliases::default(),
         };
         let reading = read_lines(input, to_rmcp, answers, |r| recorded.push(r.clone()));
         let mut passed = Vec::new();
@@ -1466,7 +2085,7 @@ mod tests {
         let (mut rmcp_out, from_rmcp) = tokio::io::duplex(8);
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
         let mut out = Vec::new();
-        let writing = write_lines(from_rmcp, receiver, &mut out);
+        let writing = write_lines(from_rmcp, receiver, &mut out, Aliases::default());
         let feeding = async move {
             rmcp_out
                 .write_all(b"{\"rmcp\":\"first line, long")

@@ -8,8 +8,8 @@
 //!   guards, logging.
 //! - [`framing`]: the proxy's stdio lines, read before rmcp so a request it
 //!   cannot read is answered and recorded.
-//! - [`calllog`]: `calls.json` and `metrics.json`, soft-error and query
-//!   detection.
+//! - [`calllog`]: `calls.json` and `metrics.json`, and query detection.
+//! - [`soft_error`]: failures hidden in successful replies.
 //! - [`level`]: a condition's tool level.
 //! - [`sparql_only`]: the server-independent control.
 //! - [`probe`]: checks before spending model time.
@@ -20,7 +20,7 @@
 //! - [`kg_server`]: the demo KG server over the embedded store.
 //!
 //! Without the `harness` feature (Cargo.toml) only [`calllog`], [`level`],
-//! [`profile`] and [`redact`] are compiled: what the records of a runs root name.
+//! [`profile`], [`redact`] and [`soft_error`] are compiled: what the records of a runs root name.
 
 pub mod calllog;
 #[cfg(feature = "harness")]
@@ -36,6 +36,7 @@ pub mod proxy;
 pub mod redact;
 #[cfg(feature = "harness")]
 pub mod server_report;
+pub mod soft_error;
 #[cfg(feature = "harness")]
 pub mod sparql_only;
 #[cfg(feature = "harness")]

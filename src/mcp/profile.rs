@@ -10,6 +10,7 @@
 //! transport = "http"
 //! url = "https://apps.okn.us/okn-mcp/mcp"
 //! # headers = { Authorization = "Bearer ..." }   # sent, never recorded
+//! # public_headers = ["Accept"]   # not secrets: recorded, never redacted
 //! ```
 //!
 //! ```toml
@@ -20,7 +21,8 @@
 //! command = "uv"
 //! args = ["run", "--directory", "~/GitRepositories/mcp-proto-okn", "mcp-proto-okn-unified"]
 //! # cwd = "..."
-//! # env = { KEY = "value" }
+//! # env = { KEY = "value", DEFAULT_REGION = "New Mexico" }
+//! # public_env = ["DEFAULT_REGION"]   # not secrets: recorded, never redacted
 //! ```
 //!
 //! Unknown keys and missing fields are errors naming the file and key (and
@@ -50,6 +52,11 @@ pub struct Profile {
     /// (`~` not expanded), for records ([`Profile::record`]); empty for
     /// HTTP.
     written: Vec<String>,
+    /// The environment variables (stdio) or headers (HTTP) the profile
+    /// declares public (`public_env`, `public_headers`): not credentials,
+    /// so recorded with their values and never redacted (issue 24, item
+    /// 27).
+    public: std::collections::BTreeSet<String>,
 }
 
 /// How the proxy reaches the server under test.
@@ -131,6 +138,12 @@ pub struct ProfileRecord {
     pub header_names: Vec<String>,
     /// Environment variable names set (values omitted).
     pub env_names: Vec<String>,
+    /// The environment variables (stdio) or headers (HTTP) the profile
+    /// declares public (`public_env`, `public_headers`), with their values:
+    /// not credentials, so recorded, and never redacted (issue 24, item
+    /// 27). Absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub public: BTreeMap<String, String>,
 }
 
 /// What the server under test resolves to, as a condition's identity and
@@ -138,7 +151,8 @@ pub struct ProfileRecord {
 /// issue 24, item 11): the transport, and the command, its arguments and
 /// working folder (stdio) or the URL (http; credentials in it hidden,
 /// [`redact_url`]); for the sparql-only control, its endpoint (the URL, or
-/// the digest of its RDF data). Never a header or environment value. A
+/// the digest of its RDF data). Never a header or environment value but
+/// those the profile declares public ([`ServerTarget::public`]). A
 /// path is kept as the profile gives it (the home folder written `~`), so
 /// a copied checkout resumes and another server does not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -162,6 +176,11 @@ pub struct ServerTarget {
     /// ground-truth fingerprints use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// The environment variables or headers the profile declares public,
+    /// with their values ([`ProfileRecord::public`]): they set how the
+    /// server runs. Absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub public: BTreeMap<String, String>,
 }
 
 impl Profile {
@@ -171,9 +190,12 @@ impl Profile {
     /// Paths are written as [`ProfileRecord::target`] writes them (issue
     /// 24, item 28): under the home folder from `~`, any other absolute
     /// path relative to the profile's folder, so the identity names no
-    /// folder of this machine.
+    /// folder of this machine; and a secret value of the profile in them is
+    /// redacted ([`Profile::secrets`]).
     pub fn target(&self) -> ServerTarget {
-        match &self.upstream {
+        // A value of the profile written into an argument is redacted here
+        // as in the record (issue 24, item 27).
+        let target = match &self.upstream {
             Upstream::Stdio {
                 command, args, cwd, ..
             } => {
@@ -187,6 +209,7 @@ impl Profile {
                     cwd: cwd.as_ref().map(|c| word(&c.to_string_lossy())),
                     url: None,
                     data: None,
+                    public: self.public_values(),
                 }
             }
             Upstream::Http { url, .. } => ServerTarget {
@@ -196,8 +219,10 @@ impl Profile {
                 cwd: None,
                 url: Some(redact_url(url)),
                 data: None,
+                public: self.public_values(),
             },
-        }
+        };
+        self.redactor().record(target)
     }
 
     /// Reads and checks a profile file.
@@ -217,25 +242,73 @@ impl Profile {
             }
         }
         let name = server_name(&file, &top)?;
-        let (upstream, written) = Upstream::load(&file, &top)?;
+        let (upstream, written, public) = Upstream::load(&file, &top)?;
         Ok(Profile {
             name,
             upstream,
             path: path.to_path_buf(),
             written,
+            public,
         })
     }
 
-    /// The values a profile sets that may be credentials: every header
-    /// value (HTTP) and environment value (stdio), each with its name, in
-    /// name order (issue 24, item 27; `crate::mcp::redact`).
+    /// The values a profile sets that may be credentials, each with its
+    /// name, in name order (issue 24, item 27; `crate::mcp::redact`):
+    /// every environment value (stdio) and header value (HTTP) but those
+    /// the profile declares public; of a header value `SCHEME CREDENTIALS`
+    /// (`Bearer abc...`), the credentials alone too, and of a `Cookie`
+    /// header each cookie's value; and what the URL carries ([`url_secrets`]):
+    /// its password (and a user with no password, which [`redact_url`]
+    /// hides as a token), the `Authorization: Basic ...` value an HTTP
+    /// client derives from them and sends, and the values of query and
+    /// path parameters whose names say they are credentials (`api_key`,
+    /// `token`, `jsessionid`, ...). An environment value is never split: it
+    /// is one value, spaces and all.
     pub fn secrets(&self) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        match &self.upstream {
+            Upstream::Stdio { env, .. } => {
+                for (name, value) in env {
+                    if !self.public.contains(name) {
+                        found.push((name.clone(), value.clone()));
+                    }
+                }
+            }
+            Upstream::Http { url, headers } => {
+                for (name, value) in headers {
+                    if self.public.contains(name) {
+                        continue;
+                    }
+                    found.push((name.clone(), value.clone()));
+                    if let Some((scheme, credentials)) = value.trim().split_once(' ')
+                        && scheme.chars().all(|c| c.is_ascii_alphabetic())
+                    {
+                        found.push((name.clone(), credentials.trim().to_string()));
+                    }
+                    if name.eq_ignore_ascii_case("cookie") {
+                        for pair in value.split(';') {
+                            if let Some((_, cookie)) = pair.split_once('=') {
+                                found.push((name.clone(), cookie.trim().to_string()));
+                            }
+                        }
+                    }
+                }
+                found.extend(url_secrets(url));
+            }
+        }
+        found
+    }
+
+    /// The values of the environment variables or headers the profile
+    /// declares public, by name.
+    fn public_values(&self) -> BTreeMap<String, String> {
         let values = match &self.upstream {
             Upstream::Stdio { env, .. } => env,
             Upstream::Http { headers, .. } => headers,
         };
         values
             .iter()
+            .filter(|(name, _)| self.public.contains(*name))
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect()
     }
@@ -259,6 +332,7 @@ impl Profile {
                 target: redactor.text(&self.written_target()).into_owned(),
                 header_names: Vec::new(),
                 env_names: env.keys().cloned().collect(),
+                public: self.public_values(),
             },
             Upstream::Http { url, headers } => ProfileRecord {
                 name: self.name.clone(),
@@ -266,6 +340,7 @@ impl Profile {
                 target: redactor.text(&redact_url(url)).into_owned(),
                 header_names: headers.keys().cloned().collect(),
                 env_names: Vec::new(),
+                public: self.public_values(),
             },
         }
     }
@@ -308,19 +383,47 @@ impl Profile {
 }
 
 /// One word of a recorded command line ([`ProfileRecord::target`]): an
-/// absolute path (the whole word, or after `=` in `--flag=/path`) under
-/// `home` is written from `~`, any other made relative to `folder`, the
-/// profile's (as a relative `cwd` is read).
+/// absolute path (the whole word, after `=` in `--flag=/path`, or the path
+/// of a `file:` URL, `file:///path` or `file:/path`) under `home` is
+/// written from `~`, any other made relative to `folder`, the profile's
+/// (as a relative `cwd` is read).
 fn written_word(word: &str, home: &str, folder: &Path) -> String {
-    let (flag, path) = match word.split_once('=') {
-        Some((flag, path)) if path.starts_with('/') && !word.starts_with('/') => (Some(flag), path),
-        _ => (None, word),
+    let (flag, value) = match word.split_once('=') {
+        Some((flag, value)) if !word.starts_with('/') && is_path(value) => {
+            (&word[..flag.len() + 1], value)
+        }
+        _ => ("", word),
     };
+    let (scheme, path) = file_url(value).unwrap_or(("", value));
     if !path.starts_with('/') {
         return word.to_string();
     }
+    format!("{flag}{scheme}{}", written_path(path, home, folder))
+}
+
+/// Whether `text` is an absolute path or a `file:` URL of one.
+fn is_path(text: &str) -> bool {
+    text.starts_with('/') || file_url(text).is_some()
+}
+
+/// A `file:` URL's scheme as written (`file://`, `file:`, in any case) and
+/// its absolute path, when `text` is one.
+fn file_url(text: &str) -> Option<(&str, &str)> {
+    let scheme = text.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &text[5..];
+    let slashes = if rest.starts_with("///") { 2 } else { 0 };
+    let path = &rest[slashes..];
+    path.starts_with('/').then(|| (&text[..5 + slashes], path))
+}
+
+/// An absolute `path`, under `home` from `~`, any other relative to
+/// `folder`.
+fn written_path(path: &str, home: &str, folder: &Path) -> String {
     let home = home.trim_end_matches('/');
-    let shown = match path.strip_prefix(home) {
+    match path.strip_prefix(home) {
         Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
             format!("~{rest}")
         }
@@ -332,10 +435,6 @@ fn written_word(word: &str, home: &str, folder: &Path) -> String {
                 parts.join("/")
             }
         }
-    };
-    match flag {
-        Some(flag) => format!("{flag}={shown}"),
-        None => shown,
     }
 }
 
@@ -381,8 +480,12 @@ struct UpstreamTable<'a> {
 
 impl Upstream {
     /// Reads `[upstream]`: `transport`, then the keys that transport takes;
-    /// with a stdio server's command and arguments as written.
-    fn load(file: &TomlFile, top: &SpannedTable) -> Result<(Upstream, Vec<String>)> {
+    /// with a stdio server's command and arguments as written, and the
+    /// names the profile declares public.
+    fn load(
+        file: &TomlFile,
+        top: &SpannedTable,
+    ) -> Result<(Upstream, Vec<String>, std::collections::BTreeSet<String>)> {
         let Some((header, value)) = top.get_key_value("upstream") else {
             return Err(file.error("missing table [upstream] (transport = \"stdio\" or \"http\")"));
         };
@@ -397,8 +500,8 @@ impl Upstream {
         };
         let transport = table.transport()?;
         let allowed: &[&str] = match transport.as_str() {
-            "stdio" => &["transport", "command", "args", "cwd", "env"],
-            _ => &["transport", "url", "headers"],
+            "stdio" => &["transport", "command", "args", "cwd", "env", "public_env"],
+            _ => &["transport", "url", "headers", "public_headers"],
         };
         for key in table.keys.keys() {
             if !allowed.contains(&key.get_ref().as_str()) {
@@ -411,10 +514,15 @@ impl Upstream {
                 ));
             }
         }
-        match transport.as_str() {
-            "stdio" => table.stdio(),
-            _ => Ok((table.http()?, Vec::new())),
-        }
+        let (upstream, written) = match transport.as_str() {
+            "stdio" => table.stdio()?,
+            _ => (table.http()?, Vec::new()),
+        };
+        let public = match &upstream {
+            Upstream::Stdio { env, .. } => table.public("public_env", "env", env)?,
+            Upstream::Http { headers, .. } => table.public("public_headers", "headers", headers)?,
+        };
+        Ok((upstream, written, public))
     }
 }
 
@@ -471,6 +579,42 @@ impl UpstreamTable<'_> {
                 format!("'{key}' in [upstream] must be a table of strings"),
             )),
         }
+    }
+
+    /// `key` (`public_env` or `public_headers`): a list of names that
+    /// `set` (the table `set_key`, `env` or `headers`) gives values, the
+    /// ones that are no credentials (issue 24, item 27).
+    ///
+    /// Errors: not a list of strings; a name `set` does not hold.
+    fn public(
+        &self,
+        key: &str,
+        set_key: &str,
+        set: &BTreeMap<String, String>,
+    ) -> Result<std::collections::BTreeSet<String>> {
+        let not_names = || {
+            self.error_at(
+                key,
+                format!("'{key}' in [upstream] must be a list of names from '{set_key}'"),
+            )
+        };
+        let names = match self.keys.get(key).map(Spanned::get_ref) {
+            None => return Ok(Default::default()),
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(not_names))
+                .collect::<Result<std::collections::BTreeSet<String>>>()?,
+            Some(_) => return Err(not_names()),
+        };
+        if let Some(missing) = names.iter().find(|n| !set.contains_key(*n)) {
+            return Err(self.error_at(
+                key,
+                format!(
+                    "'{key}' names '{missing}', which '{set_key}' in [upstream] does not set: add it to '{set_key}', or take it out of '{key}'"
+                ),
+            ));
+        }
+        Ok(names)
     }
 
     /// A stdio upstream: `command` (required), `args`, `cwd`, `env`, with a
@@ -534,9 +678,10 @@ impl UpstreamTable<'_> {
     }
 }
 
-/// `url` with credentials hidden: a password in the authority and every
-/// query-string value become `***` (for messages and records; the real URL
-/// is only ever sent).
+/// `url` with credentials hidden: a password in the authority (a user
+/// alone, as a token is written, entirely), every query-string value and
+/// every `;name=value` path parameter's value become `***` (for messages
+/// and records; the real URL is only ever sent).
 pub fn redact_url(url: &str) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
@@ -555,7 +700,18 @@ pub fn redact_url(url: &str) -> String {
                 },
                 None => authority.to_string(),
             };
-            format!("{scheme}://{authority}{path}")
+            // `;name=value` path parameters (a `jsessionid`) are hidden
+            // like query-string values.
+            let mut segments = path.split(';');
+            let mut shown = segments.next().unwrap_or_default().to_string();
+            for segment in segments {
+                shown.push(';');
+                match segment.split_once('=') {
+                    Some((key, _)) => shown.push_str(&format!("{key}=***")),
+                    None => shown.push_str(segment),
+                }
+            }
+            format!("{scheme}://{authority}{shown}")
         }
         None => base.to_string(),
     };
@@ -571,6 +727,93 @@ pub fn redact_url(url: &str) -> String {
         out.push_str(&hidden.join("&"));
     }
     out
+}
+
+/// Words in a URL parameter's name that say its value is a credential.
+const CREDENTIAL_WORDS: [&str; 8] = [
+    "key",
+    "token",
+    "secret",
+    "pass",
+    "auth",
+    "sig",
+    "session",
+    "credential",
+];
+
+/// The credentials `url` carries (issue 24, item 27), each with a name:
+/// the password of its authority (`URL-password`), or a user with no
+/// password (`URL-user`, written as a token is); the `Authorization:
+/// Basic base64(user:password)` value an HTTP client derives from them and
+/// sends, and its base64 alone (`URL-Authorization`); and the values of
+/// query and `;` path parameters whose names hold a [`CREDENTIAL_WORDS`]
+/// word (`URL-api_key`). Each as written and percent-decoded.
+pub fn url_secrets(url: &str) -> Vec<(String, String)> {
+    use base64::Engine;
+    let mut found: Vec<(String, String)> = Vec::new();
+    let Some((_, rest)) = url.split_once("://") else {
+        return found;
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let mut add = |name: &str, value: &str| {
+        for value in [value.to_string(), percent_decoded(value)] {
+            if !value.is_empty() && !found.iter().any(|(_, v)| *v == value) {
+                found.push((name.to_string(), value));
+            }
+        }
+    };
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        let (user, password) = match userinfo.split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (userinfo, None),
+        };
+        match password {
+            Some(password) => add("URL-password", password),
+            None => add("URL-user", user),
+        }
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            percent_decoded(user),
+            percent_decoded(password.unwrap_or_default())
+        ));
+        add("URL-Authorization", &format!("Basic {basic}"));
+        add("URL-Authorization", &basic);
+    }
+    for parameter in tail.split(['?', '&', ';', '#']).skip(1) {
+        if let Some((name, value)) = parameter.split_once('=') {
+            let lower = name.to_ascii_lowercase();
+            if CREDENTIAL_WORDS.iter().any(|w| lower.contains(w)) {
+                add(&format!("URL-{name}"), value);
+            }
+        }
+    }
+    found
+}
+
+/// `text` with its `%XX` escapes decoded (as an HTTP client reads a URL's
+/// user and password); invalid escapes and bytes that are not UTF-8 kept.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// `~` or `~/...` at the start of `text` becomes the home folder.
@@ -694,7 +937,7 @@ mod tests {
             ),
             (
                 "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://a\"\nheader = {}\n",
-                "5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers)",
+                "5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers, public_headers)",
             ),
             (
                 "name = \"x\"\n[upstream]\ntransport = \"stdio\"\n",
@@ -718,6 +961,14 @@ mod tests {
                 "5: 'args' in [upstream] must be a list of strings",
             ),
             ("name = \"x\"\n[upstream\n", "2: "),
+            (
+                "name = \"x\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"c\"\nenv = { A = \"1\" }\npublic_env = [\"B\"]\n",
+                "6: 'public_env' names 'B', which 'env' in [upstream] does not set",
+            ),
+            (
+                "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://a\"\npublic_headers = \"Accept\"\n",
+                "5: 'public_headers' in [upstream] must be a list of names from 'headers'",
+            ),
         ];
         for (text, want) in cases {
             let got = load(text).unwrap_err().to_string();
@@ -726,5 +977,88 @@ mod tests {
                 "{text:?}\n  want {want}\n  got  {got}"
             );
         }
+    }
+
+    /// Issue 24, item 27: every environment value was redacted, a public
+    /// one (`DEFAULT_REGION = "New Mexico"`) in the agent's answer too, and
+    /// a value with a space lost its last word everywhere as if it were
+    /// `SCHEME CREDENTIALS`. A value named in `public_env` is no secret,
+    /// and is recorded; an environment value is never split; a header value
+    /// is, and a URL's password, the `Basic` credential derived from it and
+    /// a credential-like query or path parameter are secrets too.
+    #[test]
+    fn what_a_profile_holds_secret_and_what_it_declares_public() {
+        let p = load("name = \"x\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"c\"\nenv = { DEFAULT_REGION = \"New Mexico\", RUST_LOG = \"okn warning\", TOKEN = \"sk-live-123456\" }\npublic_env = [\"DEFAULT_REGION\"]\n").unwrap();
+        assert_eq!(
+            p.secrets(),
+            [
+                ("RUST_LOG".to_string(), "okn warning".to_string()),
+                ("TOKEN".to_string(), "sk-live-123456".to_string())
+            ]
+        );
+        let record = p.record();
+        assert_eq!(
+            record.public.into_iter().collect::<Vec<_>>(),
+            [("DEFAULT_REGION".to_string(), "New Mexico".to_string())]
+        );
+        assert_eq!(record.env_names, ["DEFAULT_REGION", "RUST_LOG", "TOKEN"]);
+        assert_eq!(p.target().public.len(), 1);
+        let r = p.redactor();
+        assert_eq!(
+            r.text("New Mexico, a warning, okn warning, SK-LIVE-123456"),
+            "New Mexico, a warning, [redacted: RUST_LOG], [redacted: TOKEN]"
+        );
+
+        let p = load("name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://admin:s3cr3t%2Dpass@127.0.0.1:1/mcp;jsessionid=SESS-99887766?api_key=KEY-123456&x=123456789\"\nheaders = { Authorization = \"Bearer tkn-9f8e7d6c\", Cookie = \"session=cookie-val-abcdef; other=zzzzzz-123\", Accept = \"application/json\" }\npublic_headers = [\"Accept\"]\n").unwrap();
+        let secrets: Vec<String> = p.secrets().into_iter().map(|(_, v)| v).collect();
+        use base64::Engine;
+        let basic = base64::engine::general_purpose::STANDARD.encode("admin:s3cr3t-pass");
+        for want in [
+            "Bearer tkn-9f8e7d6c",
+            "tkn-9f8e7d6c",
+            "cookie-val-abcdef",
+            "zzzzzz-123",
+            "s3cr3t%2Dpass",
+            "s3cr3t-pass",
+            &format!("Basic {basic}"),
+            &basic,
+            "SESS-99887766",
+            "KEY-123456",
+        ] {
+            assert!(secrets.iter().any(|s| s == want), "{want}: {secrets:?}");
+        }
+        assert!(
+            !secrets
+                .iter()
+                .any(|s| s == "application/json" || s == "123456789")
+        );
+        assert_eq!(
+            p.record().target,
+            "http://admin:***@127.0.0.1:1/mcp;jsessionid=***?api_key=***&x=***"
+        );
+    }
+
+    /// Issue 24, item 28: a `file:` URL under the home folder in an
+    /// argument was recorded as written by the machine; its path is folded
+    /// like any other.
+    #[test]
+    fn a_file_url_is_recorded_without_the_machines_paths() {
+        let home = std::env::var("HOME").unwrap();
+        let p = load(&format!(
+            "name = \"demo\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"x\"\nargs = [\"file://{home}/data\", \"--kg=FILE:{home}/kg.ttl\", \"file:///srv/kg\", \"http://h/x\"]\n"
+        ))
+        .unwrap();
+        let record = p.record().target;
+        let words: Vec<&str> = record.split(' ').collect();
+        assert_eq!(
+            words[1..3],
+            ["file://~/data", "--kg=FILE:~/kg.ttl"],
+            "{record}"
+        );
+        assert!(
+            words[3].starts_with("file://../") && words[3].ends_with("/srv/kg"),
+            "{record}"
+        );
+        assert_eq!(words[4], "http://h/x");
     }
 }

@@ -17,8 +17,10 @@
 //! - every forwarded call is bounded by `--timeout`; three consecutive
 //!   failed forwarded calls (a timeout, a transport error, a JSON-RPC
 //!   error reply) declare the session dead ([`BREAKER_THRESHOLD`]); any
-//!   tool result resets the count; the proxy outlives a lost upstream and
-//!   keeps `submit_csv` open, answering other calls with a reply that says
+//!   tool result resets the count; a reply that cannot be read ends its
+//!   call at once, saying so, and resets the count too
+//!   ([`super::upstream::is_unreadable_reply`]); the proxy outlives a lost
+//!   upstream and keeps `submit_csv` open, answering other calls with a reply that says
 //!   the connection will not come back and the answer channel is still
 //!   open;
 //! - failures hidden in successful replies are recorded as `soft_error`
@@ -31,8 +33,12 @@
 //!   answered with a JSON-RPC error, -32700, -32600 or -32602, instead of
 //!   being dropped or answered without its id, and recorded
 //!   ([`super::framing`]);
-//! - a header or environment value of the profile is redacted in every
-//!   file it writes ([`super::redact`]);
+//! - a header, environment or URL credential of the profile is redacted in
+//!   every file it writes, before any preview is cut ([`super::redact`]);
+//!   an answer redaction changed is saved so, and its names recorded;
+//! - every request with an id is answered under that id as the agent wrote
+//!   it, one rmcp would not echo as written travelling as an alias
+//!   ([`super::framing::Aliases`]);
 //! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
 //!   every call.
 
@@ -61,8 +67,8 @@ use super::redact::Redactor;
 use super::sparql_only::{self, SparqlOnly};
 use crate::error::{Error, Result};
 use crate::layout::{
-    ANSWER_FILE, CallRecord, LOG_FORMAT, Metrics, PREVIEW_CHARS, SUBMISSIONS_DIR,
-    UPSTREAM_STDERR_FILE,
+    ANSWER_FILE, CallRecord, LINE_PREVIEW_CHARS, LOG_FORMAT, Metrics, PREVIEW_CHARS,
+    SUBMISSIONS_DIR, UPSTREAM_STDERR_FILE,
 };
 use crate::table::Table;
 
@@ -74,7 +80,8 @@ use crate::table::Table;
 /// server terminated answers every call with one). A tool result resets
 /// the count, `isError: true` and soft errors included: the server is
 /// there and answering, and a run of bad queries from the agent (each an
-/// error result it can act on) must not cut off a live server.
+/// error result it can act on) must not cut off a live server. So does a
+/// reply the proxy could not read (issue 24, item 18): the server answered.
 pub const BREAKER_THRESHOLD: u32 = 3;
 
 /// Submissions longer than this (bytes) are logged as a file, not inline.
@@ -196,14 +203,38 @@ fn received_chars(result: &CallToolResult) -> usize {
 }
 
 /// A failure hidden in a successful reply, judged over its text blocks and
-/// its structured content together ([`soft_error_in_reply`]).
-fn soft_error_of(result: &CallToolResult) -> Option<String> {
-    let texts: Vec<&str> = result
+/// its structured content together ([`soft_error_in_reply`]), once every
+/// value of the profile in them is replaced (`redactor`): the label may
+/// quote the reply, and is cut where a value would not be whole (issue 24,
+/// item 27).
+fn soft_error_of(result: &CallToolResult, redactor: &Redactor) -> Option<String> {
+    let texts: Vec<std::borrow::Cow<'_, str>> = result
         .content
         .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .filter_map(|c| c.as_text().map(|t| redactor.text(&t.text)))
         .collect();
-    soft_error_in_reply(&texts, result.structured_content.as_ref())
+    let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    let structured = result.structured_content.as_ref().map(|s| {
+        let mut s = s.clone();
+        redactor.value(&mut s);
+        s
+    });
+    soft_error_in_reply(&texts, structured.as_ref())
+}
+
+/// Why an HTTP server's reply could not be read, from the error rmcp's
+/// streamable-HTTP client gave the call (`could not parse JSON response as
+/// ServerJsonRpcMessage: WHY: BODY`): the JSON reader's reason alone, not
+/// the body; `None` for any other failure.
+fn unreadable_http_reply(error: &str) -> Option<String> {
+    const SAID: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
+    let (_, rest) = error.split_once(SAID)?;
+    let why = rest.split_once(": ").map_or(rest, |(why, _)| why);
+    Some(if why.contains("recursion limit") {
+        format!("it nests arrays and objects more deeply than the JSON reader goes ({why})")
+    } else {
+        format!("it is not a JSON-RPC message the proxy can read ({why})")
+    })
 }
 
 /// A forwarded call that got no reply: what the log and the breaker
@@ -211,10 +242,6 @@ fn soft_error_of(result: &CallToolResult) -> Option<String> {
 fn not_answered(failure: String) -> (String, String) {
     let said = format!("The server under test did not answer: {failure}.");
     (failure, said)
-}
-
-fn preview(text: &str) -> String {
-    text.chars().take(PREVIEW_CHARS).collect()
 }
 
 fn lost_message(reason: &str) -> String {
@@ -539,11 +566,13 @@ impl Proxy {
         let (replies, queued) = tokio::sync::mpsc::unbounded_channel();
         let recorder = self.clone();
         let in_flight = framing::InFlight::default();
+        let aliases = framing::Aliases::default();
         let answers = framing::Answers {
             replies,
             max_bytes,
             tools_list: Some(self.inner.listed.clone()),
             in_flight: in_flight.clone(),
+            aliases: aliases.clone(),
         };
         let reader = tokio::spawn(framing::read_lines(
             tokio::io::stdin(),
@@ -551,7 +580,12 @@ impl Proxy {
             answers,
             move |rejected| recorder.record_unreadable(rejected),
         ));
-        let writer = tokio::spawn(framing::write_lines(from_rmcp, queued, tokio::io::stdout()));
+        let writer = tokio::spawn(framing::write_lines(
+            from_rmcp,
+            queued,
+            tokio::io::stdout(),
+            aliases,
+        ));
         let served = self
             .clone()
             .serve(framing::Tracked::new(
@@ -599,6 +633,15 @@ impl Proxy {
         } else {
             String::new()
         };
+        // The line's preview, redacted before it is cut (issue 24, item
+        // 27); its start, when the line was longer than its head, hides a
+        // value the head's end cuts.
+        let mut record = rejected.record.clone();
+        record.line_preview = self.inner.redactor.preview(
+            &rejected.line_head,
+            LINE_PREVIEW_CHARS,
+            rejected.record.line_bytes > rejected.line_head.len(),
+        );
         self.record(
             CallRecord {
                 index: 0,
@@ -612,8 +655,8 @@ impl Proxy {
                 forwarded: false,
                 error: Some(rejected.message.clone()),
                 result_chars: text.chars().count(),
-                result_preview: preview(&text),
-                unreadable: Some(rejected.record.clone()),
+                result_preview: self.inner.redactor.preview(&text, PREVIEW_CHARS, false),
+                unreadable: Some(record),
             },
             false,
         );
@@ -643,11 +686,16 @@ impl Proxy {
         }
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let path = state.log.dir().join(ANSWER_FILE);
-        let csv = self.inner.redactor.text(csv);
+        // No value of the profile is written, the answer included; when
+        // that changes what the agent submitted, the names are recorded,
+        // and the verdict says it is of the answer as saved (issue 24,
+        // item 27).
+        let (csv, redacted) = self.inner.redactor.text_and_names(csv);
         if let Err(e) = crate::fsutil::write_atomic(&path, csv.as_bytes()) {
             let message = format!("the answer could not be saved: {e}");
             return (reply(message.clone(), true), Some(message));
         }
+        state.log.metrics.answer_redacted = redacted.into_iter().collect();
         state.log.metrics.submissions += 1;
         let replaced = state.log.metrics.submissions > 1;
         let text = match Table::from_csv(csv.as_bytes()) {
@@ -710,11 +758,17 @@ impl Proxy {
                         self.reset_failures();
                         let text = reply_text(&result);
                         let ok = result.is_error != Some(true);
-                        let soft = if ok { soft_error_of(&result) } else { None };
+                        let redactor = &self.inner.redactor;
+                        let soft = if ok {
+                            soft_error_of(&result, redactor)
+                        } else {
+                            None
+                        };
                         if soft.is_some() && self.inner.strict {
                             result.is_error = Some(true);
                         }
-                        let error = (!ok).then(|| text.chars().take(PREVIEW_CHARS).collect());
+                        // Redacted before it is cut (issue 24, item 27).
+                        let error = (!ok).then(|| redactor.preview(&text, PREVIEW_CHARS, false));
                         let chars = received_chars(&result);
                         return (
                             result,
@@ -727,6 +781,23 @@ impl Proxy {
                                 forwarded: true,
                             },
                         );
+                    }
+                    Ok(Err(rmcp::service::ServiceError::McpError(e)))
+                        if super::upstream::is_unreadable_reply(&e) =>
+                    {
+                        // The server answered, but its reply could not be
+                        // read (issue 24, item 18): the call ends now, and
+                        // says so. The server is there and answering, as
+                        // after an error result, so the count starts again.
+                        self.reset_failures();
+                        let failure =
+                            format!("the server's reply could not be read: {}", e.message);
+                        let said = format!(
+                            "The server under test replied, but its reply could not be read: {}. \
+                             Try the call another way (a smaller or simpler result).",
+                            e.message
+                        );
+                        return (reply(said, true), CallOutcome::failed(failure, true));
                     }
                     Ok(Err(rmcp::service::ServiceError::McpError(e))) => {
                         // A JSON-RPC error reply is a failed forwarded call
@@ -746,7 +817,23 @@ impl Proxy {
                         let text = lost_message(&reason);
                         return (reply(text.clone(), true), CallOutcome::failed(reason, true));
                     }
-                    Ok(Err(e)) => not_answered(format!("the call failed: {e}")),
+                    Ok(Err(e)) => {
+                        if let Some(why) = unreadable_http_reply(&e.to_string()) {
+                            // As over stdio: the server answered, but its
+                            // reply could not be read (issue 24, item 18).
+                            self.reset_failures();
+                            let failure = format!("the server's reply could not be read: {why}");
+                            let said = format!(
+                                "The server under test replied, but its reply could not be read: \
+                                 {why}. Try the call another way (a smaller or simpler result)."
+                            );
+                            return (reply(said, true), CallOutcome::failed(failure, true));
+                        }
+                        not_answered(format!(
+                            "the call failed: {}",
+                            super::upstream::without_type_names(&e.to_string())
+                        ))
+                    }
                     Err(_) => not_answered(format!(
                         "no reply within {} s; the call was abandoned",
                         self.inner.timeout.as_secs()
@@ -978,7 +1065,11 @@ impl ServerHandler for Proxy {
                 forwarded: outcome.forwarded,
                 error: outcome.error,
                 result_chars: outcome.chars,
-                result_preview: preview(&outcome.text),
+                // Redacted before it is cut (issue 24, item 27).
+                result_preview: self
+                    .inner
+                    .redactor
+                    .preview(&outcome.text, PREVIEW_CHARS, false),
                 unreadable: None,
             },
             is_query,

@@ -90,9 +90,11 @@ pub fn build_headers(
     for (name, value) in response.headers() {
         let Ok(value) = value.to_str() else { continue };
         if names_a_build(name.as_str()) && !secrets.iter().any(|s| value.contains(s)) {
+            // Cut only once redacted (`ServerInfo::redacted`): a cut
+            // could leave the start of a value (issue 24, item 27).
             found.insert(
                 name.as_str().to_ascii_lowercase(),
-                value.trim().chars().take(200).collect(),
+                value.trim().chars().take(64 * 1024).collect(),
             );
         }
     }

@@ -31,7 +31,7 @@ pub struct Connection {
     /// The same tools as the server wrote them, each JSON object whole,
     /// members rmcp's [`Tool`] has no field for included (the npm
     /// servers' `execution`, for one): over stdio, where the proxy reads
-    /// the server's output itself ([`tap_tools`]). `None` over HTTP, where
+    /// the server's output itself ([`StdioUpstream`]). `None` over HTTP, where
     /// rmcp's transport reads it. Each is the server's text of the object,
     /// byte for byte (a number such as `1e2` or a 30-digit integer stays
     /// as written).
@@ -150,6 +150,8 @@ async fn connect_inner(
                 // was killed is the evidence the attempt page links. A
                 // server given environment values writes through the
                 // proxy, which redacts them (issue 24, item 27).
+                // Without a log (`probe`), the server's stderr is shown on
+                // this process's, redacted as well.
                 let redactor = profile.redactor();
                 let log = stderr_log.and_then(|path| std::fs::File::create(path).ok());
                 cmd.stderr(match (&log, redactor.is_empty()) {
@@ -159,26 +161,39 @@ async fn connect_inner(
                         .map(Stdio::from)
                         .unwrap_or_else(|_| Stdio::null()),
                     (None, _) if stderr_log.is_some() => Stdio::null(),
-                    (None, _) => Stdio::inherit(),
+                    (None, true) => Stdio::inherit(),
+                    (None, false) => Stdio::piped(),
                 });
+                // The working folder, named as the profile writes it when
+                // it is missing: spawning would blame the program.
+                if let Some(dir) = cwd
+                    && !base.join(dir).is_dir()
+                {
+                    let written = profile.target().cwd.unwrap_or_default();
+                    return Err(format!(
+                        "the working folder '{written}' (cwd in the profile) does not exist or is not a folder: create it, or fix 'cwd'"
+                    ));
+                }
                 // Reasons name the program as the profile writes it: they
                 // are recorded, and name no folder of this machine.
                 let shown = profile.program_as_written();
                 let mut process = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start '{shown}': {e}"))?;
-                if let (Some(stderr), Some(file)) = (process.stderr.take(), log) {
-                    stderr_copy = Some(tokio::spawn(copy_redacted(stderr, file, redactor)));
+                if let Some(stderr) = process.stderr.take() {
+                    let out: Box<dyn std::io::Write + Send> = match log {
+                        Some(file) => Box::new(file),
+                        None => Box::new(std::io::stderr()),
+                    };
+                    stderr_copy = Some(tokio::spawn(copy_redacted(stderr, out, redactor)));
                 }
                 let (Some(stdout), Some(stdin)) = (process.stdout.take(), process.stdin.take())
                 else {
                     return Err(format!("cannot talk to '{shown}': no pipes"));
                 };
                 child = Some(process);
-                let (stdout, tapped) = tap_tools(stdout);
+                let (transport, tapped) = StdioUpstream::new(stdout, stdin);
                 tap = Some(tapped);
-                let transport = AsyncRwTransport::new_client(stdout, stdin)
-                    .with_max_line_length(MAX_MESSAGE_BYTES);
                 client_config()
                     .serve(transport)
                     .await
@@ -253,11 +268,12 @@ async fn connect_inner(
     outcome
 }
 
-/// Copies a stdio server's stderr into `file` as it comes, every header and
-/// environment value of its profile replaced ([`super::redact::Stream`]).
+/// Copies a stdio server's stderr into `file` (its log, or this process's
+/// stderr) as it comes, every value of its profile replaced
+/// ([`super::redact::Stream`]).
 async fn copy_redacted(
     mut stderr: tokio::process::ChildStderr,
-    mut file: std::fs::File,
+    mut file: Box<dyn std::io::Write + Send>,
     redactor: super::redact::Redactor,
 ) {
     use std::io::Write;
@@ -277,7 +293,7 @@ async fn copy_redacted(
     let _ = file.write_all(&stream.finish());
 }
 
-/// What [`tap_tools`] keeps: the `tools` objects of the `tools/list`
+/// What [`StdioUpstream`] keeps: the `tools` objects of the `tools/list`
 /// replies read so far, and whether it still looks for them.
 struct Tap {
     tools: std::sync::Arc<std::sync::Mutex<Vec<Box<serde_json::value::RawValue>>>>,
@@ -306,54 +322,232 @@ struct ListResult<'a> {
     tools: Vec<&'a serde_json::value::RawValue>,
 }
 
-/// Stands between a stdio server's output and rmcp: every byte is copied
-/// through unchanged, and until [`Tap::finish`] each line holding a
-/// JSON-RPC result with a `tools` array (the replies to the proxy's
-/// `tools/list` at start-up, the only requests it has sent by then) has
-/// those tool objects kept whole. rmcp's [`Tool`] drops members it has no
-/// field for, and README.md ("Servers under test") promises the agent each
-/// tool exactly as the server described it. After that the output is
-/// copied as bytes, without a look; when the server's output ends, rmcp's
-/// input ends with it.
-fn tap_tools(stdout: tokio::process::ChildStdout) -> (tokio::io::DuplexStream, Tap) {
-    use std::sync::atomic::Ordering;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let tap = Tap {
-        tools: Default::default(),
-        armed: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
-    };
-    let (tools, armed) = (tap.tools.clone(), tap.armed.clone());
-    let (mut to_rmcp, for_rmcp) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::with_capacity(1 << 16, stdout);
-        let mut line = Vec::new();
-        while armed.load(Ordering::SeqCst) {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => {
-                    let _ = to_rmcp.shutdown().await;
-                    return;
+/// The code of the error reply that stands for a reply the proxy could
+/// not read ([`StdioUpstream`]): JSON-RPC 2.0's "Internal error".
+const UNREADABLE_REPLY_CODE: i64 = -32603;
+
+/// What marks an error reply as the proxy's own, standing for a reply of
+/// the server it could not read: a value made for this process, which no
+/// server can send ([`is_unreadable_reply`]).
+fn unreadable_marker() -> &'static str {
+    static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARKER.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        format!("unreadable-reply-{:016x}", hasher.finish())
+    })
+}
+
+/// Whether `error`, the reply a call got, stands for a reply of the
+/// server that the proxy could not read ([`StdioUpstream`]); its message
+/// then says why.
+pub fn is_unreadable_reply(error: &rmcp::model::ErrorData) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("okn_benchmark_proxy"))
+        .and_then(serde_json::Value::as_str)
+        == Some(unreadable_marker())
+}
+
+/// rmcp's transport to a stdio server, whose output the proxy reads
+/// itself (issue 24, item 18). Each line is read as rmcp reads it, as one
+/// JSON-RPC message; a reply that cannot be read (nested deeper than the
+/// JSON reader goes, not JSON, cut short, longer than [`MAX_MESSAGE_BYTES`])
+/// would be dropped by rmcp without a word, and the call waiting on it
+/// would wait for `--timeout` and be recorded as never answered. When its
+/// id can be read ([`super::framing::reply_id`]), it is replaced by an
+/// error reply under that id that says why ([`is_unreadable_reply`]), and
+/// the call ends at once. Other lines that cannot be read are skipped, as
+/// rmcp skips them. Requests go out through rmcp's own writer.
+///
+/// Until [`Tap::finish`], each `tools/list` reply has its tool objects kept
+/// whole: rmcp's [`Tool`] drops members it has no field for, and README.md
+/// ("Servers under test") promises the agent each tool exactly as the
+/// server described it.
+struct StdioUpstream {
+    /// rmcp's writer to the server's stdin; its reading half is never read.
+    writer: AsyncRwTransport<RoleClient, tokio::io::Empty, tokio::process::ChildStdin>,
+    reader: tokio::io::BufReader<tokio::process::ChildStdout>,
+    /// The line read so far (kept across a cancelled read).
+    line: Vec<u8>,
+    /// A line longer than [`MAX_MESSAGE_BYTES`] being skipped: its bytes so
+    /// far and its head.
+    over: Option<(usize, Vec<u8>)>,
+    tools: std::sync::Arc<std::sync::Mutex<Vec<Box<serde_json::value::RawValue>>>>,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// One line of a stdio server's output.
+enum ServerLine {
+    /// A whole line, its line end included.
+    Whole(Vec<u8>),
+    /// A line longer than [`MAX_MESSAGE_BYTES`]: its length and its head.
+    Oversized(usize, Vec<u8>),
+}
+
+/// Bytes of an oversized line kept to read its id from.
+const HEAD_BYTES: usize = 64 * 1024;
+
+impl StdioUpstream {
+    /// The transport over a server's `stdout` and `stdin`, and the tap
+    /// that keeps its `tools/list` replies.
+    fn new(
+        stdout: tokio::process::ChildStdout,
+        stdin: tokio::process::ChildStdin,
+    ) -> (StdioUpstream, Tap) {
+        let tap = Tap {
+            tools: Default::default(),
+            armed: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        };
+        let transport = StdioUpstream {
+            writer: AsyncRwTransport::new_client(tokio::io::empty(), stdin),
+            reader: tokio::io::BufReader::with_capacity(1 << 16, stdout),
+            line: Vec::new(),
+            over: None,
+            tools: tap.tools.clone(),
+            armed: tap.armed.clone(),
+        };
+        (transport, tap)
+    }
+
+    /// The next line, or `None` at the end of the server's output (a line
+    /// cut by the end is no message, as rmcp reads it). Cancellation safe:
+    /// what was read stays in `self`.
+    async fn next_line(&mut self) -> Option<ServerLine> {
+        use tokio::io::AsyncBufReadExt;
+        loop {
+            let (taken, ended) = {
+                let available = self.reader.fill_buf().await.ok()?;
+                if available.is_empty() {
+                    return None;
                 }
-                Ok(_) => {}
-            }
-            if memchr::memmem::find(&line, b"\"tools\"").is_some()
-                && let Ok(ListReply {
-                    result: Some(ListResult { tools: listed }),
-                }) = serde_json::from_slice::<ListReply>(&line)
-            {
-                tools
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(listed.into_iter().map(|t| t.to_owned()));
-            }
-            if to_rmcp.write_all(&line).await.is_err() {
-                return;
+                let newline = memchr::memchr(b'\n', available);
+                let take = newline.map_or(available.len(), |i| i + 1);
+                let chunk = &available[..take];
+                match &mut self.over {
+                    Some((seen, head)) => {
+                        *seen += take;
+                        let room = HEAD_BYTES.saturating_sub(head.len()).min(take);
+                        head.extend_from_slice(&chunk[..room]);
+                    }
+                    None if self.line.len().saturating_add(take) > MAX_MESSAGE_BYTES => {
+                        let mut head = std::mem::take(&mut self.line);
+                        let seen = head.len() + take;
+                        head.truncate(HEAD_BYTES);
+                        let room = HEAD_BYTES.saturating_sub(head.len()).min(take);
+                        head.extend_from_slice(&chunk[..room]);
+                        self.over = Some((seen, head));
+                    }
+                    None => self.line.extend_from_slice(chunk),
+                }
+                (take, newline.is_some())
+            };
+            self.reader.consume(taken);
+            if ended {
+                return Some(match self.over.take() {
+                    Some((seen, head)) => ServerLine::Oversized(seen, head),
+                    None => ServerLine::Whole(std::mem::take(&mut self.line)),
+                });
             }
         }
-        let _ = tokio::io::copy_buf(&mut reader, &mut to_rmcp).await;
-        let _ = to_rmcp.shutdown().await;
+    }
+
+    /// Keeps the tool objects of a `tools/list` reply, until
+    /// [`Tap::finish`].
+    fn keep_tools(&self, line: &[u8]) {
+        use std::sync::atomic::Ordering;
+        if self.armed.load(Ordering::SeqCst)
+            && memchr::memmem::find(line, b"\"tools\"").is_some()
+            && let Ok(ListReply {
+                result: Some(ListResult { tools: listed }),
+            }) = serde_json::from_slice::<ListReply>(line)
+        {
+            self.tools
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(listed.into_iter().map(|t| t.to_owned()));
+        }
+    }
+}
+
+/// The error reply that stands for a reply in `body` the proxy could not
+/// read, under its id, saying `why`; `None` when no reply's id can be read
+/// there.
+fn unreadable_reply(body: &[u8], why: &str) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+    let id = super::framing::reply_id(body)?;
+    let error = serde_json::json!({
+        "code": UNREADABLE_REPLY_CODE,
+        "message": why,
+        "data": {"okn_benchmark_proxy": unreadable_marker()},
     });
-    (for_rmcp, tap)
+    serde_json::from_str(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}"
+    ))
+    .ok()
+}
+
+/// Why the line `body` is no message the proxy can read, from the JSON
+/// reader's `error`.
+fn why_unreadable(body: &[u8], error: &serde_json::Error) -> String {
+    if error.to_string().contains("recursion limit") {
+        format!(
+            "it nests arrays and objects {} levels deep, more than the {} levels the proxy reads",
+            super::framing::nesting(body),
+            super::framing::MAX_MESSAGE_DEPTH + 1
+        )
+    } else {
+        format!("it is not a JSON-RPC message the proxy can read ({error})")
+    }
+}
+
+impl rmcp::transport::Transport<RoleClient> for StdioUpstream {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.writer.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let (body, why) = match self.next_line().await? {
+                ServerLine::Whole(line) => {
+                    let body = line.strip_suffix(b"\n").unwrap_or(&line);
+                    let body = body.strip_suffix(b"\r").unwrap_or(body);
+                    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+                    if body.trim_ascii().is_empty() {
+                        continue;
+                    }
+                    self.keep_tools(body);
+                    match serde_json::from_slice(body) {
+                        Ok(message) => return Some(message),
+                        Err(e) => (body.to_vec(), why_unreadable(body, &e)),
+                    }
+                }
+                ServerLine::Oversized(bytes, head) => (
+                    head,
+                    format!(
+                        "it is {bytes} bytes, more than the {MAX_MESSAGE_BYTES} bytes the proxy reads in one message"
+                    ),
+                ),
+            };
+            if let Some(message) = unreadable_reply(&body, &why) {
+                return Some(message);
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.writer.close()
+    }
 }
 
 /// `okn-benchmark` (the program's own name) resolves to this executable

@@ -40,6 +40,13 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     for note in view.conditions.values().filter_map(|c| c.shards_note()) {
         let _ = writeln!(out, "\n{}", md_text(&note));
     }
+    let redacted = redacted_answers(view);
+    if !redacted.is_empty() {
+        let _ = writeln!(out, "\n## Answers judged after redaction\n");
+        for line in &redacted {
+            let _ = writeln!(out, "- {}", md_text(line));
+        }
+    }
     if !view.unfinished.is_empty() {
         let _ = writeln!(out, "\n## Unfinished conditions\n");
         for (name, unfinished) in &view.unfinished {
@@ -119,6 +126,9 @@ pub fn terminal(view: &RootView) -> String {
             );
         }
     }
+    for line in redacted_answers(view) {
+        let _ = writeln!(out, "  {line}");
+    }
     for problem in &view.problems {
         let _ = writeln!(out, "  unreadable: {problem}");
     }
@@ -126,6 +136,30 @@ pub fn terminal(view: &RootView) -> String {
         let _ = writeln!(out, "  {}", unfinished.line(name));
     }
     out
+}
+
+/// One line per attempt whose answer redaction changed before it was
+/// judged (issue 24, item 27; `crate::runs::judge::redacted_answer_note`):
+/// the verdict is of the answer as saved, and the README and the report
+/// say so.
+fn redacted_answers(view: &RootView) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (id, question) in &view.questions {
+        for (condition, result) in &question.results {
+            for attempt in &result.attempts {
+                for note in &attempt.notes {
+                    if note.starts_with(crate::runs::judge::REDACTED_ANSWER) {
+                        lines.push(format!(
+                            "{id}, {}, attempt {}: {note}",
+                            view.label(condition),
+                            attempt.attempt
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    lines
 }
 
 /// The generated files of the root `view` shows: each question's

@@ -146,17 +146,25 @@ pub fn upstream_difference(
         serde_json::to_value(new).unwrap_or_default(),
     );
     // In the order a person reads a server's description.
-    ["transport", "command", "args", "cwd", "url", "data"]
-        .into_iter()
-        .find(|m| a.get(m) != b.get(m))
-        .map(|member| {
-            let show = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), show);
-            (
-                format!("upstream.{member}"),
-                show(a.get(member)),
-                show(b.get(member)),
-            )
-        })
+    [
+        "transport",
+        "command",
+        "args",
+        "cwd",
+        "url",
+        "data",
+        "public",
+    ]
+    .into_iter()
+    .find(|m| a.get(m) != b.get(m))
+    .map(|member| {
+        let show = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), show);
+        (
+            format!("upstream.{member}"),
+            show(a.get(member)),
+            show(b.get(member)),
+        )
+    })
 }
 
 /// The settings a condition's folder name is made of.

@@ -93,6 +93,23 @@ pub fn judge_again(
     judge(files, attempt, truth, &options)
 }
 
+/// How the note of an attempt whose answer redaction changed begins
+/// ([`redacted_answer_note`]).
+pub const REDACTED_ANSWER: &str = "judged as saved, after redaction";
+
+/// The note of an attempt whose submitted answer held a value of the
+/// profile (`metrics.json`'s `answer_redacted`, the values' `names`): the
+/// verdict is of the answer as saved, with `[redacted: NAME]` in its place
+/// (issue 24, item 27), so no score moves without a word.
+pub fn redacted_answer_note(names: &[String]) -> String {
+    format!(
+        "{REDACTED_ANSWER}: the agent's answer held the profile's value of {}, replaced by \
+         [redacted: NAME] before it was judged; a value that is no credential belongs in \
+         the profile's public_env (or public_headers)",
+        names.join(", ")
+    )
+}
+
 /// Judges attempt `attempt`, whose folder's files are `files`
 /// ([`AttemptFiles::read`]), against the ground truth `truth`: its rows,
 /// and its answer key (for the trajectory facts).
@@ -136,6 +153,9 @@ pub fn judge(
         });
     if !submitted {
         notes.push("no answer submitted".to_string());
+    }
+    if let Some(m) = metrics.filter(|m| submitted && !m.answer_redacted.is_empty()) {
+        notes.push(redacted_answer_note(&m.answer_redacted));
     }
     let startup_error = metrics.and_then(|m| m.startup_error.clone());
     let host_error = (!submitted)

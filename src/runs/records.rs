@@ -408,26 +408,31 @@ pub struct ServerInfo {
 }
 
 impl ServerInfo {
-    /// This report with every value of a profile's headers and
-    /// environment replaced (issue 24, item 27): a server may put what it
-    /// was sent into its name or a header.
+    /// This report with every value of a profile redacted (issue 24, item
+    /// 27): a server may put what it was sent into its name, a header's
+    /// name or value (upper-cased, or the `Basic` credential its URL
+    /// gives). Every member is redacted ([`Redactor::record`]), and each
+    /// header's value is cut to [`HEADER_CHARS`] only after.
+    ///
+    /// [`Redactor::record`]: crate::mcp::redact::Redactor::record
     pub fn redacted(self, redactor: &crate::mcp::redact::Redactor) -> ServerInfo {
-        let text = |t: String| redactor.text(&t).into_owned();
-        ServerInfo {
-            name: text(self.name),
-            version: text(self.version),
-            title: self.title.map(text),
-            description: self.description.map(text),
-            website_url: self.website_url.map(text),
-            http_headers: self
-                .http_headers
-                .into_iter()
-                .map(|(k, v)| (k, text(v)))
-                .collect(),
-            http_headers_error: self.http_headers_error.map(text),
-        }
+        let headers = self.http_headers.clone();
+        let mut info = redactor.record(self);
+        info.http_headers = headers
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    redactor.text(&k).into_owned(),
+                    redactor.preview(v.trim(), HEADER_CHARS, false),
+                )
+            })
+            .collect();
+        info
     }
 }
+
+/// The most characters of a reply header's value a condition records.
+pub const HEADER_CHARS: usize = 200;
 
 /// One excluded record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -694,6 +694,7 @@ fn server_target(tools: &Tools) -> ServerTarget {
                 EndpointSpec::Embedded { identity, .. } => Some(identity.clone()),
                 EndpointSpec::Http { .. } => None,
             },
+            public: Default::default(),
         },
     }
 }
@@ -1454,9 +1455,20 @@ fn progress_line(
     seconds: Option<f64>,
 ) -> String {
     let verdict = result.verdict().line();
+    // A verdict of an answer that redaction changed says so (issue 24,
+    // item 27); the attempt's notes name the values.
+    let redacted = result
+        .notes
+        .iter()
+        .any(|n| n.starts_with(super::judge::REDACTED_ANSWER));
     format!(
-        "[{index:>width$}/{total}] {id}  attempt {attempt:>repeat_width$}/{repeat}  {}  {verdict}{}",
+        "[{index:>width$}/{total}] {id}  attempt {attempt:>repeat_width$}/{repeat}  {}  {verdict}{}{}",
         seconds.map_or_else(|| "-".to_string(), |s| format!("{s:.1} s")),
+        if redacted {
+            "  [answer judged after redaction]"
+        } else {
+            ""
+        },
         if seconds.is_none() { "  [resumed]" } else { "" },
         // Padded to the totals' widths: the columns stay put from 9 to 10.
         width = total.to_string().len(),

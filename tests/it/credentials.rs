@@ -296,3 +296,463 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `text` with its JSON string escapes (`\uXXXX` in either case, `\/`,
+/// `\"`, `\\`, ...) undone, three layers deep, and lower-cased: where a
+/// value hides however a writer escaped it.
+fn unescaped(text: &str) -> String {
+    let mut text = text.to_string();
+    for _ in 0..3 {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('u') => {
+                    let hex: String = (0..4).filter_map(|_| chars.next()).collect();
+                    match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                        Some(d) => out.push(d),
+                        None => out.push_str(&hex),
+                    }
+                }
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        }
+        text = out;
+    }
+    text.to_lowercase()
+}
+
+/// Asserts that no file under `root` holds `fragment` (lower case), in any
+/// JSON escaping and any case ([`unescaped`]).
+#[track_caller]
+fn assert_no_trace(root: &Path, fragment: &str) {
+    for (path, text) in files(root) {
+        assert!(
+            !unescaped(&text).contains(fragment),
+            "{} holds '{fragment}':\n{text}",
+            path.display()
+        );
+    }
+}
+
+/// The proxy started by hand on `profile`, logging into `log`, its session
+/// initialized: each of `lines` is sent, and the reply to each (by line
+/// order; a line that gets none waits 3 s) collected.
+fn through_proxy(profile: &Path, log: &Path, lines: &[String]) -> Vec<String> {
+    use std::io::{BufRead, Write};
+    let mut child = Command::new(BIN)
+        .arg("proxy")
+        .arg("--log-dir")
+        .arg(log)
+        .arg("--profile")
+        .arg(profile)
+        .args(["--timeout", "20"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}"#,
+    );
+    received
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap();
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut replies = Vec::new();
+    for line in lines {
+        send(line);
+        replies.push(
+            received
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .unwrap_or_default(),
+        );
+    }
+    drop(stdin);
+    let _ = child.wait();
+    replies
+}
+
+/// A `tools/call` of `tool` with `arguments` under `id`, as one line.
+fn call_line(id: usize, tool: &str, arguments: Value) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+    .to_string()
+}
+
+/// The value the server under test is given and puts everywhere: with `&`
+/// and `/` (which Go and PHP escape) and an `é` (which Python escapes).
+const EVERYWHERE: &str = "Zq7tK&sécret/4e9b1c";
+
+/// A profile for `tests/servers/reply_mcp.py` with `SECRET_TOKEN` set to
+/// [`EVERYWHERE`], which the server puts in a tool's name, description and
+/// schema, its own name and its stderr.
+fn echoing_profile(dir: &Path) -> PathBuf {
+    let profile = dir.join("reply.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"reply\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}]\n\
+             env = {{ SECRET_TOKEN = {EVERYWHERE:?}, REPLY_TOOL_SUFFIX = {EVERYWHERE:?}, \
+             REPLY_SERVER_NAME = \"reply {EVERYWHERE}\", REPLY_STDERR = {EVERYWHERE:?} }}\n",
+            repo().join("tests/servers/reply_mcp.py").display().to_string(),
+        ),
+    )
+    .unwrap();
+    profile
+}
+
+/// Issue 24, item 27: `metrics.json`'s `tools_offered` held a tool named
+/// with a value of the profile; a 2,000-character preview (and a
+/// 200-character line preview) cut a value in half and kept its start; a
+/// value escaped otherwise than lower-case `\uXXXX` (`\u00E9`, Go's
+/// `\u0026`, PHP's `\/`, every character) or upper-cased was not found.
+/// Through the real proxy, none of these reaches any file it writes, and
+/// `probe` shows none of them either.
+#[test]
+fn a_value_in_a_tool_name_a_cut_preview_or_any_escaping_reaches_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = echoing_profile(dir.path());
+    let log = dir.path().join("log");
+    let escape_all = |upper: bool| -> String {
+        EVERYWHERE
+            .chars()
+            .map(|c| {
+                let e = format!("\\u{:04x}", c as u32);
+                if upper {
+                    e.to_uppercase().replacen("\\U", "\\u", 1)
+                } else {
+                    e
+                }
+            })
+            .collect()
+    };
+    let go = EVERYWHERE.replace('&', "\\u0026").replace('é', "\\u00e9");
+    let php = EVERYWHERE.replace('/', "\\/").replace('é', "\\u00E9");
+    let texts = [
+        format!("{}{EVERYWHERE} and more", "A".repeat(1990)),
+        format!("{{\"k\": \"{}\"}}", escape_all(true)),
+        format!("{{\"k\": \"{}\"}}", escape_all(false)),
+        format!("{{\"k\": \"{go}\"}}"),
+        format!("{{\"k\": \"{php}\"}}"),
+        EVERYWHERE.to_uppercase(),
+        serde_json::to_string(&serde_json::to_string(EVERYWHERE).unwrap()).unwrap(),
+    ];
+    let mut lines: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| call_line(i + 1, "echo", serde_json::json!({"text": t})))
+        .collect();
+    // A line the proxy cannot read, the value across its 200th character.
+    let head = r#"{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"echo","arguments":{"text":""#;
+    lines.push(format!(
+        "{head}{}{EVERYWHERE}\"}}}},}}",
+        "B".repeat(200 - head.chars().count() - 6)
+    ));
+    let replies = through_proxy(&profile, &log, &lines);
+    assert!(
+        replies[0].contains(EVERYWHERE),
+        "the agent gets the reply as sent"
+    );
+    assert!(replies[7].contains("\"id\":50"), "{}", replies[7]);
+    let metrics: Value = serde_json::from_str(&read(&log.join("metrics.json"))).unwrap();
+    // Three names hold the value; the label names one of them.
+    let offered = metrics["tools_offered"].to_string();
+    assert!(
+        offered.starts_with(r#"["echo","deep","environment","tool_[redacted: "#)
+            && offered.ends_with(r#"]","submit_csv"]"#),
+        "{offered}"
+    );
+    let calls: Value = serde_json::from_str(&read(&log.join("calls.json"))).unwrap();
+    let preview = calls["calls"][0]["result_preview"].as_str().unwrap();
+    assert_eq!(preview.chars().count(), 2000);
+    assert!(preview.ends_with("A[redacted:"), "{}", &preview[1980..]);
+    let line_preview = calls["calls"][7]["unreadable"]["line_preview"]
+        .as_str()
+        .unwrap();
+    assert!(line_preview.ends_with("[redac"), "{line_preview}");
+    assert!(
+        read(&log.join("upstream.stderr.log")).contains("starting with [redacted: "),
+        "stderr"
+    );
+    // Not the value, nor its start, in any escaping or case.
+    assert_no_trace(&log, "zq7tk");
+    // What probe shows of the server: its tools, its name, its stderr.
+    let o = Command::new(BIN)
+        .args(["probe", "--profile"])
+        .arg(&profile)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(shown.contains("tool_[redacted: "), "{shown}");
+    assert!(!unescaped(&shown).contains("zq7tk"), "{shown}");
+}
+
+/// Issue 24, item 27: every environment value of 6 characters or more was
+/// replaced wherever it appeared, the agent's submitted answer included, so
+/// a profile setting `DEFAULT_REGION = "New Mexico"` turned the oracle's
+/// correct answers into misses (exact 1.00 → 0.50) without a word. A value
+/// the profile declares in `public_env` is no secret: recorded in the
+/// condition, never redacted, and the answer is exact. Left undeclared, the
+/// answer is judged as saved, and the attempt, the README and the report
+/// say so and name the value.
+#[test]
+fn a_public_value_is_never_redacted_and_a_redacted_answer_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, public: &str| {
+        let profile = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &profile,
+            format!(
+                "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\n\
+                 args = [\"kg-server\", \"--data\", {:?}]\n\
+                 env = {{ DEFAULT_REGION = \"New Mexico\", RUST_LOG = \"okn warning\" }}\n{public}",
+                BIN,
+                repo().join("demo/kg").display().to_string()
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("runs-{name}"));
+        let o = okn()
+            .args(["run", "--corpus", "demo/benchmarks-single"])
+            .args([
+                "--exclude",
+                "[!s]*",
+                "--exclude",
+                "spa*",
+                "--exclude",
+                "spoke-g*",
+            ])
+            .args(["--exclude", "spoke-okn-a*", "--limit", "1"])
+            .args(["--tools", "all-tools", "--kg-hint", "tags"])
+            .args(["--agent", "scripted:oracle", "--timeout", "60"])
+            .arg("--profile")
+            .arg(&profile)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        (out, stdout(&o))
+    };
+    let (public, _) = run("public", "public_env = [\"DEFAULT_REGION\"]\n");
+    let condition: Value = serde_json::from_str(&read(
+        &public.join("conditions/public-all-tools__kg-named.json"),
+    ))
+    .unwrap();
+    assert_eq!(condition["aggregate"]["exact_rate"], 1.0, "{condition}");
+    assert_eq!(
+        condition["settings"]["profile"]["public"],
+        serde_json::json!({"DEFAULT_REGION": "New Mexico"})
+    );
+    let answer = read(&attempt(&public).join("answer.csv"));
+    assert!(answer.contains(",New Mexico,"), "{answer}");
+    assert!(!answer.contains("[redacted"), "{answer}");
+
+    let (secret, progress) = run("secret", "");
+    assert!(
+        progress.contains("[answer judged after redaction]"),
+        "{progress}"
+    );
+    let attempt = attempt(&secret);
+    let answer = read(&attempt.join("answer.csv"));
+    assert!(answer.contains(",[redacted: DEFAULT_REGION],"), "{answer}");
+    let metrics: Value = serde_json::from_str(&read(&attempt.join("metrics.json"))).unwrap();
+    assert_eq!(
+        metrics["answer_redacted"],
+        serde_json::json!(["DEFAULT_REGION"])
+    );
+    let result: Value =
+        serde_json::from_str(&read(&attempt.parent().unwrap().join("result.json"))).unwrap();
+    let notes = result["attempts"][0]["notes"].to_string();
+    assert!(
+        notes.contains("judged as saved, after redaction: the agent's answer held the profile's value of DEFAULT_REGION"),
+        "{notes}"
+    );
+    assert_eq!(result["attempts"][0]["exact"], false);
+    let readme = read(&secret.join("README.md"));
+    assert!(
+        readme.contains("## Answers judged after redaction"),
+        "{readme}"
+    );
+    let o = okn().arg("report").arg(&secret).output().unwrap();
+    assert!(
+        stdout(&o).contains("attempt 1: judged as saved, after redaction"),
+        "{}",
+        stdout(&o)
+    );
+    // The value with a space is one value: its last word alone is
+    // nowhere replaced.
+    assert_no_trace(&secret, "redacted: rust_log");
+}
+
+/// Issue 24, item 27: `server_info.http_headers` in conditions/*.json held
+/// the Authorization header upper-cased, and, from a profile whose URL
+/// carries a user and password, the `Basic` credential the client derives
+/// from them. The password and that credential are secrets too, and
+/// values are found whatever their case: none reaches any file of the
+/// root. A header the profile declares in `public_headers` is no secret:
+/// recorded in the condition and its echo kept as sent.
+#[test]
+fn credentials_a_server_echoes_in_its_headers_upper_cased_or_from_the_url_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = Command::new("python3")
+        .arg(repo().join("tests/servers/headers_mcp.py"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut server);
+    let _server = KillOnDrop(server);
+    let (user, password) = ("admin", "pw-27-Yh3kQ9z");
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    for (name, url, headers) in [
+        (
+            "headers",
+            format!("http://127.0.0.1:{port}/mcp"),
+            format!(
+                "headers = {{ Authorization = \"Bearer {TOKEN}\", X-Api-Key = {API_KEY:?}, \
+                 X-Region = \"New Mexico\" }}\npublic_headers = [\"X-Region\"]\n"
+            ),
+        ),
+        (
+            "userinfo",
+            format!("http://{user}:{password}@127.0.0.1:{port}/mcp"),
+            String::new(),
+        ),
+    ] {
+        let profile = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &profile,
+            format!(
+                "name = \"{name}\"\n[upstream]\ntransport = \"http\"\nurl = {url:?}\n{headers}"
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("runs-{name}"));
+        let o = run_one(&out, &profile, None);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let condition: Value = serde_json::from_str(&read(
+            &out.join(format!("conditions/{name}-all-tools__kg-named.json")),
+        ))
+        .unwrap();
+        let info = &condition["settings"]["server_info"];
+        let build = info["http_headers"]["x-build"].as_str().unwrap_or_default();
+        assert!(build.starts_with("build-[redacted: "), "{info}");
+        // The header that repeats the credential as sent is left out, or
+        // redacted.
+        assert!(
+            info["http_headers"]
+                .get("x-version")
+                .is_none_or(|v| v.as_str().unwrap_or_default().starts_with("[redacted: ")),
+            "{info}"
+        );
+        for fragment in [TOKEN, API_KEY, password, &basic] {
+            assert_no_trace(&out, &fragment.to_lowercase());
+        }
+        if name == "headers" {
+            // A header the profile declares public is no secret: recorded
+            // with its value, and the server's echo of it kept as sent.
+            let public = serde_json::json!({"X-Region": "New Mexico"});
+            assert_eq!(condition["settings"]["profile"]["public"], public);
+            assert_eq!(condition["identity"]["upstream"]["public"], public);
+            let calls = read(&attempt(&out).join("calls.json"));
+            assert!(calls.contains(r#"\"x-region\": \"New Mexico\""#), "{calls}");
+            assert!(!calls.contains("redacted: X-Region"), "{calls}");
+        }
+    }
+}
+
+/// Issue 24, item 28: a `file:///home/...` argument was recorded as the
+/// machine wrote it, and a missing `cwd = "~/nonexistent-dir"` was reported
+/// as "cannot start '.../python': No such file". The URL's path is folded
+/// like any other path, and the missing folder is named as the profile
+/// writes it.
+#[test]
+fn a_file_url_under_home_is_folded_and_a_missing_cwd_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let server = repo().join("tests/servers/reply_mcp.py");
+    let profile = dir.path().join("url.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"url\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}, \"file://{}/data\", \"--kg=file:{}/kg.ttl\"]\n",
+            server.display().to_string(),
+            home.display(),
+            home.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("runs");
+    let o = run_one(&out, &profile, Some(&home));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let condition: Value =
+        serde_json::from_str(&read(&out.join("conditions/url-all-tools__kg-named.json"))).unwrap();
+    let target = condition["settings"]["profile"]["target"].as_str().unwrap();
+    assert!(
+        target.ends_with(" file://~/data --kg=file:~/kg.ttl"),
+        "{target}"
+    );
+    let home_text = home.to_string_lossy().into_owned();
+    for (path, text) in files(&out) {
+        assert!(
+            !text.contains(&home_text),
+            "{} names the home folder",
+            path.display()
+        );
+    }
+
+    let missing = dir.path().join("missing.toml");
+    std::fs::write(
+        &missing,
+        format!(
+            "name = \"missing\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}]\ncwd = \"~/nonexistent-dir\"\n",
+            server.display().to_string()
+        ),
+    )
+    .unwrap();
+    let o = run_one(&dir.path().join("runs-missing"), &missing, Some(&home));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("the working folder '~/nonexistent-dir' (cwd in the profile) does not exist"),
+        "{}",
+        stderr(&o)
+    );
+    let o = okn()
+        .args(["probe", "--profile"])
+        .arg(&missing)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'~/nonexistent-dir'"), "{}", stderr(&o));
+}

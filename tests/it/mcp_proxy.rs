@@ -39,6 +39,23 @@ fn demo_profile(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     path
 }
 
+/// A profile for `tests/servers/reply_mcp.py`, the raw stdio server whose
+/// tools reply with what the test asks for, with `env` set.
+fn reply_profile(dir: &Path, name: &str, env: &[(&str, &str)]) -> PathBuf {
+    let env: Vec<String> = env.iter().map(|(k, v)| format!("{k} = {v:?}")).collect();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"python3\"\nargs = [{:?}]\nenv = {{ {} }}\n",
+            repo().join("tests/servers/reply_mcp.py").display().to_string(),
+            env.join(", ")
+        ),
+    )
+    .unwrap();
+    path
+}
+
 /// Starts the proxy with `args` (log dir = `log`) as an agent host would,
 /// and connects to it.
 async fn proxy(log: &Path, args: &[&str]) -> Client {
@@ -1321,11 +1338,12 @@ for line in sys.stdin:
         let answered = reply(&received, "a tools/call whose params are an array");
         assert_eq!(answered["id"], 9, "{answered}");
         assert_eq!(answered["error"]["code"], -32602, "{answered}");
+        // JSON-RPC allows any number as an id (issue 24, item 18).
         let fractional_id = r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#;
         send(&mut stdin, fractional_id);
         let answered = reply(&received, "a request whose id is 1.5");
         assert_eq!(answered["id"], 1.5, "{answered}");
-        assert_eq!(answered["error"]["code"], -32600, "{answered}");
+        assert!(answered["result"]["tools"].is_array(), "{answered}");
 
         send(
             &mut stdin,
@@ -1356,11 +1374,9 @@ for line in sys.stdin:
             "name\nAlice\n"
         );
         let calls = json_file(&log.join("calls.json"))["calls"].clone();
-        assert_eq!(calls.as_array().unwrap().len(), 5, "{calls:#}");
+        assert_eq!(calls.as_array().unwrap().len(), 4, "{calls:#}");
         assert_eq!(calls[2]["unreadable"]["code"], -32602, "{}", calls[2]);
-        assert_eq!(calls[3]["unreadable"]["code"], -32600, "{}", calls[3]);
-        assert_eq!(calls[3]["unreadable"]["id"], 1.5, "{}", calls[3]);
-        let calls = json!([calls[0], calls[1], calls[4]]);
+        let calls = json!([calls[0], calls[1], calls[3]]);
         let (first, second) = (&calls[0], &calls[1]);
         assert_eq!(first["tool"], "");
         assert_eq!(first["ok"], false);
@@ -1383,8 +1399,8 @@ for line in sys.stdin:
         assert_eq!(calls[2]["ok"], true);
         assert!(calls[2].get("unreadable").is_none(), "{}", calls[2]);
         let metrics = json_file(&log.join("metrics.json"));
-        assert_eq!(metrics["calls"], 5, "{metrics}");
-        assert_eq!(metrics["unreadable_requests"], 4, "{metrics}");
+        assert_eq!(metrics["calls"], 4, "{metrics}");
+        assert_eq!(metrics["unreadable_requests"], 3, "{metrics}");
         assert_eq!(metrics["tools_called"], json!(["submit_csv"]), "{metrics}");
         assert_eq!(metrics["submissions"], 1, "{metrics}");
     }
@@ -1855,5 +1871,244 @@ for line in sys.stdin:
         let metrics = json_file(&log.join("metrics.json"));
         assert_eq!(metrics["queries_errored"], 1, "{metrics}");
         assert_eq!(metrics["upstream_soft_errors"], json!({"query": 1}));
+    }
+
+    /// Issue 24, item 16: correct replies were recorded as soft errors
+    /// (and, under --strict-upstream-errors, the agent told its rows
+    /// failed): a CSV table with a byte order mark or after a line of
+    /// prose, a GFM table without outer pipes, SPARQL XML results, SPARQL
+    /// JSON results encoded twice, JSON lines, a Python repr of rows, and
+    /// replies whose own members merely name errors (`"errors": 0`,
+    /// `"error": "none"`, `"status": "success"` beside "Query returned 500
+    /// rows", "Count of bad request logs", "100 requests left before the
+    /// rate limit"). Every reply of `tests/cases/soft-errors/replies.json`,
+    /// through the real proxy, gets the label the case gives, and the agent
+    /// is told of a failure only where there is one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn values_in_a_table_are_data_and_only_the_replys_own_words_are_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = reply_profile(dir.path(), "reply", &[]);
+        let cases = json_file(&repo().join("tests/cases/soft-errors/replies.json"));
+        let cases = cases["cases"].as_array().unwrap();
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &[
+                "--profile",
+                profile.to_str().unwrap(),
+                "--strict-upstream-errors",
+            ],
+        )
+        .await;
+        for case in cases {
+            let result = call(&client, "echo", json!({"text": case["text"]})).await;
+            assert_eq!(
+                result.is_error == Some(true),
+                case["expect"].is_string(),
+                "{}: {}",
+                case["why"],
+                text(&result)
+            );
+            assert_eq!(
+                text(&result),
+                case["text"].as_str().unwrap(),
+                "payload unchanged"
+            );
+        }
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        let calls = calls.as_array().unwrap();
+        assert_eq!(calls.len(), cases.len());
+        for (call, case) in calls.iter().zip(cases) {
+            assert_eq!(call["soft_error"], case["expect"], "{}", case["why"]);
+        }
+        let metrics = json_file(&log.join("metrics.json"));
+        let errors = cases.iter().filter(|c| c["expect"].is_string()).count();
+        assert_eq!(metrics["upstream_soft_errors"], json!({"echo": errors}));
+    }
+
+    /// The next line from the proxy within `seconds`, as it was written.
+    fn raw_line(received: &std::sync::mpsc::Receiver<String>, seconds: u64, what: &str) -> String {
+        received
+            .recv_timeout(Duration::from_secs(seconds))
+            .unwrap_or_else(|e| panic!("no line for {what} within {seconds} s ({e})"))
+    }
+
+    /// Issue 24, item 18: a request with id `1e400` was answered under id
+    /// null with a false message ("not JSON"), and integer ids past 2^63
+    /// were refused with -32600, though JSON-RPC allows any number; `2.0`,
+    /// `1e3` and `-0` were echoed as `2`, `1000` and `0`. Each is served,
+    /// and its reply carries the id as the agent wrote it, byte for byte.
+    #[test]
+    fn any_number_is_an_id_and_is_echoed_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &[]);
+        let ids = [
+            "1e400",
+            "9223372036854775808",
+            "18446744073709551616",
+            "123456789012345678901234567890123456789",
+            "-123456789012345678901234567890123456789",
+            "1.5",
+            "2.0",
+            "1e3",
+            "-0",
+            "1E+2",
+        ];
+        for (n, id) in ids.iter().enumerate() {
+            send(
+                &mut stdin,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"submit_csv","arguments":{{"csv":"n\n{n}\n"}}}}}}"#
+                ),
+            );
+            let line = raw_line(&received, 5, id);
+            assert!(
+                line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"#)),
+                "{id}: {line}"
+            );
+            assert!(line.contains("Answer saved: 1 row"), "{id}: {line}");
+        }
+        // A ping under such an id goes through too.
+        send(
+            &mut stdin,
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+        );
+        assert_eq!(
+            raw_line(&received, 5, "a ping"),
+            r#"{"jsonrpc":"2.0","id":1e400,"result":{}}"#
+        );
+        close(child, stdin);
+        assert_eq!(
+            std::fs::read_to_string(log.join("answer.csv")).unwrap(),
+            format!("n\n{}\n", ids.len() - 1)
+        );
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["submissions"], ids.len(), "{metrics}");
+        assert_eq!(
+            metrics["calls"],
+            ids.len(),
+            "none was unreadable: {metrics}"
+        );
+    }
+
+    /// Issue 24, item 18: a batch holding one request nested too deep got
+    /// one reply, not a batch, under id null; a batch with a trailing comma
+    /// or cut short got -32700 under id null though the requests before the
+    /// damage were whole. Each request is answered under its own id: the
+    /// deep one with the depth error, the others as a batch is.
+    #[test]
+    fn each_request_of_a_deep_or_damaged_batch_is_answered_under_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = demo_profile(dir.path(), "demo-kg", &[]);
+        let log = dir.path().join("log");
+        let (child, mut stdin, received) = initialized(&log, &profile, &[]);
+        let call = |id: &str, arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"list_graphs","arguments":{arguments}}}}}"#
+            )
+        };
+        let deep = format!(r#"{{"q":{}{}}}"#, "[".repeat(300), "]".repeat(300));
+        for (line, want) in [
+            (
+                format!("[{},{}]", call("163", "{}"), call("164", &deep)),
+                vec![("163", -32600), ("164", -32602)],
+            ),
+            (
+                format!("[{},{},]", call("168", "{}"), call("169", "{}")),
+                vec![("168", -32700), ("169", -32700)],
+            ),
+            (
+                format!("[{},{}", call("170", "{}"), &call("171", "{}")[..30]),
+                vec![("170", -32700), ("171", -32700)],
+            ),
+        ] {
+            send(&mut stdin, &line);
+            let reply = raw_line(&received, 5, "the batch");
+            let replies: Vec<Value> = serde_json::from_str(&reply)
+                .unwrap_or_else(|e| panic!("not a batch ({e}): {reply}"));
+            let got: Vec<(String, i64)> = replies
+                .iter()
+                .map(|r| (r["id"].to_string(), r["error"]["code"].as_i64().unwrap()))
+                .collect();
+            let want: Vec<(String, i64)> = want
+                .iter()
+                .map(|(id, code)| (id.to_string(), *code))
+                .collect();
+            assert_eq!(got, want, "{reply}");
+        }
+        close(child, stdin);
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        let codes: Vec<Value> = calls
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["unreadable"]["code"].clone())
+            .collect();
+        assert_eq!(codes, [json!(-32600), json!(-32700), json!(-32700)]);
+    }
+
+    /// Issue 24, item 18: an upstream reply nested 125 levels or more (in
+    /// `structuredContent`, `_meta` or `error.data`), or cut short, was
+    /// dropped without a word: the call waited the whole --timeout, was
+    /// recorded as "no reply within N s" and counted toward the breaker. It
+    /// ends at once with an error reply that says the reply could not be
+    /// read, recorded in calls.json, and the session goes on.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_reply_the_proxy_cannot_read_ends_its_call_at_once_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = reply_profile(dir.path(), "reply", &[]);
+        let log = dir.path().join("log");
+        let client = proxy(
+            &log,
+            &["--profile", profile.to_str().unwrap(), "--timeout", "60"],
+        )
+        .await;
+        let shapes = [
+            ("structured", 125),
+            ("meta", 200),
+            ("error", 100_000),
+            ("truncated", 1),
+        ];
+        for (place, depth) in shapes {
+            let started = Instant::now();
+            let result = call(&client, "deep", json!({"where": place, "depth": depth})).await;
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{place} waited"
+            );
+            assert_eq!(result.is_error, Some(true), "{place}");
+            assert!(
+                text(&result).starts_with(
+                    "The server under test replied, but its reply could not be read: "
+                ),
+                "{place}: {}",
+                text(&result)
+            );
+        }
+        // Not a dead session: the next call is answered.
+        let echoed = call(&client, "echo", json!({"text": "still here"})).await;
+        assert_eq!(text(&echoed), "still here");
+        client.cancel().await.unwrap();
+        let calls = json_file(&log.join("calls.json"))["calls"].clone();
+        for (i, (place, _)) in shapes.iter().enumerate() {
+            let error = calls[i]["error"].as_str().unwrap_or_default();
+            assert!(
+                error.starts_with("the server's reply could not be read: "),
+                "{place}: {error}"
+            );
+            assert_eq!(calls[i]["forwarded"], true);
+        }
+        assert!(
+            calls[0]["error"].as_str().unwrap().contains(
+                "nests arrays and objects 128 levels deep, more than the 127 levels the proxy reads"
+            ),
+            "{}",
+            calls[0]
+        );
+        let metrics = json_file(&log.join("metrics.json"));
+        assert_eq!(metrics["lost_upstream"], Value::Null, "{metrics}");
     }
 }

@@ -69,7 +69,7 @@ fn profile_errors_name_the_file_line_and_key() {
             "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:9/mcp\"\nheader = {}\n",
         )
         .args(["probe", "--profile", "p.toml"])
-        .stderr("error: p.toml:5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers)\n")
+        .stderr("error: p.toml:5: unknown key 'header' in [upstream] for transport \"http\" (expected url, headers, public_headers)\n")
         .status(2)
         .run();
 }
