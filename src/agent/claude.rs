@@ -123,7 +123,7 @@ impl FreshHome {
         let dir = tempfile::Builder::new()
             .prefix("okn-claude-home-")
             .tempdir()
-            .map_err(|e| crate::error::Error::io(&std::env::temp_dir(), "create a folder in", e))?;
+            .map_err(|e| crate::error::Error::io(std::env::temp_dir(), "create a folder in", e))?;
         Ok(FreshHome { dir })
     }
 
