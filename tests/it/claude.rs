@@ -372,6 +372,143 @@ mod regression {
         assert!(!out.join("conditions").exists(), "nothing was recorded");
     }
 
+    /// Issue 25: the fresh home is the CLI's alone. Our proxy, which the
+    /// CLI starts, gets the user's `HOME` back, so a profile's `~` (and an
+    /// upstream's caches) are the user's; else every episode against such
+    /// a profile would start no server.
+    #[test]
+    fn a_profiles_home_folder_is_the_users_own_inside_a_claude_episode() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, url) = standin("oracle", &dir.path().join("requests"));
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("bin")).unwrap();
+        std::os::unix::fs::symlink(BIN, home.join("bin/okn-kg")).unwrap();
+        let profile = dir.path().join("home-kg.toml");
+        std::fs::write(
+            &profile,
+            format!(
+                "name = \"home-kg\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"~/bin/okn-kg\"\n\
+                 args = [\"kg-server\", \"--data\", {:?}]\n",
+                repo().join("demo/kg").display().to_string()
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join("runs");
+        let o = okn()
+            .env("HOME", &home)
+            .env("ANTHROPIC_BASE_URL", &url)
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--tools",
+                "all-tools",
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "claude",
+                "--model",
+                "claude-standin-1",
+                "--limit",
+                "1",
+                "--agent-timeout",
+                "120",
+            ])
+            .arg("--profile")
+            .arg(&profile)
+            .arg("--claude")
+            .arg(tool("claude"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let result = json(&out.join(
+            "biobricks-ice-active-chemicals_single_results/home-kg-all-tools__kg-named/result.json",
+        ));
+        assert_eq!(result["attempts"][0]["exact"], true, "{result}");
+        let condition = json(&out.join("conditions/home-kg-all-tools__kg-named.json"));
+        assert_eq!(
+            condition["identity"]["upstream"]["command"], "~/bin/okn-kg",
+            "{condition}"
+        );
+    }
+
+    /// Issue 25: an episode runs in a fresh home, so a subscription's login
+    /// stored under `~/.claude` (by `claude` and `/login`) is not what it
+    /// sees; the login check must say so before the first episode rather
+    /// than pass on the stored login and let every episode fail.
+    #[test]
+    fn a_login_stored_in_the_users_home_is_refused_since_no_episode_sees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::write(
+            home.join(".claude/.credentials.json"),
+            r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-test","refreshToken":"sk-ant-ort01-test","expiresAt":4102444800000,"scopes":["user:inference"],"subscriptionType":"max"}}"#,
+        )
+        .unwrap();
+        // The CLI itself, in that home, reads the stored login.
+        let status = Command::new(tool("claude"))
+            .args(["auth", "status", "--json"])
+            .env("HOME", &home)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&status).contains("\"loggedIn\": true"),
+            "{}",
+            stdout(&status)
+        );
+        let out = dir.path().join("runs");
+        let o = okn()
+            .env("HOME", &home)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--tools",
+                "all-tools",
+                "--kg-hint",
+                "tags",
+                "--profile",
+                "profiles/demo-kg.local.toml",
+                "--agent",
+                "claude",
+                "--limit",
+                "1",
+            ])
+            .arg("--claude")
+            .arg(tool("claude"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stderr(&o).contains("a login stored by /login is not read")
+                && stderr(&o).contains("CLAUDE_CODE_OAUTH_TOKEN"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.join("conditions").exists(), "nothing was recorded");
+        let credentials = std::fs::read_to_string(home.join(".claude/.credentials.json")).unwrap();
+        assert!(credentials.contains("sk-ant-oat01-test"), "left as it was");
+    }
+
     // An API that rejected the key part-way (401: an expired login) gave
     // "no answer submitted" misses; the host's own error report is
     // evidence that the agent was never measured.
