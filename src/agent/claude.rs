@@ -12,10 +12,23 @@
 //! test; `--allowed-tools mcp__okn` grants the proxy's tools, which `-p`
 //! would otherwise refuse for want of permission (found by the stand-in
 //! test: every call came back "Claude requested permissions to use ...").
-//! The list was read off the real CLI (2.1.197: the tools it offers a
-//! model with these flags); `tests/it/claude.rs` checks it against the CLI
-//! that `scripts/test` installs, so a new tool turns the test red.
+//! The list was read off the real CLI (2.1.332: the tools it offers a
+//! model with these flags, `ListAgents` new since 2.1.197); `tests/it/claude.rs`
+//! checks it against the CLI that `scripts/test` installs, so a new tool
+//! turns the test red.
+//!
+//! Flags do not reach what the CLI reads from its home: every episode runs
+//! in a [`FreshHome`] (issue 25, "claude"): `HOME` and `CLAUDE_CONFIG_DIR`
+//! name an empty folder made for the attempt and removed after it, so no
+//! setting, memory, `CLAUDE.md`, skill, agent, plugin or login of the user
+//! is reachable, and `CLAUDE_CODE_DISABLE_AUTO_MEMORY=1` turns off the
+//! auto-memory every system prompt would otherwise ask the model to write.
+//! A login therefore comes from the environment only: `ANTHROPIC_API_KEY`,
+//! or `CLAUDE_CODE_OAUTH_TOKEN` (the token `claude setup-token` prints for
+//! a subscription); a login stored by `/login` under `~/.claude` is not
+//! read ([`login`] checks what an episode would see).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::AgentCommand;
@@ -63,7 +76,114 @@ pub const DISALLOWED_TOOLS: &[&str] = &[
     "AskUserQuestion",
     "Artifact",
     "Skill",
+    // Other Claude sessions on the machine (parallel shards included):
+    // offered by 2.1.332 with no permission asked (issue 25).
+    "ListAgents",
+    "TeamCreate",
+    "TeamDelete",
+    "SendUserMessage",
+    "Brief",
+    "Sleep",
+    "Config",
+    "LSP",
+    // The MCP resources of the server under test: a way to it that the
+    // proxy's call log would never see.
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "ReadMcpResourceDirTool",
 ];
+
+/// The environment variable that turns off the CLI's auto-memory (a
+/// `MEMORY.md` under the config folder injected into the episode, and a
+/// system prompt asking the model to write one): issue 25.
+pub const DISABLE_AUTO_MEMORY: &str = "CLAUDE_CODE_DISABLE_AUTO_MEMORY";
+
+/// The environment variable that carries the user's own `HOME` past the
+/// CLI to our proxy, which restores it ([`restore_user_home`]): a
+/// profile's `~` and its upstream's caches live in the user's home, not in
+/// the episode's fresh one.
+pub const USER_HOME: &str = "OKN_USER_HOME";
+
+/// An empty home and config folder made for one claude episode (or one
+/// login check), removed when dropped: what the CLI would read of the user
+/// (settings, memory, `CLAUDE.md`, skills, agents, plugins, stored logins,
+/// other sessions) is not in it, and what it writes there (transcripts,
+/// caches) is kept out of the runs root (issue 25, "claude").
+#[derive(Debug)]
+pub struct FreshHome {
+    dir: tempfile::TempDir,
+}
+
+impl FreshHome {
+    /// Makes the folder (under the system's temporary folder).
+    ///
+    /// Errors: it cannot be created (the message names the temporary
+    /// folder).
+    pub fn new() -> crate::error::Result<FreshHome> {
+        let dir = tempfile::Builder::new()
+            .prefix("okn-claude-home-")
+            .tempdir()
+            .map_err(|e| crate::error::Error::io(std::env::temp_dir(), "create a folder in", e))?;
+        Ok(FreshHome { dir })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `env` with what isolates the CLI added last (so it wins): `HOME`
+    /// and `CLAUDE_CONFIG_DIR` in this folder, its own scratch
+    /// (`CLAUDE_CODE_TMPDIR`) in it too, auto-memory off, and the user's
+    /// home in [`USER_HOME`] for the proxy.
+    pub fn env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        let home = self.path();
+        let mut out: Vec<(String, String)> = env
+            .iter()
+            .filter(|(k, _)| !ISOLATING.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        let user_home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| std::env::var_os("HOME"));
+        if let Some(user_home) = user_home {
+            out.push((USER_HOME.into(), user_home.to_string_lossy().into_owned()));
+        }
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        out.push(("HOME".into(), path(home.to_path_buf())));
+        out.push(("CLAUDE_CONFIG_DIR".into(), path(home.join(".claude"))));
+        out.push(("CLAUDE_CODE_TMPDIR".into(), path(home.join("tmp"))));
+        out.push((DISABLE_AUTO_MEMORY.into(), "1".into()));
+        out
+    }
+}
+
+/// The variables [`FreshHome::env`] sets: a value the caller gave for one
+/// of them is replaced, never passed on.
+const ISOLATING: &[&str] = &[
+    "HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_TMPDIR",
+    DISABLE_AUTO_MEMORY,
+    USER_HOME,
+];
+
+/// In our proxy started by a claude episode: `HOME` set back to the
+/// user's own ([`USER_HOME`]), before anything reads it, so a profile's
+/// `~` and an upstream's caches are where the user keeps them. Does
+/// nothing elsewhere.
+pub fn restore_user_home() {
+    if let Some(home) = std::env::var_os(USER_HOME) {
+        // SAFETY: called first thing in the proxy's `run`, before its
+        // runtime starts threads that read the environment.
+        unsafe {
+            std::env::set_var("HOME", home);
+            std::env::remove_var(USER_HOME);
+        }
+    }
+}
 
 /// What a claude episode is run with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,11 +249,17 @@ pub enum Login {
 }
 
 /// Asks `program` whether it is logged in, with `env` added to its
-/// environment.
+/// environment, in a [`FreshHome`] as an episode runs: a login stored
+/// under the user's `~/.claude` reads "not logged in" here, as it would in
+/// every episode.
 pub fn login(program: &Path, env: &[(String, String)]) -> Login {
+    let home = match FreshHome::new() {
+        Ok(home) => home,
+        Err(e) => return Login::Unknown(e.to_string()),
+    };
     let output = std::process::Command::new(program)
         .args(["auth", "status", "--json"])
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(home.env(env))
         .stdin(std::process::Stdio::null())
         .output();
     let output = match output {
@@ -206,7 +332,38 @@ mod tests {
         assert!(
             cmd.args
                 .iter()
-                .any(|a| a.starts_with("Agent,Task,Workflow,"))
+                .any(|a| a.starts_with("Agent,Task,Workflow,") && a.contains(",ListAgents,"))
         );
+    }
+
+    #[test]
+    fn a_fresh_home_replaces_what_the_caller_gave_and_keeps_the_rest() {
+        let home = FreshHome::new().unwrap();
+        let given = [
+            ("HOME".to_string(), "/home/someone".to_string()),
+            (
+                "CLAUDE_CONFIG_DIR".to_string(),
+                "/home/someone/.claude".to_string(),
+            ),
+            ("ANTHROPIC_API_KEY".to_string(), "k".to_string()),
+        ];
+        let env = home.env(&given);
+        let get = |k: &str| {
+            let all: Vec<&String> = env.iter().filter(|(n, _)| n == k).map(|(_, v)| v).collect();
+            assert!(all.len() <= 1, "{k} set twice: {env:?}");
+            all.first().map(|v| v.as_str())
+        };
+        let path = home.path().to_string_lossy().into_owned();
+        assert_eq!(get("HOME"), Some(path.as_str()));
+        assert_eq!(
+            get("CLAUDE_CONFIG_DIR"),
+            Some(format!("{path}/.claude").as_str())
+        );
+        assert_eq!(get(DISABLE_AUTO_MEMORY), Some("1"));
+        assert_eq!(get(USER_HOME), Some("/home/someone"));
+        assert_eq!(get("ANTHROPIC_API_KEY"), Some("k"));
+        let kept = home.path().to_path_buf();
+        drop(home);
+        assert!(!kept.exists(), "removed when dropped");
     }
 }

@@ -73,6 +73,40 @@ impl Agent {
     }
 }
 
+/// The environment one episode of an agent host runs with: what the run
+/// was given, and for claude a [`claude::FreshHome`] (issue 25), which
+/// lives as long as this does and is removed with it.
+#[derive(Debug)]
+pub struct EpisodeEnv {
+    /// Held so the folder outlives the episode's process.
+    _home: Option<claude::FreshHome>,
+    /// The variables to add to the host's environment.
+    pub vars: Vec<(String, String)>,
+}
+
+impl EpisodeEnv {
+    /// The environment for one episode of `agent`, `env` being what the
+    /// run adds for every host.
+    ///
+    /// Errors: a fresh home cannot be made ([`claude::FreshHome::new`]).
+    pub fn for_agent(agent: &Agent, env: &[(String, String)]) -> Result<EpisodeEnv> {
+        match agent {
+            Agent::Claude(_) => {
+                let home = claude::FreshHome::new()?;
+                let vars = home.env(env);
+                Ok(EpisodeEnv {
+                    _home: Some(home),
+                    vars,
+                })
+            }
+            Agent::Scripted(_) => Ok(EpisodeEnv {
+                _home: None,
+                vars: env.to_vec(),
+            }),
+        }
+    }
+}
+
 /// A command line to start an agent host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCommand {

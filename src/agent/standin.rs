@@ -11,6 +11,16 @@
 //! server's SPARQL tool with the answer key, then `submit_csv` with the
 //! strategy's answer, then ends its turn. Requests it does not recognize
 //! get a short text reply. Point the CLI at it with `ANTHROPIC_BASE_URL`.
+//!
+//! A CLI that defers MCP tools (claude 2.1.332 does: their names are listed
+//! in the system prompt, their schemas withheld until `ToolSearch` loads
+//! them) is played the way a model plays it (issue 25, "Real servers"):
+//! the stand-in first calls the discovery tool with
+//! `select:mcp__okn__query,...` (every deferred MCP tool announced), reads
+//! the schemas it returns (`<function>{..}</function>` lines, or the
+//! tools the next request declares), and only then runs the query. Only
+//! an MCP tool (`mcp__SERVER__TOOL`) is ever taken for the SPARQL tool, and
+//! never a discovery tool.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,7 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, post};
 use serde_json::{Value, json};
 
-use super::strategy::{Strategy, find_record, query_tool, reply_table};
+use super::strategy::{Strategy, find_record, is_discovery_tool, query_tool, reply_table};
 use crate::corpus::Corpus;
 use crate::error::Result;
 use crate::mcp::probe::SUBMIT_CSV;
@@ -219,14 +229,82 @@ fn tool_results(messages: &[Value]) -> Vec<ToolResult> {
     results
 }
 
-/// The tools a request offers, as `(name, input schema)`.
-fn offered_tools(request: &Value) -> Vec<(String, Value)> {
-    request["tools"]
+/// The tools a request offers, as `(name, input schema)`: those declared
+/// with a schema, and those a discovery tool's result spelled out (each
+/// `<function>{"name": .., "parameters": ..}</function>`, as claude's
+/// `ToolSearch` answers).
+fn offered_tools(request: &Value, results: &[ToolResult]) -> Vec<(String, Value)> {
+    let mut tools: Vec<(String, Value)> = request["tools"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["input_schema"].clone())))
-        .collect()
+        .filter(|(_, schema)| schema.is_object())
+        .collect();
+    for result in results.iter().filter(|r| is_discovery_tool(&r.tool)) {
+        for block in result.text.split("<function>").skip(1) {
+            let Some((body, _)) = block.split_once("</function>") else {
+                continue;
+            };
+            let Ok(function) = serde_json::from_str::<Value>(body) else {
+                continue;
+            };
+            if let Some(name) = function["name"].as_str()
+                && !tools.iter().any(|(n, _)| n == name)
+            {
+                tools.push((name.to_string(), function["parameters"].clone()));
+            }
+        }
+    }
+    tools
+}
+
+/// The MCP tools (`mcp__...`) a request names in its system prompt or its
+/// messages' text without declaring them: the deferred tools a discovery
+/// tool loads. In order of first mention, each once.
+fn deferred_mcp_tools(request: &Value, known: &[(String, Value)]) -> Vec<String> {
+    let mut text = texts(&request["system"]);
+    for m in request["messages"].as_array().into_iter().flatten() {
+        text.extend(texts(&m["content"]));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for piece in text {
+        for (at, _) in piece.match_indices("mcp__") {
+            let name: String = piece[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            let has_tool = name["mcp__".len()..].contains("__");
+            if has_tool && !names.contains(&name) && !known.iter().any(|(n, _)| *n == name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// What the stand-in does when the SPARQL tool's schema is not known yet:
+/// load the deferred MCP tools through the discovery tool, once.
+fn load_deferred(
+    request: &Value,
+    tools: &[(String, Value)],
+    results: &[ToolResult],
+) -> Option<Turn> {
+    let (search, schema) = tools.iter().find(|(n, _)| is_discovery_tool(n))?;
+    if results.iter().any(|r| r.tool == *search) {
+        return None;
+    }
+    let param = schema["properties"]
+        .as_object()
+        .and_then(|p| p.keys().find(|k| k.as_str() == "query").cloned())?;
+    let deferred = deferred_mcp_tools(request, tools);
+    if deferred.is_empty() {
+        return None;
+    }
+    Some(Turn::ToolUse {
+        name: search.clone(),
+        input: json!({ param: format!("select:{}", deferred.join(",")) }),
+    })
 }
 
 /// The CLI names an MCP tool `mcp__SERVER__TOOL`: the answer tool is the
@@ -256,8 +334,17 @@ impl Standin {
         if results.iter().any(|r| is_submit(&r.tool)) {
             return Turn::Text("Submitted.".into());
         }
-        let tools = offered_tools(request);
-        let Some(tool) = query_tool(tools.iter().map(|(n, s)| (n.as_str(), s))) else {
+        let tools = offered_tools(request, &results);
+        // A built-in of the host is never the server's SPARQL tool.
+        let mcp = tools.iter().any(|(n, _)| n.starts_with("mcp__"));
+        let candidates = tools
+            .iter()
+            .filter(|(n, _)| !mcp || n.starts_with("mcp__"))
+            .map(|(n, s)| (n.as_str(), s));
+        let Some(tool) = query_tool(candidates) else {
+            if let Some(turn) = load_deferred(request, &tools, &results) {
+                return turn;
+            }
             return Turn::Text("There is no SPARQL tool among my tools.".into());
         };
         let submit = tools
@@ -394,6 +481,81 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn standin() -> Standin {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/benchmarks-single");
+        Standin {
+            corpus: Corpus::load(&root).unwrap(),
+            strategy: Strategy::Oracle,
+            log_dir: None,
+            reject_key: false,
+            conversations: Mutex::new(BTreeMap::new()),
+            requests: Mutex::new(0),
+        }
+    }
+
+    /// Issue 25: claude 2.1.332 offers MCP tools deferred (named in the
+    /// system prompt, loaded by ToolSearch), and the stand-in took
+    /// ToolSearch's `query` for the SPARQL tool's.
+    #[test]
+    fn deferred_mcp_tools_are_loaded_through_tool_search_then_queried() {
+        let standin = standin();
+        let record = standin.corpus.records[0].clone();
+        let search = json!({"name": "ToolSearch", "input_schema": {"type": "object",
+            "properties": {"query": {"type": "string"}, "max_results": {"type": "number"}}}});
+        let system = "The following deferred tools are now available via ToolSearch. Use ToolSearch \
+            with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\n\
+            mcp__okn__query\nmcp__okn__submit_csv\n\nToday's date is 2026-12-06.";
+        let mut messages =
+            vec![json!({"role": "user", "content": [{"type": "text", "text": record.summary}]})];
+        let request = |messages: &[Value]| {
+            json!({"system": [{"type": "text", "text": system}],
+                "tools": [{"name": "ListAgents", "input_schema": {"properties": {"q": {}}}},
+                    {"name": "DeferredToolPlaceholder", "input_schema": {"properties": {}}, "defer_loading": true},
+                    search.clone()],
+                "messages": messages})
+        };
+        let Turn::ToolUse { name, input } = standin.next_turn(&request(&messages)) else {
+            panic!("no tool use first");
+        };
+        assert_eq!(name, "ToolSearch");
+        assert_eq!(
+            input,
+            json!({"query": "select:mcp__okn__query,mcp__okn__submit_csv"})
+        );
+        // ToolSearch answers with the schemas, one <function> line each.
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": input}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content":
+            "<functions>\n<function>{\"description\": \"Run SPARQL\", \"name\": \"mcp__okn__query\", \"parameters\": {\"properties\": {\"graph\": {}, \"query_string\": {}}}}</function>\n\
+             <function>{\"description\": \"Answer\", \"name\": \"mcp__okn__submit_csv\", \"parameters\": {\"properties\": {\"csv\": {}}}}</function>\n</functions>"}]}));
+        let Turn::ToolUse { name, input } = standin.next_turn(&request(&messages)) else {
+            panic!("no query after the schemas came");
+        };
+        assert_eq!(name, "mcp__okn__query");
+        assert_eq!(input["query_string"], json!(record.query));
+        assert_eq!(input["graph"], "federation");
+        // mcp-proto-okn's reply shape is read, and the rows submitted.
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "mcp__okn__query", "input": input}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content":
+            [{"type": "text", "text": "{\"columns\": [\"x\"], \"data\": [[\"http://a\"]], \"count\": 1}"}]}]}));
+        let Turn::ToolUse { name, input } = standin.next_turn(&request(&messages)) else {
+            panic!("no answer submitted");
+        };
+        assert_eq!(name, "mcp__okn__submit_csv");
+        assert_eq!(input, json!({"csv": "x\nhttp://a\n"}));
+    }
+
+    #[test]
+    fn with_no_deferred_tool_announced_there_is_no_sparql_tool() {
+        let standin = standin();
+        let summary = standin.corpus.records[0].summary.clone();
+        let request = json!({"tools": [{"name": "ToolSearch", "input_schema": {"properties": {"query": {}}}}],
+            "messages": [{"role": "user", "content": summary}]});
+        assert_eq!(
+            standin.next_turn(&request),
+            Turn::Text("There is no SPARQL tool among my tools.".into())
+        );
+    }
 
     #[test]
     fn a_tool_use_streams_its_input_in_pieces_that_join_to_json() {

@@ -421,12 +421,44 @@ impl QueryTool {
     }
 }
 
+/// Whether `name` is a tool whose purpose is finding tools (claude's
+/// `ToolSearch`, a server's `search_tools`, `find_tools`, `list_tools`,
+/// `load_tools`...): its `query` parameter takes words about tools, never
+/// SPARQL, so it is never taken for the SPARQL tool (issue 25, "Real
+/// servers"). Read from the name with case, `_`, `-` and an
+/// `mcp__SERVER__` prefix ignored.
+pub fn is_discovery_tool(name: &str) -> bool {
+    let bare = name.rsplit("__").next().unwrap_or(name);
+    let squashed: String = bare
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    const KINDS: &[&str] = &[
+        "toolsearch",
+        "searchtool",
+        "findtool",
+        "discovertool",
+        "tooldiscover",
+        "listtool",
+        "loadtool",
+        "gettool",
+        "describetool",
+        "selecttool",
+    ];
+    KINDS.iter().any(|k| squashed.contains(k))
+}
+
 /// Picks the SPARQL tool among `(name, input schema)` pairs: a tool with a
 /// string parameter named `query`, `query_string` or `sparql`, preferring
-/// tool names that say `sparql` or `query`.
+/// tool names that say `sparql` or `query`. A discovery tool
+/// ([`is_discovery_tool`]) is never picked, whatever its parameters.
 pub fn query_tool<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Option<QueryTool> {
     let mut best: Option<(u8, QueryTool)> = None;
     for (name, schema) in tools {
+        if is_discovery_tool(name) {
+            continue;
+        }
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
             continue;
         };
@@ -459,29 +491,70 @@ pub fn query_tool<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> 
     best.map(|(_, t)| t)
 }
 
-/// Reads a query tool's reply as a table: JSON with `columns` and `rows`
-/// (typed cells with a `value`, or plain values), SPARQL 1.1 JSON results,
-/// `{"boolean": ..}`, or CSV text.
+/// Reads a query tool's reply as a table, in each shape the servers an
+/// agent meets write (issue 25, "Real servers"):
+///
+/// - `{"columns": [..], "rows": [..]}` (our servers) and
+///   `{"columns": [..], "data": [..], "count": n}` (mcp-proto-okn), each row
+///   an array of cells or an object keyed by column, each cell a plain
+///   value or a typed term with a `value`;
+/// - SPARQL 1.1 Query Results JSON (`head` with `results` or `boolean`,
+///   mcp-server-sparql's reply);
+/// - either of those wrapped in `{"result": ..}` (a structured reply);
+/// - a JSON array of objects, one a row (columns in the first's order);
+/// - CSV text.
+///
+/// `None`: anything else (an `{"error": ..}` reply, prose).
 pub fn reply_table(text: &str) -> Option<Table> {
-    if let Ok(value) = serde_json::from_str::<Value>(text) {
-        if let (Some(columns), Some(rows)) = (
-            value.get("columns").and_then(Value::as_array),
-            value.get("rows").and_then(Value::as_array),
-        ) {
-            let columns: Vec<String> = columns.iter().map(cell_text).collect();
-            let rows = rows
-                .iter()
-                .filter_map(Value::as_array)
-                .map(|r| r.iter().map(cell_text).collect())
-                .collect();
-            return Some(Table { columns, rows });
-        }
-        if value.get("head").is_some() || value.get("boolean").is_some() {
-            return crate::sparql::parse_json_results(text.as_bytes()).ok();
-        }
-        return None;
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(value) => json_table(&value),
+        Err(_) => Table::from_csv(text.as_bytes()).ok(),
     }
-    Table::from_csv(text.as_bytes()).ok()
+}
+
+/// [`reply_table`] of a reply that is JSON.
+fn json_table(value: &Value) -> Option<Table> {
+    match value {
+        Value::Object(map) => {
+            if let Some(columns) = map.get("columns").and_then(Value::as_array) {
+                let rows = map
+                    .get("rows")
+                    .or_else(|| map.get("data"))
+                    .and_then(Value::as_array)?;
+                let columns: Vec<String> = columns.iter().map(cell_text).collect();
+                let rows = rows.iter().map(|r| row_cells(r, &columns)).collect();
+                return Some(Table { columns, rows });
+            }
+            if map.contains_key("head") || map.contains_key("boolean") {
+                let bytes = serde_json::to_vec(value).ok()?;
+                return crate::sparql::parse_json_results(&bytes).ok();
+            }
+            match map.get("result") {
+                Some(inner) if map.len() == 1 => json_table(inner),
+                _ => None,
+            }
+        }
+        Value::Array(items) => {
+            let first = items.first()?.as_object()?;
+            let columns: Vec<String> = first.keys().cloned().collect();
+            let rows = items.iter().map(|r| row_cells(r, &columns)).collect();
+            Some(Table { columns, rows })
+        }
+        Value::String(inner) => reply_table(inner),
+        _ => None,
+    }
+}
+
+/// One row's cells: an array as it is, an object by `columns`.
+fn row_cells(row: &Value, columns: &[String]) -> Vec<String> {
+    match row {
+        Value::Array(cells) => cells.iter().map(cell_text).collect(),
+        Value::Object(cells) => columns
+            .iter()
+            .map(|c| cells.get(c).map(cell_text).unwrap_or_default())
+            .collect(),
+        other => vec![cell_text(other)],
+    }
 }
 
 fn cell_text(value: &Value) -> String {
@@ -696,6 +769,65 @@ mod tests {
         assert_eq!(reply_table(sparql).unwrap(), t("x\n1\n"));
         assert_eq!(reply_table("a,b\n1,2\n").unwrap(), t("a,b\n1,2\n"));
         assert_eq!(reply_table("{\"error\": \"x\"}"), None);
+    }
+
+    /// Issue 25: every attempt through mcp-proto-okn read "no answer",
+    /// though its rows score exact: its reply is `{columns, data, count}`.
+    #[test]
+    fn replies_of_every_server_met_become_tables() {
+        let want = t("s,n\nhttp://a,5\n,6\n");
+        for reply in [
+            // mcp-proto-okn, as FastMCP writes a dict (indented).
+            "{\n  \"columns\": [\"s\", \"n\"],\n  \"data\": [[\"http://a\", \"5\"], [\"\", \"6\"]],\n  \"count\": 2\n}",
+            // Rows as objects keyed by column.
+            r#"{"columns":["s","n"],"rows":[{"s":"http://a","n":5},{"n":"6"}]}"#,
+            // SPARQL JSON results, bare and wrapped as a structured reply.
+            r#"{"head":{"vars":["s","n"]},"results":{"bindings":[{"s":{"type":"uri","value":"http://a"},"n":{"type":"literal","value":"5"}},{"n":{"type":"literal","value":"6"}}]}}"#,
+            r#"{"result":{"head":{"vars":["s","n"]},"results":{"bindings":[{"s":{"type":"uri","value":"http://a"},"n":{"type":"literal","value":"5"}},{"n":{"type":"literal","value":"6"}}]}}}"#,
+            // A list of records; CSV text with a line break at the end or not.
+            r#"[{"s":"http://a","n":"5"},{"s":null,"n":"6"}]"#,
+            "s,n\r\nhttp://a,5\r\n,6",
+        ] {
+            assert_eq!(reply_table(reply).as_ref(), Some(&want), "{reply}");
+        }
+        let empty = reply_table(r#"{"columns":["x"],"data":[],"count":0}"#).unwrap();
+        assert_eq!((empty.columns.len(), empty.rows.len()), (1, 0));
+        for no_table in [
+            r#"{"error":"Query execution failed"}"#,
+            r#"{"result":"done","other":1}"#,
+            "[]",
+            "42",
+        ] {
+            assert_eq!(reply_table(no_table), None, "{no_table}");
+        }
+    }
+
+    /// Issue 25: on claude 2.1.332 the stand-in took ToolSearch's `query`
+    /// for the SPARQL tool's.
+    #[test]
+    fn a_discovery_tool_is_never_the_query_tool() {
+        let search = serde_json::json!({"properties": {"query": {}, "max_results": {}}});
+        for name in [
+            "ToolSearch",
+            "mcp__okn__search_tools",
+            "find-tools",
+            "ListTools",
+            "tool_discovery",
+        ] {
+            assert!(is_discovery_tool(name), "{name}");
+            assert_eq!(query_tool([(name, &search)]), None, "{name}");
+        }
+        for name in [
+            "query",
+            "mcp__okn__run_sparql",
+            "search_entities",
+            "sparql_query",
+        ] {
+            assert!(!is_discovery_tool(name), "{name}");
+        }
+        let sparql = serde_json::json!({"properties": {"query_string": {}}});
+        let tool = query_tool([("ToolSearch", &search), ("mcp__okn__query", &sparql)]).unwrap();
+        assert_eq!(tool.name, "mcp__okn__query");
     }
 
     #[test]

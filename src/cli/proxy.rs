@@ -104,6 +104,9 @@ impl ProxyCommon {
 }
 
 pub(crate) fn run(args: ProxyArgs) -> Result<ExitCode> {
+    // Started by a claude episode, whose HOME is a fresh folder (issue 25):
+    // the profile's `~` and the upstream's caches are in the user's own.
+    crate::agent::claude::restore_user_home();
     let common = &args.common;
     let profile = common.profile()?;
     let sparql_only = match common.tools {

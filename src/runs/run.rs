@@ -380,8 +380,9 @@ fn check_claude(
         claude::Login::No => {
             return Err(Error::Usage(format!(
                 "{} is not logged in ('{} auth status' says so), so every episode would fail \
-                 before the first question: log in with 'claude' and /login, or set \
-                 ANTHROPIC_API_KEY, then run again",
+                 before the first question (an episode runs in a fresh home, so a login stored \
+                 by /login is not read): set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN to \
+                 the token 'claude setup-token' prints, then run again",
                 version,
                 settings.program.display()
             )));
@@ -1189,13 +1190,16 @@ fn play_attempt(
     std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
     write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
     write_atomic(&dir.join(COMMAND_FILE), recorded_line.as_bytes())?;
+    // A claude episode gets a home of its own, removed after it (issue 25).
+    let env = crate::agent::EpisodeEnv::for_agent(&options.agent, &options.agent_env)?;
     let outcome = launch(
         &command,
         prompt,
         &dir_abs.join(CWD_DIR),
-        &options.agent_env,
+        &env.vars,
         options.agent_timeout,
     )?;
+    drop(env);
     // A host killed before it reported leaves no agent.json (an empty one
     // would read as a JSON error on the attempt page); episode.json says
     // how it ended.

@@ -25,6 +25,7 @@ mod browser;
 mod build;
 mod cases;
 mod catalog;
+mod chain;
 mod claude;
 mod corpus;
 mod credentials;
