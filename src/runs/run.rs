@@ -1506,7 +1506,7 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     let (csv, json) = crate::reference::paths(dir, id);
     let target = root.question_dir(id);
     for (from, name) in [(csv, GROUND_TRUTH_CSV), (json, GROUND_TRUTH_JSON)] {
-        let bytes = crate::error::read_file(&from)?;
+        let bytes = crate::fsutil::read_file(&from)?;
         let to = target.join(name);
         if !crate::fsutil::same_contents(&to, &bytes) {
             write_atomic(&to, &bytes)?;
