@@ -84,6 +84,7 @@ impl FromStr for ShardArg {
 /// selection the slices were cut from, so `merge` can name every attempt
 /// a missing shard would have played.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ShardRecord {
     /// Which slice, from 1.
     pub index: u32,
