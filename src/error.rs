@@ -123,7 +123,6 @@ impl Error {
     }
 }
 
-
 /// A serde_json error's message without the " at line L column C" it
 /// ends with, for an error that gives the line apart
 /// ([`Error::at_line`]).

@@ -152,7 +152,10 @@ mod tests {
             for_terminal("id 'x\u{202E}y'\n  \u{1b}[31mred\r"),
             "id 'x[U+202E]y'\n  \\u{1b}[31mred\\u{d}"
         );
-        assert!(matches!(for_terminal("plain"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            for_terminal("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -154,8 +154,7 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<GroundTruth>> {
 /// Errors: one that is not a regular file or cannot be read (named), or
 /// does not parse (naming the line).
 fn read_meta(json_path: &Path) -> Result<Option<GroundTruthMeta>> {
-    let Some(bytes) = crate::fsutil::read_regular(json_path, crate::fsutil::Links::Follow)?
-    else {
+    let Some(bytes) = crate::fsutil::read_regular(json_path, crate::fsutil::Links::Follow)? else {
         return Ok(None);
     };
     serde_json::from_slice(&bytes)

@@ -333,7 +333,9 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
         list.dedup();
     }
     // The ignore files refused, after the walks' own errors.
-    inputs.unreadable.extend(std::mem::take(&mut *lock(&refused)));
+    inputs
+        .unreadable
+        .extend(std::mem::take(&mut *lock(&refused)));
     inputs
 }
 
@@ -707,9 +709,11 @@ pub struct Drift {
     /// Generated files that no output accounts for.
     pub orphaned: Vec<PathBuf>,
     /// Generated files of frozen roots that differ from what their
-    /// records give, or are missing ([`Plan::frozen_outputs`]): no build
-    /// rewrites them.
+    /// records give ([`Plan::frozen_outputs`]): no build rewrites them.
     pub frozen: Vec<PathBuf>,
+    /// Generated files of frozen roots that are missing (a `README.html`
+    /// deleted: issue 24, item 9): reported, never written again.
+    pub frozen_missing: Vec<PathBuf>,
     /// Outputs compared.
     pub outputs: usize,
 }
@@ -721,6 +725,7 @@ impl Drift {
             && self.missing.is_empty()
             && self.orphaned.is_empty()
             && self.frozen.is_empty()
+            && self.frozen_missing.is_empty()
     }
 }
 
@@ -735,17 +740,24 @@ fn state_of(path: &Path, bytes: &[u8]) -> State {
 }
 
 /// The generated files of frozen roots in `plan` that are not what their
-/// records give (stale or missing), sorted: never rewritten, named
-/// (issue 24, item 9).
-pub fn frozen_drift(plan: &Plan) -> Vec<PathBuf> {
-    let mut drift: Vec<PathBuf> = plan
+/// records give: those that differ and those that are missing, each
+/// sorted. Never rewritten, named (issue 24, item 9).
+pub fn frozen_drift(plan: &Plan) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let states: Vec<(PathBuf, State)> = plan
         .frozen_outputs
         .par_iter()
-        .filter(|o| state_of(&o.path, &o.bytes) != State::Current)
-        .map(|o| o.path.clone())
+        .map(|o| (o.path.clone(), state_of(&o.path, &o.bytes)))
+        .filter(|(_, state)| *state != State::Current)
         .collect();
-    drift.sort();
-    drift
+    let (missing, stale): (Vec<_>, Vec<_>) = states
+        .into_iter()
+        .partition(|(_, state)| *state == State::Missing);
+    let paths = |v: Vec<(PathBuf, State)>| {
+        let mut paths: Vec<PathBuf> = v.into_iter().map(|(p, _)| p).collect();
+        paths.sort();
+        paths
+    };
+    (paths(stale), paths(missing))
 }
 
 /// The bytes with each CRLF read as LF.
@@ -795,7 +807,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     drift.orphaned.extend(plan.stale.iter().cloned());
     drift.orphaned.sort();
-    drift.frozen = frozen_drift(plan);
+    (drift.frozen, drift.frozen_missing) = frozen_drift(plan);
     drift.outputs = produced.len() + plan.frozen_outputs.len();
     Ok(drift)
 }

@@ -23,9 +23,7 @@ use crate::layout::{
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::judge::{Disagreement, record_differences};
-use crate::runs::recorded::{
-    AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth,
-};
+use crate::runs::recorded::{AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth};
 use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
 use crate::table::Table;
 

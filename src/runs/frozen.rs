@@ -54,10 +54,7 @@ pub fn marker(root: &Path) -> Marker {
             Ok(None) => return Marker::Open,
             Err(e) => e.to_string(),
             Ok(Some(bytes)) => match serde_json::from_slice::<FrozenFile>(&bytes) {
-                Err(e) => format!(
-                    "{}: does not read as a freeze marker ({e})",
-                    path.display()
-                ),
+                Err(e) => format!("{}: does not read as a freeze marker ({e})", path.display()),
                 Ok(file) if !RUNS_FORMATS_READ.contains(&file.format) => format!(
                     "{}: format {} is not one this version reads ({})",
                     path.display(),

@@ -470,8 +470,11 @@ impl Plan {
                 format!("{why}; nothing was merged"),
             )
         })?;
-        let strays =
-            super::recorded::check_attempt_folders(&root.condition_dir(id, name), &plan, Some(&recorded));
+        let strays = super::recorded::check_attempt_folders(
+            &root.condition_dir(id, name),
+            &plan,
+            Some(&recorded),
+        );
         if let Some(stray) = strays.into_iter().next() {
             return Err(Error::Other(format!("{stray}; nothing was merged")));
         }

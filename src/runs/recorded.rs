@@ -924,19 +924,20 @@ impl AttemptPlan {
     /// Errors: a shard root whose `shard.questions` does not list `id`
     /// (the record was edited), worded for a message naming the file.
     pub fn of(condition: &ConditionFile, id: &str) -> std::result::Result<AttemptPlan, String> {
-        let slice = match &condition.shard {
-            Some(record) => {
-                let position = record.questions.iter().position(|q| q == id).ok_or_else(|| {
+        let slice =
+            match &condition.shard {
+                Some(record) => {
+                    let position = record.questions.iter().position(|q| q == id).ok_or_else(|| {
                     format!(
                         "question '{}' is listed, but shard.questions, the selection its shard \
                          was cut from, does not hold it: one of them was edited",
                         id.escape_debug()
                     )
                 })?;
-                Some((position, record.shard()))
-            }
-            None => None,
-        };
+                    Some((position, record.shard()))
+                }
+                None => None,
+            };
         Ok(AttemptPlan {
             repeat: condition.identity.repeat,
             slice,
@@ -1085,7 +1086,11 @@ pub fn check_attempt_folders(
         let (first, missing) = plan.lacking(listed, 5);
         if missing > 0 {
             let numbers: Vec<String> = first.iter().map(u32::to_string).collect();
-            let more = if missing > first.len() as u64 { ", ..." } else { "" };
+            let more = if missing > first.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            };
             problems.push(Error::file(
                 &result,
                 format!(

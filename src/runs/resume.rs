@@ -71,7 +71,10 @@ fn read_recorded(dir: &Path, name: &str) -> std::result::Result<String, String> 
 ///
 /// Errors: a `result.json` that is there and cannot be read or parsed, as
 /// the reason.
-fn recorded_attempt(dir: &Path, attempt: u32) -> std::result::Result<Option<AttemptResult>, String> {
+fn recorded_attempt(
+    dir: &Path,
+    attempt: u32,
+) -> std::result::Result<Option<AttemptResult>, String> {
     let Some(question) = dir.parent() else {
         return Ok(None);
     };
