@@ -47,17 +47,15 @@ impl KgHint {
 /// clap instead of becoming part of a condition's identity, and a recorded
 /// value that is none of them is refused on load ([`Effort::parse`]:
 /// issue 24, item 7).
+// Each variant is the level of its name in lower case. The variants carry
+// no doc comment: clap would show one per value in `run --help`, instead of
+// the one line of possible values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Effort {
-    /// `low`.
     Low,
-    /// `medium`.
     Medium,
-    /// `high`.
     High,
-    /// `xhigh`.
     Xhigh,
-    /// `max`.
     Max,
 }
 
