@@ -921,8 +921,9 @@ pub struct AttemptPlan {
 impl AttemptPlan {
     /// The plan of question `id` under `condition`.
     ///
-    /// Errors: a shard root whose `shard.questions` does not list `id`
-    /// (the record was edited), worded for a message naming the file.
+    /// Errors: a shard root whose `shard.questions` does not list `id`, or
+    /// whose `shard.index` is outside `1..=shard.count` (the record was
+    /// edited), worded for a message naming the file.
     pub fn of(condition: &ConditionFile, id: &str) -> std::result::Result<AttemptPlan, String> {
         let slice =
             match &condition.shard {
@@ -934,6 +935,12 @@ impl AttemptPlan {
                         id.escape_debug()
                     )
                 })?;
+                    if record.index == 0 || record.index > record.count {
+                        return Err(format!(
+                            "shard.index {} is outside 1..={}: the record was edited",
+                            record.index, record.count
+                        ));
+                    }
                     Some((position, record.shard()))
                 }
                 None => None,

@@ -675,29 +675,6 @@ fn the_control_and_a_streamable_http_server_side_by_side() {
     );
 }
 
-/// Rewrites the attempt in `attempt` as one whose last `submit_csv`
-/// submitted `csv`: its `calls.json` argument, `metrics.json`'s
-/// `submitted_rows` and `answer.csv`, together.
-fn submitted_instead(attempt: &Path, csv: &str) {
-    let calls_path = attempt.join("calls.json");
-    let mut calls: Value = serde_json::from_slice(&std::fs::read(&calls_path).unwrap()).unwrap();
-    let last = calls["calls"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .rev()
-        .find(|c| c["tool"] == "submit_csv" && c["ok"] == true)
-        .expect("a submit_csv call");
-    last["arguments"]["csv"] = csv.into();
-    std::fs::write(&calls_path, serde_json::to_vec_pretty(&calls).unwrap()).unwrap();
-    let metrics_path = attempt.join("metrics.json");
-    let mut metrics: Value =
-        serde_json::from_slice(&std::fs::read(&metrics_path).unwrap()).unwrap();
-    metrics["submitted_rows"] = (csv.lines().count() - 1).into();
-    std::fs::write(&metrics_path, serde_json::to_vec_pretty(&metrics).unwrap()).unwrap();
-    std::fs::write(attempt.join("answer.csv"), csv).unwrap();
-}
-
 /// An oracle run of two demo questions into `out`, which must succeed.
 fn two_oracle_questions(out: &Path) {
     let o = scripted(
@@ -723,7 +700,7 @@ fn rescore_reports_every_moved_score_and_rewrites_what_depends_on_it() {
     // The attempt as an episode that submitted another answer records it
     // (answer.csv is the last submit_csv of calls.json: an answer.csv
     // edited alone is refused, issue 24 item 6).
-    submitted_instead(&first.join("attempt-1"), "wrong\n1\n");
+    crate::support::submitted_instead(&first.join("attempt-1"), "wrong\n1\n");
     std::fs::write(second.join("result.json"), "{ not json").unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])
