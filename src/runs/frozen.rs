@@ -13,7 +13,7 @@ use crate::layout::{FROZEN_FILE, RunsRoot};
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FrozenFile {
-    /// [`super::records::RUNS_FORMAT`] of the `freeze` that wrote it.
+    /// The runs-root format (`RUNS_FORMAT`) of the `freeze` that wrote it.
     pub format: u32,
     /// Why the root is closed.
     pub reason: String,
