@@ -123,21 +123,6 @@ impl Error {
     }
 }
 
-/// Reads a whole file, mapping failure to [`Error::File`].
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(path, "read", e))
-}
-
-/// Reads a whole UTF-8 text file, naming the file (and line) on failure.
-pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = read_file(path)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count() as u64;
-        Error::at_line(path, line, "not valid UTF-8")
-    })
-}
-
 /// A serde_json error's message without the " at line L column C" it
 /// ends with, for an error that gives the line apart
 /// ([`Error::at_line`]).
@@ -169,7 +154,11 @@ mod tests {
     /// still names the file and says what failed.
     #[test]
     fn io_errors_name_the_file_and_keep_their_cause() {
-        let err = read_file(Path::new("/nonexistent/x.csv")).unwrap_err();
+        let err = Error::io(
+            Path::new("/nonexistent/x.csv"),
+            "read",
+            std::fs::read("/nonexistent/x.csv").unwrap_err(),
+        );
         assert_eq!(
             err.to_string(),
             "/nonexistent/x.csv: cannot read: no such file or folder"

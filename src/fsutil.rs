@@ -354,6 +354,38 @@ fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, bytes: Vec<u8>) -> Re
     serde_json::from_str(&text).map_err(|e| Error::at_line(path, e.line() as u64, e.to_string()))
 }
 
+/// Reads a whole file a user or a record names (a corpus's `.rq` files
+/// and ground truth, a profile, `study.toml`, `okn-benchmark.toml`, a
+/// template, a catalog, RDF data), following a link, only when it is a
+/// regular file ([`open_regular`]): a named pipe planted where one is
+/// expected would otherwise wait forever for a writer (issue 24, items 3
+/// and 22).
+///
+/// Errors: [`Error::File`] naming `path`: absent, a folder, a named pipe,
+/// socket or device ([`NOT_REGULAR`]), or a file that cannot be read.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    read_regular(path, Links::Follow)?.ok_or_else(|| {
+        Error::io(
+            path,
+            "read",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })
+}
+
+/// [`read_file`] as UTF-8 text, naming the file (and line) on failure.
+///
+/// Errors: those of [`read_file`]; bytes that are not UTF-8 (the line of
+/// the first that is not).
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = read_file(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count() as u64;
+        Error::at_line(path, line, "not valid UTF-8")
+    })
+}
+
 /// Reads a JSON file into `T`, naming the file and line on failure. Only
 /// a regular file is read (a link is followed; [`open_regular`]).
 ///

@@ -459,11 +459,6 @@ impl RunsRoot {
         self.root.join(FROZEN_FILE)
     }
 
-    /// True when the root is frozen.
-    pub fn is_frozen(&self) -> bool {
-        self.frozen_file().is_file()
-    }
-
     /// The names of the recorded conditions (from `conditions/*.json`), sorted.
     pub fn condition_names(&self) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.root.join(CONDITIONS_DIR))

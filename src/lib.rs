@@ -47,7 +47,10 @@ macro_rules! out {
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        // Control and bidirectional characters quoted from a record or a
+        // flag are shown, never sent raw (`text::for_terminal`).
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", $crate::text::for_terminal(&text));
     }};
 }
 

@@ -75,6 +75,35 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(show_bidi(&escaped).into_owned())
 }
 
+/// `text` as a message on the terminal shows it (every line of an error,
+/// a warning, a progress line): each control character but the line feed
+/// and the tab written as its Rust escape (`\u{1b}`), and every
+/// bidirectional control as [`bidi_shown`] (`[U+202E]`), so an id, a label
+/// or a value quoted from a record can neither colour the terminal nor
+/// reorder the line it is in (`docs/PUBLISHING.md`; issue 24, item 8);
+/// borrowed when there is nothing to show otherwise. What every `errln!`
+/// writes passes through it.
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown_as_is = |c: char| c == '\n' || c == '\t';
+    if !text
+        .chars()
+        .any(|c| (c.is_control() && !shown_as_is(c)) || is_bidi_control(c))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.split('\n')
+            .map(|line| {
+                line.split('\t')
+                    .map(|part| printable(part).into_owned())
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
 /// True for the Unicode bidirectional embedding, override and isolate
 /// controls (U+202A–U+202E, U+2066–U+2069): in recorded text (a question,
 /// an answer, a query) one would reorder what follows it on the line or in
@@ -113,6 +142,21 @@ pub fn show_bidi(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24, item 8: a message quoting a record shows its controls,
+    /// keeping its own line feeds and tabs.
+    #[test]
+    fn terminal_text_shows_controls_and_keeps_lines() {
+        assert_eq!(for_terminal("a\n\tb"), "a\n\tb");
+        assert_eq!(
+            for_terminal("id 'x\u{202E}y'\n  \u{1b}[31mred\r"),
+            "id 'x[U+202E]y'\n  \\u{1b}[31mred\\u{d}"
+        );
+        assert!(matches!(
+            for_terminal("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn prefixes_ignore_case_and_never_split_a_character() {

@@ -32,11 +32,11 @@ pub type SpannedTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 impl TomlFile {
     /// Reads `path` as UTF-8 text.
     ///
-    /// Errors: as [`crate::error::read_text`] (unreadable file, not UTF-8).
+    /// Errors: as [`crate::fsutil::read_text`] (unreadable file, not UTF-8).
     pub fn read(path: &Path) -> Result<TomlFile> {
         Ok(TomlFile {
             path: path.to_path_buf(),
-            text: crate::error::read_text(path)?,
+            text: crate::fsutil::read_text(path)?,
         })
     }
 

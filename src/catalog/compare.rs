@@ -71,7 +71,7 @@ pub fn load(path: &Path) -> Result<Results> {
     } else {
         path.to_path_buf()
     };
-    let text = crate::error::read_text(&file)?;
+    let text = crate::fsutil::read_text(&file)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let malformed = |line: usize, e: &dyn std::fmt::Display| {
         Error::at_line(

@@ -298,7 +298,7 @@ pub enum Check {
 /// wrong type, named with its line and, inside `queries`, the query's id
 /// ([`Error::Usage`] naming the file; exit 2).
 pub fn load(path: &Path) -> Result<Catalog> {
-    parse(path, &crate::error::read_text(path)?)
+    parse(path, &crate::fsutil::read_text(path)?)
 }
 
 /// Parses `text`, the catalog file `path` holds (or held: `results.json`

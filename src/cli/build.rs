@@ -124,6 +124,9 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         for p in &drift.frozen {
             outln!("stale     {} (in a frozen root)", shown(p));
         }
+        for p in &drift.frozen_missing {
+            outln!("missing   {} (in a frozen root)", shown(p));
+        }
         if drift.is_clean() {
             outln!(
                 "build --check: all {} generated files are current",
@@ -139,10 +142,10 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
         outln!(
             "build --check: {} stale, {} missing, {} orphaned; run 'okn-benchmark build{roots}' to regenerate them",
             drift.stale.len() + drift.frozen.len(),
-            drift.missing.len(),
+            drift.missing.len() + drift.frozen_missing.len(),
             drift.orphaned.len()
         );
-        if !drift.frozen.is_empty() {
+        if !drift.frozen.is_empty() || !drift.frozen_missing.is_empty() {
             outln!("{}", frozen_advice(&plan));
         }
         return Ok(ExitCode::from(1));
@@ -157,10 +160,13 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
     );
     // A frozen root is never rewritten: what differs there is named, and
     // the build fails as --check does (issue 24, item 9).
-    let frozen = crate::render::build::frozen_drift(&plan);
-    if !frozen.is_empty() {
-        for p in &frozen {
+    let (stale, missing) = crate::render::build::frozen_drift(&plan);
+    if !stale.is_empty() || !missing.is_empty() {
+        for p in &stale {
             outln!("stale     {} (in a frozen root)", shown(p));
+        }
+        for p in &missing {
+            outln!("missing   {} (in a frozen root)", shown(p));
         }
         outln!("{}", frozen_advice(&plan));
         return Ok(ExitCode::from(1));
@@ -177,10 +183,10 @@ fn frozen_advice(plan: &crate::render::build::Plan) -> String {
         .map(|r| r.strip_prefix("./").unwrap_or(r).display().to_string())
         .collect();
     format!(
-        "build: generated files of a frozen runs root ({}) differ from what its records give, \
-         and build never rewrites a frozen root: restore them from version control, or delete \
-         ROOT/.frozen and run 'okn-benchmark freeze ROOT --reason ...' again, which rewrites \
-         them from the records",
+        "build: generated files of a frozen runs root ({}) are missing or differ from what its \
+         records give, and build never rewrites a frozen root: restore them from version \
+         control, or delete ROOT/.frozen and run 'okn-benchmark freeze ROOT --reason ...' \
+         again, which rewrites them from the records",
         roots.join(", ")
     )
 }

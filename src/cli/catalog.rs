@@ -233,7 +233,7 @@ fn run_catalog(args: RunArgs) -> Result<ExitCode> {
     use crate::catalog::{report, run};
     // Read once: the text recorded, its digest and the catalog run are
     // one and the same (`catalog_source`, issue 24 item 8).
-    let source = crate::error::read_text(&args.catalog)?;
+    let source = crate::fsutil::read_text(&args.catalog)?;
     let catalog = format::parse(&args.catalog, &source)?;
     let problems = validate::validate(&catalog);
     if !problems.is_empty() {

@@ -287,6 +287,14 @@ pub(crate) fn without_harness(command: &str) -> Error {
     ))
 }
 
+/// The parser of `--precision` (`score`, `run`, `rescore`): the range of
+/// [`crate::score::SIGNIFICANT_FIGURES`], the one a recorded condition is
+/// held to.
+pub(crate) fn precision_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    let range = crate::score::SIGNIFICANT_FIGURES;
+    clap::value_parser!(u32).range(i64::from(*range.start())..=i64::from(*range.end()))
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code. Errors print as one `error:` line on stderr.
 pub fn main() -> ExitCode {
@@ -301,6 +309,12 @@ pub fn main() -> ExitCode {
             let text = e.render().to_string();
             errln!("{}", plain_usage(&text, std::env::args()));
             return ExitCode::from(crate::error::EXIT_BAD_INPUT);
+        }
+        // An error quotes what was given (`--effort` of a bidirectional
+        // control): written as every error is (`errln!`).
+        Err(e) if e.use_stderr() => {
+            errln!("{}", e.render().to_string().trim_end());
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
         Err(e) => e.exit(),
     };

@@ -87,7 +87,9 @@ pub(crate) fn run(command: PaperCommand) -> Result<ExitCode> {
 fn tables_command(studies: &[PathBuf]) -> Result<String> {
     let dirs_discovered = studies.is_empty();
     let dirs: Vec<PathBuf> = if dirs_discovered {
-        crate::render::build::discover(&[PathBuf::from(".")]).studies
+        let inputs = crate::render::build::discover(&[PathBuf::from(".")]);
+        inputs.refuse_unreadable()?;
+        inputs.studies
     } else {
         studies.to_vec()
     };

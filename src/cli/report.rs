@@ -35,7 +35,7 @@ pub(crate) struct RescoreArgs {
     /// Significant figures non-integral numbers are rounded to before comparison (1 to
     /// 30), as 'score --precision'; recorded in each condition [default: the precision
     /// each condition was judged at].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=30))]
+    #[arg(long, value_name = "N", value_parser = crate::cli::precision_parser())]
     precision: Option<u32>,
 }
 

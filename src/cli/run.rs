@@ -62,9 +62,10 @@ pub(crate) struct RunArgs {
     model: Option<String>,
     /// Effort for claude [default: the CLI's own]. Part of the condition's identity.
     #[arg(long, value_enum, value_name = "LEVEL")]
-    effort: Option<Effort>,
-    /// Attempts per question.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    effort: Option<crate::runs::identity::Effort>,
+    /// Attempts per question (1 to 10000).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::runs::identity::MAX_REPEAT)))]
     repeat: u32,
     /// Keep this run beside an existing condition of the same name.
     #[arg(long, value_name = "NAME")]
@@ -93,7 +94,7 @@ pub(crate) struct RunArgs {
     /// Significant figures non-integral numbers are rounded to before comparison (1 to 30),
     /// as 'score --precision'; recorded in the condition (settings.significant_figures).
     #[arg(long, value_name = "N", default_value_t = crate::score::DEFAULT_SIGNIFICANT_FIGURES,
-          value_parser = clap::value_parser!(u32).range(1..=30))]
+          value_parser = crate::cli::precision_parser())]
     precision: u32,
     /// Where the corpus's ground truth is [default: CORPUS/ground-truth].
     #[arg(long, value_name = "DIR")]
@@ -128,31 +129,6 @@ pub(crate) struct RunArgs {
 enum Level {
     AllTools,
     SparqlOnly,
-}
-
-/// `--effort`: the levels `claude --effort` takes (the specification's
-/// list, issue 24 item 30). A value enum, so a typo is refused by clap
-/// instead of becoming part of a condition's identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Effort {
-    Low,
-    Medium,
-    High,
-    Xhigh,
-    Max,
-}
-
-impl Effort {
-    /// The level as `claude --effort` takes it and a condition records it.
-    fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-            Effort::Xhigh => "xhigh",
-            Effort::Max => "max",
-        }
-    }
 }
 
 /// `--kg-hint` (its help lists the values without a sentence each).

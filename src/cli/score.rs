@@ -32,7 +32,7 @@ pub(crate) struct ScoreArgs {
     ordered: bool,
     /// Significant figures non-integral numbers are rounded to before comparison (1 to 30).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SIGNIFICANT_FIGURES,
-          value_parser = clap::value_parser!(u32).range(1..=30))]
+          value_parser = crate::cli::precision_parser())]
     precision: u32,
 }
 

@@ -265,7 +265,7 @@ pub fn tier_of(id: &str) -> Option<String> {
 /// Errors (each naming the file and line): not UTF-8; a malformed header; no
 /// `summary`; no SELECT/ASK/CONSTRUCT/DESCRIBE in the answer key.
 pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
-    let text = crate::error::read_text(path)?;
+    let text = crate::fsutil::read_text(path)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (header, body) =
         header::split_header(text).map_err(|e| Error::at_line(path, e.line, e.message))?;

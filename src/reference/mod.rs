@@ -123,16 +123,19 @@ pub fn fingerprint(record: &Record, identity: &str) -> String {
 }
 
 /// Reads a record's ground truth from `dir`, if both files are there.
+/// Each file is read only when it is a regular file
+/// ([`crate::fsutil::read_file`]): a named pipe planted in a ground-truth
+/// folder is named, never waited on (issue 24, item 3).
 ///
 /// Errors: a file that exists but cannot be read or parsed (named, with the
-/// line for CSV), or a CSV whose bytes no longer match the JSON's digest.
+/// line for CSV; a named pipe, socket or folder among them), or a CSV whose
+/// bytes no longer match the JSON's digest.
 pub fn load(dir: &Path, id: &str) -> Result<Option<GroundTruth>> {
     let (csv_path, json_path) = paths(dir, id);
-    if !json_path.is_file() {
+    let Some(meta) = read_meta(&json_path)? else {
         return Ok(None);
-    }
-    let meta = read_meta(&json_path)?;
-    let bytes = crate::error::read_file(&csv_path)?;
+    };
+    let bytes = crate::fsutil::read_file(&csv_path)?;
     let table = Table::from_csv(&bytes).map_err(|e| match e.line {
         Some(line) => Error::at_line(&csv_path, line, e.message),
         None => Error::file(&csv_path, e.message),
@@ -146,9 +149,16 @@ pub fn load(dir: &Path, id: &str) -> Result<Option<GroundTruth>> {
     Ok(Some(GroundTruth { meta, table }))
 }
 
-fn read_meta(json_path: &Path) -> Result<GroundTruthMeta> {
-    let text = crate::error::read_text(json_path)?;
-    serde_json::from_str(&text)
+/// The ground-truth record at `json_path`; `Ok(None)` when there is none.
+///
+/// Errors: one that is not a regular file or cannot be read (named), or
+/// does not parse (naming the line).
+fn read_meta(json_path: &Path) -> Result<Option<GroundTruthMeta>> {
+    let Some(bytes) = crate::fsutil::read_regular(json_path, crate::fsutil::Links::Follow)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
         .map_err(|e| Error::at_line(json_path, e.line() as u64, e.to_string()))
 }
 
@@ -275,31 +285,47 @@ pub fn refuse_stale<'a>(
 }
 
 /// Why existing ground truth no longer matches, or `None` if it does.
-pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Option<String> {
+/// Its files are read only when they are regular files: a named pipe in
+/// their place is refused by name, never waited on, and never replaced
+/// unread (issue 24, item 3).
+///
+/// Errors: a ground-truth file there that is not a regular file or cannot
+/// be opened (a named pipe, a folder, permission denied), naming it.
+pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Result<Option<String>> {
     let (csv_path, json_path) = paths(dir, &record.id);
-    if !json_path.is_file() {
-        return Some("missing".into());
-    }
-    let Ok(meta) = read_meta(&json_path) else {
-        return Some(format!("{} is unreadable", json_path.display()));
+    let not_regular = |e: Error| {
+        Error::Other(format!(
+            "{e}; remove it, then run 'okn-benchmark reference' again, which writes the \
+             ground truth there"
+        ))
+    };
+    let json = crate::fsutil::read_regular(&json_path, crate::fsutil::Links::Follow)
+        .map_err(not_regular)?;
+    let csv = crate::fsutil::read_regular(&csv_path, crate::fsutil::Links::Follow)
+        .map_err(not_regular)?;
+    let Some(json) = json else {
+        return Ok(Some("missing".into()));
+    };
+    let Ok(meta) = serde_json::from_slice::<GroundTruthMeta>(&json) else {
+        return Ok(Some(format!("{} is unreadable", json_path.display())));
     };
     if meta.format != GROUND_TRUTH_FORMAT {
-        return Some(format!(
+        return Ok(Some(format!(
             "written in format {}, now {GROUND_TRUTH_FORMAT}",
             meta.format
-        ));
+        )));
     }
     if meta.fingerprint == fingerprint(record, identity) {
-        return match std::fs::read(&csv_path) {
-            Ok(bytes) if sha256_tag(&bytes) == meta.csv_sha256 => None,
-            Ok(_) => Some("the CSV was edited by hand".into()),
-            Err(_) => Some("the CSV is missing".into()),
-        };
+        return Ok(match csv {
+            Some(bytes) if sha256_tag(&bytes) == meta.csv_sha256 => None,
+            Some(_) => Some("the CSV was edited by hand".into()),
+            None => Some("the CSV is missing".into()),
+        });
     }
     let key_changed =
         meta.answer_key_sha256 != sha256_tag(normalized_answer_key(record).as_bytes());
     let endpoint_changed = meta.endpoint.identity != identity;
-    Some(
+    Ok(Some(
         match (key_changed, endpoint_changed) {
             (true, true) => "answer key and endpoint changed",
             (true, false) => "answer key changed",
@@ -307,7 +333,7 @@ pub fn staleness(dir: &Path, record: &Record, identity: &str) -> Option<String> 
             (false, false) => "fingerprint changed",
         }
         .into(),
-    )
+    ))
 }
 
 /// Runs one answer key: its rows as ground truth holds them (blank nodes
@@ -391,13 +417,15 @@ pub fn build(
     let mut outcomes = Vec::with_capacity(records.len());
     for record in records {
         let stale = if force {
-            Some("--force".to_string())
+            Ok(Some("--force".to_string()))
         } else {
             staleness(dir, record, &identity)
         };
         let outcome = match stale {
-            None => Outcome::Reused,
-            Some(reason) => {
+            // A file in the way that cannot be read is named, not replaced.
+            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(None) => Outcome::Reused,
+            Ok(Some(reason)) => {
                 if endpoint.is_none() {
                     endpoint = Some(spec.open()?);
                 }

@@ -126,6 +126,30 @@ pub struct Inputs {
     pub catalog_runs: Vec<PathBuf>,
     /// Catalog comparisons: folders holding a `comparison.toml`.
     pub comparisons: Vec<PathBuf>,
+    /// What could not be walked, each named with why: a folder that
+    /// cannot be read, an ignore file that is not a regular file (issue
+    /// 24, items 2 and 8). Every caller refuses a build with any
+    /// ([`Inputs::refuse_unreadable`]).
+    pub unreadable: Vec<String>,
+}
+
+impl Inputs {
+    /// Refuses what [`discover`] could not walk.
+    ///
+    /// Errors: [`Error::Other`] naming each ([`Inputs::unreadable`]),
+    /// saying nothing was written.
+    pub fn refuse_unreadable(&self) -> Result<()> {
+        if self.unreadable.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Other(format!(
+            "{} place{} in the project could not be read, so nothing was built (what is there \
+             would be silently left out):\n  {}",
+            self.unreadable.len(),
+            crate::format::plural(self.unreadable.len()),
+            self.unreadable.join("\n  ")
+        )))
+    }
 }
 
 /// True for a folder or file name `build` never scans: hidden names and
@@ -142,6 +166,35 @@ fn is_leaf(dir: &Path) -> bool {
         || crate::catalog::published::is_run(dir)
 }
 
+/// The ignore files the walk reads in every folder it enters, as the
+/// `ignore` crate names them.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// Each of `folder`'s ignore files ([`IGNORE_FILES`]) that is there and
+/// is not a regular file (a named pipe, a socket, a folder; a link is
+/// followed) or cannot be looked at, named: the `ignore` crate opens them
+/// blocking, so a named pipe called `.gitignore` would hang `build`
+/// forever (issue 24, item 2). Checked before the walk enters a folder.
+fn unreadable_ignore_files(folder: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for name in IGNORE_FILES {
+        let path = folder.join(name);
+        let why = match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => continue,
+            Ok(meta) if meta.is_dir() => "a folder, where a file was expected".to_string(),
+            Ok(_) => crate::fsutil::NOT_REGULAR.to_string(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => format!("cannot read: {e}"),
+        };
+        found.push(format!(
+            "{}: {why}; build reads a folder's ignore files before it looks inside: put a \
+             file there, or remove it",
+            path.display()
+        ));
+    }
+    found
+}
+
 /// The walk of one scanned folder: sorted by name, links not followed,
 /// [`skipped`] names and the insides of [`is_leaf`] folders left out, and
 /// what the project's `.gitignore` and `.ignore` files exclude left out
@@ -152,8 +205,13 @@ fn is_leaf(dir: &Path) -> bool {
 /// `.gitignore` above the project (a home folder's), a user's global
 /// excludes or `.git/info/exclude`, which differ between machines and would
 /// make two builds of one commit differ.
-fn walk(dir: &Path) -> ignore::Walk {
+///
+/// An ignore file that is not a regular file ([`unreadable_ignore_files`])
+/// is pushed onto `refused` and its folder is not entered (nor walked at
+/// all, when it is `dir` or above it): the caller refuses the build.
+fn walk(dir: &Path, refused: &Arc<std::sync::Mutex<Vec<String>>>) -> Option<ignore::Walk> {
     let mut builder = ignore::WalkBuilder::new(dir);
+    let mut above = unreadable_ignore_files(dir);
     if dir.is_relative() {
         for ancestor in dir.ancestors().skip(1) {
             let folder = if ancestor.as_os_str().is_empty() {
@@ -161,7 +219,8 @@ fn walk(dir: &Path) -> ignore::Walk {
             } else {
                 ancestor
             };
-            for name in [".gitignore", ".ignore"] {
+            above.extend(unreadable_ignore_files(folder));
+            for name in IGNORE_FILES {
                 let file = folder.join(name);
                 if file.is_file() {
                     let _ = builder.add_ignore(file);
@@ -169,6 +228,11 @@ fn walk(dir: &Path) -> ignore::Walk {
             }
         }
     }
+    if !above.is_empty() {
+        lock(refused).extend(above);
+        return None;
+    }
+    let refused = Arc::clone(refused);
     builder
         .hidden(false)
         .follow_links(false)
@@ -179,19 +243,43 @@ fn walk(dir: &Path) -> ignore::Walk {
         .parents(false)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| {
-            entry.depth() == 0
+        .filter_entry(move |entry| {
+            let wanted = entry.depth() == 0
                 || (!skipped(&entry.file_name().to_string_lossy())
-                    && !entry.path().parent().is_some_and(is_leaf))
+                    && !entry.path().parent().is_some_and(is_leaf));
+            // A folder's ignore files are read as the walk enters it.
+            if wanted && entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()) {
+                let found = unreadable_ignore_files(entry.path());
+                if !found.is_empty() {
+                    lock(&refused).extend(found);
+                    return false;
+                }
+            }
+            wanted
         });
-    builder.build()
+    Some(builder.build())
+}
+
+/// The list behind `list`, even if a thread panicked holding it.
+fn lock(list: &std::sync::Mutex<Vec<String>>) -> std::sync::MutexGuard<'_, Vec<String>> {
+    list.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Finds the inputs under `scan` (each a folder, or a runs root).
 pub fn discover(scan: &[PathBuf]) -> Inputs {
     let mut inputs = Inputs::default();
+    let refused = Arc::new(std::sync::Mutex::new(Vec::new()));
     for dir in scan {
-        for entry in walk(dir).flatten() {
+        for entry in walk(dir, &refused).into_iter().flatten() {
+            // A folder that cannot be read is named, never silently left
+            // out of the site (issue 24, item 8).
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    inputs.unreadable.push(e.to_string());
+                    continue;
+                }
+            };
             let path = entry.path();
             let Some(file_type) = entry.file_type() else {
                 continue;
@@ -244,6 +332,10 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
         list.sort();
         list.dedup();
     }
+    // The ignore files refused, after the walks' own errors.
+    inputs
+        .unreadable
+        .extend(std::mem::take(&mut *lock(&refused)));
     inputs
 }
 
@@ -362,6 +454,7 @@ fn refuse_hand_written(path: &Path, mark: &str) -> Result<()> {
 pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView, Plan)> {
     let theme = Arc::new(Theme::load(base)?);
     let inputs = discover(scan);
+    inputs.refuse_unreadable()?;
     let mut plan = Plan {
         scanned: scan.to_vec(),
         ..Plan::default()
@@ -429,7 +522,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     }
     let mut texts: BTreeMap<PathBuf, String> = BTreeMap::new();
     for path in &inputs.markdown {
-        texts.insert(path.clone(), crate::error::read_text(path)?);
+        texts.insert(path.clone(), crate::fsutil::read_text(path)?);
     }
     let mut studies = Vec::new();
     for dir in &inputs.studies {
@@ -616,9 +709,11 @@ pub struct Drift {
     /// Generated files that no output accounts for.
     pub orphaned: Vec<PathBuf>,
     /// Generated files of frozen roots that differ from what their
-    /// records give, or are missing ([`Plan::frozen_outputs`]): no build
-    /// rewrites them.
+    /// records give ([`Plan::frozen_outputs`]): no build rewrites them.
     pub frozen: Vec<PathBuf>,
+    /// Generated files of frozen roots that are missing (a `README.html`
+    /// deleted: issue 24, item 9): reported, never written again.
+    pub frozen_missing: Vec<PathBuf>,
     /// Outputs compared.
     pub outputs: usize,
 }
@@ -630,6 +725,7 @@ impl Drift {
             && self.missing.is_empty()
             && self.orphaned.is_empty()
             && self.frozen.is_empty()
+            && self.frozen_missing.is_empty()
     }
 }
 
@@ -644,17 +740,24 @@ fn state_of(path: &Path, bytes: &[u8]) -> State {
 }
 
 /// The generated files of frozen roots in `plan` that are not what their
-/// records give (stale or missing), sorted: never rewritten, named
-/// (issue 24, item 9).
-pub fn frozen_drift(plan: &Plan) -> Vec<PathBuf> {
-    let mut drift: Vec<PathBuf> = plan
+/// records give: those that differ and those that are missing, each
+/// sorted. Never rewritten, named (issue 24, item 9).
+pub fn frozen_drift(plan: &Plan) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let states: Vec<(PathBuf, State)> = plan
         .frozen_outputs
         .par_iter()
-        .filter(|o| state_of(&o.path, &o.bytes) != State::Current)
-        .map(|o| o.path.clone())
+        .map(|o| (o.path.clone(), state_of(&o.path, &o.bytes)))
+        .filter(|(_, state)| *state != State::Current)
         .collect();
-    drift.sort();
-    drift
+    let (missing, stale): (Vec<_>, Vec<_>) = states
+        .into_iter()
+        .partition(|(_, state)| *state == State::Missing);
+    let paths = |v: Vec<(PathBuf, State)>| {
+        let mut paths: Vec<PathBuf> = v.into_iter().map(|(p, _)| p).collect();
+        paths.sort();
+        paths
+    };
+    (paths(stale), paths(missing))
 }
 
 /// The bytes with each CRLF read as LF.
@@ -704,7 +807,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
     drift.orphaned.extend(plan.stale.iter().cloned());
     drift.orphaned.sort();
-    drift.frozen = frozen_drift(plan);
+    (drift.frozen, drift.frozen_missing) = frozen_drift(plan);
     drift.outputs = produced.len() + plan.frozen_outputs.len();
     Ok(drift)
 }
@@ -916,10 +1019,22 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
 /// [`super::readme::README_MARK`] near its top): regenerating would lose what a person
 /// wrote there.
 ///
-/// Errors: [`crate::error::Error::File`] naming the README, with what to do.
+/// Errors: [`crate::error::Error::File`] naming the README, with what to do;
+/// one that is there and cannot be read (permission denied, a named pipe).
 pub fn check_readme(root: &Path) -> Result<()> {
     let path = root.join(crate::layout::README_FILE);
-    match crate::fsutil::head(&path) {
+    // One that is there and cannot be read (permission denied, a named
+    // pipe) is never replaced unread: it may be a person's (issue 24,
+    // item 8), and a report that went on would say nothing of it.
+    let head = crate::fsutil::open_regular(&path, crate::fsutil::Links::Follow)
+        .map_err(|e| {
+            crate::error::Error::Other(format!(
+                "{e}; the runs root's README.md is not replaced unread: make it readable \
+                 (or remove it), then run again"
+            ))
+        })?
+        .and_then(|_| crate::fsutil::head(&path));
+    match head {
         // The mark opens a line near the top, as `report` writes it: a
         // hand-written README that merely quotes it is still refused.
         Some(head)

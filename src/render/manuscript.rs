@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 /// and lacks the generator mark (a file a person wrote; [`refuse_foreign`]),
 /// with nothing written.
 pub fn convert(file: &Path, tables: bool, out: Option<&Path>, force: bool) -> Result<Vec<PathBuf>> {
-    let text = crate::error::read_text(file)?;
+    let text = crate::fsutil::read_text(file)?;
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

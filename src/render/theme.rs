@@ -66,7 +66,7 @@ impl Theme {
     pub fn load(root: &Path) -> Result<Theme> {
         let read = |path: std::path::PathBuf, builtin: &str| -> Result<String> {
             if path.is_file() {
-                crate::error::read_text(&path)
+                crate::fsutil::read_text(&path)
             } else {
                 Ok(builtin.to_string())
             }

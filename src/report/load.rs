@@ -23,7 +23,7 @@ use crate::layout::{
 };
 use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::judge::{Disagreement, record_differences};
-use crate::runs::recorded::{AttemptFiles, check_attempt_folders, read_ground_truth};
+use crate::runs::recorded::{AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth};
 use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
 use crate::table::Table;
 
@@ -60,8 +60,9 @@ pub fn root(path: &Path) -> RootView {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    let unfinished = unfinished(&runs_root, &conditions);
+    let mut unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
+    incomplete(&runs_root, &conditions, &results, &mut unfinished);
     for by_condition in results.values() {
         for (name, result) in by_condition {
             if let Some(condition) = conditions.get_mut(name) {
@@ -137,6 +138,7 @@ pub fn root(path: &Path) -> RootView {
         })
         .collect();
     let mut played = played(&runs_root, &conditions, &results);
+    let (frozen, readme_page) = frozen_state(path, &mut problems);
     let questions = results
         .into_iter()
         .zip(texts)
@@ -158,17 +160,36 @@ pub fn root(path: &Path) -> RootView {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "runs".into()),
-        frozen: runs_root.is_frozen(),
-        readme_page: path
-            .join(crate::layout::README_FILE)
-            .with_extension("html")
-            .is_file(),
+        frozen,
+        readme_page,
         path: path.to_path_buf(),
         real: std::fs::canonicalize(path).ok(),
         conditions,
         questions,
         problems,
         unfinished,
+    }
+}
+
+/// Whether the root at `path` is frozen, by its `.frozen`
+/// ([`crate::runs::frozen::marker`]: one that is damaged is named in
+/// `problems`, and the root is never written), and whether it has, or
+/// must have, its `README.html`: a root frozen by a `freeze` that wrote it
+/// ([`crate::runs::frozen::FROZEN_WITH_PAGE`]) must, and its absence is
+/// reported as a frozen file that is missing (issue 24, item 6).
+fn frozen_state(path: &Path, problems: &mut Vec<String>) -> (bool, bool) {
+    use crate::runs::frozen::{FROZEN_WITH_PAGE, Marker, marker};
+    let page = path
+        .join(crate::layout::README_FILE)
+        .with_extension("html")
+        .is_file();
+    match marker(path) {
+        Marker::Open => (false, page),
+        Marker::Frozen(file) => (true, page || file.format >= FROZEN_WITH_PAGE),
+        Marker::Damaged(why) => {
+            problems.push(why);
+            (true, page)
+        }
     }
 }
 
@@ -190,6 +211,7 @@ fn unfinished(
         let entry = found.entry(name.clone()).or_insert_with(|| Unfinished {
             questions: 0,
             attempts: 0,
+            missing: 0,
             has_file: condition.is_some() || root.condition_file(&name).exists(),
             running: crate::runs::lock::held(root, &name),
         });
@@ -203,6 +225,7 @@ fn unfinished(
             found.entry(name.clone()).or_insert_with(|| Unfinished {
                 questions: 0,
                 attempts: 0,
+                missing: 0,
                 has_file: conditions.contains_key(&name) || root.condition_file(&name).exists(),
                 running: true,
             });
@@ -211,6 +234,47 @@ fn unfinished(
     // Only `run` makes `ID_results/NAME/`: a folder that no condition
     // file lists is a run's, even with no attempt finished in it.
     found
+}
+
+/// Counts in `unfinished` the attempts a merged sweep lacks
+/// ([`AttemptPlan::merged`]): a root `merge` made without every shard
+/// holds fewer attempts than its `repeat`, which `run --resume` plays; it
+/// is said to be incomplete, and `freeze` refuses it (issue 24, item 5).
+/// Anywhere else an attempt `result.json` lacks is damage
+/// ([`check_attempt_folders`]).
+fn incomplete(
+    root: &RunsRoot,
+    conditions: &BTreeMap<String, ConditionView>,
+    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    unfinished: &mut BTreeMap<String, Unfinished>,
+) {
+    for (id, by_condition) in results {
+        for (name, result) in by_condition {
+            let Some(condition) = conditions.get(name) else {
+                continue;
+            };
+            let Ok(plan) = AttemptPlan::of(&condition.file, id) else {
+                continue;
+            };
+            if !plan.merged || crate::runs::lock::held(root, name) {
+                continue;
+            }
+            let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
+            let (_, missing) = plan.lacking(&listed, 0);
+            if missing > 0 {
+                unfinished
+                    .entry(name.clone())
+                    .or_insert_with(|| Unfinished {
+                        questions: 0,
+                        attempts: 0,
+                        missing: 0,
+                        has_file: true,
+                        running: false,
+                    })
+                    .missing += missing;
+            }
+        }
+    }
 }
 
 /// Question id → condition name → result, for every question each
@@ -333,12 +397,20 @@ fn check_question(
             // A run recording the condition now writes result.json once
             // the question's attempts are played.
             let running = crate::runs::lock::held(root, name);
-            let folders = check_attempt_folders(
-                &root.condition_dir(id, name),
-                condition.file.identity.repeat,
-                (!running).then_some(&listed),
-            );
-            problems.extend(folders.iter().map(Error::to_string));
+            match AttemptPlan::of(&condition.file, id) {
+                Ok(plan) => {
+                    let folders = check_attempt_folders(
+                        &root.condition_dir(id, name),
+                        &plan,
+                        (!running).then_some(&listed),
+                    );
+                    problems.extend(folders.iter().map(Error::to_string));
+                }
+                Err(why) => problems.push(format!(
+                    "{}: {why}; restore it from version control",
+                    root.condition_file(name).display()
+                )),
+            }
         }
         for a in &result.attempts {
             let files = match check_attempt(root, id, name, a) {
@@ -550,8 +622,11 @@ fn check_conditions(
 
 /// What a recorded `result.json` must hold to be reported: the format
 /// this version writes, the question and condition of the folder it sits
-/// in, attempts numbered once each, fractions in [0, 1] and durations that
-/// are durations: each, taken as it came, was misreported.
+/// in, attempts numbered once each, the scoring version each attempt's
+/// score was judged by (issue 24, item 7), fractions in [0, 1] and
+/// durations that are durations: each, taken as it came, was misreported.
+/// (A member no format has is refused as it is read: the record types
+/// deny unknown fields.)
 ///
 /// Errors: what is wrong, worded for the user.
 fn check_result(
@@ -578,6 +653,20 @@ fn check_result(
     for a in &result.attempts {
         if !seen.insert(a.attempt) {
             return Err(format!("attempt {} is recorded twice", a.attempt));
+        }
+        // The version it claims is the one its scores were judged by
+        // (issue 24, item 7): `rescore` writes both.
+        if let Some(score) = a.score.as_ref()
+            && score.scoring_version != result.scoring_version
+        {
+            return Err(format!(
+                "scoring_version is '{}', but attempt {} was scored under '{}' (its \
+                 score.scoring_version): the record was edited; restore it from version \
+                 control, or re-judge the root (okn-benchmark rescore), which writes both",
+                crate::text::printable(&result.scoring_version),
+                a.attempt,
+                crate::text::printable(&score.scoring_version)
+            ));
         }
         let fractions = [("f1", Some(a.f1))]
             .into_iter()

@@ -92,9 +92,16 @@ struct ConditionEntry {
     label: Option<String>,
 }
 
-/// True when `dir` is a study folder (it has a `study.toml`).
+/// True when `dir` is a study folder: it has a `study.toml` (anything by
+/// that name, which loading reads or refuses by name).
 pub fn is_study(dir: &Path) -> bool {
-    dir.join(STUDY_FILE).is_file()
+    // Whatever is there is one, read or refused by name: a `study.toml`
+    // that is a named pipe, or a folder's that cannot be looked at, is
+    // never silently left out of the site (issue 24, item 8).
+    match std::fs::symlink_metadata(dir.join(STUDY_FILE)) {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// A `study.toml` being read, for errors at a line.
@@ -602,7 +609,7 @@ fn prose_files(dir: &Path) -> Result<BTreeMap<PathBuf, String>> {
         .collect();
     files
         .into_iter()
-        .map(|p| Ok((p.clone(), crate::error::read_text(&p)?)))
+        .map(|p| Ok((p.clone(), crate::fsutil::read_text(&p)?)))
         .collect()
 }
 

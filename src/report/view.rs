@@ -70,10 +70,19 @@ pub struct Unfinished {
     pub questions: usize,
     /// Those attempts that finished (`episode.json` present).
     pub attempts: usize,
+    /// Attempts a merged sweep lacks (a merge without every shard,
+    /// `runs::recorded::AttemptPlan::merged`): its questions' results hold
+    /// fewer than `repeat`, and `run --resume` plays them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub missing: u64,
     /// The condition has a file: a run added to it and did not finish.
     pub has_file: bool,
     /// A run holds the condition's lock now (`conditions/NAME.lock`).
     pub running: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Unfinished {
@@ -81,6 +90,24 @@ impl Unfinished {
     /// disk, no condition file (an interrupted run: resume it with run
     /// ... --resume)`.
     pub fn line(&self, name: &str) -> String {
+        let incomplete = (self.missing > 0).then(|| {
+            format!(
+                "condition {name} is incomplete: its merged sweep lacks {} attempt{} (a merge \
+                 without every shard): play them with the sweep's run command, without \
+                 --shard, and --resume",
+                self.missing,
+                crate::format::plural(self.missing as usize)
+            )
+        });
+        match incomplete {
+            Some(line) if self.questions == 0 && !self.running => line,
+            Some(line) => format!("{}; {line}", self.unfinished_line(name)),
+            None => self.unfinished_line(name),
+        }
+    }
+
+    /// [`Unfinished::line`] of attempts no condition file lists.
+    fn unfinished_line(&self, name: &str) -> String {
         let plural = crate::format::plural;
         let what = format!(
             "{} finished attempt{} of {} question{} on disk",

@@ -41,9 +41,60 @@ impl KgHint {
     }
 }
 
+/// `--effort`: the levels `claude --effort` takes (the specification's
+/// list, issue 24 item 30), recorded in a condition's `identity.effort` as
+/// [`Effort::as_str`] gives them. A value enum, so a typo is refused by
+/// clap instead of becoming part of a condition's identity, and a recorded
+/// value that is none of them is refused on load ([`Effort::parse`]:
+/// issue 24, item 7).
+// Each variant is the level of its name in lower case. The variants carry
+// no doc comment: clap would show one per value in `run --help`, instead of
+// the one line of possible values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    /// Every level, in order.
+    pub const ALL: [Effort; 5] = [
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+        Effort::Xhigh,
+        Effort::Max,
+    ];
+
+    /// The level as `claude --effort` takes it and a condition records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
+
+    /// The level `text` names exactly (`high`, not `HIGH`), as a
+    /// condition records it.
+    pub fn parse(text: &str) -> Option<Effort> {
+        Effort::ALL.into_iter().find(|e| e.as_str() == text)
+    }
+}
+
+/// The most attempts per question `run --repeat` takes, and a recorded
+/// `identity.repeat` may hold (issue 24, item 7).
+pub const MAX_REPEAT: u32 = 10_000;
+
 /// Everything that makes two runs of one condition comparable. Field order
 /// is the order differences are reported in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Identity {
     /// `all-tools` or `sparql-only`.
     #[schemars(with = "String")]

@@ -4,14 +4,12 @@
 //! and `rescore` both come here, so a re-score is exactly the judgment a
 //! run made, with today's rules.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 pub use super::recorded::model_from_report;
-use super::recorded::{AgentReport, AttemptFiles, RECOVERED_NOTE, recovered_episode};
+use super::recorded::{AgentReport, AttemptFiles, RECOVERED_NOTE};
 use super::records::{AttemptResult, Episode};
-use crate::layout::{AGENT_FILE, ANSWER_FILE, EPISODE_FILE};
+use crate::layout::{AGENT_FILE, ANSWER_FILE};
 use crate::reference::GroundTruth;
 use crate::score::{ScoreOptions, score, score_unreadable};
 use crate::table::Table;
@@ -55,22 +53,6 @@ pub fn host_failure(report: &AgentReport, episode: Option<&Episode>) -> Option<S
         }
         None => None,
     }
-}
-
-/// Reads `episode.json`, or recovers an episode from `agent.json` alone
-/// ([`recovered_episode`]), leniently: `None` when neither is usable (the
-/// attempt did not finish, and `run --resume` plays it again). Judging
-/// reads with [`AttemptFiles::read`], which refuses a damaged file.
-pub fn read_episode(dir: &Path, attempt: u32) -> Option<Episode> {
-    // Only regular files are read (a named pipe would wait forever).
-    let read = |name: &str| crate::fsutil::read_recorded(&dir.join(name)).ok().flatten();
-    if let Some(bytes) = read(EPISODE_FILE)
-        && let Ok(episode) = serde_json::from_slice::<Episode>(&bytes)
-    {
-        return Some(episode);
-    }
-    let report: Value = serde_json::from_slice(&read(AGENT_FILE)?).ok()?;
-    recovered_episode(&report, attempt)
 }
 
 /// Judges attempt `attempt` again from its `files` against the ground truth

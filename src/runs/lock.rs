@@ -125,8 +125,10 @@ fn create(path: &Path, me: &Holder) -> Result<Option<Option<Holder>>> {
     match tmp.persist_noclobber(path) {
         Ok(_) => Ok(None),
         Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
-            let held = std::fs::read(path)
+            // Only a regular file is read: a named pipe would never end.
+            let held = crate::fsutil::read_recorded(path)
                 .ok()
+                .flatten()
                 .and_then(|b| serde_json::from_slice::<Holder>(&b).ok());
             Ok(Some(held))
         }
@@ -146,8 +148,9 @@ impl Drop for ConditionLock {
     fn drop(&mut self) {
         // Only our own lock: one removed by hand and taken by another run
         // meanwhile is that run's.
-        let mine = std::fs::read(&self.path)
+        let mine = crate::fsutil::read_recorded(&self.path)
             .ok()
+            .flatten()
             .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
             .is_some_and(|h| {
                 let me = Holder::this_process();

@@ -104,8 +104,9 @@ struct Plan {
 
 /// Joins `inputs` into `out`.
 ///
-/// Errors (nothing is written): a frozen `out`; `out` that is an input, or
-/// a folder that is not a runs root; an input that is not a runs root, is
+/// Errors (nothing is written): a frozen `out`; `out` that is an input,
+/// inside a runs root (an input's, or any other), or a folder that is not a
+/// runs root; an input that is not a runs root, is
 /// given twice, or holds an unfinished condition (a `.lock`, or attempts
 /// no condition file records); a condition file or `result.json` that
 /// cannot be read; shards whose identity, settings, shard count or
@@ -147,6 +148,22 @@ fn open_inputs(out: &Path, given: &[PathBuf]) -> Result<Vec<Input>> {
         return Err(Error::Usage(
             "merge needs at least one shard root: okn-benchmark merge --out ROOT SHARD...".into(),
         ));
+    }
+    // A root inside another would be read as part of it (an input
+    // shard's folders, an attempt's cwd/): issue 24, item 8.
+    let absolute = crate::fsutil::normalize(&crate::fsutil::absolute(out));
+    if let Some(outer) = absolute
+        .ancestors()
+        .skip(1)
+        .find(|a| RunsRoot::is_runs_root(a))
+    {
+        return Err(Error::Usage(format!(
+            "--out {} is inside the runs root {}: merge writes a runs root of its own, and one \
+             inside another (an input shard, an attempt's cwd/) would be read as part of it; \
+             merge into a folder outside every runs root",
+            out.display(),
+            outer.display()
+        )));
     }
     let mut paths: Vec<PathBuf> = Vec::new();
     if out.exists() {
@@ -447,9 +464,15 @@ impl Plan {
         })?;
         let recorded: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
         // The rule `report` and `build` keep (issue 24, items 5 and 7).
+        let plan = super::recorded::AttemptPlan::of(condition, id).map_err(|why| {
+            Error::file(
+                root.condition_file(name),
+                format!("{why}; nothing was merged"),
+            )
+        })?;
         let strays = super::recorded::check_attempt_folders(
             &root.condition_dir(id, name),
-            condition.identity.repeat,
+            &plan,
             Some(&recorded),
         );
         if let Some(stray) = strays.into_iter().next() {

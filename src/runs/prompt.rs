@@ -98,7 +98,7 @@ pub fn recorded(
                  control",
             ));
         }
-        prompts.insert(attempt, crate::error::read_text(&path)?);
+        prompts.insert(attempt, crate::fsutil::read_text(&path)?);
     }
     Ok(prompts)
 }

@@ -12,10 +12,10 @@ use serde_json::Value;
 
 use super::records::{AttemptResult, ConditionFile, Episode, RUNS_FORMAT, RUNS_FORMATS_READ};
 use crate::error::{Error, Result};
-use crate::fsutil::{read_recorded, read_recorded_json};
+use crate::fsutil::{Links, read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE, GROUND_TRUTH_CSV,
-    GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, RunsRoot, check_id,
+    GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, PROMPT_FILE, RunsRoot, check_id,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;
@@ -29,9 +29,9 @@ const RESTORE: &str = "restore it from version control, or record the episode ag
 const RESTORE_TRUTH: &str = "restore it from version control, or record the question again \
                              (`okn-benchmark run ... --force` copies it from the corpus)";
 
-/// The note [`super::judge::judge`] records for an attempt whose wall time
-/// came from `agent.json` because it had no `episode.json`: the one record
-/// that lets such an attempt be re-judged without one.
+/// The note [`super::judge::judge`] records for an attempt whose
+/// `episode.json` an earlier version recovered from `agent.json` (`source:
+/// "agent.json"`): its wall time is the agent's clock.
 pub const RECOVERED_NOTE: &str = "wall time recovered from agent.json (the agent's clock)";
 
 /// Reads `conditions/NAME.json` at `path` in a format this version reads
@@ -52,7 +52,82 @@ pub fn read_condition(path: &Path) -> Result<ConditionFile> {
     })?;
     refuse_format(path, condition.format, RUNS_FORMATS_READ, "")?;
     check_ids(path, &condition)?;
+    check_values(path, &condition)?;
     Ok(condition)
+}
+
+/// Checks the members of the condition file at `path` that a flag of
+/// `run` or `rescore` sets by the rule that flag applies (issue 24, item
+/// 7), so a hand edit cannot put into a record what the command line
+/// refuses: `identity.effort` is a level of `--effort`
+/// ([`super::identity::Effort`]), `identity.repeat` one `--repeat` takes
+/// (1 to [`super::identity::MAX_REPEAT`]), `settings.significant_figures`
+/// one `--precision` takes ([`crate::score::SIGNIFICANT_FIGURES`]); and no
+/// question is both listed and excluded (`meta.excluded`): it would be
+/// counted in the rates it is said to be kept out of.
+///
+/// Errors: [`Error::File`] naming `path`, the member and what it may be.
+fn check_values(path: &Path, condition: &ConditionFile) -> Result<()> {
+    let edited = |member: &str, why: String| {
+        Error::file(
+            path,
+            format!("{member}: {why}; the file was edited by hand: {RESTORE_CONDITION}"),
+        )
+    };
+    if let Some(effort) = &condition.identity.effort
+        && super::identity::Effort::parse(effort).is_none()
+    {
+        let levels: Vec<&str> = super::identity::Effort::ALL
+            .iter()
+            .map(|e| e.as_str())
+            .collect();
+        return Err(edited(
+            "identity.effort",
+            format!(
+                "'{}' is not a level of --effort ({})",
+                effort.escape_debug(),
+                levels.join(", ")
+            ),
+        ));
+    }
+    let repeat = condition.identity.repeat;
+    if !(1..=super::identity::MAX_REPEAT).contains(&repeat) {
+        return Err(edited(
+            "identity.repeat",
+            format!(
+                "{repeat} is not a number of attempts --repeat takes (1 to {})",
+                super::identity::MAX_REPEAT
+            ),
+        ));
+    }
+    let figures = condition.settings.significant_figures;
+    let range = crate::score::SIGNIFICANT_FIGURES;
+    if !range.contains(&figures) {
+        return Err(edited(
+            "settings.significant_figures",
+            format!(
+                "{figures} is not a precision --precision takes ({} to {})",
+                range.start(),
+                range.end()
+            ),
+        ));
+    }
+    if let Some(both) = condition
+        .meta
+        .excluded
+        .iter()
+        .find(|e| condition.questions.contains_key(&e.id))
+    {
+        return Err(edited(
+            "meta.excluded",
+            format!(
+                "question '{}' is excluded, and listed in questions too: it would be counted \
+                 in the rates it is kept out of",
+                both.id.escape_debug()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads condition `name` of `root` ([`read_condition`]), the name (a
@@ -304,11 +379,8 @@ pub struct AttemptFiles {
     pub metrics: Option<Metrics>,
     /// `calls.json`'s calls; `None` when absent.
     pub calls: Option<Vec<CallRecord>>,
-    /// `episode.json`, else the episode recovered from `agent.json`
-    /// (`source: "agent.json"`); `None` when neither is there.
+    /// `episode.json`; `None` when absent.
     pub episode: Option<Episode>,
-    /// Whether `episode.json` itself was there.
-    pub episode_file: bool,
     /// `agent.json`.
     pub agent: AgentReport,
     /// `answer.csv`'s bytes; `None` when nothing was submitted.
@@ -319,7 +391,10 @@ impl AttemptFiles {
     /// Reads attempt `attempt`'s folder `dir`. The proxy's files
     /// (`metrics.json`, `calls.json`) and the runner's (`episode.json`) are
     /// written whole (atomically), so one that is present and does not
-    /// parse, or lacks a member its format requires, is damage.
+    /// parse, or lacks a member its format requires, is damage. An attempt
+    /// without `episode.json` has none: every runs-root format writes it
+    /// when an attempt ends, so none is recovered from `agent.json` (issue
+    /// 24, item 4; [`AttemptFiles::check_recorded`]).
     ///
     /// Errors: such a file, named with its line and what to do; one in a
     /// format this version does not read (`docs/FORMAT.md`, "Format
@@ -329,9 +404,7 @@ impl AttemptFiles {
         let metrics = read_recorded_json::<Metrics>(&dir.join(METRICS_FILE)).map_err(damaged)?;
         let calls_file = read_calls_file(dir).map_err(damaged)?;
         let agent = AgentReport::read(dir).map_err(damaged)?;
-        let recorded_episode =
-            read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
-        let episode_file = recorded_episode.is_some();
+        let episode = read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
         // A format no version wrote is damage too.
         let or_restore = format!(", or {RESTORE}");
         let formats = [
@@ -347,7 +420,7 @@ impl AttemptFiles {
             ),
             (
                 EPISODE_FILE,
-                recorded_episode.as_ref().map(|e| e.format),
+                episode.as_ref().map(|e| e.format),
                 RUNS_FORMATS_READ,
             ),
         ];
@@ -357,8 +430,6 @@ impl AttemptFiles {
             }
         }
         let calls = calls_file.map(|f| f.calls);
-        let episode =
-            recorded_episode.or_else(|| agent.json().and_then(|r| recovered_episode(r, attempt)));
         let answer = read_recorded(&dir.join(ANSWER_FILE)).map_err(damaged)?;
         Ok(AttemptFiles {
             dir: dir.to_path_buf(),
@@ -366,27 +437,15 @@ impl AttemptFiles {
             metrics,
             calls,
             episode,
-            episode_file,
             agent,
             answer,
         })
     }
 
-    /// The `episode.json` to write for an attempt recorded before that
-    /// file existed, whose episode was recovered from `agent.json`
-    /// ([`recovered_episode`], `source: "agent.json"`): its path and
-    /// contents, so that what the judgment rests on is on disk, as
-    /// `docs/FORMAT.md` says of `source` (issue 24, item 15); `None` when
-    /// the attempt has its own `episode.json`, or nothing to recover.
-    pub fn recovered_record(&self) -> Option<(PathBuf, &Episode)> {
-        let episode = self.episode.as_ref()?;
-        (!self.episode_file && episode.source == AGENT_FILE)
-            .then(|| (self.dir.join(EPISODE_FILE), episode))
-    }
-
     /// [`AttemptFiles::read`], then [`AttemptFiles::check_recorded`] against
-    /// `recorded`: the files of an attempt as `rescore` and the loader of a
-    /// root (`report::load`) take them, before judging it again.
+    /// `recorded`: the files of an attempt as `rescore`, the loader of a
+    /// root (`report::load`) and `run --resume` take them, before judging
+    /// it again or reusing it.
     ///
     /// Errors: as those two.
     pub fn read_checked(
@@ -404,19 +463,29 @@ impl AttemptFiles {
     /// "Re-scoring"). `recorded` is the attempt as `result.json` recorded
     /// it, when that file could be read. The rules:
     ///
+    /// - `prompt.txt` is written before the agent host starts, in every
+    ///   runs-root format: a finished attempt without it lost it (issue
+    ///   24, item 8).
     /// - `metrics.json` and `calls.json` are written together by the proxy:
     ///   both are absent only when no tool was called (the proxy never
     ///   started, or nothing reached it), so neither is when the other is
     ///   there, when an answer was submitted (through the proxy), or when
     ///   the record names tools called.
-    /// - `episode.json` is written last by the runner: absent only in an
-    ///   attempt the record says was judged without it (its wall time
-    ///   recovered from `agent.json`).
+    /// - `episode.json` is written last by the runner, in every runs-root
+    ///   format (1 to 3): a finished attempt without it lost it, and no
+    ///   episode is made up from `agent.json` in its place (issue 24,
+    ///   item 4). (Attempts recorded before `episode.json` existed, by the
+    ///   harness this tool replaced, are in no runs-root format this
+    ///   version reads; an `episode.json` an earlier version recovered from
+    ///   `agent.json`, `source: "agent.json"`, is read and checked against
+    ///   it.)
     /// - `agent.json` is the host's standard output: a host that exited 0
     ///   and was not stopped (`episode.json`) reported a JSON object with a
     ///   `type` member (`claude -p --output-format json`, the scripted
     ///   agent); a host that failed or was killed may have left anything,
     ///   or nothing.
+    ///
+    /// Then [`AttemptFiles::check_agreement`].
     ///
     /// Errors: the first file that breaks a rule, named (with its line
     /// where there is one) with what to do.
@@ -428,6 +497,14 @@ impl AttemptFiles {
                 format!("missing, though {why}; {RESTORE}"),
             ))
         };
+        let prompt = crate::fsutil::open_regular(&dir.join(PROMPT_FILE), Links::Refuse)
+            .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
+        if prompt.is_none() {
+            return lost(
+                PROMPT_FILE,
+                "the runner writes it before the agent host starts, in every runs-root format",
+            );
+        }
         let called = recorded.is_some_and(|r| !r.tools_called.is_empty());
         match (&self.metrics, &self.calls) {
             (Some(_), None) => return lost(CALLS_FILE, "the proxy wrote metrics.json beside it"),
@@ -440,15 +517,12 @@ impl AttemptFiles {
             }
             _ => {}
         }
-        if !self.episode_file {
-            let recovered = recorded.is_some_and(|r| r.notes.iter().any(|n| n == RECOVERED_NOTE));
-            if !recovered || self.episode.is_none() {
-                return lost(
-                    EPISODE_FILE,
-                    "the runner writes it when an attempt ends, and the attempt was judged \
-                     with it",
-                );
-            }
+        if self.episode.is_none() {
+            return lost(
+                EPISODE_FILE,
+                "the runner writes it when an attempt ends, in every runs-root format, and \
+                 the attempt was recorded as finished",
+            );
         }
         let clean_exit = self
             .episode
@@ -480,7 +554,8 @@ impl AttemptFiles {
                 AgentReport::Absent => return lost(AGENT_FILE, why),
             }
         }
-        self.check_agreement()
+        self.check_agreement()?;
+        self.check_answer()
     }
 
     /// Checks that the attempt's files agree with one another where one
@@ -541,7 +616,7 @@ impl AttemptFiles {
                 );
             }
         }
-        let Some(episode) = self.episode.as_ref().filter(|_| self.episode_file) else {
+        let Some(episode) = self.episode.as_ref() else {
             return Ok(());
         };
         if episode.attempt != self.attempt {
@@ -555,7 +630,12 @@ impl AttemptFiles {
         }
         let report = self.agent.json();
         if episode.source == AGENT_FILE {
-            let recovered = report.and_then(|r| recovered_episode(r, self.attempt));
+            let recovered = report
+                .and_then(|r| recovered_episode(r, self.attempt))
+                .map(|e| Episode {
+                    format: episode.format,
+                    ..e
+                });
             if recovered.as_ref() != Some(episode) {
                 return disagree(
                     EPISODE_FILE,
@@ -591,6 +671,192 @@ impl AttemptFiles {
         }
         Ok(())
     }
+
+    /// Checks `answer.csv` against what `calls.json` recorded of the
+    /// answers submitted (issue 24, item 1): `answer.csv` is the last
+    /// `submit_csv` the proxy accepted, byte for byte (`docs/FORMAT.md`),
+    /// so it is there exactly when `calls.json` records one
+    /// ([`Submissions::of`]), and holds its `csv` argument (or the
+    /// `submissions/N.csv` a large one was kept in); `metrics.json`'s
+    /// `submissions` counts the accepted calls and its `submitted_rows` is
+    /// the last one's rows. An `answer.csv` edited by hand, and re-judged
+    /// by `rescore`, would otherwise publish a verdict no episode gave.
+    ///
+    /// Errors: the first file that disagrees, naming it, the call and what
+    /// to do; a `submissions/N.csv` that cannot be read.
+    fn check_answer(&self) -> Result<()> {
+        let Some(calls) = &self.calls else {
+            // No proxy log: nothing was submitted through it, and an
+            // answer without one is refused by `check_recorded`.
+            return Ok(());
+        };
+        let submitted = Submissions::of(&self.dir, calls)?;
+        let answer_path = self.dir.join(ANSWER_FILE);
+        match (&submitted.last, &self.answer) {
+            (None, None) => {}
+            (Some((index, _)), None) => {
+                return Err(Error::file(
+                    answer_path,
+                    format!(
+                        "missing, though calls.json records the answer submit_csv call \
+                         {index} saved there; {RESTORE}"
+                    ),
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(Error::file(
+                    answer_path,
+                    format!(
+                        "there, though calls.json records no submit_csv call that saved an \
+                         answer: it was put there or edited by hand; {RESTORE}"
+                    ),
+                ));
+            }
+            (Some((index, expected)), Some(answer)) if expected != answer => {
+                return Err(Error::file(
+                    answer_path,
+                    format!(
+                        "differs from the answer submit_csv call {index} of calls.json saved \
+                         there ({} bytes recorded, {} here): answer.csv was edited by hand, \
+                         and is not judged as the episode's answer; {RESTORE}",
+                        expected.len(),
+                        answer.len()
+                    ),
+                ));
+            }
+            (Some(_), Some(_)) => {}
+        }
+        let Some(metrics) = &self.metrics else {
+            return Ok(());
+        };
+        let rows = submitted
+            .last
+            .as_ref()
+            .and_then(|(_, csv)| Table::from_csv(csv).ok())
+            .map(|t| t.rows.len());
+        let checks = [
+            (
+                "submissions",
+                metrics.submissions.to_string(),
+                submitted.accepted.to_string(),
+            ),
+            (
+                "submitted_rows",
+                json_text(&metrics.submitted_rows),
+                json_text(&rows),
+            ),
+        ];
+        for (member, recorded, derived) in checks {
+            if recorded != derived {
+                return Err(Error::file(
+                    self.dir.join(METRICS_FILE),
+                    format!(
+                        "{member} is {recorded}, but calls.json's submit_csv calls give \
+                         {derived}: one of them was edited; {RESTORE}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `calls.json` records of the answers an episode submitted: the
+/// `submit_csv` calls the proxy accepted (its reply was no error: it saved
+/// the CSV as `answer.csv`), and the bytes the last one saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submissions {
+    /// Accepted `submit_csv` calls (`metrics.json`'s `submissions`).
+    pub accepted: usize,
+    /// The last one's index in `calls.json` and the CSV it saved, as the
+    /// proxy wrote it (redacted, `docs/FORMAT.md`, "Credentials").
+    pub last: Option<(usize, Vec<u8>)>,
+}
+
+impl Submissions {
+    /// The submissions `calls` (the `calls.json` of attempt folder `dir`)
+    /// record. A call's `csv` argument is the CSV; a submission over 64 KiB
+    /// is kept in `submissions/N.csv` (N its index) and recorded as
+    /// `{"csv_file", "csv_bytes"}`, and that file is read.
+    ///
+    /// Errors: an accepted call whose arguments hold no CSV, or name
+    /// another file than its own `submissions/N.csv`; such a file missing,
+    /// not a regular file, or of another length than recorded.
+    pub fn of(dir: &Path, calls: &[CallRecord]) -> Result<Submissions> {
+        let calls_path = dir.join(CALLS_FILE);
+        let accepted: Vec<&CallRecord> = calls
+            .iter()
+            .filter(|c| {
+                c.tool == crate::layout::SUBMIT_CSV
+                    && c.unreadable.is_none()
+                    && c.ok
+                    && c.error.is_none()
+                    && !c.refused
+            })
+            .collect();
+        let Some(last) = accepted.last() else {
+            return Ok(Submissions {
+                accepted: 0,
+                last: None,
+            });
+        };
+        let edited = |why: String| {
+            Error::file(
+                &calls_path,
+                format!(
+                    "submit_csv call {} {why}: it was edited; {RESTORE}",
+                    last.index
+                ),
+            )
+        };
+        let csv = if let Some(csv) = last.arguments.get("csv").and_then(Value::as_str) {
+            csv.as_bytes().to_vec()
+        } else if let Some(file) = last.arguments.get("csv_file").and_then(Value::as_str) {
+            let own = format!("{}/{}.csv", crate::layout::SUBMISSIONS_DIR, last.index);
+            if file != own {
+                return Err(edited(format!(
+                    "names '{}' as its CSV, where the proxy keeps it in '{own}'",
+                    file.escape_debug()
+                )));
+            }
+            let path = dir.join(&own);
+            let bytes = read_recorded(&path)
+                .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?
+                .ok_or_else(|| {
+                    Error::file(
+                        &path,
+                        format!(
+                            "missing, though calls.json records submit_csv call {} kept there; \
+                             {RESTORE}",
+                            last.index
+                        ),
+                    )
+                })?;
+            let recorded = last.arguments.get("csv_bytes").and_then(Value::as_u64);
+            if recorded != Some(bytes.len() as u64) {
+                return Err(Error::file(
+                    &path,
+                    format!(
+                        "{} bytes, but calls.json records {} for submit_csv call {}: one of \
+                         them was edited; {RESTORE}",
+                        bytes.len(),
+                        json_text(&recorded),
+                        last.index
+                    ),
+                ));
+            }
+            bytes
+        } else {
+            return Err(edited(
+                "was accepted, and its arguments hold no CSV (neither `csv` nor `csv_file`)"
+                    .to_string(),
+            ));
+        };
+        Ok(Submissions {
+            accepted: accepted.len(),
+            last: Some((last.index, csv)),
+        })
+    }
 }
 
 /// `value` as compact JSON, as a message quotes a recorded value.
@@ -599,8 +865,11 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// An episode recovered from the agent host's report alone (stamped
-/// `source: "agent.json"`: its `duration_ms` is the agent's own clock), for
-/// an attempt that has no `episode.json`.
+/// `source: "agent.json"`: its `duration_ms` is the agent's own clock):
+/// what an `episode.json` of that source, which an earlier version wrote
+/// for an attempt without one (issue 24, item 15), must hold. None is
+/// made now: every runs-root format writes `episode.json` (issue 24, item
+/// 4).
 pub fn recovered_episode(report: &Value, attempt: u32) -> Option<Episode> {
     let duration_ms = report.get("duration_ms").and_then(Value::as_f64)?;
     Some(Episode {
@@ -631,6 +900,93 @@ pub fn model_from_report(report: &Value) -> Option<String> {
         .and_then(|usage| usage.keys().next().cloned())
 }
 
+/// Which attempts of one question a condition's records say it holds
+/// ([`AttemptPlan::of`]): decided from the condition file alone, never
+/// from the folders on disk (issue 24, items 5 and 7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptPlan {
+    /// `identity.repeat`.
+    pub repeat: u32,
+    /// The slice a shard root holds (`run --shard K/N`): the position of
+    /// the question in `shard.questions` and the shard; `None` for a
+    /// serial or merged root, which holds every attempt `1..=repeat`.
+    slice: Option<(usize, super::shard::Shard)>,
+    /// A root `merge` joined (`identity.shards` and no `shard` of its
+    /// own): one made without every shard lacks their attempts, which
+    /// `merge` named and `run --resume` plays (`docs/SCALING.md`), so an
+    /// attempt it lacks is an incomplete sweep, not damage.
+    pub merged: bool,
+}
+
+impl AttemptPlan {
+    /// The plan of question `id` under `condition`.
+    ///
+    /// Errors: a shard root whose `shard.questions` does not list `id`, or
+    /// whose `shard.index` is outside `1..=shard.count` (the record was
+    /// edited), worded for a message naming the file.
+    pub fn of(condition: &ConditionFile, id: &str) -> std::result::Result<AttemptPlan, String> {
+        let slice =
+            match &condition.shard {
+                Some(record) => {
+                    let position = record.questions.iter().position(|q| q == id).ok_or_else(|| {
+                    format!(
+                        "question '{}' is listed, but shard.questions, the selection its shard \
+                         was cut from, does not hold it: one of them was edited",
+                        id.escape_debug()
+                    )
+                })?;
+                    if record.index == 0 || record.index > record.count {
+                        return Err(format!(
+                            "shard.index {} is outside 1..={}: the record was edited",
+                            record.index, record.count
+                        ));
+                    }
+                    Some((position, record.shard()))
+                }
+                None => None,
+            };
+        Ok(AttemptPlan {
+            repeat: condition.identity.repeat,
+            slice,
+            merged: condition.shard.is_none() && condition.identity.shards.is_some(),
+        })
+    }
+
+    /// Whether the records say attempt `n` is one of the question's.
+    pub fn holds(&self, n: u32) -> bool {
+        (1..=self.repeat).contains(&n)
+            && self
+                .slice
+                .is_none_or(|(position, shard)| shard.holds(position, self.repeat, n))
+    }
+
+    /// The attempts the records say the question holds, in order.
+    pub fn attempts(&self) -> impl Iterator<Item = u32> + '_ {
+        (1..=self.repeat).filter(|&n| self.holds(n))
+    }
+
+    /// The attempts of the plan that `listed` (the attempts a
+    /// `result.json` records) lacks: the first `shown` of them, and how
+    /// many there are in all.
+    pub fn lacking(
+        &self,
+        listed: &std::collections::BTreeSet<u32>,
+        shown: usize,
+    ) -> (Vec<u32>, u64) {
+        let held = listed.iter().filter(|&&n| self.holds(n)).count() as u64;
+        let all = match self.slice {
+            None => u64::from(self.repeat),
+            Some(_) => self.attempts().count() as u64,
+        };
+        let first = self
+            .attempts()
+            .filter(|n| !listed.contains(n))
+            .take(shown)
+            .collect();
+        (first, all - held)
+    }
+}
+
 /// The prefix of an attempt folder's name (`attempt-N`).
 const ATTEMPT_PREFIX: &str = "attempt-";
 
@@ -638,33 +994,48 @@ const ATTEMPT_PREFIX: &str = "attempt-";
 /// folder `dir`, against what the records say it holds: the one rule of
 /// `report`, `build`, `rescore` and `merge` (issue 24, items 5 and 7).
 /// Every entry named `attempt-…` must be a folder named exactly
-/// `attempt-N` with N in `1..=repeat` (the condition's
-/// `identity.repeat`): one beyond it was recorded under another identity,
-/// or the identity was edited, and leaving it out would silently drop an
-/// episode; and, when `listed` is given (the attempts `result.json`
-/// records), N must be one of them: an attempt on disk that the record
-/// leaves out would move the rates and lose its page. Each attempt
-/// `listed` must be in `1..=repeat` too.
+/// `attempt-N` with N one of the `plan`'s (in `1..=repeat`, the
+/// condition's `identity.repeat`, and in a shard root its slice): one
+/// beyond it was recorded under another identity, or the identity was
+/// edited, and leaving it out would silently drop an episode; and, when
+/// `listed` is given (the attempts `result.json` records), N must be one
+/// of them: an attempt on disk that the record leaves out would move the
+/// rates and lose its page. Each attempt `listed` must be one of the
+/// plan's, and each of the plan's must be `listed`: `result.json` is
+/// written once a question's attempts are played, so one it lacks is no
+/// interrupted run but an edited record or identity (a `repeat` raised by
+/// hand), unless the root is a merged sweep ([`AttemptPlan::merged`]),
+/// where one missing is what a merge without every shard leaves
+/// ([`AttemptPlan::lacking`]).
 ///
 /// Errors: one per breach, each naming the folder (or `result.json`) and
 /// what to do; empty when all is well.
 pub fn check_attempt_folders(
     dir: &Path,
-    repeat: u32,
+    plan: &AttemptPlan,
     listed: Option<&std::collections::BTreeSet<u32>>,
 ) -> Vec<Error> {
     let mut problems = Vec::new();
+    let repeat = plan.repeat;
     let plural = crate::format::plural(repeat as usize);
     let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return problems,
+        Ok(entries) => entries.flatten().collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return vec![Error::io(dir, "read", e)],
     };
     let mut names: Vec<(std::ffi::OsString, bool)> = entries
-        .flatten()
+        .into_iter()
         .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
         .collect();
     names.sort();
+    let not_in_slice = |n: u32| {
+        let shard = plan.slice.map(|(_, s)| s.to_string()).unwrap_or_default();
+        format!(
+            "attempt {n}, but this shard root holds shard {shard}'s slice of the attempts, and \
+             attempt {n} of the question is not in it: the record or the folders were edited; \
+             restore them from version control"
+        )
+    };
     for (name, folder) in names {
         let path = dir.join(&name);
         let Some(text) = name.to_str() else {
@@ -690,6 +1061,7 @@ pub fn check_attempt_folders(
                  (identity.repeat in its condition file): one of them was changed, and leaving \
                  it out would drop a recorded episode; restore them from version control"
             ),
+            Some(n) if !plan.holds(n) => not_in_slice(n),
             Some(n) if listed.is_some_and(|l| !l.contains(&n)) => format!(
                 "recorded on disk, but result.json beside it does not list attempt {n}: the \
                  record was edited, or a run was interrupted (resume it: the same run command \
@@ -700,14 +1072,41 @@ pub fn check_attempt_folders(
         };
         problems.push(Error::file(path, why));
     }
-    for n in listed.into_iter().flatten() {
-        if *n == 0 || *n > repeat {
+    let result = dir.join(crate::layout::RESULT_FILE);
+    for &n in listed.into_iter().flatten() {
+        if n == 0 || n > repeat {
             problems.push(Error::file(
-                dir.join(crate::layout::RESULT_FILE),
+                &result,
                 format!(
                     "lists attempt {n}, but the condition has {repeat} attempt{plural} a \
                      question (identity.repeat in its condition file): one of them was \
                      changed; restore them from version control"
+                ),
+            ));
+        } else if !plan.holds(n) {
+            problems.push(Error::file(&result, format!("lists {}", not_in_slice(n))));
+        }
+    }
+    if let Some(listed) = listed
+        && !plan.merged
+    {
+        let (first, missing) = plan.lacking(listed, 5);
+        if missing > 0 {
+            let numbers: Vec<String> = first.iter().map(u32::to_string).collect();
+            let more = if missing > first.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            };
+            problems.push(Error::file(
+                &result,
+                format!(
+                    "lacks {missing} of the question's attempts ({}{more}), though the \
+                     condition has {repeat} attempt{plural} a question (identity.repeat in its \
+                     condition file) and result.json is written once they are played: the \
+                     record or the identity was changed, and no run was interrupted; restore \
+                     them from version control",
+                    numbers.join(", ")
                 ),
             ));
         }

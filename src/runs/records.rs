@@ -39,6 +39,7 @@ pub fn formats_read() -> String {
 /// `episode.json`: what the runner itself observed. Written last, so its
 /// presence marks a finished attempt (`--resume` reuses only those).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Episode {
     /// [`RUNS_FORMAT`].
     pub format: u32,
@@ -81,6 +82,7 @@ pub struct Episode {
 /// `duration_api_ms`; `docs/FORMAT.md`, "episode.json"). A figure the host
 /// did not report is absent, never 0: a scripted agent reports none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Usage {
     /// Where the figures come from: `agent.json` (the host's own report).
     pub source: String,
@@ -180,6 +182,7 @@ impl Usage {
 
 /// One attempt as judged (an entry of `result.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AttemptResult {
     /// 1-based attempt number.
     pub attempt: u32,
@@ -263,6 +266,7 @@ impl AttemptResult {
 /// Per question under one condition: the figures every report shows. Under
 /// repeats every figure is a per-attempt average over measured attempts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct QuestionSummary {
     /// Attempts recorded.
     pub attempts: u32,
@@ -306,6 +310,7 @@ pub struct QuestionSummary {
 
 /// `ID_results/NAME/result.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct QuestionResult {
     /// [`RUNS_FORMAT`].
     pub format: u32,
@@ -327,6 +332,7 @@ pub struct QuestionResult {
 
 /// What a condition was run with: what a number must be attributable to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// The corpus as given (`--corpus`).
     pub corpus: String,
@@ -383,6 +389,7 @@ pub struct Settings {
 /// the headers of that reply that name its software or build
 /// (`crate::mcp::server_report`). Strings, as the server wrote them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ServerInfo {
     /// `serverInfo.name`.
     pub name: String,
@@ -436,6 +443,7 @@ pub const HEADER_CHARS: usize = 200;
 
 /// One excluded record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Exclusion {
     /// The record id.
     pub id: String,
@@ -445,6 +453,7 @@ pub struct Exclusion {
 
 /// Provenance kept out of the generated Markdown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Meta {
     /// Records kept out of the run.
     pub excluded: Vec<Exclusion>,
@@ -453,6 +462,7 @@ pub struct Meta {
 /// The aggregate of a condition: questions weigh the same (a question's
 /// attempts are averaged first).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Aggregate {
     /// Questions in the condition.
     pub questions: u32,
@@ -488,6 +498,7 @@ pub struct Aggregate {
 
 /// `conditions/NAME.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ConditionFile {
     /// [`RUNS_FORMAT`].
     pub format: u32,

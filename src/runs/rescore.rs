@@ -17,7 +17,7 @@ use std::path::Path;
 use super::frozen::refuse_frozen;
 use super::judge::judge_again;
 use super::recorded::{
-    AttemptFiles, check_attempt_folders, read_condition_named, read_ground_truth,
+    AttemptFiles, AttemptPlan, check_attempt_folders, read_condition_named, read_ground_truth,
 };
 use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
@@ -178,11 +178,6 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
         );
     }
     refuse_unusable(root, &unusable)?;
-    // Episodes recovered from agent.json, recorded (issue 24, item 15):
-    // before the results that rest on them.
-    for (path, episode) in &writes.episodes {
-        write_json(path, episode)?;
-    }
     for (path, result) in &writes.results {
         write_json(path, result)?;
     }
@@ -195,7 +190,6 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
 /// What a re-score rewrites, held until every input was read.
 #[derive(Default)]
 struct Writes {
-    episodes: Vec<(std::path::PathBuf, super::records::Episode)>,
     results: Vec<(std::path::PathBuf, QuestionResult)>,
     conditions: Vec<(std::path::PathBuf, ConditionFile)>,
 }
@@ -315,10 +309,9 @@ fn rescore_condition(
             condition: &condition,
         };
         match scope.rescore_question(&id, &truth, outcome) {
-            Ok((path, result, episodes)) => {
+            Ok((path, result)) => {
                 summaries.insert(id, result.summary.clone());
                 writes.results.push((path, result));
-                writes.episodes.extend(episodes);
             }
             Err(e) => unusable.push(e.to_string()),
         }
@@ -372,9 +365,6 @@ fn recorded_truth(
     Ok(truth)
 }
 
-/// An `episode.json` to write: its path and contents.
-type RecoveredWrite = (std::path::PathBuf, super::records::Episode);
-
 /// One condition of a root being re-judged.
 struct Scope<'a> {
     root: &'a RunsRoot,
@@ -383,13 +373,12 @@ struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// Re-judges attempts `1..=repeat` of question `id` against `truth`,
-    /// names the moved scores, and returns its new `result.json` (path and
-    /// contents) with the `episode.json` files to write for attempts whose
-    /// episode was recovered from `agent.json`
-    /// ([`AttemptFiles::recovered_record`]).
+    /// Re-judges the attempts of question `id` the condition records
+    /// ([`AttemptPlan`]: `1..=repeat`, a shard root's slice of them; a
+    /// merged sweep's that are there) against `truth`, names the moved
+    /// scores, and returns its new `result.json` (path and contents).
     ///
-    /// Errors: an attempt folder of `1..=repeat` that is missing; a folder
+    /// Errors: an attempt folder of the plan that is missing; a folder
     /// the condition does not have (`attempt-4` under `repeat` 3: the
     /// identity or the folders were changed, and leaving it out would drop
     /// an episode, issue 24, item 7; [`check_attempt_folders`]); an
@@ -400,7 +389,7 @@ impl Scope<'_> {
         id: &str,
         truth: &GroundTruth,
         outcome: &mut RescoreOutcome,
-    ) -> Result<(std::path::PathBuf, QuestionResult, Vec<RecoveredWrite>)> {
+    ) -> Result<(std::path::PathBuf, QuestionResult)> {
         let Scope {
             root,
             name,
@@ -415,10 +404,13 @@ impl Scope<'_> {
                 None
             }
         };
-        // The attempts the condition says it has: 1..=repeat. Any other
-        // folder is refused, never left out.
-        let repeat = condition.identity.repeat;
-        let strays = check_attempt_folders(&root.condition_dir(id, name), repeat, None);
+        // The attempts the condition says it has (1..=repeat, a shard
+        // root's slice of them). Any other folder is refused, never left
+        // out.
+        let plan = AttemptPlan::of(condition, id)
+            .map_err(|why| Error::file(root.condition_file(name), why))?;
+        let repeat = plan.repeat;
+        let strays = check_attempt_folders(&root.condition_dir(id, name), &plan, None);
         if !strays.is_empty() {
             return Err(Error::Other(
                 strays
@@ -429,9 +421,17 @@ impl Scope<'_> {
             ));
         }
         let mut attempts = Vec::new();
-        let mut episodes = Vec::new();
-        for n in 1..=repeat {
+        for n in plan.attempts() {
             let dir = root.attempt_dir(id, name, n);
+            // A merged sweep may lack what a shard not merged played
+            // (`run --resume` plays it); an attempt its result.json lists
+            // and lost was refused before ([`refuse_lost_files`]).
+            let listed = old
+                .as_ref()
+                .is_some_and(|o| o.attempts.iter().any(|a| a.attempt == n));
+            if plan.merged && !listed && !dir.exists() {
+                continue;
+            }
             if !dir.is_dir() {
                 return Err(Error::file(
                     &dir,
@@ -447,9 +447,6 @@ impl Scope<'_> {
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
             let files = AttemptFiles::read_checked(&dir, n, previous)?;
-            if let Some((path, episode)) = files.recovered_record() {
-                episodes.push((path, episode.clone()));
-            }
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
@@ -469,7 +466,7 @@ impl Scope<'_> {
             attempts,
             summary,
         };
-        Ok((result_path, result, episodes))
+        Ok((result_path, result))
     }
 }
 
@@ -504,14 +501,7 @@ fn aggregate_moves(name: &str, old: &Aggregate, new: &Aggregate) -> Vec<Moved> {
     .collect()
 }
 
-/// `.frozen`: the marker that closes a runs root.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct FrozenFile {
-    /// [`RUNS_FORMAT`].
-    pub format: u32,
-    /// Why the root is closed.
-    pub reason: String,
-}
+pub use super::frozen::FrozenFile;
 
 /// A reason `freeze` accepts: not blank (a frozen root says why it is
 /// closed).
@@ -527,16 +517,13 @@ pub fn check_reason(reason: &str) -> Result<()> {
 }
 
 /// Why `root` itself is frozen, when it is: the reason its `.frozen`
-/// records (`no reason recorded` when it cannot be read).
+/// records ([`super::frozen::marker`]); `None` when it is open or its
+/// marker is damaged (which [`refuse_frozen`] refuses by name).
 pub fn frozen_reason(root: &RunsRoot) -> Option<String> {
-    if !root.is_frozen() {
-        return None;
+    match super::frozen::marker(&root.root) {
+        super::frozen::Marker::Frozen(file) => Some(file.reason),
+        _ => None,
     }
-    Some(
-        crate::fsutil::read_json::<FrozenFile>(&root.frozen_file())
-            .map(|f| f.reason)
-            .unwrap_or_else(|_| "no reason recorded".into()),
-    )
 }
 
 /// Closes a root: writes `.frozen` with the reason. `run` and `rescore`

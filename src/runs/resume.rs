@@ -14,11 +14,11 @@
 use std::path::Path;
 
 use super::identity::{ServerTarget, upstream_difference};
-use super::judge::read_episode;
 use super::prompt::excerpts;
-use super::records::Episode;
+use super::recorded::AttemptFiles;
+use super::records::{AttemptResult, Episode, QuestionResult};
 use crate::error::{Error, Result};
-use crate::layout::{COMMAND_FILE, EPISODE_FILE, PROMPT_FILE};
+use crate::layout::{COMMAND_FILE, EPISODE_FILE, PROMPT_FILE, RESULT_FILE};
 
 /// What this run would issue for one attempt: what a recorded attempt
 /// must match to be reused.
@@ -65,60 +65,117 @@ fn read_recorded(dir: &Path, name: &str) -> std::result::Result<String, String> 
     }
 }
 
-/// The finished episode recorded in `dir`, if any: `episode.json`, or one
-/// recovered from `agent.json` when there is no `episode.json`.
+/// What the question's `result.json` (beside the attempt folder `dir`)
+/// records of attempt `attempt`: `Ok(None)` when there is no
+/// `result.json` or it does not list the attempt.
 ///
-/// Errors: an `episode.json` that is there and cannot be read (a recorded
-/// attempt, damaged: never taken for an unfinished one), as the reason.
-fn finished_episode(dir: &Path, attempt: u32) -> std::result::Result<Option<Episode>, String> {
-    if std::fs::symlink_metadata(dir.join(EPISODE_FILE)).is_err() {
-        return Ok(read_episode(dir, attempt));
+/// Errors: a `result.json` that is there and cannot be read or parsed, as
+/// the reason.
+fn recorded_attempt(
+    dir: &Path,
+    attempt: u32,
+) -> std::result::Result<Option<AttemptResult>, String> {
+    let Some(question) = dir.parent() else {
+        return Ok(None);
+    };
+    let path = question.join(RESULT_FILE);
+    match crate::fsutil::read_recorded_json::<QuestionResult>(&path) {
+        Ok(None) => Ok(None),
+        Ok(Some(result)) => Ok(result.attempts.into_iter().find(|a| a.attempt == attempt)),
+        Err(e) => Err(format!("its question's {RESULT_FILE} cannot be read ({e})")),
     }
-    let text = read_recorded(dir, EPISODE_FILE)?;
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("its {EPISODE_FILE} cannot be read ({e})"))
 }
 
-/// Whether the attempt recorded in `dir` is reused, played, or kept.
+/// The finished episode recorded in `dir` (its `episode.json`), if any.
+/// No episode is made up from `agent.json`: every runs-root format writes
+/// `episode.json` when an attempt ends, so an attempt without one is one
+/// killed mid-episode (played again), unless the question's `result.json`
+/// records it, when it was lost (issue 24, item 4).
+///
+/// Errors, as the reason: an `episode.json` that is there and cannot be
+/// read (a recorded attempt, damaged: never taken for an unfinished one),
+/// or records another attempt than its folder's; one missing from an
+/// attempt `result.json` records.
+fn finished_episode(dir: &Path, attempt: u32) -> std::result::Result<Option<Episode>, String> {
+    match std::fs::symlink_metadata(dir.join(EPISODE_FILE)) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match recorded_attempt(dir, attempt) {
+                Ok(None) => Ok(None),
+                Ok(Some(_)) => Err(format!(
+                    "its {EPISODE_FILE} is missing, though {RESULT_FILE} records the attempt as \
+                     finished: every runs-root format writes it when an attempt ends, so it \
+                     was lost (restore it from version control)"
+                )),
+                Err(why) => Err(why),
+            };
+        }
+        Err(e) => return Err(format!("its {EPISODE_FILE} cannot be read ({e})")),
+    }
+    let text = read_recorded(dir, EPISODE_FILE)?;
+    let episode: Episode = serde_json::from_str(&text)
+        .map_err(|e| format!("its {EPISODE_FILE} cannot be read ({e})"))?;
+    if episode.attempt != attempt {
+        return Err(format!(
+            "its {EPISODE_FILE} records attempt {}, but sits in attempt-{attempt}: it was \
+             moved or edited (restore it from version control)",
+            episode.attempt
+        ));
+    }
+    Ok(Some(episode))
+}
+
+/// Whether the attempt recorded in `dir` is reused, played, or kept. One
+/// reused is checked as `rescore` and `report` check a recorded attempt
+/// ([`AttemptFiles::read_checked`]: `answer.csv` against `calls.json`,
+/// the tallies, `episode.json` against `agent.json`), so a resume never
+/// takes in a damaged or edited one.
 pub fn judge_attempt(dir: &Path, attempt: u32, expected: &Expected<'_>) -> Reuse {
     let episode = match finished_episode(dir, attempt) {
         Ok(None) => return Reuse::Play,
         Ok(Some(episode)) => episode,
         Err(why) => return Reuse::Keep(why),
     };
+    match reusable(dir, attempt, &episode, expected) {
+        Ok(()) => Reuse::Reuse,
+        Err(why) => Reuse::Keep(why),
+    }
+}
+
+/// Why the finished attempt in `dir`, whose `episode` was read, cannot be
+/// reused by this run ([`judge_attempt`]).
+fn reusable(
+    dir: &Path,
+    attempt: u32,
+    episode: &Episode,
+    expected: &Expected<'_>,
+) -> std::result::Result<(), String> {
     let recorded = |file: &str| read_recorded(dir, file);
-    let prompt = match recorded(PROMPT_FILE) {
-        Ok(prompt) => prompt,
-        Err(why) => return Reuse::Keep(why),
-    };
+    let prompt = recorded(PROMPT_FILE)?;
     if prompt != expected.prompt {
         let (old, new) = excerpts(&prompt, expected.prompt);
-        return Reuse::Keep(format!("its prompt changed (\"{old}\" is now \"{new}\")"));
+        return Err(format!("its prompt changed (\"{old}\" is now \"{new}\")"));
     }
     if let (Some(old), Some(new)) = (&episode.upstream, expected.upstream)
         && let Some((member, was, is)) = upstream_difference(old, new)
     {
-        return Reuse::Keep(format!(
+        return Err(format!(
             "it was played against another server ({member}: {was} -> {is})"
         ));
     }
-    let command = match recorded(COMMAND_FILE) {
-        Ok(command) => command,
-        Err(why) => return Reuse::Keep(why),
-    };
+    let command = recorded(COMMAND_FILE)?;
     let (old, new) = (
         without_paths(&command, expected.programs),
         without_paths(expected.command, expected.programs),
     );
     if old != new {
         let (old, new) = excerpts(&old, &new);
-        return Reuse::Keep(format!(
+        return Err(format!(
             "its command line differs from this run's (\"{old}\" is now \"{new}\")"
         ));
     }
     if episode.timed_out && episode.agent_timeout_s != Some(expected.agent_timeout_s) {
-        return Reuse::Keep(format!(
+        return Err(format!(
             "it timed out under --agent-timeout {}, and this run has {} (--agent-timeout {} \
              reuses it)",
             episode
@@ -130,7 +187,12 @@ pub fn judge_attempt(dir: &Path, attempt: u32, expected: &Expected<'_>) -> Reuse
                 .map_or_else(|| "N".to_string(), |s| s.to_string()),
         ));
     }
-    Reuse::Reuse
+    // A result.json that cannot be read is rewritten once the question is
+    // played: its copy of the attempt is then not compared.
+    let listed = recorded_attempt(dir, attempt).ok().flatten();
+    AttemptFiles::read_checked(dir, attempt, listed.as_ref())
+        .map(|_| ())
+        .map_err(|e| format!("a recorded file cannot be used ({e})"))
 }
 
 /// One finished attempt `run --resume` would have to delete to play.

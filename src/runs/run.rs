@@ -624,7 +624,10 @@ fn server_info(
 /// The last lines a server wrote on stderr (at most 20), as a block to
 /// append to an error; empty when it wrote nothing.
 fn stderr_tail(log: &Path) -> String {
-    let text = std::fs::read(log)
+    // Only a regular file is read: a named pipe would never end.
+    let text = crate::fsutil::read_regular(log, crate::fsutil::Links::Refuse)
+        .ok()
+        .flatten()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -757,7 +760,9 @@ fn check_recorded(
     let condition_path = root.condition_file(name);
     let mut recorded = None;
     if condition_path.is_file() && !options.force {
-        let file: ConditionFile = read_json(&condition_path)?;
+        // Read as every reader of a root reads it: its ids and the values
+        // its flags set checked (issue 24, items 7 and 20).
+        let file: ConditionFile = super::recorded::read_condition(&condition_path)?;
         if options.resume && options.shard.is_none() && file.shard.is_none() {
             identity.shards = identity.shards.or(file.identity.shards);
         }
@@ -936,11 +941,6 @@ pub fn play(
                 played.ran += 1;
             }
             let files = super::recorded::AttemptFiles::read(&dir, attempt)?;
-            // A reused attempt recorded before episode.json existed gets
-            // the one recovered from agent.json (issue 24, item 15).
-            if let Some((path, episode)) = files.recovered_record() {
-                write_json(&path, episode)?;
-            }
             let result = judge(&files, attempt, truth, &score_options);
             played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
@@ -1522,7 +1522,7 @@ fn copy_ground_truth(root: &RunsRoot, id: &str, dir: &Path) -> Result<()> {
     let (csv, json) = crate::reference::paths(dir, id);
     let target = root.question_dir(id);
     for (from, name) in [(csv, GROUND_TRUTH_CSV), (json, GROUND_TRUTH_JSON)] {
-        let bytes = crate::error::read_file(&from)?;
+        let bytes = crate::fsutil::read_file(&from)?;
         let to = target.join(name);
         if !crate::fsutil::same_contents(&to, &bytes) {
             write_atomic(&to, &bytes)?;

@@ -30,9 +30,17 @@ pub struct Shard {
 impl Shard {
     /// Whether this shard plays `attempt` (from 1) of the question at
     /// `position` (from 0) in the selection, under `repeat` attempts.
+    /// A shard outside `1..=count` (a record edited by hand) holds none,
+    /// never a panic.
     pub fn holds(&self, position: usize, repeat: u32, attempt: u32) -> bool {
         let pair = position as u64 * u64::from(repeat) + u64::from(attempt.saturating_sub(1));
-        pair % u64::from(self.count) == u64::from(self.index - 1)
+        match (
+            self.index.checked_sub(1),
+            pair.checked_rem(u64::from(self.count)),
+        ) {
+            (Some(slot), Some(rest)) if self.index <= self.count => rest == u64::from(slot),
+            _ => false,
+        }
     }
 
     /// `--shard K/N` parsed: `None` for `1/1`, which is a serial run.
@@ -84,6 +92,7 @@ impl FromStr for ShardArg {
 /// selection the slices were cut from, so `merge` can name every attempt
 /// a missing shard would have played.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ShardRecord {
     /// Which slice, from 1.
     pub index: u32,

@@ -13,6 +13,7 @@ use crate::layout::CallRecord;
 
 /// An attempt's trajectory facts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Trajectory {
     /// The first query named only graphs the answer key names, and at
     /// least one of them (`GRAPH <IRI>`, `FROM <IRI>`, or a `graph`

@@ -51,6 +51,13 @@ pub const NUMERIC_REL_TOL: f64 = 5e-4;
 /// to before comparison (`docs/SCORING.md`, "Numbers (both tiers)").
 pub const DEFAULT_SIGNIFICANT_FIGURES: u32 = 6;
 
+/// The significant figures a comparison may round to: `--precision` of
+/// `score`, `run` and `rescore`, and a condition's recorded
+/// `settings.significant_figures`, which loading a runs root holds to the
+/// same range (issue 24, item 7; `docs/SCORING.md`, "Numbers (both
+/// tiers)").
+pub const SIGNIFICANT_FIGURES: std::ops::RangeInclusive<u32> = 1..=30;
+
 /// How to score one answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreOptions {
@@ -85,6 +92,7 @@ pub enum ColumnMatch {
 /// The verdict on one answer. Serialized as the JSON that `score` prints and
 /// `result.json` records; F1 components are fractions in `[0, 1]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Score {
     /// [`SCORING_VERSION`] at the time of scoring.
     pub scoring_version: String,

@@ -189,7 +189,7 @@ impl EndpointSpec {
             hasher.update(b"\0graph\0");
             hasher.update(graph.as_deref().unwrap_or("").as_bytes());
             hasher.update(b"\0data\0");
-            let bytes = crate::error::read_file(file)?;
+            let bytes = crate::fsutil::read_file(file)?;
             hasher.update(Sha256::digest(&bytes));
         }
         Ok(EndpointSpec::Embedded {
@@ -307,7 +307,7 @@ fn graph_for(file: &Path) -> Result<String> {
     let global = file.with_file_name("global.graph");
     for candidate in [&sidecar, &global] {
         if candidate.is_file() {
-            let text = crate::error::read_text(candidate)?;
+            let text = crate::fsutil::read_text(candidate)?;
             let iri = text
                 .lines()
                 .map(str::trim)
@@ -356,7 +356,7 @@ impl EmbeddedStore {
         let store = Store::new().map_err(|e| Error::Other(format!("cannot create store: {e}")))?;
         for (file, graph) in files {
             let format = rdf_format(file).unwrap_or(RdfFormat::Turtle);
-            let bytes = crate::error::read_file(file)?;
+            let bytes = crate::fsutil::read_file(file)?;
             let mut parser = RdfParser::from_format(format);
             if let Some(graph) = graph {
                 let graph = NamedNode::new(graph.as_str())

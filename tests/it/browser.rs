@@ -113,15 +113,15 @@ fn planted_site() -> tempfile::TempDir {
     let dir = fixture();
     let d = dir.path();
     let attempt = attempt_dir(d, CONDITION, 1);
-    std::fs::write(
-        attempt.join("answer.csv"),
-        format!(
+    // As the episode's calls.json records it (issue 24, item 6).
+    crate::support::submitted_instead(
+        &attempt,
+        &format!(
             "assay,geneSymbol\n{},{}\n",
             csv_cell(SCRIPT),
             csv_cell(BREAKOUT)
         ),
-    )
-    .unwrap();
+    );
     // The question text is the first paragraph of an attempt-1 prompt;
     // which condition's is read is the report's business, so plant it in
     // every one.

@@ -252,7 +252,7 @@ fn check_fails_when_any_kind_of_input_changes() {
         // is the one its condition file repeats), is refused (exit 2,
         // naming it), not published: `rescore` is what moves them.
         let refused = if input.ends_with("answer.csv") {
-            Some("result.json: attempt 1 records exact true")
+            Some("attempt-1/answer.csv: differs from the answer submit_csv call")
         } else if input.ends_with("result.json") {
             Some("result.json: its summary disagrees with its attempts (mean_wall_s")
         } else {
@@ -355,11 +355,11 @@ fn recorded_text_is_escaped_on_every_page() {
     let attempt = d.join(format!(
         "runs-demo/{QUESTION}_results/{CONDITION}/attempt-1"
     ));
-    std::fs::write(
-        attempt.join("answer.csv"),
+    // As an episode that submitted it records it (issue 24, item 6).
+    crate::support::submitted_instead(
+        &attempt,
         "assay,geneSymbol\n\"<script>document.title='pwned'</script>\",\"\"\"><img src=x onerror=alert(1)>\"\nx\u{202E}gnirts,y\n",
-    )
-    .unwrap();
+    );
     append(
         &attempt.join("prompt.txt"),
         "\n<script>document.title='pwned'</script>\n",
@@ -669,7 +669,7 @@ fn every_damage_rescore_refuses_stops_build_report_and_paper_tables() {
         (
             format!("{attempt}/answer.csv"),
             rows_dropped,
-            "/result.json: attempt 1 records exact true",
+            "attempt-1/answer.csv: differs from the answer submit_csv call",
         ),
         (
             format!("{question_dir}/ground_truth.json"),
@@ -1539,9 +1539,16 @@ mod regression {
             page,
             std::fs::read_to_string(unfrozen.path().join("runs-demo/README.html")).unwrap()
         );
-        // A root frozen without its page (as an earlier version froze it)
-        // is named, and its README.md linked.
+        // A root frozen without its page (as an earlier version, of
+        // runs-root format 1, froze it) is named, and its README.md
+        // linked. (One frozen by a later `freeze` that lacks it lost it:
+        // reported missing, issue 24, item 9.)
         std::fs::remove_file(d.join("runs-demo/README.html")).unwrap();
+        std::fs::write(
+            d.join("runs-demo/.frozen"),
+            "{\"format\": 1, \"reason\": \"published\"}\n",
+        )
+        .unwrap();
         let (code, _, err) = build_args(d, &[]);
         assert_eq!(code, 0, "{err}");
         assert!(
@@ -1807,7 +1814,7 @@ mod regression {
         assert_eq!(code, 1, "{err}");
         assert!(
             out.contains(
-                ", 0 orphaned removed\nstale     runs-demo/README.md (in a frozen root)\n"
+                ", 0 orphaned removed\nmissing   runs-demo/README.md (in a frozen root)\n"
             ),
             "{out}"
         );
@@ -1817,7 +1824,7 @@ mod regression {
         let (code, text) = check(d);
         assert_eq!(code, 1, "{text}");
         assert!(
-            text.contains("stale     runs-demo/README.md (in a frozen root)\n"),
+            text.contains("missing   runs-demo/README.md (in a frozen root)\n"),
             "{text}"
         );
         assert!(!d.join("runs-demo/README.md").exists());

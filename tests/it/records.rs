@@ -182,8 +182,15 @@ fn a_verdict_flipped_by_hand_is_refused_whatever_scoring_version_it_claims() {
     );
     std::fs::write(result_path(d, MISSED, CONDITION), &pristine).unwrap();
     std::fs::write(condition_path(d, CONDITION), &pristine_condition).unwrap();
+    // The forger claims the older version everywhere it is written (a
+    // `result.json` whose version is not its scores' is refused first).
     forge(d, MISSED, CONDITION, |r| {
         r.scoring_version = "1.0".into();
+        for a in &mut r.attempts {
+            if let Some(score) = a.score.as_mut() {
+                score.scoring_version = "1.0".into();
+            }
+        }
         flip(&mut r.attempts[0]);
     });
     refused_everywhere(
@@ -520,39 +527,31 @@ fn the_hand_exclusion_recipe_leaves_a_finished_root_that_freezes() {
     assert!(attempt_dir(d, QUESTION, CONDITION, 1).is_dir());
 }
 
-/// Issue 24, item 15: an attempt recorded before `episode.json` existed is
-/// judged by the episode recovered from `agent.json`, and that was marked
-/// only in memory. `rescore`, and `run --resume` reusing such an attempt,
-/// record it on disk with `"source": "agent.json"`, as `docs/FORMAT.md`
-/// says.
+/// Issue 24, item 15 (hardened, with item 10): an attempt without its
+/// `episode.json` was given one made up from `agent.json` by `rescore` and
+/// `run --resume`, a record no episode wrote. Every runs-root format writes
+/// `episode.json` when an attempt ends, so one missing from a finished
+/// attempt is damage, refused by name, and nothing is written; `run
+/// --resume` also refuses an `episode.json` that records another attempt
+/// than its folder's.
 #[test]
-fn an_episode_recovered_from_agent_json_is_recorded_with_its_source() {
-    let note = okn_benchmark::runs::recorded::RECOVERED_NOTE;
+fn an_attempt_without_its_episode_json_is_damage_never_made_up_from_agent_json() {
     let dir = fixture();
     let d = dir.path();
     let episode = attempt_dir(d, QUESTION, CONDITION, 2).join("episode.json");
     std::fs::remove_file(&episode).unwrap();
-    let report: Value = read_json(&attempt_dir(d, QUESTION, CONDITION, 2).join("agent.json"));
-    let wall_s = report["duration_ms"].as_f64().unwrap() / 1000.0;
-    // As the judge of that time recorded it.
-    forge_attempt(d, QUESTION, CONDITION, 2, |a| {
-        a.notes.insert(0, note.into())
-    });
-    exits(d, &["rescore", "runs-demo"], 0);
-    let recorded: Value = read_json(&episode);
-    assert_eq!(recorded["source"], "agent.json", "{recorded}");
-    assert_eq!(recorded["attempt"], 2);
-    assert_eq!(recorded["wall_s"], wall_s, "agent.json's duration_ms");
-    let result: QuestionResult = read_json(&result_path(d, QUESTION, CONDITION));
-    assert_eq!(result.attempts[1].notes[0], note);
-    assert_eq!(result.attempts[1].wall_s, wall_s);
-    exits(d, &["build"], 0);
-    exits(d, &["build", "--check"], 0);
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    let named = format!("{CONDITION}/attempt-2/episode.json: missing");
+    assert!(text.contains(&named), "{text}");
+    assert_eq!(snapshot(d), before, "rescore wrote files");
+    assert!(!episode.exists(), "rescore made up an episode.json");
+    refused_everywhere(d, &named);
 
-    // `run --resume` reusing one records it too.
+    // `run --resume` neither makes one up nor plays the attempt again.
     let keep = tempfile::tempdir().unwrap();
     let out = keep.path().join("runs");
-    let run = |extra: &[&str]| {
+    let run = |extra: &[&str], code: i32| {
         let o = okn()
             .args([
                 "run",
@@ -574,23 +573,42 @@ fn an_episode_recovered_from_agent_json_is_recorded_with_its_source() {
             .args(extra)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-        stdout(&o)
+        let text = format!("{}{}", stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(code), "{text}");
+        text
     };
-    run(&[]);
+    run(&[], 0);
     let attempt = out.join(
         "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/attempt-1",
     );
-    std::fs::remove_file(attempt.join("episode.json")).unwrap();
-    let text = run(&["--resume"]);
+    let path = attempt.join("episode.json");
+    let recorded = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let before = snapshot(keep.path());
+    let text = run(&["--resume"], 2);
+    assert!(
+        text.contains(
+            "its episode.json is missing, though result.json records the attempt as finished"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("nothing recorded is deleted without --force"),
+        "{text}"
+    );
+    assert_eq!(snapshot(keep.path()), before, "--resume wrote files");
+    // An episode.json of another attempt, in this one's folder.
+    let mut moved: Value = serde_json::from_slice(&recorded).unwrap();
+    moved["attempt"] = 2.into();
+    write_json(&path, &moved);
+    let text = run(&["--resume"], 2);
+    assert!(
+        text.contains("its episode.json records attempt 2, but sits in attempt-1"),
+        "{text}"
+    );
+    std::fs::write(&path, &recorded).unwrap();
+    let text = run(&["--resume"], 0);
     assert!(text.contains(", 0 ran, 1 resumed,"), "{text}");
-    let recorded: Value = read_json(&attempt.join("episode.json"));
-    assert_eq!(recorded["source"], "agent.json", "{recorded}");
-    let o = okn()
-        .args(["report", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 /// Issue 24, item 20: a question id `../../../../../outside/q` in
@@ -919,4 +937,325 @@ fn a_root_recorded_with_ground_truth_dir_reports_that_folders_verification() {
             gt.display()
         )
     );
+}
+
+/// Issue 24, item 6 (hardened): `answer.csv` edited by hand, then
+/// `rescore`, published a verdict no episode gave (the missing row added:
+/// exact). The answer judged is tied to the one the episode submitted, the
+/// last `submit_csv` call `calls.json` records: an `answer.csv` that
+/// differs, or that no call saved, is damage, refused by name, and
+/// `rescore` writes nothing.
+#[test]
+fn an_answer_edited_by_hand_is_refused_never_judged_again() {
+    let dir = fixture();
+    let d = dir.path();
+    let key = d.join(format!("runs-demo/{MISSED}_results/ground_truth.csv"));
+    let answer = attempt_dir(d, MISSED, CONDITION, 1).join("answer.csv");
+    let recorded = std::fs::read(&answer).unwrap();
+    std::fs::copy(&key, &answer).unwrap();
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    let named = format!(
+        "{MISSED}_results/{CONDITION}/attempt-1/answer.csv: differs from the answer submit_csv \
+         call 2 of calls.json saved there"
+    );
+    assert!(text.contains(&named), "{text}");
+    assert!(!text.contains("moved"), "{text}");
+    assert_eq!(snapshot(d), before, "rescore wrote files");
+    refused_everywhere(d, &named);
+    std::fs::write(&answer, &recorded).unwrap();
+    exits(d, &["report", "runs-demo"], 0);
+
+    // An answer where the episode submitted none (attempt 1 of FAILED).
+    let planted = attempt_dir(d, FAILED, CONDITION, 1).join("answer.csv");
+    std::fs::copy(
+        d.join(format!("runs-demo/{FAILED}_results/ground_truth.csv")),
+        &planted,
+    )
+    .unwrap();
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    let named = format!(
+        "{FAILED}_results/{CONDITION}/attempt-1/answer.csv: there, though calls.json records \
+         no submit_csv call that saved an answer"
+    );
+    assert!(text.contains(&named), "{text}");
+    refused_everywhere(d, &named);
+}
+
+/// Issue 24, item 7 (hardened, with item 5): `identity.repeat` raised by
+/// hand (3 to 4, no attempt 4 recorded) was accepted by `build`, `report`
+/// and `freeze`: a finished root said it held attempts it never played.
+/// A `result.json` lacking attempts its identity promises is refused by
+/// name (no run was interrupted: the file is written once they are
+/// played), and `freeze` refuses the root.
+#[test]
+fn a_repeat_raised_by_hand_without_its_attempts_is_refused() {
+    let dir = fixture();
+    let d = dir.path();
+    edit(&condition_path(d, CONDITION), |c| {
+        c["identity"]["repeat"] = 4.into()
+    });
+    let named = format!(
+        "{QUESTION}_results/{CONDITION}/result.json: lacks 1 of the question's attempts (4), \
+         though the condition has 4 attempts a question"
+    );
+    refused_everywhere(d, &named);
+    let before = snapshot(d);
+    let text = exits(d, &["freeze", "--reason", "published", "runs-demo"], 2);
+    assert!(text.contains(&named), "{text}");
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(
+        text.contains(&format!("{QUESTION}_results/{CONDITION}/attempt-4")),
+        "{text}"
+    );
+    assert_eq!(snapshot(d), before, "freeze or rescore wrote files");
+    assert!(!d.join("runs-demo/.frozen").exists());
+}
+
+/// Issue 24, item 9 (hardened): a generated file deleted from a frozen
+/// root (its `README.html`, a question's `summary.csv`) was not reported
+/// by `build --check`. It is named missing, by `build --check` and `build`
+/// (exit 1), and never written again into the frozen root.
+#[test]
+fn a_generated_file_deleted_from_a_frozen_root_is_reported_missing() {
+    let dir = fixture();
+    let d = dir.path();
+    exits(d, &["build"], 0);
+    freeze(d);
+    // The site says the root is frozen.
+    exits(d, &["build"], 0);
+    exits(d, &["build", "--check"], 0);
+    let question_summary = format!("runs-demo/{QUESTION}_results/summary.csv");
+    for file in ["runs-demo/README.html", question_summary.as_str()] {
+        let path = d.join(file);
+        let old = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let line = format!("missing   {file} (in a frozen root)\n");
+        let text = exits(d, &["build", "--check"], 1);
+        assert!(text.contains(&line), "{file}:\n{text}");
+        assert!(
+            text.contains("build never rewrites a frozen root"),
+            "{text}"
+        );
+        let text = exits(d, &["build"], 1);
+        assert!(text.contains(&line), "{file}:\n{text}");
+        assert!(!path.exists(), "build wrote {file} into a frozen root");
+        std::fs::write(&path, &old).unwrap();
+        exits(d, &["build", "--check"], 0);
+    }
+}
+
+/// Issue 24, item 7 (hardened, with item 30): members of a record that a
+/// flag sets, or that the record's shape fixes, were taken as written: an
+/// effort no `--effort` takes, a precision out of `--precision`'s range, a
+/// question both listed and excluded, a `result.json` whose
+/// `scoring_version` is not its attempts', a member no format has. Each is
+/// refused by name (the file and the member) by every command that loads
+/// the root, and `rescore` writes nothing.
+#[test]
+fn record_members_taken_as_written_are_refused_by_name() {
+    let dir = fixture();
+    let d = dir.path();
+    let condition = condition_path(d, CONDITION);
+    let result = result_path(d, QUESTION, CONDITION);
+    let episode = attempt_dir(d, QUESTION, CONDITION, 1).join("episode.json");
+    type Change = fn(&mut Value);
+    let cases: [(&Path, Change, &str); 8] = [
+        (
+            &condition,
+            |c| c["identity"]["effort"] = "ultra".into(),
+            "identity.effort: 'ultra' is not a level of --effort (low, medium, high, xhigh, max)",
+        ),
+        (
+            &condition,
+            |c| c["settings"]["significant_figures"] = 0.into(),
+            "settings.significant_figures: 0 is not a precision --precision takes (1 to 30)",
+        ),
+        (
+            &condition,
+            |c| c["settings"]["significant_figures"] = 31.into(),
+            "settings.significant_figures: 31 is not a precision --precision takes (1 to 30)",
+        ),
+        (
+            &condition,
+            |c| {
+                c["meta"]["excluded"] =
+                    serde_json::json!([{"id": QUESTION, "reason": "under review"}])
+            },
+            "meta.excluded: question 'spoke-genelab-spoke-okn-spaceflight-disease-genes_cross' \
+             is excluded, and listed in questions too",
+        ),
+        (
+            &condition,
+            |c| c["verified_by"] = "hand".into(),
+            "unknown field `verified_by`",
+        ),
+        (
+            &result,
+            |r| r["scoring_version"] = "0.1".into(),
+            "result.json: scoring_version is '0.1', but attempt 1 was scored under",
+        ),
+        (
+            &result,
+            |r| r["attempts"][0]["checked"] = true.into(),
+            "unknown field `checked`",
+        ),
+        (
+            &episode,
+            |e| e["reviewed"] = true.into(),
+            "unknown field `reviewed`",
+        ),
+    ];
+    for (path, change, named) in cases {
+        let old = std::fs::read(path).unwrap();
+        edit(path, change);
+        let before = snapshot(d);
+        // `rescore` derives a `result.json` again from the attempts' files
+        // (`docs/FORMAT.md`, "Re-scoring"): the way on for one refused.
+        let derived = path == result.as_path();
+        let loaders: &[&[&str]] = if derived {
+            &[&["report", "runs-demo"], &["build", "--check"]]
+        } else {
+            &[
+                &["report", "runs-demo"],
+                &["build", "--check"],
+                &["rescore", "runs-demo"],
+            ]
+        };
+        for args in loaders {
+            let text = exits(d, args, 2);
+            assert!(
+                text.contains(named),
+                "{args:?} did not name '{named}':\n{text}"
+            );
+            let file = path.file_name().unwrap().to_str().unwrap();
+            assert!(text.contains(file), "{args:?} did not name {file}:\n{text}");
+        }
+        assert_eq!(snapshot(d), before, "{named}: a command wrote files");
+        if derived {
+            exits(d, &["rescore", "runs-demo"], 0);
+            exits(d, &["report", "runs-demo"], 0);
+        }
+        std::fs::write(path, old).unwrap();
+    }
+    exits(d, &["report", "runs-demo"], 0);
+}
+
+/// Issue 24, item 23 (hardened): a `prompt.txt` deleted from a finished
+/// attempt was accepted silently (the page said no prompt was recorded).
+/// The runner writes it before the agent host starts, so its absence is
+/// damage, refused by name.
+#[test]
+fn a_deleted_prompt_is_damage() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::remove_file(attempt_dir(d, QUESTION, CONDITION, 1).join("prompt.txt")).unwrap();
+    let named = format!("{CONDITION}/attempt-1/prompt.txt: missing");
+    refused_everywhere(d, &named);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(text.contains(&named), "{text}");
+}
+
+/// Issue 24, item 9 (hardened, with item 22): a `.frozen` that is not the
+/// marker `freeze` writes (a folder, a named pipe, an empty file, one
+/// with a blank reason) was taken for an open root by some commands and a
+/// frozen one by others, and a named pipe hung them. One rule: it is
+/// refused by name by `rescore`, `report` and `build`, nothing hangs and
+/// nothing is written.
+#[cfg(unix)]
+#[test]
+fn a_frozen_marker_freeze_never_writes_is_refused_by_name() {
+    let dir = fixture();
+    let d = dir.path();
+    let marker = d.join("runs-demo/.frozen");
+    type Plant = fn(&Path);
+    let cases: [(Plant, &str); 4] = [
+        (|p| std::fs::create_dir(p).unwrap(), "a folder"),
+        (fifo, "not a regular file"),
+        (
+            |p| std::fs::write(p, "").unwrap(),
+            "does not read as a freeze marker",
+        ),
+        (
+            |p| std::fs::write(p, "{\"format\": 3, \"reason\": \" \"}\n").unwrap(),
+            "its reason is blank",
+        ),
+    ];
+    for (plant, why) in cases {
+        plant(&marker);
+        let before = snapshot(d);
+        for args in [
+            &["rescore", "runs-demo"][..],
+            &["report", "runs-demo"],
+            &["build", "--check"],
+        ] {
+            let text = exits(d, args, 2);
+            assert!(text.contains("runs-demo/.frozen"), "{args:?}:\n{text}");
+            assert!(text.contains(why), "{args:?} did not say '{why}':\n{text}");
+            assert!(
+                text.contains("whether the root is closed cannot be told"),
+                "{args:?}:\n{text}"
+            );
+        }
+        assert_eq!(snapshot(d), before, "{why}: a command wrote files");
+        if marker.is_dir() {
+            std::fs::remove_dir(&marker).unwrap();
+        } else {
+            std::fs::remove_file(&marker).unwrap();
+        }
+    }
+    exits(d, &["report", "runs-demo"], 0);
+}
+
+/// Issue 24, item 21 (hardened): `merge --out` inside one of the shards
+/// (or any runs root) wrote a root that its shard then read as part of
+/// itself. Refused, naming the root it is inside; nothing is written.
+#[test]
+fn merge_refuses_an_out_inside_a_runs_root() {
+    let dir = fixture();
+    let d = dir.path();
+    let before = snapshot(d);
+    let text = exits(d, &["merge", "--out", "runs-demo/merged", "runs-demo"], 2);
+    assert!(
+        text.contains("--out runs-demo/merged is inside the runs root"),
+        "{text}"
+    );
+    assert!(!d.join("runs-demo/merged").exists());
+    assert_eq!(snapshot(d), before, "merge wrote files");
+}
+
+/// Issue 24, item 20 (hardened): text quoted from a record or a flag in
+/// an error was written raw to the terminal, so a bidirectional control
+/// reordered the line and an escape sequence coloured it. Every error
+/// shows them escaped.
+#[test]
+fn an_error_quoting_a_record_shows_its_control_characters() {
+    let dir = fixture();
+    let d = dir.path();
+    edit(&condition_path(d, CONDITION), |c| {
+        let questions = c["questions"].as_object_mut().unwrap();
+        let summary = questions.remove(QUESTION).unwrap();
+        questions.insert("q\u{202E}x\u{1b}[31m/..".into(), summary);
+    });
+    let raw = |text: &str| text.contains('\u{202E}') || text.contains('\u{1b}');
+    for args in [&["report", "runs-demo"][..], &["rescore", "runs-demo"]] {
+        let o = okn_timed(d, args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let text = stderr(&o);
+        assert!(
+            text.contains("questions: 'q\\u{202e}x\\u{1b}[31m/..' is not an id"),
+            "{args:?}:\n{text}"
+        );
+        assert!(!raw(&text), "{args:?} wrote a control raw:\n{text:?}");
+    }
+    // A flag's value, as the command line parser quotes it.
+    let o = okn_timed(d, &["run", "--effort", "hi\u{202E}gh\u{1b}[31m"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let text = stderr(&o);
+    // (The parser drops an escape sequence itself.)
+    assert!(
+        text.contains("invalid value 'hi[U+202E]gh' for '--effort <LEVEL>'"),
+        "{text}"
+    );
+    assert!(!raw(&text), "a control written raw:\n{text:?}");
 }

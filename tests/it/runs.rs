@@ -381,8 +381,11 @@ fn resume_reuses_finished_attempts_only() {
     let victim = out.join(format!(
         "ubergraph-lung-disease-descendants_ontology_results/{name}/attempt-2"
     ));
+    // As a run killed in attempt 2 leaves it: the episode unfinished, and
+    // the question's result.json not yet written.
     std::fs::remove_file(victim.join("episode.json")).unwrap();
     std::fs::remove_file(victim.join("agent.json")).unwrap();
+    std::fs::remove_file(victim.parent().unwrap().join("result.json")).unwrap();
     let o = run(&[args.clone(), vec!["--resume"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
@@ -694,7 +697,10 @@ fn rescore_reports_every_moved_score_and_rewrites_what_depends_on_it() {
         "fiokg-chemical-manufacturers_single_results/{name}"
     ));
     let readme_before = std::fs::read_to_string(out.join("README.md")).unwrap();
-    std::fs::write(first.join("attempt-1/answer.csv"), "wrong\n1\n").unwrap();
+    // The attempt as an episode that submitted another answer records it
+    // (answer.csv is the last submit_csv of calls.json: an answer.csv
+    // edited alone is refused, issue 24 item 6).
+    crate::support::submitted_instead(&first.join("attempt-1"), "wrong\n1\n");
     std::fs::write(second.join("result.json"), "{ not json").unwrap();
     let o = okn()
         .args(["rescore", out.to_str().unwrap()])

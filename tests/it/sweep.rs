@@ -417,11 +417,12 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
         .join(CONDITION)
         .join("attempt-1")
         .join("answer.csv");
-    // Other bytes, the same answer (CRLF line ends): the shard stays whole
-    // (merge refuses a shard whose verdicts its files do not give), and
-    // only the overlap differs.
+    // Other bytes, the same answer (CRLF line ends), as the episode's
+    // calls.json records it: the shard stays whole (merge refuses a shard
+    // whose verdicts or answer its files do not give), and only the
+    // overlap differs.
     let text = std::fs::read_to_string(&answer).unwrap();
-    std::fs::write(&answer, text.replace('\n', "\r\n")).unwrap();
+    crate::support::submitted_instead(answer.parent().unwrap(), &text.replace('\n', "\r\n"));
     let out = dir.path().join("out-overlap");
     let output = merge(&out, &[shards[0].clone(), again.clone()]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
@@ -1120,7 +1121,9 @@ mod regression {
         for (index, expected) in [
             (0, "outside 1..=3"),
             (9, "outside 1..=3"),
-            (1, "is claimed by"),
+            // Its attempts are not shard 1's slice: refused as the shard
+            // root it is, before merge sees the index claimed twice.
+            (1, "holds shard 1/3's slice of the attempts"),
         ] {
             let copy = dir.path().join(format!("edited-{index}"));
             let _ = std::fs::remove_dir_all(&copy);

@@ -176,3 +176,27 @@ pub fn kg_server_http(extra: &[&str]) -> (KillOnDrop, u16) {
     wait_for_port(port, &mut server);
     (KillOnDrop(server), port)
 }
+
+/// Rewrites the attempt in `attempt` as one whose last `submit_csv`
+/// submitted `csv`: its `calls.json` argument, `metrics.json`'s
+/// `submitted_rows` and `answer.csv`, together.
+pub fn submitted_instead(attempt: &Path, csv: &str) {
+    let calls_path = attempt.join("calls.json");
+    let mut calls: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&calls_path).unwrap()).unwrap();
+    let last = calls["calls"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .rev()
+        .find(|c| c["tool"] == "submit_csv" && c["ok"] == true)
+        .expect("a submit_csv call");
+    last["arguments"]["csv"] = csv.into();
+    std::fs::write(&calls_path, serde_json::to_vec_pretty(&calls).unwrap()).unwrap();
+    let metrics_path = attempt.join("metrics.json");
+    let mut metrics: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&metrics_path).unwrap()).unwrap();
+    metrics["submitted_rows"] = (csv.lines().count() - 1).into();
+    std::fs::write(&metrics_path, serde_json::to_vec_pretty(&metrics).unwrap()).unwrap();
+    std::fs::write(attempt.join("answer.csv"), csv).unwrap();
+}
