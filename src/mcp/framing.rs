@@ -254,7 +254,7 @@ fn invalid_message(body: &[u8], value: &Value, line_bytes: usize) -> Option<Reje
 /// - in a batch that is not JSON (a trailing comma, a line cut short), the
 ///   requests whole before the damage, and the one it cuts when its id came
 ///   before the damage ([`Recovered::from_prefix`]), with -32700 Parse error,
-///   as a single message is; when no id can be read, one answer under id
+///   as one message is; when no id can be read, one answer under id
 ///   null.
 ///
 /// A batch of notifications alone gets no reply.

@@ -190,7 +190,7 @@ fn is_turtle(text: &str) -> bool {
 
 /// `text` as the JSON value a Python literal of lists, tuples and dicts
 /// stands for (`str()` of rows: `[{'status': 'HTTP 500'}]`, `None`, `True`,
-/// `False`, single-quoted strings, tuples, trailing commas); `None` when it
+/// `False`, strings in apostrophes, tuples, trailing commas); `None` when it
 /// is not one.
 fn python_literal(text: &str) -> Option<Value> {
     let text = text.trim();
