@@ -1272,14 +1272,14 @@ mod tests {
         }
     }
 
-    /// Issue 24, item 16: every reply of `tests/cases/soft-errors/replies.json`
+    /// Issue 24, item 16: every reply of `tests/fixtures/soft-errors/replies.json`
     /// (the red team's tables and correct replies that were read as soft
     /// errors, and the true positives the tests hold) gets its label.
     #[test]
     fn the_cases_of_replies_get_their_labels() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/cases/soft-errors/replies.json"
+            "/tests/fixtures/soft-errors/replies.json"
         );
         let cases: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let mut wrong = Vec::new();

@@ -1881,14 +1881,14 @@ for line in sys.stdin:
     /// replies whose own members merely name errors (`"errors": 0`,
     /// `"error": "none"`, `"status": "success"` beside "Query returned 500
     /// rows", "Count of bad request logs", "100 requests left before the
-    /// rate limit"). Every reply of `tests/cases/soft-errors/replies.json`,
+    /// rate limit"). Every reply of `tests/fixtures/soft-errors/replies.json`,
     /// through the real proxy, gets the label the case gives, and the agent
     /// is told of a failure only where there is one.
     #[tokio::test(flavor = "multi_thread")]
     async fn values_in_a_table_are_data_and_only_the_replys_own_words_are_evidence() {
         let dir = tempfile::tempdir().unwrap();
         let profile = reply_profile(dir.path(), "reply", &[]);
-        let cases = json_file(&repo().join("tests/cases/soft-errors/replies.json"));
+        let cases = json_file(&repo().join("tests/fixtures/soft-errors/replies.json"));
         let cases = cases["cases"].as_array().unwrap();
         let log = dir.path().join("log");
         let client = proxy(
