@@ -105,7 +105,8 @@ pub struct Conversation {
 
 /// The text of a tool result as a host sends it back: a string as it is;
 /// an MCP content list (`[{"type": "text", "text": ..}, ..]`, also as a
-/// JSON string, or under `content`) as its texts joined by newlines; any
+/// JSON string, or under `content`) as its one block that is JSON (a host's
+/// own note beside it dropped), else its texts joined by newlines; any
 /// other JSON as its compact text.
 pub fn result_text(value: &Value) -> String {
     if let Value::String(s) = value {
@@ -132,7 +133,22 @@ fn content_texts(value: &Value) -> Option<String> {
         .filter(|b| b["type"] == "text" || b["type"] == "input_text" || b["type"] == "output_text")
         .filter_map(|b| b["text"].as_str())
         .collect();
-    (!texts.is_empty() && texts.len() == blocks.len()).then(|| texts.join("\n"))
+    if texts.is_empty() || texts.len() != blocks.len() {
+        return None;
+    }
+    // A host may put its own prose beside the server's reply (codex 0.171
+    // sends "Wall time: ..\nOutput:" first): one JSON block is the reply.
+    let json: Vec<&str> = texts
+        .iter()
+        .copied()
+        .filter(|t| {
+            serde_json::from_str::<Value>(t.trim()).is_ok_and(|v| v.is_object() || v.is_array())
+        })
+        .collect();
+    Some(match json.as_slice() {
+        [one] => one.to_string(),
+        _ => texts.join("\n"),
+    })
 }
 
 /// The tools a conversation offers: those declared with a schema, and
@@ -341,6 +357,12 @@ mod tests {
             "{\"columns\": []}"
         );
         assert_eq!(result_text(&json!({"rows": 1})), "{\"rows\":1}");
+        // codex 0.171's function_call_output: its note, then the reply.
+        let codex = json!([{"type": "input_text", "text": "Wall time: 0.0122 seconds\nOutput:"},
+            {"type": "input_text", "text": "{\"columns\": [\"x\"], \"rows\": []}"}]);
+        assert_eq!(result_text(&codex), "{\"columns\": [\"x\"], \"rows\": []}");
+        let prose = json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]);
+        assert_eq!(result_text(&prose), "a\nb");
     }
 
     #[test]

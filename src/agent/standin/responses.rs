@@ -5,6 +5,12 @@
 //! server-sent events `response.created`, `response.output_item.added`,
 //! the text or argument deltas, `response.output_item.done` and
 //! `response.completed` (which carries `usage`).
+//!
+//! Tools may come grouped in namespaces (`{"type": "namespace", "name":
+//! "mcp__okn", "tools": [..]}`: codex 0.171 offers each MCP server's tools
+//! so). The player sees such a tool as `NAMESPACE__NAME` (`mcp__okn__query`,
+//! the name claude gives it too), and a call of it is written back as
+//! `{"namespace": "mcp__okn", "name": "query"}`.
 
 use std::collections::BTreeMap;
 
@@ -31,13 +37,66 @@ fn texts(content: &Value) -> Vec<String> {
     }
 }
 
+/// The function tools a request declares, as `(name, JSON Schema)`, a
+/// namespaced one named `NAMESPACE__NAME`.
+fn declared_tools(tools: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for tool in tools.as_array().into_iter().flatten() {
+        let Some(name) = tool["name"].as_str() else {
+            continue;
+        };
+        match tool["type"].as_str() {
+            Some("function") => out.push((name.to_string(), tool["parameters"].clone())),
+            Some("namespace") => {
+                for (inner, schema) in declared_tools(&tool["tools"]) {
+                    out.push((format!("{name}__{inner}"), schema));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `(namespace, name)` of the tool the player calls `full`: split where a
+/// namespace the request declares holds it, else no namespace.
+fn split_name(request: &Value, full: &str) -> (Option<String>, String) {
+    for tool in request["tools"].as_array().into_iter().flatten() {
+        if tool["type"] != "namespace" {
+            continue;
+        }
+        let Some(namespace) = tool["name"].as_str() else {
+            continue;
+        };
+        if let Some(inner) = full
+            .strip_prefix(namespace)
+            .and_then(|rest| rest.strip_prefix("__"))
+            && tool["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| t["name"] == inner)
+        {
+            return (Some(namespace.to_string()), inner.to_string());
+        }
+    }
+    (None, full.to_string())
+}
+
 /// The one output item of a reply, complete.
 fn output_item(reply: &Reply, turn: &Turn) -> Value {
     match turn {
-        Turn::ToolUse { name, input } => json!({"id": format!("fc_standin_{}", reply.id),
-            "type": "function_call", "status": "completed",
-            "call_id": format!("call_standin_{}", reply.id), "name": name,
-            "arguments": input.to_string()}),
+        Turn::ToolUse { name, input } => {
+            let (namespace, name) = split_name(reply.request, name);
+            let mut item = json!({"id": format!("fc_standin_{}", reply.id),
+                "type": "function_call", "status": "completed",
+                "call_id": format!("call_standin_{}", reply.id), "name": name,
+                "arguments": input.to_string()});
+            if let Some(namespace) = namespace {
+                item["namespace"] = json!(namespace);
+            }
+            item
+        }
         Turn::Text(text) => message_item(reply, text, "completed"),
         Turn::Hang => message_item(reply, "", "completed"),
     }
@@ -150,10 +209,12 @@ impl Wire for Responses {
                     }
                 }
                 "function_call" => {
-                    names.insert(
-                        item["call_id"].as_str().unwrap_or("").to_string(),
-                        item["name"].as_str().unwrap_or("").to_string(),
-                    );
+                    let name = item["name"].as_str().unwrap_or("");
+                    let full = match item["namespace"].as_str() {
+                        Some(namespace) => format!("{namespace}__{name}"),
+                        None => name.to_string(),
+                    };
+                    names.insert(item["call_id"].as_str().unwrap_or("").to_string(), full);
                 }
                 "function_call_output" => conversation.results.push(ToolResult {
                     tool: names
@@ -166,13 +227,7 @@ impl Wire for Responses {
                 _ => {}
             }
         }
-        conversation.tools = request["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["type"] == "function")
-            .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["parameters"].clone())))
-            .collect();
+        conversation.tools = declared_tools(&request["tools"]);
         conversation
     }
 
