@@ -596,6 +596,9 @@ mod tests {
 
     /// Gemini: `functionDeclarations` (with `parametersJsonSchema`, as the
     /// Gemini CLI declares MCP tools) and `functionResponse` read and played.
+    /// gemini 0.61 names MCP tools `mcp_okn_TOOL` and offers its built-in
+    /// `google_web_search` first, whose `query` the stand-in took for the
+    /// SPARQL tool's (issue 25: a built-in is never the SPARQL tool).
     #[test]
     fn gemini_contents_are_read_and_played_to_submit_csv() {
         let player = player();
@@ -607,8 +610,9 @@ mod tests {
             json!({"contents": contents,
             "systemInstruction": {"role": "user", "parts": [{"text": "You are an agent."}]},
             "tools": [{"functionDeclarations": [
-                {"name": "query", "parametersJsonSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
-                {"name": "submit_csv", "parametersJsonSchema": {"type": "object", "properties": {"csv": {"type": "string"}}}}]}]})
+                {"name": "google_web_search", "parametersJsonSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+                {"name": "mcp_okn_query", "parametersJsonSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+                {"name": "mcp_okn_submit_csv", "parametersJsonSchema": {"type": "object", "properties": {"csv": {"type": "string"}}}}]}]})
         };
         let Turn::ToolUse { name, input } =
             player.next_turn(&GenerateContent::read(&request(&contents)))
@@ -617,24 +621,24 @@ mod tests {
         };
         assert_eq!(
             (name.as_str(), &input["query"]),
-            ("query", &json!(record.query))
+            ("mcp_okn_query", &json!(record.query))
         );
         contents.push(
-            json!({"role": "model", "parts": [{"functionCall": {"name": "query", "args": input}}]}),
+            json!({"role": "model", "parts": [{"functionCall": {"name": "mcp_okn_query", "args": input}}]}),
         );
-        contents.push(json!({"role": "user", "parts": [{"functionResponse": {"name": "query",
+        contents.push(json!({"role": "user", "parts": [{"functionResponse": {"name": "mcp_okn_query",
             "response": {"content": [{"type": "text", "text": "{\"columns\": [\"n\"], \"rows\": [[3]]}"}]}}}]}));
         assert_eq!(
             player.next_turn(&GenerateContent::read(&request(&contents))),
             Turn::ToolUse {
-                name: "submit_csv".into(),
+                name: "mcp_okn_submit_csv".into(),
                 input: json!({"csv": "n\n3\n"})
             }
         );
         // An error response is a failed query, with no answer.
         contents.pop();
         contents.push(
-            json!({"role": "user", "parts": [{"functionResponse": {"name": "query",
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "mcp_okn_query",
             "response": {"error": "the endpoint is down"}}}]}),
         );
         assert_eq!(

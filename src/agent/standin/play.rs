@@ -223,8 +223,14 @@ fn load_deferred(conversation: &Conversation, tools: &[(String, Value)]) -> Opti
     })
 }
 
+/// Whether a host's tool name marks an MCP tool: `mcp__SERVER__TOOL`
+/// (claude, codex) or `mcp_SERVER_TOOL` (gemini 0.61).
+fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with("mcp_")
+}
+
 /// Hosts name an MCP tool `mcp__SERVER__TOOL` (claude, codex),
-/// `SERVER__TOOL` or the bare tool name (gemini): the answer tool is the
+/// `mcp_SERVER_TOOL` (gemini 0.61) or the bare tool name: the answer tool is the
 /// one whose name ends in `submit_csv`.
 fn is_submit(name: &str) -> bool {
     name.ends_with(SUBMIT_CSV)
@@ -275,11 +281,14 @@ impl Player {
             return Turn::Text("Submitted.".into());
         }
         let tools = offered_tools(conversation);
-        // A built-in of the host is never the server's SPARQL tool.
-        let mcp = tools.iter().any(|(n, _)| n.starts_with("mcp__"));
+        // A built-in of the host is never the server's SPARQL tool: where
+        // the host marks MCP tools (`mcp__okn__query` in claude and codex,
+        // `mcp_okn_query` in gemini 0.61, whose `google_web_search` also
+        // takes a `query`), only those are candidates.
+        let mcp = tools.iter().any(|(n, _)| is_mcp_tool(n));
         let candidates = tools
             .iter()
-            .filter(|(n, _)| !mcp || n.starts_with("mcp__"))
+            .filter(|(n, _)| !mcp || is_mcp_tool(n))
             .map(|(n, s)| (n.as_str(), s));
         let Some(tool) = query_tool(candidates) else {
             if let Some(turn) = load_deferred(conversation, &tools) {
