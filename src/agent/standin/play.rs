@@ -107,8 +107,14 @@ pub struct Conversation {
 /// an MCP content list (`[{"type": "text", "text": ..}, ..]`, also as a
 /// JSON string, or under `content`) as its one block that is JSON (a host's
 /// own note beside it dropped), else its texts joined by newlines; any
-/// other JSON as its compact text.
+/// other JSON as its compact text. A host's envelope around the whole
+/// reply (`<untrusted_context>`..) is taken off first.
 pub fn result_text(value: &Value) -> String {
+    if let Value::String(s) = value
+        && let Some(inner) = unwrap_envelope(s)
+    {
+        return result_text(&Value::String(inner.to_string()));
+    }
     if let Value::String(s) = value {
         return match serde_json::from_str::<Value>(s) {
             Ok(inner @ (Value::Array(_) | Value::Object(_))) => {
@@ -118,6 +124,23 @@ pub fn result_text(value: &Value) -> String {
         };
     }
     content_texts(value).unwrap_or_else(|| value.to_string())
+}
+
+/// The text inside an envelope a host wraps a tool's reply in, when the
+/// whole of `text` is one: `<NAME>` .. `</NAME>`, NAME of lowercase letters
+/// and `_`, holding no other NAME element (gemini 0.61 wraps every MCP
+/// reply in `<untrusted_context>`).
+fn unwrap_envelope(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let rest = text.strip_prefix('<')?;
+    let (name, rest) = rest.split_once('>')?;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+        return None;
+    }
+    let close = format!("</{name}>");
+    let inner = rest.strip_suffix(&close)?;
+    // `<a>1</a><a>2</a>` is two elements, not one envelope.
+    (!inner.contains(&close) && !inner.contains(&format!("<{name}>"))).then(|| inner.trim())
 }
 
 /// The texts of an MCP content list (or an object whose `content` is
@@ -370,6 +393,10 @@ mod tests {
         let codex = json!([{"type": "input_text", "text": "Wall time: 0.0122 seconds\nOutput:"},
             {"type": "input_text", "text": "{\"columns\": [\"x\"], \"rows\": []}"}]);
         assert_eq!(result_text(&codex), "{\"columns\": [\"x\"], \"rows\": []}");
+        // gemini 0.61's functionResponse output: the reply in an envelope.
+        let wrapped = json!("<untrusted_context>\n{\"columns\": []}\n</untrusted_context>");
+        assert_eq!(result_text(&wrapped), "{\"columns\": []}");
+        assert_eq!(result_text(&json!("<b>x</i>")), "<b>x</i>");
         let prose = json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]);
         assert_eq!(result_text(&prose), "a\nb");
     }
