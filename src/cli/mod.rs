@@ -135,7 +135,7 @@ enum Command {
     #[command(hide = true)]
     ScriptedAgent(scripted_agent::ScriptedAgentArgs),
     #[cfg(feature = "harness")]
-    /// Serve a stand-in for the Anthropic Messages API (tests the claude host with no model).
+    /// Serve a stand-in model speaking the Anthropic, OpenAI and Gemini APIs (tests the agent hosts with no model).
     StandinModel(standin::StandinArgs),
 }
 

@@ -1,4 +1,5 @@
-//! `okn-benchmark standin-model`: the Messages API with no model behind it.
+//! `okn-benchmark standin-model`: a model's APIs (Anthropic Messages, OpenAI
+//! Chat Completions and Responses, Gemini) with no model behind them.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,12 +8,18 @@ use crate::agent::strategy::Strategy;
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 
-/// Serve a stand-in for the Anthropic Messages API that plays a scripted
-/// strategy through the real claude CLI's tool loop (no model is called).
+/// Serve a stand-in model that plays a scripted strategy through a real agent
+/// CLI's tool loop (no model is called), speaking every host's API on one
+/// port: POST /v1/messages (Anthropic Messages: claude), /v1/chat/completions
+/// (OpenAI Chat Completions), /v1/responses (OpenAI Responses: codex) and
+/// /v1beta/models/MODEL:generateContent or :streamGenerateContent (Gemini).
 ///
-/// Point the CLI at it: ANTHROPIC_BASE_URL=http://BIND ANTHROPIC_API_KEY=dummy
-/// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, with a scratch HOME. For tests
-/// and demonstrations of the claude agent host only.
+/// Point a host at it (docs/HOSTS.md): claude with
+/// ANTHROPIC_BASE_URL=http://BIND ANTHROPIC_API_KEY=dummy
+/// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; codex with a model provider
+/// whose base_url is http://BIND/v1; gemini with
+/// GOOGLE_GEMINI_BASE_URL=http://BIND. For tests and demonstrations of the
+/// agent hosts only.
 #[derive(Debug, clap::Args)]
 pub(crate) struct StandinArgs {
     /// The corpus the prompts come from (for the answer keys).

@@ -46,6 +46,7 @@ mod score;
 mod score_model;
 mod score_oracle;
 mod score_properties;
+mod standin_wire;
 mod sweep;
 mod views;
 mod w3c_results;
