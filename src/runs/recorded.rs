@@ -29,10 +29,25 @@ const RESTORE: &str = "restore it from version control, or record the episode ag
 const RESTORE_TRUTH: &str = "restore it from version control, or record the question again \
                              (`okn-benchmark run ... --force` copies it from the corpus)";
 
-/// The note [`super::judge::judge`] records for an attempt whose
-/// `episode.json` an earlier version recovered from `agent.json` (`source:
-/// "agent.json"`): its wall time is the agent's clock.
+/// The note [`super::judge::judge`] records for an attempt judged from an
+/// episode recovered from `agent.json` (`source: "agent.json"`): its wall
+/// time is the agent's clock, which excludes process startup, so it is
+/// marked rather than passed off as measured (`docs/FORMAT.md`,
+/// "`episode.json`"). In an attempt's entry of `result.json` it is the
+/// evidence that lets an attempt without `episode.json` be judged again
+/// ([`judged_from_recovered`]); its text never changes, so older roots
+/// read.
 pub const RECOVERED_NOTE: &str = "wall time recovered from agent.json (the agent's clock)";
+
+/// Whether `recorded` (an attempt's entry in its question's `result.json`)
+/// says the attempt was judged from an episode recovered from `agent.json`
+/// (it carries [`RECOVERED_NOTE`]): the one evidence on disk that an
+/// attempt without `episode.json` was recorded before that file existed,
+/// not one that lost it (`docs/FORMAT.md`, "Re-scoring"; issue 24, item
+/// 15).
+pub fn judged_from_recovered(recorded: &AttemptResult) -> bool {
+    recorded.notes.iter().any(|n| n == RECOVERED_NOTE)
+}
 
 /// Reads `conditions/NAME.json` at `path` in a format this version reads
 /// ([`RUNS_FORMATS_READ`]), every id it names checked as an id
@@ -379,8 +394,14 @@ pub struct AttemptFiles {
     pub metrics: Option<Metrics>,
     /// `calls.json`'s calls; `None` when absent.
     pub calls: Option<Vec<CallRecord>>,
-    /// `episode.json`; `None` when absent.
+    /// `episode.json`, else the episode recovered from `agent.json` for an
+    /// attempt its record says was judged from one
+    /// ([`AttemptFiles::recover`]); `None` when neither.
     pub episode: Option<Episode>,
+    /// Whether [`AttemptFiles::episode`] was recovered from `agent.json`
+    /// in memory, the attempt having no `episode.json` on disk: `rescore`
+    /// and `run --resume` record it ([`AttemptFiles::recovered_record`]).
+    pub recovered: bool,
     /// `agent.json`.
     pub agent: AgentReport,
     /// `answer.csv`'s bytes; `None` when nothing was submitted.
@@ -392,9 +413,11 @@ impl AttemptFiles {
     /// (`metrics.json`, `calls.json`) and the runner's (`episode.json`) are
     /// written whole (atomically), so one that is present and does not
     /// parse, or lacks a member its format requires, is damage. An attempt
-    /// without `episode.json` has none: every runs-root format writes it
-    /// when an attempt ends, so none is recovered from `agent.json` (issue
-    /// 24, item 4; [`AttemptFiles::check_recorded`]).
+    /// without `episode.json` is read without an episode: one is recovered
+    /// from `agent.json` only on the evidence of its record
+    /// ([`AttemptFiles::recover`], which [`AttemptFiles::read_checked`]
+    /// applies; issue 24, item 15), and [`AttemptFiles::check_recorded`]
+    /// refuses a finished attempt left without one.
     ///
     /// Errors: such a file, named with its line and what to do; one in a
     /// format this version does not read (`docs/FORMAT.md`, "Format
@@ -437,23 +460,92 @@ impl AttemptFiles {
             metrics,
             calls,
             episode,
+            recovered: false,
             agent,
             answer,
         })
     }
 
-    /// [`AttemptFiles::read`], then [`AttemptFiles::check_recorded`] against
-    /// `recorded`: the files of an attempt as `rescore`, the loader of a
-    /// root (`report::load`) and `run --resume` take them, before judging
-    /// it again or reusing it.
+    /// Recovers the episode of an attempt without `episode.json` from the
+    /// agent host's own report (`agent.json`), when `recorded` (its entry
+    /// in `result.json`) says it was judged from such an episode
+    /// ([`judged_from_recovered`]): an attempt written before
+    /// `episode.json` existed is honoured, its wall time the host's
+    /// `duration_ms`, marked `source: "agent.json"` (README/FORMAT:
+    /// `docs/FORMAT.md`, "`episode.json`" and "Re-scoring"; issue 24, item
+    /// 15). Without that evidence nothing is recovered: a finished attempt
+    /// that lost its `episode.json` is damage
+    /// ([`AttemptFiles::check_recorded`]), never papered over by a record
+    /// made up from `agent.json`. Nothing is written here
+    /// ([`AttemptFiles::recovered_record`] is what `rescore` and `run
+    /// --resume` write).
     ///
-    /// Errors: as those two.
+    /// Errors: an attempt with that evidence whose `agent.json` cannot
+    /// give its wall time (absent, empty, not JSON, not a JSON object, or
+    /// without a `duration_ms` that is a number of milliseconds), naming
+    /// the file (and line) and what to do: a wall time that could not be
+    /// computed is never shown.
+    pub fn recover(&mut self, recorded: Option<&AttemptResult>) -> Result<()> {
+        if self.episode.is_some() || !recorded.is_some_and(judged_from_recovered) {
+            return Ok(());
+        }
+        let path = self.dir.join(AGENT_FILE);
+        let why = format!(
+            "result.json records attempt {} as judged from an episode recovered from \
+             agent.json (\"{RECOVERED_NOTE}\") and it has no {EPISODE_FILE}, so its wall time \
+             can only be agent.json's duration_ms",
+            self.attempt
+        );
+        let cannot = |what: &str| Error::file(&path, format!("{what}: {why}; {RESTORE}"));
+        let report = match &self.agent {
+            AgentReport::Json(report) => report,
+            AgentReport::NotJson { line, error } => {
+                return Err(Error::at_line(
+                    &path,
+                    *line,
+                    format!("{error}: {why}; {RESTORE}"),
+                ));
+            }
+            AgentReport::Empty => return Err(cannot("empty")),
+            AgentReport::Absent => return Err(cannot("missing")),
+        };
+        let Some(episode) = recovered_episode(report, self.attempt) else {
+            return Err(cannot(
+                "holds no duration_ms that is a number of milliseconds (the agent host's JSON \
+                 report states one)",
+            ));
+        };
+        self.episode = Some(episode);
+        self.recovered = true;
+        Ok(())
+    }
+
+    /// The `episode.json` to write for an attempt whose episode was
+    /// recovered from `agent.json` ([`AttemptFiles::recover`]): its path
+    /// and contents (`source: "agent.json"`), so what the judgment rests
+    /// on is recorded on disk, as `docs/FORMAT.md` says of `source` (issue
+    /// 24, item 15); `None` when the attempt has its own `episode.json`.
+    /// Only `rescore` and `run --resume` write it; `report` and `build`
+    /// never write into an attempt folder.
+    pub fn recovered_record(&self) -> Option<(PathBuf, &Episode)> {
+        let episode = self.episode.as_ref().filter(|_| self.recovered)?;
+        Some((self.dir.join(EPISODE_FILE), episode))
+    }
+
+    /// [`AttemptFiles::read`], [`AttemptFiles::recover`] on the evidence
+    /// of `recorded`, then [`AttemptFiles::check_recorded`] against it: the
+    /// files of an attempt as `rescore`, the loader of a root
+    /// (`report::load`) and `run --resume` take them, before judging it
+    /// again or reusing it.
+    ///
+    /// Errors: as those three.
     pub fn read_checked(
         dir: &Path,
         attempt: u32,
         recorded: Option<&AttemptResult>,
     ) -> Result<AttemptFiles> {
-        let files = AttemptFiles::read(dir, attempt)?;
+        let mut files = AttemptFiles::read(dir, attempt)?;
+        files.recover(recorded)?;
         files.check_recorded(recorded)?;
         Ok(files)
     }
@@ -471,14 +563,14 @@ impl AttemptFiles {
     ///   started, or nothing reached it), so neither is when the other is
     ///   there, when an answer was submitted (through the proxy), or when
     ///   the record names tools called.
-    /// - `episode.json` is written last by the runner, in every runs-root
-    ///   format (1 to 3): a finished attempt without it lost it, and no
-    ///   episode is made up from `agent.json` in its place (issue 24,
-    ///   item 4). (Attempts recorded before `episode.json` existed, by the
-    ///   harness this tool replaced, are in no runs-root format this
-    ///   version reads; an `episode.json` an earlier version recovered from
-    ///   `agent.json`, `source: "agent.json"`, is read and checked against
-    ///   it.)
+    /// - `episode.json` is written last by the runner: a finished attempt
+    ///   without it lost it, and no episode is made up from `agent.json`
+    ///   in its place (issue 24, item 4), unless its record says it was
+    ///   judged from an episode recovered from `agent.json` (an attempt
+    ///   written before `episode.json` existed, recovered by
+    ///   [`AttemptFiles::recover`] before this check; issue 24, item 15).
+    ///   An `episode.json` of `source: "agent.json"` is checked against
+    ///   `agent.json` ([`AttemptFiles::check_agreement`]).
     /// - `agent.json` is the host's standard output: a host that exited 0
     ///   and was not stopped (`episode.json`) reported a JSON object with a
     ///   `type` member (`claude -p --output-format json`, the scripted
@@ -520,8 +612,9 @@ impl AttemptFiles {
         if self.episode.is_none() {
             return lost(
                 EPISODE_FILE,
-                "the runner writes it when an attempt ends, in every runs-root format, and \
-                 the attempt was recorded as finished",
+                "the runner writes it when an attempt ends, the attempt was recorded as \
+                 finished, and result.json does not say it was judged from an episode \
+                 recovered from agent.json (an attempt written before episode.json existed)",
             );
         }
         let clean_exit = self
@@ -865,17 +958,31 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// An episode recovered from the agent host's report alone (stamped
-/// `source: "agent.json"`: its `duration_ms` is the agent's own clock):
-/// what an `episode.json` of that source, which an earlier version wrote
-/// for an attempt without one (issue 24, item 15), must hold. None is
-/// made now: every runs-root format writes `episode.json` (issue 24, item
-/// 4).
+/// `source: "agent.json"`: its `duration_ms` is the agent's own clock,
+/// which excludes process startup; `docs/FORMAT.md`, "`episode.json`"):
+/// what [`AttemptFiles::recover`] recovers for an attempt written before
+/// `episode.json` existed, and what an `episode.json` of that source must
+/// hold (issue 24, item 15). `attempt` is its folder's number; `agent` is
+/// the one the report names (the scripted agent names itself), else
+/// `claude`, whose report names none; `wall_s` is `duration_ms` / 1000.
+///
+/// `None` when `report` is not a JSON object holding a `duration_ms` that
+/// is a number of milliseconds (not negative): no wall time can be
+/// computed from it.
 pub fn recovered_episode(report: &Value, attempt: u32) -> Option<Episode> {
-    let duration_ms = report.get("duration_ms").and_then(Value::as_f64)?;
+    let duration_ms = report
+        .as_object()?
+        .get("duration_ms")
+        .and_then(Value::as_f64)
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)?;
+    let agent = report
+        .get("agent")
+        .and_then(Value::as_str)
+        .unwrap_or("claude");
     Some(Episode {
         format: RUNS_FORMAT,
         attempt,
-        agent: "claude".into(),
+        agent: agent.into(),
         model_requested: None,
         model_resolved: model_from_report(report),
         wall_s: duration_ms / 1000.0,

@@ -178,6 +178,11 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
         );
     }
     refuse_unusable(root, &unusable)?;
+    // Episodes recovered from agent.json, recorded on disk with their
+    // source (issue 24, item 15), before the results that rest on them.
+    for (path, episode) in &writes.episodes {
+        write_json(path, episode)?;
+    }
     for (path, result) in &writes.results {
         write_json(path, result)?;
     }
@@ -190,6 +195,9 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
 /// What a re-score rewrites, held until every input was read.
 #[derive(Default)]
 struct Writes {
+    /// `episode.json` files to write for attempts whose episode was
+    /// recovered from `agent.json` ([`AttemptFiles::recovered_record`]).
+    episodes: Vec<(std::path::PathBuf, super::records::Episode)>,
     results: Vec<(std::path::PathBuf, QuestionResult)>,
     conditions: Vec<(std::path::PathBuf, ConditionFile)>,
 }
@@ -309,7 +317,8 @@ fn rescore_condition(
             condition: &condition,
         };
         match scope.rescore_question(&id, &truth, outcome) {
-            Ok((path, result)) => {
+            Ok((path, result, episodes)) => {
+                writes.episodes.extend(episodes);
                 summaries.insert(id, result.summary.clone());
                 writes.results.push((path, result));
             }
@@ -372,11 +381,17 @@ struct Scope<'a> {
     condition: &'a ConditionFile,
 }
 
+/// An `episode.json` to write: its path and contents.
+type RecoveredWrite = (std::path::PathBuf, super::records::Episode);
+
 impl Scope<'_> {
     /// Re-judges the attempts of question `id` the condition records
     /// ([`AttemptPlan`]: `1..=repeat`, a shard root's slice of them; a
     /// merged sweep's that are there) against `truth`, names the moved
-    /// scores, and returns its new `result.json` (path and contents).
+    /// scores, and returns its new `result.json` (path and contents) with
+    /// the `episode.json` files to write for attempts whose episode was
+    /// recovered from `agent.json` ([`AttemptFiles::recovered_record`]:
+    /// attempts written before that file existed, issue 24, item 15).
     ///
     /// Errors: an attempt folder of the plan that is missing; a folder
     /// the condition does not have (`attempt-4` under `repeat` 3: the
@@ -389,7 +404,7 @@ impl Scope<'_> {
         id: &str,
         truth: &GroundTruth,
         outcome: &mut RescoreOutcome,
-    ) -> Result<(std::path::PathBuf, QuestionResult)> {
+    ) -> Result<(std::path::PathBuf, QuestionResult, Vec<RecoveredWrite>)> {
         let Scope {
             root,
             name,
@@ -421,6 +436,7 @@ impl Scope<'_> {
             ));
         }
         let mut attempts = Vec::new();
+        let mut episodes = Vec::new();
         for n in plan.attempts() {
             let dir = root.attempt_dir(id, name, n);
             // A merged sweep may lack what a shard not merged played
@@ -447,6 +463,9 @@ impl Scope<'_> {
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
             let files = AttemptFiles::read_checked(&dir, n, previous)?;
+            if let Some((path, episode)) = files.recovered_record() {
+                episodes.push((path, episode.clone()));
+            }
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 outcome.moved.extend(differences(id, name, previous, &new));
@@ -466,7 +485,7 @@ impl Scope<'_> {
             attempts,
             summary,
         };
-        Ok((result_path, result))
+        Ok((result_path, result, episodes))
     }
 }
 

@@ -1,8 +1,10 @@
 //! What `run --resume` may reuse, and the refusal to delete what it may
 //! not (`docs/FORMAT.md`, "`episode.json`"; issue 24, items 10 and 11).
 //!
-//! A finished attempt (its `episode.json`, or an episode recovered from
-//! `agent.json`) is reused when this run would play it the same way: the
+//! A finished attempt (its `episode.json`, or, for an attempt its
+//! `result.json` records as judged from an episode recovered from
+//! `agent.json`, that episode, which a reuse records as its `episode.json`:
+//! issue 24, item 15) is reused when this run would play it the same way: the
 //! same prompt, the same command line (paths aside, [`without_paths`]),
 //! the same server ([`ServerTarget`], recorded in `episode.json` from
 //! runs-root format 3 on) and, for an attempt that timed out, the same
@@ -15,7 +17,7 @@ use std::path::Path;
 
 use super::identity::{ServerTarget, upstream_difference};
 use super::prompt::excerpts;
-use super::recorded::AttemptFiles;
+use super::recorded::{AttemptFiles, judged_from_recovered};
 use super::records::{AttemptResult, Episode, QuestionResult};
 use crate::error::{Error, Result};
 use crate::layout::{COMMAND_FILE, EPISODE_FILE, PROMPT_FILE, RESULT_FILE};
@@ -37,13 +39,16 @@ pub struct Expected<'a> {
 }
 
 /// What to do with an attempt's folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reuse {
     /// Nothing finished is recorded there: play it (the folder, if any, is
     /// what an interrupted episode left).
     Play,
-    /// A finished attempt this run would play the same way: reuse it.
-    Reuse,
+    /// A finished attempt this run would play the same way: reuse it,
+    /// recording the episode given as its `episode.json` (one recovered
+    /// from `agent.json` for an attempt written before that file existed,
+    /// [`AttemptFiles::recovered_record`]; `None` when it has its own).
+    Reuse(Option<Box<Episode>>),
     /// A finished attempt this run would play otherwise, and why: keep it
     /// (only `--force` deletes it).
     Keep(String),
@@ -87,25 +92,38 @@ fn recorded_attempt(
 }
 
 /// The finished episode recorded in `dir` (its `episode.json`), if any.
-/// No episode is made up from `agent.json`: every runs-root format writes
+/// No episode is made up from `agent.json`: the runner writes
 /// `episode.json` when an attempt ends, so an attempt without one is one
 /// killed mid-episode (played again), unless the question's `result.json`
-/// records it, when it was lost (issue 24, item 4).
+/// records it: then it was lost (issue 24, item 4), or, when that record
+/// says it was judged from an episode recovered from `agent.json`
+/// ([`judged_from_recovered`]), it was written before `episode.json`
+/// existed, and that episode is recovered again
+/// ([`AttemptFiles::recover`]; issue 24, item 15).
 ///
 /// Errors, as the reason: an `episode.json` that is there and cannot be
 /// read (a recorded attempt, damaged: never taken for an unfinished one),
 /// or records another attempt than its folder's; one missing from an
-/// attempt `result.json` records.
+/// attempt `result.json` records, unless recovered; an `agent.json` that
+/// cannot give a recovered episode's wall time.
 fn finished_episode(dir: &Path, attempt: u32) -> std::result::Result<Option<Episode>, String> {
     match std::fs::symlink_metadata(dir.join(EPISODE_FILE)) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return match recorded_attempt(dir, attempt) {
                 Ok(None) => Ok(None),
+                Ok(Some(recorded)) if judged_from_recovered(&recorded) => {
+                    let mut files = AttemptFiles::read(dir, attempt)
+                        .map_err(|e| format!("a recorded file cannot be used ({e})"))?;
+                    files
+                        .recover(Some(&recorded))
+                        .map_err(|e| format!("its episode cannot be recovered ({e})"))?;
+                    Ok(files.episode)
+                }
                 Ok(Some(_)) => Err(format!(
                     "its {EPISODE_FILE} is missing, though {RESULT_FILE} records the attempt as \
-                     finished: every runs-root format writes it when an attempt ends, so it \
-                     was lost (restore it from version control)"
+                     finished and does not say it was judged from an episode recovered from \
+                     agent.json: it was lost (restore it from version control)"
                 )),
                 Err(why) => Err(why),
             };
@@ -137,19 +155,25 @@ pub fn judge_attempt(dir: &Path, attempt: u32, expected: &Expected<'_>) -> Reuse
         Err(why) => return Reuse::Keep(why),
     };
     match reusable(dir, attempt, &episode, expected) {
-        Ok(()) => Reuse::Reuse,
+        Ok(files) => Reuse::Reuse(
+            files
+                .recovered_record()
+                .map(|(_, episode)| Box::new(episode.clone())),
+        ),
         Err(why) => Reuse::Keep(why),
     }
 }
 
-/// Why the finished attempt in `dir`, whose `episode` was read, cannot be
-/// reused by this run ([`judge_attempt`]).
+/// The files of the finished attempt in `dir`, whose `episode` was read,
+/// when this run may reuse it ([`judge_attempt`]).
+///
+/// Errors: why it cannot be reused.
 fn reusable(
     dir: &Path,
     attempt: u32,
     episode: &Episode,
     expected: &Expected<'_>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<AttemptFiles, String> {
     let recorded = |file: &str| read_recorded(dir, file);
     let prompt = recorded(PROMPT_FILE)?;
     if prompt != expected.prompt {
@@ -191,7 +215,6 @@ fn reusable(
     // played: its copy of the attempt is then not compared.
     let listed = recorded_attempt(dir, attempt).ok().flatten();
     AttemptFiles::read_checked(dir, attempt, listed.as_ref())
-        .map(|_| ())
         .map_err(|e| format!("a recorded file cannot be used ({e})"))
 }
 

@@ -1160,8 +1160,16 @@ fn play_attempt(
     let (attempt_command, reuse) = Launch::of(options, prepared).judge(dir, attempt, prompt);
     match reuse {
         Reuse::Play => {}
-        Reuse::Reuse if options.resume => return Ok(true),
-        Reuse::Reuse => {
+        Reuse::Reuse(recovered) if options.resume => {
+            // An attempt written before episode.json existed: the episode
+            // recovered from agent.json is recorded with its source (issue
+            // 24, item 15), and judged from it below.
+            if let Some(episode) = recovered {
+                write_json(&dir.join(EPISODE_FILE), &episode)?;
+            }
+            return Ok(true);
+        }
+        Reuse::Reuse(_) => {
             return Err(Error::Usage(format!(
                 "{} holds a finished attempt, and this run was not asked to --resume: nothing \
                  recorded is deleted without --force",

@@ -527,15 +527,229 @@ fn the_hand_exclusion_recipe_leaves_a_finished_root_that_freezes() {
     assert!(attempt_dir(d, QUESTION, CONDITION, 1).is_dir());
 }
 
+/// `okn-benchmark run` of the first question of `demo/benchmarks-single`
+/// into `out` by the scripted oracle, with `extra` flags; it must exit
+/// `code`. Its stdout and stderr together.
+#[track_caller]
+fn run_single(out: &Path, extra: &[&str], code: i32) -> String {
+    let o = okn()
+        .args([
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--kg-hint",
+            "tags",
+            "--profile",
+            "profiles/demo-kg.local.toml",
+            "--tools",
+            "all-tools",
+            "--agent",
+            "scripted:oracle",
+            "--limit",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(code), "{text}");
+    text
+}
+
+/// The condition folder [`run_single`] records its one question in.
+const SINGLE: &str = "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named";
+
+/// Issue 24, item 15: an attempt recorded before `episode.json` existed,
+/// judged from the episode recovered from `agent.json` (its entry in
+/// `result.json` carries the note `RECOVERED_NOTE`), was honoured only in
+/// memory. Such an attempt is judged from that episode (its wall time the
+/// host's `duration_ms`, its attempt its folder's), read-only by `report`
+/// and `build`, and `rescore`, and `run --resume` reusing it, record it on
+/// disk as `episode.json` with `"source": "agent.json"`, as
+/// `docs/FORMAT.md` says.
+#[test]
+fn an_episode_recovered_from_agent_json_is_recorded_with_its_source() {
+    let note = okn_benchmark::runs::recorded::RECOVERED_NOTE;
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, CONDITION, 2);
+    let episode = attempt.join("episode.json");
+    std::fs::remove_file(&episode).unwrap();
+    let report: Value = read_json(&attempt.join("agent.json"));
+    let wall_s = report["duration_ms"].as_f64().unwrap() / 1000.0;
+    // As the judge of that time recorded it: the note, and the agent's
+    // clock for its wall time.
+    forge_attempt(d, QUESTION, CONDITION, 2, |a| {
+        a.notes.insert(0, note.into());
+        a.wall_s = wall_s;
+    });
+    // `report` and `build` judge it so, and never write into the attempt.
+    let before = snapshot(&attempt);
+    exits(d, &["report", "runs-demo"], 0);
+    exits(d, &["build"], 0);
+    exits(d, &["build", "--check"], 0);
+    assert_eq!(
+        snapshot(&attempt),
+        before,
+        "a reader wrote into the attempt"
+    );
+    assert!(!episode.exists(), "a reader wrote episode.json");
+
+    exits(d, &["rescore", "runs-demo"], 0);
+    let recorded: Value = read_json(&episode);
+    assert_eq!(recorded["source"], "agent.json", "{recorded}");
+    assert_eq!(recorded["attempt"], 2, "{recorded}");
+    assert_eq!(recorded["wall_s"], wall_s, "agent.json's duration_ms");
+    assert_eq!(recorded["agent"], report["agent"], "{recorded}");
+    assert_eq!(recorded["exit_code"], Value::Null, "{recorded}");
+    let result: QuestionResult = read_json(&result_path(d, QUESTION, CONDITION));
+    assert_eq!(result.attempts[1].attempt, 2);
+    assert_eq!(result.attempts[1].notes[0], note);
+    assert_eq!(result.attempts[1].wall_s, wall_s);
+    exits(d, &["build"], 0);
+    exits(d, &["build", "--check"], 0);
+    // What was recorded must be what agent.json gives.
+    edit(&episode, |e| e["wall_s"] = (wall_s * 2.0).into());
+    refused_everywhere(
+        d,
+        "attempt-2/episode.json: the episode recovered from agent.json is",
+    );
+
+    // `run --resume` reusing one records it too.
+    let keep = tempfile::tempdir().unwrap();
+    let out = keep.path().join("runs");
+    run_single(&out, &[], 0);
+    let attempt = out.join(format!("{SINGLE}/attempt-1"));
+    std::fs::remove_file(attempt.join("episode.json")).unwrap();
+    let report: Value = read_json(&attempt.join("agent.json"));
+    let wall_s = report["duration_ms"].as_f64().unwrap() / 1000.0;
+    edit(&out.join(format!("{SINGLE}/result.json")), |r| {
+        r["attempts"][0]["notes"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, note.into());
+    });
+    let text = run_single(&out, &["--resume"], 0);
+    assert!(text.contains(", 0 ran, 1 resumed,"), "{text}");
+    let recorded: Value = read_json(&attempt.join("episode.json"));
+    assert_eq!(recorded["source"], "agent.json", "{recorded}");
+    assert_eq!(recorded["attempt"], 1, "{recorded}");
+    assert_eq!(recorded["wall_s"], wall_s, "{recorded}");
+    let result: QuestionResult = read_json(&out.join(format!("{SINGLE}/result.json")));
+    assert_eq!(result.attempts[0].notes[0], note);
+    assert_eq!(result.attempts[0].wall_s, wall_s);
+    let o = okn()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A second resume reuses it as recorded.
+    let text = run_single(&out, &["--resume"], 0);
+    assert!(text.contains(", 0 ran, 1 resumed,"), "{text}");
+}
+
+/// Issue 24, item 15 (with "Never print a number you could not honestly
+/// compute"): an attempt its record says was judged from an episode
+/// recovered from `agent.json`, without `episode.json`, whose `agent.json`
+/// cannot give a wall time (no `duration_ms`, one that is no number of
+/// milliseconds, not the host's JSON, empty, gone) is damage: refused by
+/// name by every loader and `rescore`, which writes nothing, and kept by
+/// `run --resume`, which neither makes one up nor plays it again.
+#[test]
+fn a_recovered_attempt_whose_agent_json_gives_no_wall_time_is_damage() {
+    let note = okn_benchmark::runs::recorded::RECOVERED_NOTE;
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, CONDITION, 2);
+    std::fs::remove_file(attempt.join("episode.json")).unwrap();
+    forge_attempt(d, QUESTION, CONDITION, 2, |a| {
+        a.notes.insert(0, note.into())
+    });
+    let agent = attempt.join("agent.json");
+    let pristine = std::fs::read(&agent).unwrap();
+    let mut report: Value = serde_json::from_slice(&pristine).unwrap();
+    report.as_object_mut().unwrap().remove("duration_ms");
+    let without = serde_json::to_vec(&report).unwrap();
+    report["duration_ms"] = "61".into();
+    let text_ms = serde_json::to_vec(&report).unwrap();
+    report["duration_ms"] = (-61.0).into();
+    let negative = serde_json::to_vec(&report).unwrap();
+    let cases: [(Option<&[u8]>, &str); 6] = [
+        (Some(&without), "attempt-2/agent.json: holds no duration_ms"),
+        (Some(&text_ms), "attempt-2/agent.json: holds no duration_ms"),
+        (
+            Some(&negative),
+            "attempt-2/agent.json: holds no duration_ms",
+        ),
+        (
+            Some(b"[61.0]\n"),
+            "attempt-2/agent.json: holds no duration_ms",
+        ),
+        (
+            Some(b"{\"type\": \"result\", \"dura"),
+            "attempt-2/agent.json:1:",
+        ),
+        (None, "attempt-2/agent.json: missing"),
+    ];
+    for (i, (bytes, named)) in cases.into_iter().enumerate() {
+        match bytes {
+            Some(bytes) => std::fs::write(&agent, bytes).unwrap(),
+            None => std::fs::remove_file(&agent).unwrap(),
+        }
+        let before = snapshot(d);
+        let text = exits(d, &["rescore", "runs-demo"], 2);
+        assert!(text.contains(named), "{named}:\n{text}");
+        assert!(
+            text.contains("its wall time can only be agent.json's duration_ms"),
+            "{text}"
+        );
+        assert_eq!(snapshot(d), before, "rescore wrote files");
+        if i == 0 {
+            refused_everywhere(d, named);
+        }
+    }
+    std::fs::write(&agent, &pristine).unwrap();
+    exits(d, &["rescore", "runs-demo"], 0);
+    assert!(attempt.join("episode.json").is_file());
+
+    // `run --resume` keeps it, naming why.
+    let keep = tempfile::tempdir().unwrap();
+    let out = keep.path().join("runs");
+    run_single(&out, &[], 0);
+    let attempt = out.join(format!("{SINGLE}/attempt-1"));
+    std::fs::remove_file(attempt.join("episode.json")).unwrap();
+    edit(&out.join(format!("{SINGLE}/result.json")), |r| {
+        r["attempts"][0]["notes"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, note.into());
+    });
+    edit(&attempt.join("agent.json"), |r| {
+        r.as_object_mut().unwrap().remove("duration_ms");
+    });
+    let before = snapshot(keep.path());
+    let text = run_single(&out, &["--resume"], 2);
+    assert!(text.contains("its episode cannot be recovered"), "{text}");
+    assert!(text.contains("agent.json: holds no duration_ms"), "{text}");
+    assert!(
+        text.contains("nothing recorded is deleted without --force"),
+        "{text}"
+    );
+    assert_eq!(snapshot(keep.path()), before, "--resume wrote files");
+}
+
 /// Issue 24, item 15 (hardened, with item 10): an attempt without its
 /// `episode.json` was given one made up from `agent.json` by `rescore` and
-/// `run --resume`, a record no episode wrote. Every runs-root format writes
-/// `episode.json` when an attempt ends, so one missing from a finished
-/// attempt is damage, refused by name, and nothing is written; `run
-/// --resume` also refuses an `episode.json` that records another attempt
-/// than its folder's.
+/// `run --resume`, a record no episode wrote. Without evidence on disk
+/// that it was judged from an episode recovered from `agent.json` (its
+/// record's note), a finished attempt missing `episode.json` lost it: it is
+/// damage, refused by name, and nothing is written; `run --resume` neither
+/// makes one up nor plays it again, and also refuses an `episode.json`
+/// that records another attempt than its folder's.
 #[test]
-fn an_attempt_without_its_episode_json_is_damage_never_made_up_from_agent_json() {
+fn a_lost_episode_json_without_a_recorded_recovery_is_damage_never_made_up_from_agent_json() {
     let dir = fixture();
     let d = dir.path();
     let episode = attempt_dir(d, QUESTION, CONDITION, 2).join("episode.json");
@@ -544,6 +758,10 @@ fn an_attempt_without_its_episode_json_is_damage_never_made_up_from_agent_json()
     let text = exits(d, &["rescore", "runs-demo"], 2);
     let named = format!("{CONDITION}/attempt-2/episode.json: missing");
     assert!(text.contains(&named), "{text}");
+    assert!(
+        text.contains("does not say it was judged from an episode recovered from agent.json"),
+        "{text}"
+    );
     assert_eq!(snapshot(d), before, "rescore wrote files");
     assert!(!episode.exists(), "rescore made up an episode.json");
     refused_everywhere(d, &named);
@@ -551,41 +769,13 @@ fn an_attempt_without_its_episode_json_is_damage_never_made_up_from_agent_json()
     // `run --resume` neither makes one up nor plays the attempt again.
     let keep = tempfile::tempdir().unwrap();
     let out = keep.path().join("runs");
-    let run = |extra: &[&str], code: i32| {
-        let o = okn()
-            .args([
-                "run",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--kg-hint",
-                "tags",
-                "--profile",
-                "profiles/demo-kg.local.toml",
-                "--tools",
-                "all-tools",
-                "--agent",
-                "scripted:oracle",
-                "--limit",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        let text = format!("{}{}", stdout(&o), stderr(&o));
-        assert_eq!(o.status.code(), Some(code), "{text}");
-        text
-    };
-    run(&[], 0);
-    let attempt = out.join(
-        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/attempt-1",
-    );
+    run_single(&out, &[], 0);
+    let attempt = out.join(format!("{SINGLE}/attempt-1"));
     let path = attempt.join("episode.json");
     let recorded = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     let before = snapshot(keep.path());
-    let text = run(&["--resume"], 2);
+    let text = run_single(&out, &["--resume"], 2);
     assert!(
         text.contains(
             "its episode.json is missing, though result.json records the attempt as finished"
@@ -601,13 +791,13 @@ fn an_attempt_without_its_episode_json_is_damage_never_made_up_from_agent_json()
     let mut moved: Value = serde_json::from_slice(&recorded).unwrap();
     moved["attempt"] = 2.into();
     write_json(&path, &moved);
-    let text = run(&["--resume"], 2);
+    let text = run_single(&out, &["--resume"], 2);
     assert!(
         text.contains("its episode.json records attempt 2, but sits in attempt-1"),
         "{text}"
     );
     std::fs::write(&path, &recorded).unwrap();
-    let text = run(&["--resume"], 0);
+    let text = run_single(&out, &["--resume"], 0);
     assert!(text.contains(", 0 ran, 1 resumed,"), "{text}");
 }
 
