@@ -596,6 +596,7 @@ impl Api {
             agent: ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .max_redirects(0)
+                .max_redirects_will_error(false)
                 .user_agent(concat!("okn-benchmark/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .new_agent(),
@@ -643,6 +644,18 @@ impl Api {
         let sent = tokio::task::spawn_blocking(move || {
             let mut response = request.send(&body[..])?;
             let status = response.status().as_u16();
+            if (300..400).contains(&status) {
+                let to = response
+                    .headers()
+                    .get("location")
+                    .and_then(|l| l.to_str().ok())
+                    .unwrap_or("nowhere named")
+                    .to_string();
+                return Ok((
+                    status,
+                    format!("the API redirected to {to}: give that API root as --base-url"),
+                ));
+            }
             let text = response
                 .body_mut()
                 .with_config()

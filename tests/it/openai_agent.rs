@@ -347,3 +347,139 @@ fn an_unreachable_api_is_a_transport_failure_and_a_hung_one_a_timeout() {
     assert_eq!(r["turns"], 2, "the query ran, then the model hung: {r}");
     assert!(r["wall_s"].as_f64().unwrap() >= 3.0, "{r}");
 }
+
+/// A server on 127.0.0.1 that answers every request with `reply` (a whole
+/// HTTP/1.1 response) once it has read the request; its API root.
+fn fixed_reply(reply: String) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+/// An HTTP/1.1 response with `status` (code and reason), `headers` and a
+/// JSON or text `body`.
+fn response(status: &str, headers: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+        body.len()
+    )
+}
+
+/// Issue 25, "The hosts" (openai): each failure a real API answers with is
+/// typed in the report (kind, status, the API's own message), with exit 1:
+/// a rate limit, an overload, a redirect (a wrong --base-url), a 200 that
+/// is not JSON, and a 200 holding an error object (OpenRouter's way).
+#[test]
+fn each_api_failure_is_typed_by_what_the_api_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            response(
+                "429 Too Many Requests",
+                "Content-Type: application/json\r\n",
+                r#"{"error": {"message": "Rate limit reached for requests", "type": "requests"}}"#,
+            ),
+            json!({"kind": "rate_limit", "status": 429, "message": "Rate limit reached for requests"}),
+        ),
+        (
+            response(
+                "529 Overloaded",
+                "",
+                r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#,
+            ),
+            json!({"kind": "overload", "status": 529, "message": "Overloaded"}),
+        ),
+        (
+            response(
+                "307 Temporary Redirect",
+                "Location: https://example.org/api/v1/chat/completions\r\n",
+                "",
+            ),
+            json!({"kind": "bad_request", "status": 307, "message":
+                "the API redirected to https://example.org/api/v1/chat/completions: give that API root as --base-url"}),
+        ),
+        (
+            response(
+                "200 OK",
+                "Content-Type: text/html\r\n",
+                "<html>login</html>",
+            ),
+            json!({"kind": "invalid_reply", "status": 200, "message":
+                "the reply is not JSON (expected value at line 1 column 1): <html>login</html>"}),
+        ),
+        (
+            response(
+                "200 OK",
+                "Content-Type: application/json\r\n",
+                r#"{"error": {"code": 502, "message": "Provider returned error"}}"#,
+            ),
+            json!({"kind": "server", "status": 502, "message": "Provider returned error"}),
+        ),
+    ];
+    for (i, (reply, error)) in cases.into_iter().enumerate() {
+        let url = fixed_reply(reply);
+        let o = agent(&url, &dir.path().join(format!("attempt-{i}")), &[], &[]);
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        let r = report(&o);
+        assert_eq!(r["stop"], "api_error", "{r}");
+        assert_eq!(r["error"], error);
+        assert_eq!(
+            (r["turns"].as_u64(), r.get("model_resolved")),
+            (Some(1), None)
+        );
+    }
+}
+
+/// Issue 25, "The hosts" (openai): a reply in Ollama's shape (a tool call
+/// with no id, its arguments an object, `finish_reason` `stop`, empty
+/// content, no usage) is acted on: the call reaches the proxy, the answer
+/// is saved, and no token count is made up.
+#[test]
+fn a_tool_call_in_ollamas_shape_reaches_the_proxy_and_no_usage_is_made_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let attempt = dir.path().join("attempt-1");
+    let body = json!({"model": "qwen3:8b", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": "", "tool_calls": [{"function":
+            {"name": "submit_csv", "arguments": {"csv": "n\n1\n"}}}]},
+        "finish_reason": "stop"}]})
+    .to_string();
+    let url = fixed_reply(response(
+        "200 OK",
+        "Content-Type: application/json\r\n",
+        &body,
+    ));
+    let o = agent(&url, &attempt, &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let r = report(&o);
+    assert_eq!(r["stop"], "submitted", "{r}");
+    assert_eq!(r["model_resolved"], "qwen3:8b");
+    assert_eq!(r["finish_reason"], "stop");
+    assert_eq!(r["usage"], json!({}));
+    assert!(r.get("result").is_none(), "empty content is no text: {r}");
+    assert_eq!(
+        std::fs::read_to_string(attempt.join("answer.csv")).unwrap(),
+        "n\n1\n"
+    );
+}
