@@ -138,6 +138,13 @@ enum Command {
     ScriptedAgent(scripted_agent::ScriptedAgentArgs),
     #[cfg(feature = "harness")]
     /// The built-in agent host for any OpenAI Chat Completions endpoint (started by run --agent openai:MODEL).
+    ///
+    /// Prompt on stdin; a JSON report on stdout (docs/HOSTS.md, "openai"). It
+    /// stops when submit_csv succeeds, at --max-turns, at a reply with no tool
+    /// call, on an API failure or at --timeout-s. Exit 0 when the loop ran,
+    /// whatever the answer; 1 on an API failure (the report printed, with its
+    /// error); 2 for bad flags, a missing key, no prompt, or a proxy that
+    /// cannot be started.
     #[command(hide = true)]
     OpenaiAgent(openai_agent::OpenaiAgentArgs),
     #[cfg(feature = "harness")]
