@@ -13,6 +13,7 @@
 //! prompt on stdin, JSON report on stdout, killed at the agent timeout.
 
 pub mod claude;
+pub mod openai_loop;
 pub mod scripted;
 pub mod standin;
 pub mod strategy;

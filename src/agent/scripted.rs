@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::mcp::probe::SUBMIT_CSV;
 
 /// The proxy session the scripted agent plays through.
-type Session = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Session = RunningService<RoleClient, ClientConfig>;
 
 /// Plays `strategy` for `prompt` through the proxy named in `mcp_config`,
 /// and returns the JSON report the agent host prints.
@@ -83,7 +83,7 @@ impl Report<'_> {
 /// Errors: [`Error::Usage`] for a config that is not JSON or names no
 /// proxy command; [`Error::Other`] when the proxy cannot be started or the
 /// MCP handshake fails.
-async fn connect(mcp_config: &str) -> Result<Session> {
+pub(crate) async fn connect(mcp_config: &str) -> Result<Session> {
     let config: Value = serde_json::from_str(mcp_config)
         .map_err(|e| Error::Usage(format!("--mcp-config is not JSON: {e}")))?;
     let server = &config["mcpServers"][MCP_SERVER_NAME];

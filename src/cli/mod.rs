@@ -12,6 +12,8 @@ mod corpus;
 #[cfg(feature = "harness")]
 mod kg_server;
 mod merge;
+#[cfg(feature = "harness")]
+mod openai_agent;
 mod paper;
 #[cfg(feature = "harness")]
 mod probe;
@@ -49,7 +51,7 @@ use crate::error::{Error, Result};
 feature): read runs roots with 'okn-benchmark report ROOT', and publish them with \
 'okn-benchmark build' (studies, HTML pages, the site) and 'okn-benchmark paper'. Recording \
 episodes and everything that talks to a server (reference, run, probe, proxy, kg-server, \
-scripted-agent, standin-model, catalog run, catalog validate --profile) needs a build with the \
+scripted-agent, openai-agent, standin-model, catalog run, catalog validate --profile) needs a build with the \
 default features; hints that name them are for that build. Every subcommand takes --help."
     )
 )]
@@ -134,6 +136,17 @@ enum Command {
     /// The built-in agent host with no model (started by run --agent scripted:...).
     #[command(hide = true)]
     ScriptedAgent(scripted_agent::ScriptedAgentArgs),
+    #[cfg(feature = "harness")]
+    /// The built-in agent host for any OpenAI Chat Completions endpoint (started by run --agent openai:MODEL).
+    ///
+    /// Prompt on stdin; a JSON report on stdout (docs/HOSTS.md, "openai"). It
+    /// stops when submit_csv succeeds, at --max-turns, at a reply with no tool
+    /// call, on an API failure or at --timeout-s. Exit 0 when the loop ran,
+    /// whatever the answer; 1 on an API failure (the report printed, with its
+    /// error); 2 for bad flags, a missing key, no prompt, or a proxy that
+    /// cannot be started.
+    #[command(hide = true)]
+    OpenaiAgent(openai_agent::OpenaiAgentArgs),
     #[cfg(feature = "harness")]
     /// Serve a stand-in model speaking the Anthropic, OpenAI and Gemini APIs (tests the agent hosts with no model).
     StandinModel(standin::StandinArgs),
@@ -244,6 +257,7 @@ pub const HARNESS_COMMANDS: &[&str] = &[
     "probe",
     "run",
     "scripted-agent",
+    "openai-agent",
     "standin-model",
 ];
 
@@ -342,6 +356,8 @@ pub fn main() -> ExitCode {
         Command::Freeze(a) => report::freeze(a),
         #[cfg(feature = "harness")]
         Command::ScriptedAgent(a) => scripted_agent::run(a),
+        #[cfg(feature = "harness")]
+        Command::OpenaiAgent(a) => openai_agent::run(a),
         #[cfg(feature = "harness")]
         Command::StandinModel(a) => standin::run(a),
     };

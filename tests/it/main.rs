@@ -33,6 +33,7 @@ mod demo_roots;
 mod fuzzing;
 mod http_endpoint;
 mod mcp_proxy;
+mod openai_agent;
 mod outputs;
 mod paper_doc;
 mod probe;
