@@ -17,8 +17,8 @@
 
 use serde_json::Value;
 
-use super::host::{
-    FailureKind, Host, HostFailure, HostOutput, HostReport, Usage, credible_tokens, exit_failure,
+use super::report::{
+    FailureKind, HostFailure, HostOutput, HostReport, Usage, credible_tokens, exit_failure,
 };
 
 /// Parses `codex exec --json`'s events (one JSON object a line) into the
@@ -95,7 +95,7 @@ pub fn parse_report(out: &HostOutput<'_>) -> HostReport {
         api_s: None,
     };
     HostReport {
-        host: Host::Codex.name().to_string(),
+        host: "codex".to_string(),
         model,
         usage: usage.stated().then_some(usage),
         failure,
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn the_oracle_episode_gives_usage_and_no_failure() {
         let stdout = fixture("codex-0.171.0-exec-json-oracle.jsonl");
-        let report = Host::Codex.parse(&HostOutput {
+        let report = parse_report(&HostOutput {
             stdout: &stdout,
             exit_code: Some(0),
             measured: true,
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn a_rejected_key_is_an_authentication_failure() {
         let stdout = fixture("codex-0.171.0-exec-json-reject-key.jsonl");
-        let report = Host::Codex.parse(&HostOutput {
+        let report = parse_report(&HostOutput {
             stdout: &stdout,
             exit_code: Some(1),
             measured: true,
@@ -264,7 +264,7 @@ mod tests {
             failure.reason
         );
         assert_eq!(report.usage, None, "no turn completed: no usage, not 0");
-        let crashed = Host::Codex.parse(&HostOutput {
+        let crashed = parse_report(&HostOutput {
             stdout: b"{\"type\":\"thread.started\"}\n",
             exit_code: Some(101),
             measured: true,

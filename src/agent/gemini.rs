@@ -18,8 +18,8 @@
 
 use serde_json::Value;
 
-use super::host::{
-    FailureKind, Host, HostFailure, HostOutput, HostReport, Usage, credible_tokens, exit_failure,
+use super::report::{
+    FailureKind, HostFailure, HostOutput, HostReport, Usage, credible_tokens, exit_failure,
     seconds_of_ms,
 };
 
@@ -83,7 +83,7 @@ pub fn parse_report(out: &HostOutput<'_>) -> HostReport {
         api_s: seconds_of_ms(latency_ms),
     };
     HostReport {
-        host: Host::Gemini.name().to_string(),
+        host: "gemini".to_string(),
         model,
         usage: usage.stated().then_some(usage),
         failure,
@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn the_oracle_episode_gives_model_usage_turns_and_api_time() {
         let stdout = fixture("gemini-0.61.0-output-json-oracle.json");
-        let report = Host::Gemini.parse(&HostOutput {
+        let report = parse_report(&HostOutput {
             stdout: &stdout,
             exit_code: Some(0),
             measured: true,
@@ -288,7 +288,7 @@ mod tests {
     fn a_rejected_key_on_stderr_is_an_authentication_failure() {
         let mut stderr = b"Warning: tools.exclude in settings.json is deprecated\n".to_vec();
         stderr.extend(fixture("gemini-0.61.0-output-json-reject-key.stderr.json"));
-        let report = Host::Gemini.parse(&HostOutput {
+        let report = parse_report(&HostOutput {
             stderr: &stderr,
             exit_code: Some(144),
             measured: true,
@@ -302,7 +302,7 @@ mod tests {
              (API_KEY_INVALID)"
         );
         assert_eq!(report.usage, None);
-        let silent = Host::Gemini.parse(&HostOutput {
+        let silent = parse_report(&HostOutput {
             exit_code: Some(1),
             measured: true,
             ..HostOutput::default()

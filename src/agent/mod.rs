@@ -25,6 +25,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod host;
+pub mod report;
 #[cfg(feature = "harness")]
 pub mod scripted;
 #[cfg(feature = "harness")]
@@ -457,6 +458,8 @@ mod harness {
 #[cfg(all(test, feature = "harness"))]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
 
     #[test]
     fn shell_lines_quote_what_needs_it() {
