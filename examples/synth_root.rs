@@ -363,6 +363,7 @@ fn conditions(n: usize) -> Vec<Condition> {
                     withheld: &withheld,
                     strict: false,
                     kg_hint: if named { KgHint::Tags } else { KgHint::None },
+                    host: None,
                 },
                 label.as_deref(),
             );
@@ -664,7 +665,17 @@ fn attempt(
         "total_cost_usd": (rng.below(40_000) as f64) / 100_000.0,
         "model": "claude-opus-5",
     });
-    std::fs::write(dir.join(AGENT_FILE), format!("{report}\n"))?;
+    let stdout = format!("{report}\n");
+    std::fs::write(dir.join(AGENT_FILE), &stdout)?;
+    // The host report, as the runner records it (issue 25).
+    let host_report =
+        okn_benchmark::agent::host::Host::Claude.parse(&okn_benchmark::agent::host::HostOutput {
+            stdout: stdout.as_bytes(),
+            stderr: b"",
+            exit_code: (how != Play::TimedOut).then_some(0),
+            timed_out: how == Play::TimedOut,
+            measured: true,
+        });
     write_json(
         &dir.join(EPISODE_FILE),
         &Episode {
@@ -678,8 +689,9 @@ fn attempt(
             timed_out: how == Play::TimedOut,
             agent_timeout_s: Some(900),
             source: "runner".into(),
-            usage: okn_benchmark::runs::records::Usage::from_report(&report),
+            usage: None,
             upstream: None,
+            host_report: Some(host_report),
         },
     )
     .map_err(io)?;
@@ -835,6 +847,7 @@ fn main() -> ExitCode {
                 server: c.all_tools.then(|| "synth-kg".into()),
                 upstream: None,
                 agent: "claude".into(),
+                host_version: None,
                 model: Some("claude-opus-5".into()),
                 effort: Some("high".into()),
                 tier: None,

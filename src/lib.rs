@@ -54,7 +54,6 @@ macro_rules! errln {
     }};
 }
 
-#[cfg(feature = "harness")]
 pub mod agent;
 pub mod catalog;
 pub mod cli;

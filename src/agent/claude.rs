@@ -138,11 +138,31 @@ impl FreshHome {
     /// home in [`USER_HOME`] for the proxy.
     pub fn env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
         let home = self.path();
-        let mut out: Vec<(String, String)> = env
-            .iter()
-            .filter(|(k, _)| !ISOLATING.contains(&k.as_str()))
-            .cloned()
-            .collect();
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        self.env_with(
+            env,
+            &[
+                ("CLAUDE_CONFIG_DIR", path(home.join(".claude"))),
+                ("CLAUDE_CODE_TMPDIR", path(home.join("tmp"))),
+                (DISABLE_AUTO_MEMORY, "1".into()),
+            ],
+        )
+    }
+
+    /// `env` with `HOME` and `TMPDIR` in this folder, the user's home in
+    /// [`USER_HOME`] for the proxy, and a host's own variables `extra`
+    /// (issue 25: codex's `CODEX_HOME`, gemini's `GEMINI_CLI_HOME`), added
+    /// last so they win; a value the caller gave for any of them is
+    /// replaced, never passed on.
+    pub fn env_with(
+        &self,
+        env: &[(String, String)],
+        extra: &[(&str, String)],
+    ) -> Vec<(String, String)> {
+        let home = self.path();
+        let replaced = |k: &str| ISOLATING.contains(&k) || extra.iter().any(|(n, _)| *n == k);
+        let mut out: Vec<(String, String)> =
+            env.iter().filter(|(k, _)| !replaced(k)).cloned().collect();
         let user_home = env
             .iter()
             .find(|(k, _)| k == "HOME")
@@ -153,9 +173,12 @@ impl FreshHome {
         }
         let path = |p: PathBuf| p.to_string_lossy().into_owned();
         out.push(("HOME".into(), path(home.to_path_buf())));
-        out.push(("CLAUDE_CONFIG_DIR".into(), path(home.join(".claude"))));
-        out.push(("CLAUDE_CODE_TMPDIR".into(), path(home.join("tmp"))));
-        out.push((DISABLE_AUTO_MEMORY.into(), "1".into()));
+        let tmp = home.join("tmp");
+        // A host's scratch (gemini's error reports, codex's aliases) stays
+        // in the episode's folder.
+        let _ = std::fs::create_dir_all(&tmp);
+        out.push(("TMPDIR".into(), path(tmp)));
+        out.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
         out
     }
 }
@@ -164,6 +187,7 @@ impl FreshHome {
 /// of them is replaced, never passed on.
 const ISOLATING: &[&str] = &[
     "HOME",
+    "TMPDIR",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_CODE_TMPDIR",
     DISABLE_AUTO_MEMORY,
@@ -185,18 +209,8 @@ pub fn restore_user_home() {
     }
 }
 
-/// What a claude episode is run with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaudeSettings {
-    /// The `claude` program (default `claude` on PATH).
-    pub program: PathBuf,
-    /// `--model`, when given.
-    pub model: Option<String>,
-    /// `--effort`, when given (omitted: the CLI's own default).
-    pub effort: Option<String>,
-    /// `--max-turns`, when given.
-    pub max_turns: Option<u32>,
-}
+/// What a claude episode is run with: the settings every CLI host takes.
+pub use super::CliSettings as ClaudeSettings;
 
 /// The `claude -p` command for one episode with this MCP config.
 pub fn command(settings: &ClaudeSettings, mcp_config: &str) -> AgentCommand {

@@ -1,288 +1,467 @@
 //! Agent hosts: the programs that receive the prompt and reach the server
-//! under test only through our proxy (README.md, "Episodes: run, report,
-//! rescore, freeze").
+//! under test only through our proxy (README.md, "Agent hosts"; issue 25).
 //!
+//! - [`host`]: the host table ([`host::Host`], matched in full
+//!   everywhere) and the typed host report every host's output is parsed
+//!   into; judging reads only that report.
 //! - [`claude`]: `claude -p` with the flags that keep an episode honest.
+//! - [`codex`]: `codex exec --json` (`docs/HOSTS.md`).
+//! - [`gemini`]: the Gemini CLI, non-interactive (`docs/HOSTS.md`).
 //! - [`scripted`]: a built-in deterministic agent (an MCP client playing a
 //!   [`strategy::Strategy`]), for tests and for recording demo roots with no
 //!   model.
-//! - [`standin`]: a stand-in for the Anthropic Messages API, so the real
-//!   `claude` CLI can be tested end to end with no model.
+//! - [`standin`]: a stand-in for the models' APIs, so the real CLIs can be
+//!   tested end to end with no model.
 //!
 //! Every host is an external process started the same way ([`launch`]):
-//! prompt on stdin, JSON report on stdout, killed at the agent timeout.
+//! prompt on stdin, its report on stdout, killed at the agent timeout, in
+//! an [`EpisodeEnv`] made fresh for the episode.
+//!
+//! The host table and the parsers compile without the `harness` feature
+//! (the publishing half parses recorded output); the rest needs it.
 
+#[cfg(feature = "harness")]
 pub mod claude;
+pub mod codex;
+pub mod gemini;
+pub mod host;
+#[cfg(feature = "harness")]
 pub mod openai_loop;
+pub mod report;
+#[cfg(feature = "harness")]
 pub mod scripted;
+#[cfg(feature = "harness")]
 pub mod standin;
+#[cfg(feature = "harness")]
 pub mod strategy;
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+#[cfg(feature = "harness")]
+pub use self::harness::*;
 
-use serde_json::json;
+#[cfg(feature = "harness")]
+mod harness {
+    use std::io::{Read, Write};
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+    use serde_json::json;
 
-/// The name the proxy gets in the agent host's MCP config; its tools appear
-/// to a claude agent as `mcp__okn__TOOL`.
-pub const MCP_SERVER_NAME: &str = "okn";
+    use super::host::Host;
+    use super::{claude, codex, gemini, strategy};
+    use crate::error::{Error, Result};
 
-/// Which agent host plays a condition's episodes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Agent {
-    /// `claude -p`, with its model, effort and turn limit.
-    Claude(claude::ClaudeSettings),
-    /// The built-in scripted agent (no model).
-    Scripted(strategy::Strategy),
-}
+    /// The name the proxy gets in the agent host's MCP config; its tools appear
+    /// to a claude agent as `mcp__okn__TOOL`.
+    pub const MCP_SERVER_NAME: &str = "okn";
 
-impl Agent {
-    /// `claude` or `scripted:STRATEGY`, as a condition records it.
-    pub fn name(&self) -> String {
-        match self {
-            Agent::Claude(_) => "claude".into(),
-            Agent::Scripted(s) => format!("scripted:{s}"),
+    /// What a CLI host's episode is run with: the same flags mean the same on
+    /// every host (issue 25, "The interface"); a flag a host cannot honour is
+    /// refused for it by `run` before anything runs.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CliSettings {
+        /// The host's program (`--agent-program`; default its name on PATH).
+        pub program: PathBuf,
+        /// `--model`, when given.
+        pub model: Option<String>,
+        /// `--effort`, when given (omitted: the host's own default).
+        pub effort: Option<String>,
+        /// `--max-turns`, when given.
+        pub max_turns: Option<u32>,
+    }
+
+    /// Which agent host plays a condition's episodes.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Agent {
+        /// `claude -p`, with its model, effort and turn limit.
+        Claude(CliSettings),
+        /// `codex exec --json` (`docs/HOSTS.md`).
+        Codex(CliSettings),
+        /// The Gemini CLI (`docs/HOSTS.md`).
+        Gemini(CliSettings),
+        /// The built-in scripted agent (no model).
+        Scripted(strategy::Strategy),
+    }
+
+    impl Agent {
+        /// The host that plays it.
+        pub fn host(&self) -> Host {
+            match self {
+                Agent::Claude(_) => Host::Claude,
+                Agent::Codex(_) => Host::Codex,
+                Agent::Gemini(_) => Host::Gemini,
+                Agent::Scripted(_) => Host::Scripted,
+            }
+        }
+
+        /// The settings of a CLI host (`None` for the scripted agent).
+        pub fn cli(&self) -> Option<&CliSettings> {
+            match self {
+                Agent::Claude(s) | Agent::Codex(s) | Agent::Gemini(s) => Some(s),
+                Agent::Scripted(_) => None,
+            }
+        }
+
+        /// `claude`, `codex`, `gemini` or `scripted:STRATEGY`, as a condition
+        /// records it.
+        pub fn name(&self) -> String {
+            match self {
+                Agent::Claude(_) | Agent::Codex(_) | Agent::Gemini(_) => self.host().name().into(),
+                Agent::Scripted(s) => format!("scripted:{s}"),
+            }
+        }
+
+        /// The model asked for (a scripted agent has none).
+        pub fn model(&self) -> Option<&str> {
+            self.cli().and_then(|s| s.model.as_deref())
+        }
+
+        /// The effort asked for (`None`: the host's own default).
+        pub fn effort(&self) -> Option<&str> {
+            self.cli().and_then(|s| s.effort.as_deref())
+        }
+
+        /// `--max-turns`, when given.
+        pub fn max_turns(&self) -> Option<u32> {
+            self.cli().and_then(|s| s.max_turns)
         }
     }
 
-    /// The model asked for (a scripted agent has none).
-    pub fn model(&self) -> Option<&str> {
-        match self {
-            Agent::Claude(settings) => settings.model.as_deref(),
-            Agent::Scripted(_) => None,
+    /// Our proxy as an agent host starts it: its only MCP server.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct McpProxy {
+        /// This program.
+        pub program: PathBuf,
+        /// `proxy ...`.
+        pub args: Vec<String>,
+    }
+
+    /// The value of variable `name` in `env` (what the run adds), else in
+    /// this process's environment.
+    pub fn env_value(env: &[(String, String)], name: &str) -> Option<String> {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The environment one episode of an agent host runs with: what the run
+    /// was given, and for a CLI host a [`claude::FreshHome`] (issue 25), which
+    /// lives as long as this does and is removed with it, holding the host's
+    /// configuration written for the episode.
+    #[derive(Debug)]
+    pub struct EpisodeEnv {
+        /// Held so the folder outlives the episode's process.
+        _home: Option<claude::FreshHome>,
+        /// The variables to add to the host's environment.
+        pub vars: Vec<(String, String)>,
+    }
+
+    impl EpisodeEnv {
+        /// The environment for one episode of `agent`, `env` being what the
+        /// run adds for every host and `proxy` the MCP server the host's
+        /// configuration names (codex's `config.toml`, gemini's
+        /// `settings.json`; claude takes it on its command line).
+        ///
+        /// Errors: a fresh home cannot be made ([`claude::FreshHome::new`]),
+        /// or the host's configuration cannot be written into it.
+        pub fn for_agent(
+            agent: &Agent,
+            env: &[(String, String)],
+            proxy: &McpProxy,
+        ) -> Result<EpisodeEnv> {
+            let home = match agent {
+                Agent::Scripted(_) => {
+                    return Ok(EpisodeEnv {
+                        _home: None,
+                        vars: env.to_vec(),
+                    });
+                }
+                Agent::Claude(_) | Agent::Codex(_) | Agent::Gemini(_) => claude::FreshHome::new()?,
+            };
+            let path = |p: PathBuf| p.to_string_lossy().into_owned();
+            let vars = match agent {
+                Agent::Claude(_) => home.env(env),
+                Agent::Codex(settings) => {
+                    let codex_home = home.path().join("codex");
+                    codex::write_config(&codex_home, settings, env, proxy)?;
+                    home.env_with(env, &[("CODEX_HOME", path(codex_home))])
+                }
+                Agent::Gemini(settings) => {
+                    gemini::write_settings(home.path(), settings, proxy)?;
+                    home.env_with(env, &[("GEMINI_CLI_HOME", path(home.path().to_path_buf()))])
+                }
+                Agent::Scripted(_) => env.to_vec(),
+            };
+            Ok(EpisodeEnv {
+                _home: Some(home),
+                vars,
+            })
         }
     }
 
-    /// The effort asked for (`None`: the CLI's own default).
-    pub fn effort(&self) -> Option<&str> {
-        match self {
-            Agent::Claude(settings) => settings.effort.as_deref(),
-            Agent::Scripted(_) => None,
-        }
-    }
-
-    /// `--max-turns`, when given.
-    pub fn max_turns(&self) -> Option<u32> {
-        match self {
-            Agent::Claude(settings) => settings.max_turns,
-            Agent::Scripted(_) => None,
-        }
-    }
-}
-
-/// The environment one episode of an agent host runs with: what the run
-/// was given, and for claude a [`claude::FreshHome`] (issue 25), which
-/// lives as long as this does and is removed with it.
-#[derive(Debug)]
-pub struct EpisodeEnv {
-    /// Held so the folder outlives the episode's process.
-    _home: Option<claude::FreshHome>,
-    /// The variables to add to the host's environment.
-    pub vars: Vec<(String, String)>,
-}
-
-impl EpisodeEnv {
-    /// The environment for one episode of `agent`, `env` being what the
-    /// run adds for every host.
+    /// The agent host, checked once before the first episode (issue 25, "The
+    /// interface"): its program runs and states its version, and it is logged
+    /// in or has its key (else every episode would fail before the first
+    /// question and read as blocked). Returns the version, as a condition
+    /// records it (`settings.agent_version`), naming the host.
     ///
-    /// Errors: a fresh home cannot be made ([`claude::FreshHome::new`]).
-    pub fn for_agent(agent: &Agent, env: &[(String, String)]) -> Result<EpisodeEnv> {
-        match agent {
-            Agent::Claude(_) => {
-                let home = claude::FreshHome::new()?;
-                let vars = home.env(env);
-                Ok(EpisodeEnv {
-                    _home: Some(home),
-                    vars,
-                })
-            }
-            Agent::Scripted(_) => Ok(EpisodeEnv {
-                _home: None,
-                vars: env.to_vec(),
-            }),
-        }
-    }
-}
-
-/// A command line to start an agent host.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentCommand {
-    /// The program.
-    pub program: PathBuf,
-    /// Its arguments.
-    pub args: Vec<String>,
-}
-
-impl AgentCommand {
-    /// The command as one shell line (POSIX quoting), with the prompt fed
-    /// from `prompt.txt`: what `command.txt` records. It embeds absolute log
-    /// paths, so it re-runs in place.
-    pub fn shell_line(&self) -> String {
-        let mut parts = vec![shell_quote(&self.program.to_string_lossy())];
-        parts.extend(self.args.iter().map(|a| shell_quote(a)));
-        format!("{} < prompt.txt\n", parts.join(" "))
-    }
-}
-
-pub use crate::text::shell_quote;
-
-/// The MCP config an agent host is given: one stdio server, the proxy.
-pub fn mcp_config(proxy_program: &Path, proxy_args: &[String]) -> String {
-    json!({
-        "mcpServers": {
-            MCP_SERVER_NAME: {
-                "type": "stdio",
-                "command": proxy_program.to_string_lossy(),
-                "args": proxy_args,
-            }
-        }
-    })
-    .to_string()
-}
-
-/// What one agent host process did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentRun {
-    /// Its stdout (the JSON report).
-    pub stdout: Vec<u8>,
-    /// Its stderr.
-    pub stderr: Vec<u8>,
-    /// Exit code, `None` when killed.
-    pub exit_code: Option<i32>,
-    /// Killed at the timeout.
-    pub timed_out: bool,
-    /// Wall time, seconds.
-    pub wall_s: f64,
-}
-
-/// Starts `command` in `cwd` with `prompt` on stdin and `env` added, waits
-/// up to `timeout`, and kills it (and its process group) past that.
-///
-/// Errors: the program cannot be started (named, with what to install);
-/// [`Error::Interrupted`] when Ctrl-C arrives while it runs (it is killed,
-/// with its process group, and nothing of it is returned).
-pub fn launch(
-    command: &AgentCommand,
-    prompt: &str,
-    cwd: &Path,
-    env: &[(String, String)],
-    timeout: Duration,
-) -> Result<AgentRun> {
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
-        .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // Its own process group, so a timeout kills the host and the proxy
-        // it started together.
-        cmd.process_group(0);
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to
-        // kill the host if this runner dies (a killed run must not leave an
-        // agent spending tokens, or writing into an attempt being resumed).
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-    }
-    let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
-        Error::Other(format!(
-            "cannot start the agent host '{}': {e}",
-            command.program.display()
-        ))
-    })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let prompt = prompt.to_string();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(prompt.as_bytes());
-        });
-    }
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || read_capped(&mut stdout));
-    let err_reader = std::thread::spawn(move || read_capped(&mut stderr));
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if crate::interrupt::requested() => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                let _ = out_reader.join();
-                let _ = err_reader.join();
-                return Err(Error::Interrupted(
-                    "interrupted: the episode in flight was killed".into(),
+    /// Errors: a program that does not run (named, with what to install or
+    /// `--agent-program PATH`); a claude that says it is not logged in; a
+    /// codex or gemini without its key in the environment.
+    pub fn preflight(
+        agent: &Agent,
+        env: &[(String, String)],
+        progress: &mut impl FnMut(&str),
+    ) -> Result<String> {
+        let (settings, package) = match agent {
+            Agent::Scripted(_) => {
+                return Ok(format!(
+                    "okn-benchmark {} (scripted agent)",
+                    env!("CARGO_PKG_VERSION")
                 ));
             }
-            Ok(None) if started.elapsed() >= timeout => {
-                timed_out = true;
-                kill_group(&mut child);
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
-        }
-    };
-    let wall_s = started.elapsed().as_secs_f64();
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    Ok(AgentRun {
-        stdout,
-        stderr,
-        exit_code: if timed_out {
-            None
+            Agent::Claude(s) => (s, "@anthropic-ai/claude-code"),
+            Agent::Codex(s) => (s, "@openai/codex"),
+            Agent::Gemini(s) => (s, "@google/gemini-cli"),
+        };
+        let host = agent.host().name();
+        let version = claude::version(&settings.program).ok_or_else(|| {
+            Error::Other(format!(
+                "cannot run '{} --version': install the {host} CLI (npm package {package}) or \
+             pass --agent-program PATH",
+                settings.program.display()
+            ))
+        })?;
+        // gemini prints its bare version number.
+        let version = if version.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("{host}-cli {version}")
         } else {
-            status.and_then(|s| s.code())
-        },
-        timed_out,
-        wall_s,
-    })
-}
-
-/// Most bytes of an agent host's stdout or stderr that are kept (64 MiB);
-/// the rest is read and dropped, so the host never blocks on a full pipe
-/// and a runaway one cannot exhaust memory or disk.
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
-
-fn read_capped(stream: &mut impl Read) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let _ = stream
-        .by_ref()
-        .take(MAX_OUTPUT_BYTES as u64)
-        .read_to_end(&mut kept);
-    let _ = std::io::copy(stream, &mut std::io::sink());
-    kept
-}
-
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        // The whole process group: the host and the proxy it started.
-        let _ = Command::new("kill")
-            .args(["-s", "KILL", "--", &format!("-{}", child.id())])
-            .status();
+            version
+        };
+        let key = match agent {
+            Agent::Claude(_) => return claude_login(settings, version, env, progress),
+            Agent::Codex(_) => codex::KEY_VAR,
+            Agent::Gemini(_) => gemini::KEY_VAR,
+            Agent::Scripted(_) => return Ok(version),
+        };
+        if env_value(env, key).is_none() {
+            return Err(Error::Usage(format!(
+                "{key} is not set, so every {host} episode would fail before the first question \
+             (an episode runs in a fresh home, so a login stored under the user's home is not \
+             read): set {key}, then run again"
+            )));
+        }
+        Ok(version)
     }
-    let _ = child.kill();
+
+    /// Whether claude is logged in, as an episode would see it.
+    fn claude_login(
+        settings: &CliSettings,
+        version: String,
+        env: &[(String, String)],
+        progress: &mut impl FnMut(&str),
+    ) -> Result<String> {
+        match claude::login(&settings.program, env) {
+            claude::Login::Yes(_) => Ok(version),
+            claude::Login::No => Err(Error::Usage(format!(
+                "{} is not logged in ('{} auth status' says so), so every episode would fail \
+             before the first question (an episode runs in a fresh home, so a login stored \
+             by /login is not read): set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN to \
+             the token 'claude setup-token' prints, then run again",
+                version,
+                settings.program.display()
+            ))),
+            claude::Login::Unknown(why) => {
+                progress(&format!(
+                    "warning: cannot tell whether claude is logged in ({why}); an episode that \
+                 fails to log in is recorded as blocked"
+                ));
+                Ok(version)
+            }
+        }
+    }
+
+    /// A command line to start an agent host.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct AgentCommand {
+        /// The program.
+        pub program: PathBuf,
+        /// Its arguments.
+        pub args: Vec<String>,
+    }
+
+    impl AgentCommand {
+        /// The command as one shell line (POSIX quoting), with the prompt fed
+        /// from `prompt.txt`: what `command.txt` records. It embeds absolute log
+        /// paths, so it re-runs in place.
+        pub fn shell_line(&self) -> String {
+            let mut parts = vec![shell_quote(&self.program.to_string_lossy())];
+            parts.extend(self.args.iter().map(|a| shell_quote(a)));
+            format!("{} < prompt.txt\n", parts.join(" "))
+        }
+    }
+
+    pub use crate::text::shell_quote;
+
+    /// The MCP config an agent host is given: one stdio server, the proxy.
+    pub fn mcp_config(proxy_program: &Path, proxy_args: &[String]) -> String {
+        json!({
+            "mcpServers": {
+                MCP_SERVER_NAME: {
+                    "type": "stdio",
+                    "command": proxy_program.to_string_lossy(),
+                    "args": proxy_args,
+                }
+            }
+        })
+        .to_string()
+    }
+
+    /// What one agent host process did.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AgentRun {
+        /// Its stdout (the JSON report).
+        pub stdout: Vec<u8>,
+        /// Its stderr.
+        pub stderr: Vec<u8>,
+        /// Exit code, `None` when killed.
+        pub exit_code: Option<i32>,
+        /// Killed at the timeout.
+        pub timed_out: bool,
+        /// Wall time, seconds.
+        pub wall_s: f64,
+    }
+
+    /// Starts `command` in `cwd` with `prompt` on stdin and `env` added, waits
+    /// up to `timeout`, and kills it (and its process group) past that.
+    ///
+    /// Errors: the program cannot be started (named, with what to install);
+    /// [`Error::Interrupted`] when Ctrl-C arrives while it runs (it is killed,
+    /// with its process group, and nothing of it is returned).
+    pub fn launch(
+        command: &AgentCommand,
+        prompt: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<AgentRun> {
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args)
+            .current_dir(cwd)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            // Its own process group, so a timeout kills the host and the proxy
+            // it started together.
+            cmd.process_group(0);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: prctl is async-signal-safe; it only asks the kernel to
+            // kill the host if this runner dies (a killed run must not leave an
+            // agent spending tokens, or writing into an attempt being resumed).
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::Other(format!(
+                "cannot start the agent host '{}': {e}",
+                command.program.display()
+            ))
+        })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            let prompt = prompt.to_string();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(prompt.as_bytes());
+            });
+        }
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let out_reader = std::thread::spawn(move || read_capped(&mut stdout));
+        let err_reader = std::thread::spawn(move || read_capped(&mut stderr));
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if crate::interrupt::requested() => {
+                    kill_group(&mut child);
+                    let _ = child.wait();
+                    let _ = out_reader.join();
+                    let _ = err_reader.join();
+                    return Err(Error::Interrupted(
+                        "interrupted: the episode in flight was killed".into(),
+                    ));
+                }
+                Ok(None) if started.elapsed() >= timeout => {
+                    timed_out = true;
+                    kill_group(&mut child);
+                    break child.wait().ok();
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(_) => break None,
+            }
+        };
+        let wall_s = started.elapsed().as_secs_f64();
+        let stdout = out_reader.join().unwrap_or_default();
+        let stderr = err_reader.join().unwrap_or_default();
+        Ok(AgentRun {
+            stdout,
+            stderr,
+            exit_code: if timed_out {
+                None
+            } else {
+                status.and_then(|s| s.code())
+            },
+            timed_out,
+            wall_s,
+        })
+    }
+
+    /// Most bytes of an agent host's stdout or stderr that are kept (64 MiB);
+    /// the rest is read and dropped, so the host never blocks on a full pipe
+    /// and a runaway one cannot exhaust memory or disk.
+    pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
+    fn read_capped(stream: &mut impl Read) -> Vec<u8> {
+        let mut kept = Vec::new();
+        let _ = stream
+            .by_ref()
+            .take(MAX_OUTPUT_BYTES as u64)
+            .read_to_end(&mut kept);
+        let _ = std::io::copy(stream, &mut std::io::sink());
+        kept
+    }
+
+    fn kill_group(child: &mut std::process::Child) {
+        #[cfg(unix)]
+        {
+            // The whole process group: the host and the proxy it started.
+            let _ = Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+                .status();
+        }
+        let _ = child.kill();
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "harness"))]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
 
     #[test]
     fn shell_lines_quote_what_needs_it() {

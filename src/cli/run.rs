@@ -7,9 +7,9 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use super::CorpusArgs;
-use crate::agent::Agent;
-use crate::agent::claude::ClaudeSettings;
+use crate::agent::host::Host;
 use crate::agent::strategy::Strategy;
+use crate::agent::{Agent, CliSettings};
 use crate::error::{Error, Result};
 use crate::mcp::profile::Profile;
 use crate::mcp::proxy::DEFAULT_TIMEOUT_SECS;
@@ -48,19 +48,20 @@ pub(crate) struct RunArgs {
     /// Withhold a tool of the server (repeatable; checked against the server first).
     #[arg(long, value_name = "NAME")]
     without_tool: Vec<String>,
-    /// The agent host: claude (claude -p) or scripted:STRATEGY (a built-in agent with
-    /// no model: oracle, rename-columns, reorder-columns, local-names, decimals-4,
-    /// drop-row, swap-columns, empty, no-answer, hang, mixed:SEED,
-    /// skill:PERCENT:SEED).
+    /// The agent host: claude (claude -p), codex (codex exec), gemini (the Gemini CLI) or
+    /// scripted:STRATEGY (a built-in agent with no model: oracle, rename-columns,
+    /// reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty, no-answer,
+    /// hang, mixed:SEED, skill:PERCENT:SEED). README.md, "Agent hosts".
     #[arg(long, value_name = "HOST", default_value = "claude")]
     agent: String,
-    /// The claude program.
-    #[arg(long, value_name = "PATH", default_value = "claude")]
-    claude: PathBuf,
-    /// Model id for claude (an exact id is reproducible; an alias moves over time).
+    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini].
+    #[arg(long, value_name = "PATH", alias = "claude")]
+    agent_program: Option<PathBuf>,
+    /// Model id for the host (an exact id is reproducible; an alias moves over time).
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
-    /// Effort for claude [default: the CLI's own]. Part of the condition's identity.
+    /// Effort for claude and codex (codex: low to xhigh) [default: the host's own]. Part of
+    /// the condition's identity.
     #[arg(long, value_enum, value_name = "LEVEL")]
     effort: Option<crate::runs::identity::Effort>,
     /// Attempts per question (1 to 10000).
@@ -81,7 +82,8 @@ pub(crate) struct RunArgs {
     /// Kill an episode after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     agent_timeout: u64,
-    /// claude --max-turns.
+    /// The most model turns an episode may take (claude --max-turns, gemini's
+    /// model.maxSessionTurns; codex has no limit and is refused it).
     #[arg(long, value_name = "N")]
     max_turns: Option<u32>,
     /// The proxy's read timeout for one forwarded call, seconds.
@@ -138,37 +140,91 @@ enum Hint {
     Tags,
 }
 
-/// The agent host `--agent` names, with the flags that go with it.
+/// The agent host `--agent` names, with the flags that go with it: they
+/// mean the same on every host, and one a host cannot honour is refused
+/// for it by name (issue 25, "The interface").
 ///
-/// Errors: an unknown host or strategy; `--model`, `--effort` or
-/// `--max-turns` for a scripted agent (it has no model).
+/// Errors: an unknown host or strategy; `--model`, `--effort`,
+/// `--max-turns` or `--agent-program` for a scripted agent (it has no
+/// model); `--effort` for gemini, or `max` for codex; `--max-turns` for
+/// codex.
 fn agent(args: &RunArgs) -> Result<Agent> {
-    match args.agent.as_str() {
-        "claude" => Ok(Agent::Claude(ClaudeSettings {
-            program: args.claude.clone(),
-            model: args.model.clone(),
-            effort: args.effort.map(|e| e.as_str().to_string()),
-            max_turns: args.max_turns,
-        })),
-        other => match other.strip_prefix("scripted:") {
-            Some(strategy) => {
-                let strategy = strategy.parse::<Strategy>().map_err(Error::Usage)?;
-                if args.model.is_some() || args.effort.is_some() {
-                    return Err(Error::Usage(
-                        "--model and --effort are for --agent claude; a scripted agent has no model"
-                            .into(),
-                    ));
-                }
-                if args.max_turns.is_some() {
-                    return Err(Error::Usage(
-                        "--max-turns is for --agent claude; a scripted agent plays its strategy to the end"
-                            .into(),
-                    ));
-                }
-                Ok(Agent::Scripted(strategy))
+    let refuse = |flag: &str, host: &str, why: &str| {
+        Err(Error::Usage(format!(
+            "{flag} cannot be honoured by --agent {host}: {why}"
+        )))
+    };
+    let host = Host::of_agent(&args.agent);
+    let settings = |name: &str| CliSettings {
+        program: args
+            .agent_program
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(name)),
+        model: args.model.clone(),
+        effort: args.effort.map(|e| e.as_str().to_string()),
+        max_turns: args.max_turns,
+    };
+    match host {
+        Some(Host::Claude) => Ok(Agent::Claude(settings("claude"))),
+        Some(Host::Codex) => {
+            if let Some(effort) = args.effort
+                && !crate::agent::codex::EFFORTS.contains(&effort.as_str())
+            {
+                return refuse(
+                    &format!("--effort {}", effort.as_str()),
+                    "codex",
+                    "its model_reasoning_effort takes low, medium, high or xhigh",
+                );
             }
+            if args.max_turns.is_some() {
+                return refuse("--max-turns", "codex", "codex exec has no turn limit");
+            }
+            Ok(Agent::Codex(settings("codex")))
+        }
+        Some(Host::Gemini) => {
+            if args.effort.is_some() {
+                return refuse("--effort", "gemini", "the Gemini CLI has no effort setting");
+            }
+            Ok(Agent::Gemini(settings("gemini")))
+        }
+        Some(Host::Openai) => Err(Error::Usage(
+            "--agent openai:MODEL: the built-in OpenAI-compatible loop is not in this build yet; \
+             use claude, codex, gemini or scripted:STRATEGY"
+                .into(),
+        )),
+        Some(Host::Scripted) => {
+            let strategy = args.agent["scripted:".len()..]
+                .parse::<Strategy>()
+                .map_err(Error::Usage)?;
+            if args.model.is_some() || args.effort.is_some() {
+                return Err(Error::Usage(
+                    "--model and --effort are for a model's host (claude, codex, gemini); a \
+                     scripted agent has no model"
+                        .into(),
+                ));
+            }
+            if args.max_turns.is_some() {
+                return Err(Error::Usage(
+                    "--max-turns is for a model's host (claude, codex, gemini); a scripted agent \
+                     plays its strategy to the end"
+                        .into(),
+                ));
+            }
+            if args.agent_program.is_some() {
+                return Err(Error::Usage(
+                    "--agent-program (--claude) is for a CLI host; a scripted agent is this program"
+                        .into(),
+                ));
+            }
+            Ok(Agent::Scripted(strategy))
+        }
+        None => match args.agent.strip_prefix("scripted:") {
+            Some(strategy) => Err(Error::Usage(
+                strategy.parse::<Strategy>().err().unwrap_or_default(),
+            )),
             None => Err(Error::Usage(format!(
-                "--agent {other}: expected claude or scripted:STRATEGY"
+                "--agent {}: expected claude, codex, gemini, openai:MODEL or scripted:STRATEGY",
+                args.agent
             ))),
         },
     }

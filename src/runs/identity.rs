@@ -111,8 +111,14 @@ pub struct Identity {
     /// `settings.profile` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<ServerTarget>,
-    /// `claude` or `scripted:STRATEGY`.
+    /// `claude`, `codex`, `gemini`, `openai:MODEL` or `scripted:STRATEGY`.
     pub agent: String,
+    /// The CLI host's version as it states it (`codex-cli 0.171.0`), so a
+    /// condition is played by one version of its host (issue 25). Absent
+    /// for the scripted agent and in files written before it was recorded
+    /// (compared only when both hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_version: Option<String>,
     /// The model asked for (`None` for a scripted agent).
     pub model: Option<String>,
     /// The effort asked for (`None`: the CLI's default).
@@ -170,8 +176,13 @@ impl Identity {
         {
             return Some(difference);
         }
+        check!(agent);
+        if let (Some(old), Some(new)) = (&recorded.host_version, &self.host_version)
+            && old != new
+        {
+            return Some(("host_version".into(), show(old), show(new)));
+        }
         check!(
-            agent,
             model,
             effort,
             tier,
@@ -231,6 +242,11 @@ pub struct Arm<'a> {
     pub strict: bool,
     /// The KG hint.
     pub kg_hint: KgHint,
+    /// What the name says of the agent host
+    /// ([`crate::agent::host::Host::folder_tag`]): `None` for claude and
+    /// the scripted agent, so every root recorded before hosts were named
+    /// keeps its names (issue 25).
+    pub host: Option<&'a str>,
 }
 
 /// The condition folder name for these settings, with `--label`
@@ -242,6 +258,7 @@ pub fn condition_name(arm: &Arm<'_>, label: Option<&str>) -> String {
         withheld,
         strict,
         kg_hint,
+        host,
     } = *arm;
     let mut name = match server {
         Some(server) if level == ToolLevel::AllTools => format!("{server}-{}", level.as_str()),
@@ -255,6 +272,10 @@ pub fn condition_name(arm: &Arm<'_>, label: Option<&str>) -> String {
     }
     if strict {
         name.push_str("-strict");
+    }
+    if let Some(host) = host {
+        name.push('-');
+        name.push_str(host);
     }
     name.push_str(if kg_hint.names_graph() {
         "__kg-named"
@@ -296,6 +317,7 @@ mod tests {
             server: Some("mcp-proto-okn".into()),
             upstream: None,
             agent: "claude".into(),
+            host_version: None,
             model: Some("claude-opus-5".into()),
             effort: Some("high".into()),
             tier: Some("hard".into()),
@@ -318,6 +340,7 @@ mod tests {
                     withheld: &[],
                     strict: false,
                     kg_hint: KgHint::Tags,
+                    host: None,
                 },
                 None
             ),
@@ -331,6 +354,7 @@ mod tests {
                     withheld: &[],
                     strict: false,
                     kg_hint: KgHint::None,
+                    host: None,
                 },
                 None
             ),
@@ -344,6 +368,7 @@ mod tests {
                     withheld: &[],
                     strict: false,
                     kg_hint: KgHint::Tags,
+                    host: None,
                 },
                 None
             ),
@@ -357,6 +382,7 @@ mod tests {
                     withheld: &["lookup_uri".into(), "get_schema".into()],
                     strict: true,
                     kg_hint: KgHint::Tags,
+                    host: None,
                 },
                 Some("low-effort")
             ),

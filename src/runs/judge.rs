@@ -7,8 +7,8 @@
 use serde_json::Value;
 
 pub use super::recorded::model_from_report;
-use super::recorded::{AgentReport, AttemptFiles, RECOVERED_NOTE};
-use super::records::{AttemptResult, Episode};
+use super::recorded::{AttemptFiles, RECOVERED_NOTE};
+use super::records::{AttemptResult, Episode, HostReport};
 use crate::layout::{AGENT_FILE, ANSWER_FILE};
 use crate::reference::GroundTruth;
 use crate::score::{ScoreOptions, score, score_unreadable};
@@ -16,43 +16,18 @@ use crate::table::Table;
 
 /// The agent host's own report of a failure, when nothing was submitted:
 /// positive evidence that the episode never measured the agent (an
-/// expired login, a rate limit, an overloaded API), so it is blocked, not
-/// a miss (`docs/FORMAT.md`, `result.json`). Either `agent.json` says
-/// `"is_error": true` (with its `result` as the reason), or the host exited
-/// with an error code, or was killed by a signal not this runner's, and
-/// reported nothing usable (an empty `agent.json` is nothing). A timeout is
-/// the agent's own outcome, never this.
-pub fn host_failure(report: &AgentReport, episode: Option<&Episode>) -> Option<String> {
+/// expired login, a rate limit, an overloaded API, a crash), so it is
+/// blocked, not a miss (`docs/FORMAT.md`, `result.json`). Read from the
+/// host report alone ([`AttemptFiles::host`], issue 25), which each
+/// host's parser derives from its output: the host said it failed, or it
+/// exited with an error code, or was killed by a signal not this runner's,
+/// and reported nothing usable. A timeout is the agent's own outcome,
+/// never this.
+pub fn host_failure(host: &HostReport, episode: Option<&Episode>) -> Option<String> {
     if episode.is_some_and(|e| e.timed_out) {
         return None;
     }
-    let report = report.json();
-    if let Some(report) = report
-        && report["is_error"] == Value::Bool(true)
-    {
-        let said = report["result"]
-            .as_str()
-            .map(|r| r.trim().to_string())
-            .filter(|r| !r.is_empty())
-            .unwrap_or_else(|| "no reason given".to_string());
-        return Some(format!("the agent host reported an error: {said}"));
-    }
-    if report.is_some() {
-        return None;
-    }
-    let episode = episode?;
-    match episode.exit_code {
-        Some(0) => None,
-        Some(code) => Some(format!(
-            "the agent host exited with code {code} and reported nothing"
-        )),
-        // Ended by a signal this runner did not send (its timeout is
-        // handled above): killed from outside, or by the system.
-        None if episode.source == "runner" => {
-            Some("the agent host was killed by a signal and reported nothing".to_string())
-        }
-        None => None,
-    }
+    host.failure.as_ref().map(|f| f.reason.clone())
 }
 
 /// Judges attempt `attempt` again from its `files` against the ground truth
@@ -141,7 +116,7 @@ pub fn judge(
     }
     let startup_error = metrics.and_then(|m| m.startup_error.clone());
     let host_error = (!submitted)
-        .then(|| host_failure(&files.agent, episode.as_ref()))
+        .then(|| host_failure(&files.host, episode.as_ref()))
         .flatten();
     let blocked = (startup_error.is_some() || host_error.is_some()) && !submitted;
     if let Some(reason) = &startup_error {
@@ -212,14 +187,9 @@ pub fn judge(
         soft_error_kinds,
         reply_chars: metrics.and_then(|m| m.reply_chars.clone()),
         trajectory,
-        // What the episode recorded, else what the host's report says (a
-        // root recorded before usage was gets it on rescore).
-        usage: episode.as_ref().and_then(|e| e.usage.clone()).or_else(|| {
-            files
-                .agent
-                .json()
-                .and_then(super::records::Usage::from_report)
-        }),
+        // The host report (issue 25): for an older root, derived from
+        // agent.json as its episode's usage was (and checked equal to it).
+        usage: files.host.usage.clone(),
         wall_s: crate::layout::round_seconds(episode.as_ref().map_or(0.0, |e| e.wall_s)),
         server_s,
         model_resolved: episode.and_then(|e| e.model_resolved),

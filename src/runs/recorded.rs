@@ -11,11 +11,13 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::records::{AttemptResult, ConditionFile, Episode, RUNS_FORMAT, RUNS_FORMATS_READ};
+use crate::agent::host::{Host, HostOutput, HostReport};
 use crate::error::{Error, Result};
 use crate::fsutil::{Links, read_recorded, read_recorded_json};
 use crate::layout::{
-    AGENT_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE, GROUND_TRUTH_CSV,
-    GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, PROMPT_FILE, RunsRoot, check_id,
+    AGENT_FILE, AGENT_STDERR_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE,
+    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, PROMPT_FILE,
+    RunsRoot, check_id,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;
@@ -404,6 +406,14 @@ pub struct AttemptFiles {
     pub recovered: bool,
     /// `agent.json`.
     pub agent: AgentReport,
+    /// `agent.json`'s bytes and `agent.stderr.log`'s (empty when absent):
+    /// the host's output its parser reads.
+    pub output: (Vec<u8>, Vec<u8>),
+    /// The host report its host's parser derives from [`Self::output`] and
+    /// the episode ([`AttemptFiles::derive_host_report`]): what judging
+    /// reads (issue 25). A recorded `host_report` is checked against it
+    /// ([`AttemptFiles::check_recorded`]).
+    pub host: HostReport,
     /// `answer.csv`'s bytes; `None` when nothing was submitted.
     pub answer: Option<Vec<u8>>,
 }
@@ -454,7 +464,13 @@ impl AttemptFiles {
         }
         let calls = calls_file.map(|f| f.calls);
         let answer = read_recorded(&dir.join(ANSWER_FILE)).map_err(damaged)?;
-        Ok(AttemptFiles {
+        let stdout = read_recorded(&dir.join(AGENT_FILE))
+            .map_err(damaged)?
+            .unwrap_or_default();
+        let stderr = read_recorded(&dir.join(AGENT_STDERR_FILE))
+            .map_err(damaged)?
+            .unwrap_or_default();
+        let mut files = AttemptFiles {
             dir: dir.to_path_buf(),
             attempt,
             metrics,
@@ -462,8 +478,56 @@ impl AttemptFiles {
             episode,
             recovered: false,
             agent,
+            output: (stdout, stderr),
+            host: HostReport {
+                host: String::new(),
+                model: None,
+                usage: None,
+                failure: None,
+            },
             answer,
+        };
+        files.host = files.derive_host_report()?;
+        Ok(files)
+    }
+
+    /// The host the episode names (`episode.json`'s `agent`); claude when
+    /// there is no episode (an attempt that did not finish: what is read
+    /// of it is claude-shaped, as the scripted agent's report is).
+    ///
+    /// Errors: an agent no host of this version plays, naming the file.
+    pub fn host_kind(&self) -> Result<Host> {
+        let Some(episode) = &self.episode else {
+            return Ok(Host::Claude);
+        };
+        Host::of_agent(&episode.agent).ok_or_else(|| {
+            Error::file(
+                self.dir.join(EPISODE_FILE),
+                format!(
+                    "agent '{}' is no agent host this version knows (claude, codex, gemini, \
+                     openai:MODEL, scripted:STRATEGY); {RESTORE}",
+                    episode.agent.escape_debug()
+                ),
+            )
         })
+    }
+
+    /// The host report the episode's host parses from its recorded output
+    /// (`agent.json`, `agent.stderr.log`) and the episode's record of the
+    /// process (issue 25, "The interface"; issue 24: every recorded field
+    /// derived again from evidence).
+    ///
+    /// Errors: as [`AttemptFiles::host_kind`].
+    pub fn derive_host_report(&self) -> Result<HostReport> {
+        let host = self.host_kind()?;
+        let episode = self.episode.as_ref();
+        Ok(host.parse(&HostOutput {
+            stdout: &self.output.0,
+            stderr: &self.output.1,
+            exit_code: episode.and_then(|e| e.exit_code),
+            timed_out: episode.is_some_and(|e| e.timed_out),
+            measured: episode.is_some_and(|e| e.source == "runner"),
+        }))
     }
 
     /// Recovers the episode of an attempt without `episode.json` from the
@@ -517,6 +581,7 @@ impl AttemptFiles {
         };
         self.episode = Some(episode);
         self.recovered = true;
+        self.host = self.derive_host_report()?;
         Ok(())
     }
 
@@ -623,28 +688,29 @@ impl AttemptFiles {
             .is_some_and(|e| e.source == "runner" && e.exit_code == Some(0) && !e.timed_out);
         if clean_exit {
             let path = dir.join(AGENT_FILE);
-            let why = "the agent host exited 0, and a host that does reports a JSON object \
-                       with a `type` member there (`claude -p --output-format json`, the \
-                       scripted agent)";
-            match &self.agent {
-                AgentReport::Json(v) if v.get("type").is_some() => {}
-                AgentReport::Json(_) => {
-                    return Err(Error::file(
-                        path,
-                        format!("lacks its `type` member: {why}; {RESTORE}"),
-                    ));
-                }
-                AgentReport::NotJson { line, error } => {
-                    return Err(Error::at_line(
-                        path,
-                        *line,
-                        format!("{error}: {why}; {RESTORE}"),
-                    ));
-                }
-                AgentReport::Empty => {
-                    return Err(Error::file(path, format!("empty: {why}; {RESTORE}")));
-                }
-                AgentReport::Absent => return lost(AGENT_FILE, why),
+            if let AgentReport::Absent = &self.agent {
+                return lost(
+                    AGENT_FILE,
+                    "the agent host exited 0, and a host that does prints its report there",
+                );
+            }
+            if let AgentReport::NotJson { line, error } = &self.agent
+                && self.host_kind()? != Host::Codex
+            {
+                return Err(Error::at_line(
+                    path,
+                    *line,
+                    format!(
+                        "{error}: the agent host exited 0, and a host that does prints its \
+                         JSON report there; {RESTORE}"
+                    ),
+                ));
+            }
+            if let Err(why) = self.host_kind()?.check_clean_exit(&self.output.0) {
+                return Err(Error::file(
+                    path,
+                    format!("{why}, though the agent host exited 0; {RESTORE}"),
+                ));
             }
         }
         self.check_agreement()?;
@@ -727,6 +793,8 @@ impl AttemptFiles {
                 .and_then(|r| recovered_episode(r, self.attempt))
                 .map(|e| Episode {
                     format: episode.format,
+                    // Recorded from runs-root format 4 on (issue 25).
+                    host_report: e.host_report.filter(|_| episode.format >= 4),
                     ..e
                 });
             if recovered.as_ref() != Some(episode) {
@@ -740,25 +808,35 @@ impl AttemptFiles {
             }
             return Ok(());
         }
-        let usage = report.and_then(super::records::Usage::from_report);
-        // A format-1 episode predates `usage`: absent, it is not reported.
-        let usage_recorded = episode.format > 1 || episode.usage.is_some();
-        if usage_recorded && episode.usage != usage {
+        let derived = &self.host;
+        if episode.format >= 4 && episode.host_report.as_ref() != Some(derived) {
+            // Issue 25: the host report is what the host's parser gives.
+            return disagree(
+                EPISODE_FILE,
+                "host_report",
+                json_text(&episode.host_report),
+                json_text(&Some(derived)),
+                "agent.json, parsed by its host's parser,",
+            );
+        }
+        // A format-1 episode predates `usage`; from format 4 on it is in
+        // `host_report`.
+        let usage_recorded = (2..4).contains(&episode.format) || episode.usage.is_some();
+        if usage_recorded && episode.usage != derived.usage {
             return disagree(
                 EPISODE_FILE,
                 "usage",
                 json_text(&episode.usage),
-                json_text(&usage),
+                json_text(&derived.usage),
                 AGENT_FILE,
             );
         }
-        let model = report.and_then(model_from_report);
-        if episode.model_resolved != model {
+        if episode.model_resolved != derived.model {
             return disagree(
                 EPISODE_FILE,
                 "model_resolved",
                 json_text(&episode.model_resolved),
-                json_text(&model),
+                json_text(&derived.model),
                 AGENT_FILE,
             );
         }
@@ -992,20 +1070,17 @@ pub fn recovered_episode(report: &Value, attempt: u32) -> Option<Episode> {
         source: AGENT_FILE.into(),
         usage: super::records::Usage::from_report(report),
         upstream: None,
+        host_report: Host::of_agent(agent).map(|host| {
+            let stdout = serde_json::to_vec(report).unwrap_or_default();
+            host.parse(&HostOutput {
+                stdout: &stdout,
+                ..HostOutput::default()
+            })
+        }),
     })
 }
 
-/// The model an agent host's JSON report says it used: `model`, else the
-/// first key of `modelUsage` (the claude CLI's report).
-pub fn model_from_report(report: &Value) -> Option<String> {
-    if let Some(model) = report.get("model").and_then(Value::as_str) {
-        return Some(model.to_string());
-    }
-    report
-        .get("modelUsage")
-        .and_then(Value::as_object)
-        .and_then(|usage| usage.keys().next().cloned())
-}
+pub use crate::agent::host::model_from_report;
 
 /// Which attempts of one question a condition's records say it holds
 /// ([`AttemptPlan::of`]): decided from the condition file alone, never

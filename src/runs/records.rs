@@ -20,8 +20,10 @@ use crate::sparql::EndpointInfo;
 /// seventeen columns of `summary.csv` first, in the order the format
 /// names them, and the cost and token columns after `notes` (issue 24,
 /// item 29), and added the members a resume compares (`upstream` in a
-/// condition's identity and in `episode.json`).
-pub const RUNS_FORMAT: u32 = 3;
+/// condition's identity and in `episode.json`); 4 records the agent
+/// host's report in `episode.json` (`host_report`, issue 25) in place of
+/// its `usage`.
+pub const RUNS_FORMAT: u32 = 4;
 
 /// The runs-root formats this version reads: every one so far, so an
 /// older root is reported, rescored and published as it is.
@@ -45,7 +47,7 @@ pub struct Episode {
     pub format: u32,
     /// 1-based attempt number.
     pub attempt: u32,
-    /// `claude` or `scripted:STRATEGY`.
+    /// `claude`, `codex`, `gemini`, `openai:MODEL` or `scripted:STRATEGY`.
     pub agent: String,
     /// The model asked for, if any.
     pub model_requested: Option<String>,
@@ -75,110 +77,18 @@ pub struct Episode {
     /// `agent.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<super::identity::ServerTarget>,
+    /// What the agent host reported, parsed by its host's parser from
+    /// `agent.json` (and `agent.stderr.log`): model, usage, its own
+    /// failure (issue 25; `docs/FORMAT.md`, "`episode.json`"). Written
+    /// from runs-root format 4 on, where `usage` is no longer written
+    /// beside it; loading parses the output again and refuses a report it
+    /// does not give. Absent in older episodes, whose report is derived
+    /// from `agent.json` when they are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_report: Option<HostReport>,
 }
 
-/// What an episode cost, as the agent host reported it (`claude -p
-/// --output-format json`: `total_cost_usd`, `usage`, `num_turns`,
-/// `duration_api_ms`; `docs/FORMAT.md`, "episode.json"). A figure the host
-/// did not report is absent, never 0: a scripted agent reports none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Usage {
-    /// Where the figures come from: `agent.json` (the host's own report).
-    pub source: String,
-    /// The cost in US dollars the host computed (`total_cost_usd`).
-    pub cost_usd: Option<f64>,
-    /// Input tokens not read from or written to the cache.
-    pub input_tokens: Option<u64>,
-    /// Output tokens.
-    pub output_tokens: Option<u64>,
-    /// Input tokens written to the prompt cache.
-    pub cache_creation_input_tokens: Option<u64>,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_input_tokens: Option<u64>,
-    /// Model turns the host counted (`num_turns`).
-    pub num_turns: Option<u64>,
-    /// Seconds spent waiting on the model's API (`duration_api_ms` / 1000).
-    pub api_s: Option<f64>,
-}
-
-/// The most an episode is taken to have cost, US dollars: a report above
-/// it (as a negative or non-finite one) is no cost an episode could have,
-/// and is not taken (`docs/FORMAT.md`, "episode.json").
-pub const MAX_EPISODE_COST_USD: f64 = 1_000_000.0;
-
-/// The most tokens of one kind an episode is taken to have used, likewise.
-pub const MAX_EPISODE_TOKENS: u64 = 1_000_000_000_000;
-
-fn credible_cost(usd: &f64) -> bool {
-    usd.is_finite() && (0.0..=MAX_EPISODE_COST_USD).contains(usd)
-}
-
-fn credible_tokens(n: &u64) -> bool {
-    *n <= MAX_EPISODE_TOKENS
-}
-
-impl Usage {
-    /// The cost in US dollars, when reported and credible (0 to
-    /// [`MAX_EPISODE_COST_USD`]): what every table and sum reads, so a
-    /// hand-edited record cannot put an infinite or negative cost in one.
-    pub fn cost(&self) -> Option<f64> {
-        self.cost_usd.filter(credible_cost)
-    }
-
-    /// The output tokens, when reported and credible
-    /// ([`MAX_EPISODE_TOKENS`]).
-    pub fn output(&self) -> Option<u64> {
-        self.output_tokens.filter(credible_tokens)
-    }
-
-    /// The usage an agent host's JSON report states, or `None` when it
-    /// states no cost and no tokens (a scripted agent's report).
-    pub fn from_report(report: &serde_json::Value) -> Option<Usage> {
-        let usage = &report["usage"];
-        let tokens = |key: &str| {
-            usage
-                .get(key)
-                .and_then(serde_json::Value::as_u64)
-                .filter(credible_tokens)
-        };
-        let found = Usage {
-            source: "agent.json".into(),
-            cost_usd: report
-                .get("total_cost_usd")
-                .and_then(serde_json::Value::as_f64)
-                .filter(credible_cost),
-            input_tokens: tokens("input_tokens"),
-            output_tokens: tokens("output_tokens"),
-            cache_creation_input_tokens: tokens("cache_creation_input_tokens"),
-            cache_read_input_tokens: tokens("cache_read_input_tokens"),
-            num_turns: report.get("num_turns").and_then(serde_json::Value::as_u64),
-            api_s: report
-                .get("duration_api_ms")
-                .and_then(serde_json::Value::as_f64)
-                .filter(|ms| ms.is_finite() && *ms >= 0.0)
-                .map(|ms| crate::layout::round_seconds(ms / 1000.0)),
-        };
-        (found.cost_usd.is_some() || found.input_tokens.is_some() || found.output_tokens.is_some())
-            .then_some(found)
-    }
-
-    /// Every input token: uncached, cache writes and cache reads, when the
-    /// host reported the uncached count (and every count is credible,
-    /// [`MAX_EPISODE_TOKENS`]).
-    pub fn all_input_tokens(&self) -> Option<u64> {
-        let part = |n: Option<u64>| n.unwrap_or(0);
-        let counts = [
-            self.input_tokens?,
-            part(self.cache_creation_input_tokens),
-            part(self.cache_read_input_tokens),
-        ];
-        counts
-            .iter()
-            .all(credible_tokens)
-            .then(|| counts.iter().sum())
-    }
-}
+pub use crate::agent::host::{HostReport, MAX_EPISODE_COST_USD, MAX_EPISODE_TOKENS, Usage};
 
 /// One attempt as judged (an entry of `result.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 
 use super::frozen::refuse_frozen;
 use super::identity::{Arm, Identity, KgHint, ServerTarget, ToolLevel, condition_name};
-use super::judge::{judge, model_from_report};
+use super::judge::judge;
 use super::lock::ConditionLock;
 use super::records::*;
 use super::resume::{Expected, Kept, Reuse, judge_attempt, map_paths, refuse_replacing};
+use crate::agent::host::HostOutput;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
@@ -316,13 +317,20 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
                 .map_err(|e| Error::io(&condition_path, "remove", e))?;
         }
     }
-    let agent_version = match &options.agent {
-        Agent::Claude(settings) => Some(check_claude(settings, &options.agent_env, progress)?),
-        Agent::Scripted(_) => Some(format!(
-            "okn-benchmark {} (scripted agent)",
-            env!("CARGO_PKG_VERSION")
-        )),
-    };
+    let version = crate::agent::preflight(&options.agent, &options.agent_env, progress)?;
+    // The host's version is part of the condition's identity (issue 25).
+    identity.host_version = options.agent.cli().map(|_| version.clone());
+    if let Some(file) = recorded.as_ref().filter(|_| !options.force)
+        && let Some((field, old, new)) = identity.first_difference(&file.identity)
+    {
+        return Err(Error::Usage(format!(
+            "{} already holds condition {name} played with {field} = {old}; this run has {new}: \
+             a condition is played by one version of its host; use --label to keep this run \
+             beside it, or --force to replace it",
+            root.root.display()
+        )));
+    }
+    let agent_version = Some(version);
     Ok(Prepared {
         root,
         name,
@@ -356,43 +364,6 @@ fn control_preamble(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Op
             None
         }
     }
-}
-
-/// The claude host, checked once before the first episode: it runs,
-/// reports its version, and is logged in or has a key (else every episode
-/// would end "Not logged in" and read as an agent that failed). Returns
-/// its version.
-///
-/// Errors: a CLI that does not run; one that says it is not logged in.
-fn check_claude(
-    settings: &claude::ClaudeSettings,
-    env: &[(String, String)],
-    progress: &mut impl FnMut(&str),
-) -> Result<String> {
-    let version = claude::version(&settings.program).ok_or_else(|| {
-        Error::Other(format!(
-            "cannot run '{} --version': install the claude CLI (npm package @anthropic-ai/claude-code) or pass --claude PATH",
-            settings.program.display()
-        ))
-    })?;
-    match claude::login(&settings.program, env) {
-        claude::Login::Yes(_) => {}
-        claude::Login::No => {
-            return Err(Error::Usage(format!(
-                "{} is not logged in ('{} auth status' says so), so every episode would fail \
-                 before the first question (an episode runs in a fresh home, so a login stored \
-                 by /login is not read): set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN to \
-                 the token 'claude setup-token' prints, then run again",
-                version,
-                settings.program.display()
-            )));
-        }
-        claude::Login::Unknown(why) => progress(&format!(
-            "warning: cannot tell whether claude is logged in ({why}); an episode that fails \
-             to log in is recorded as blocked"
-        )),
-    }
-    Ok(version)
 }
 
 /// The records the selection keeps, and those of its tier `--exclude`
@@ -717,6 +688,7 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
             withheld: &withheld,
             strict: options.strict,
             kg_hint: options.kg_hint,
+            host: options.agent.host().folder_tag(),
         },
         options.label.as_deref(),
     );
@@ -726,6 +698,8 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
         server,
         upstream: Some(server_target(&options.tools)),
         agent: options.agent.name(),
+        // Set once the host states it (prepare).
+        host_version: None,
         model: options.agent.model().map(str::to_string),
         effort: options.agent.effort().map(str::to_string),
         tier: options.selection.tier.clone(),
@@ -1013,14 +987,25 @@ impl<'a> Launch<'a> {
         }
     }
 
+    /// The proxy of one attempt logging into `dir_abs`: the agent host's
+    /// only MCP server.
+    fn proxy(&self, dir_abs: &Path) -> crate::agent::McpProxy {
+        let control = self.options.tools.level() == ToolLevel::SparqlOnly;
+        crate::agent::McpProxy {
+            program: self.program.to_path_buf(),
+            args: proxy_args(self.options, dir_abs, control),
+        }
+    }
+
     /// The agent host command of one attempt logging into `dir_abs`.
     fn command(&self, dir_abs: &Path, attempt: u32) -> AgentCommand {
         let options = self.options;
-        let control = options.tools.level() == ToolLevel::SparqlOnly;
-        let proxy_args = proxy_args(options, dir_abs, control);
-        let config = mcp_config(self.program, &proxy_args);
+        let proxy = self.proxy(dir_abs);
+        let config = mcp_config(&proxy.program, &proxy.args);
         match &options.agent {
             Agent::Claude(settings) => claude::command(settings, &config),
+            Agent::Codex(settings) => crate::agent::codex::command(settings),
+            Agent::Gemini(settings) => crate::agent::gemini::command(settings),
             Agent::Scripted(strategy) => AgentCommand {
                 program: self.program.to_path_buf(),
                 args: vec![
@@ -1198,8 +1183,10 @@ fn play_attempt(
     std::fs::create_dir_all(dir.join(CWD_DIR)).map_err(|e| Error::io(dir, "create", e))?;
     write_atomic(&dir.join(PROMPT_FILE), prompt.as_bytes())?;
     write_atomic(&dir.join(COMMAND_FILE), recorded_line.as_bytes())?;
-    // A claude episode gets a home of its own, removed after it (issue 25).
-    let env = crate::agent::EpisodeEnv::for_agent(&options.agent, &options.agent_env)?;
+    // A CLI host's episode gets a home of its own, holding its
+    // configuration, removed after it (issue 25).
+    let proxy = Launch::of(options, prepared).proxy(&dir_abs);
+    let env = crate::agent::EpisodeEnv::for_agent(&options.agent, &options.agent_env, &proxy)?;
     let outcome = launch(
         &command,
         prompt,
@@ -1211,36 +1198,41 @@ fn play_attempt(
     // A host killed before it reported leaves no agent.json (an empty one
     // would read as a JSON error on the attempt page); episode.json says
     // how it ended.
-    if !outcome.stdout.is_empty() {
-        write_atomic(&dir.join(AGENT_FILE), &redactor.bytes(&outcome.stdout))?;
+    let stdout = redactor.bytes(&outcome.stdout).into_owned();
+    if !stdout.is_empty() {
+        write_atomic(&dir.join(AGENT_FILE), &stdout)?;
     }
     // A disk that filled during the episode may have cost the proxy its
     // records (an answer it could not save reads as no answer): the
     // attempt is left unfinished, so --resume runs it again.
     check_free_space(dir, min_free_bytes() / 64)?;
-    if !outcome.stderr.is_empty() {
-        write_atomic(
-            &dir.join(AGENT_STDERR_FILE),
-            &redactor.bytes(&outcome.stderr),
-        )?;
+    let stderr = redactor.bytes(&outcome.stderr).into_owned();
+    if !stderr.is_empty() {
+        write_atomic(&dir.join(AGENT_STDERR_FILE), &stderr)?;
     }
-    let report: Option<serde_json::Value> = serde_json::from_slice(&outcome.stdout).ok();
+    // The host's output parsed by its own parser, from the bytes recorded
+    // (issue 25): what loading derives again and compares.
+    let host_report = options.agent.host().parse(&HostOutput {
+        stdout: &stdout,
+        stderr: &stderr,
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+        measured: true,
+    });
     let episode = Episode {
         format: RUNS_FORMAT,
         attempt,
         agent: options.agent.name(),
         model_requested: options.agent.model().map(str::to_string),
-        model_resolved: report
-            .as_ref()
-            .and_then(model_from_report)
-            .map(|m| redactor.text(&m).into_owned()),
+        model_resolved: host_report.model.clone(),
         wall_s: crate::layout::round_seconds(outcome.wall_s),
         exit_code: outcome.exit_code,
         timed_out: outcome.timed_out,
         agent_timeout_s: Some(options.agent_timeout.as_secs()),
         source: "runner".into(),
-        usage: report.as_ref().and_then(Usage::from_report),
+        usage: None,
         upstream: prepared.identity.upstream.clone(),
+        host_report: Some(host_report),
     };
     // episode.json is written last: its presence marks a finished attempt.
     write_json(&dir.join(EPISODE_FILE), &episode)?;

@@ -222,7 +222,11 @@ fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
         expected_input += (bytes / 4).max(1);
     }
     let episode = json(&attempt.join("episode.json"));
-    let usage = &episode["usage"];
+    // Issue 25: the claude parser's host report, recorded in episode.json.
+    assert_eq!(episode["host_report"]["host"], "claude");
+    assert_eq!(episode["host_report"]["model"], "claude-standin-1");
+    assert_eq!(episode["host_report"]["failure"], Value::Null);
+    let usage = &episode["host_report"]["usage"];
     assert_eq!(usage["source"], "agent.json");
     assert_eq!(
         usage["input_tokens"].as_u64().unwrap()

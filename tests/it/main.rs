@@ -31,6 +31,7 @@ mod corpus;
 mod credentials;
 mod demo_roots;
 mod fuzzing;
+mod hosts;
 mod http_endpoint;
 mod mcp_proxy;
 mod openai_agent;

@@ -72,7 +72,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let name = "demo-kg-all-tools__kg-named";
     let condition = json(&out.join(format!("conditions/{name}.json")));
-    assert_eq!(condition["format"], 3);
+    assert_eq!(condition["format"], 4);
     assert_eq!(condition["identity"]["agent"], "scripted:oracle");
     assert_eq!(condition["identity"]["model"], Value::Null);
     assert_eq!(condition["identity"]["server"], "demo-kg");
@@ -926,14 +926,14 @@ mod regression {
             .unwrap();
         assert_eq!(old.status.code(), Some(0), "{}", stderr(&old));
         assert_eq!(stdout(&old), stdout(&before));
-        set_format(4);
+        set_format(5);
         let new = okn()
             .args(["report", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert_eq!(new.status.code(), Some(2), "{}", stdout(&new));
         assert!(
-            stderr(&new).contains("format 4 is not one this version reads (1 to 3)"),
+            stderr(&new).contains("format 5 is not one this version reads (1 to 4)"),
             "{}",
             stderr(&new)
         );
@@ -1296,6 +1296,11 @@ mod regression {
         let episode = attempt.join("episode.json");
         let mut value = json(&episode);
         value["exit_code"] = Value::Null;
+        // As the runner records such a host's report (issue 25): a crash.
+        value["host_report"]["failure"] = serde_json::json!({
+            "kind": "crash",
+            "reason": "the agent host was killed by a signal and reported nothing"
+        });
         std::fs::write(&episode, serde_json::to_string_pretty(&value).unwrap()).unwrap();
         std::fs::remove_file(attempt.join("agent.json")).unwrap();
         let o = okn().arg("rescore").arg(&out).output().unwrap();
