@@ -37,6 +37,12 @@ pub(crate) struct RescoreArgs {
     /// each condition was judged at].
     #[arg(long, value_name = "N", value_parser = crate::cli::precision_parser())]
     precision: Option<u32>,
+    /// Judge attempts whose files changed since they were judged. Under the scoring
+    /// version and precision an attempt was judged by, its verdict is a function of its
+    /// files: one that moves means an answer, a call log or the ground truth was edited,
+    /// and without --force rescore refuses it by name and writes nothing.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Close a runs root: its README.md, summary CSVs and README.html are brought up
@@ -126,7 +132,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
     let root = open(&args.root)?;
-    let outcome = crate::runs::rescore::rescore(&root, args.precision)?;
+    let outcome = crate::runs::rescore::rescore(&root, args.precision, args.force)?;
     for path in &outcome.removed {
         errln!(
             "removed {}: a temporary file a killed write left",

@@ -420,6 +420,12 @@ fn check_question(
                     continue;
                 }
             };
+            if let Some(condition) = conditions.get(name)
+                && let Err(e) = files.check_agent(&condition.file)
+            {
+                problems.push(e.to_string());
+                continue;
+            }
             let Some(truth) = truth.as_ref() else {
                 continue;
             };
@@ -466,8 +472,8 @@ fn disagreement_problem(
         format!(
             "{}: attempt {attempt} records {recorded}, but its files judged against the ground \
              truth give {derived}: the record or the files were changed since it was judged; \
-             restore them from version control (`okn-benchmark rescore` would judge by the \
-             files as they are now)",
+             restore them from version control (`okn-benchmark rescore --force` would judge by \
+             the files as they are now, and the edit would be yours to answer for)",
             path.display(),
         )
     } else {

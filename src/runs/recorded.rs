@@ -597,6 +597,33 @@ impl AttemptFiles {
         Some((self.dir.join(EPISODE_FILE), episode))
     }
 
+    /// Checks that the episode was played by the agent its condition
+    /// names (`identity.agent`, as `episode.json`'s `agent` records it):
+    /// attempts moved between two conditions of a root (and a `result.json`
+    /// broken so that `rescore` rebuilds it) would otherwise be judged and
+    /// published as the other condition's (a red team's finding on issue
+    /// 24, item 6). An attempt with no episode is left to the other checks.
+    ///
+    /// Errors: `episode.json` naming another agent, named with both.
+    pub fn check_agent(&self, condition: &ConditionFile) -> Result<()> {
+        let Some(episode) = &self.episode else {
+            return Ok(());
+        };
+        if episode.agent == condition.identity.agent {
+            return Ok(());
+        }
+        Err(Error::file(
+            self.dir.join(EPISODE_FILE),
+            format!(
+                "records the agent {}, but its condition's identity names {}: the attempt was \
+                 played under another condition (folders moved or copied between conditions), \
+                 or the condition file was edited; restore them from version control",
+                crate::text::printable(&episode.agent),
+                crate::text::printable(&condition.identity.agent),
+            ),
+        ))
+    }
+
     /// [`AttemptFiles::read`], [`AttemptFiles::recover`] on the evidence
     /// of `recorded`, then [`AttemptFiles::check_recorded`] against it: the
     /// files of an attempt as `rescore`, the loader of a root

@@ -125,12 +125,20 @@ pub fn differences(
 /// N and records it in its `settings.significant_figures`; `None` keeps the
 /// precision each condition records (issue 24, item 30).
 ///
+/// Under the scoring version and precision an attempt was judged by, its
+/// verdict is a function of its files: a verdict that moves is an edit of
+/// the answer, the call log or the ground truth since it was judged, and
+/// is refused unless `force` (`rescore --force`; docs/FORMAT.md,
+/// "Re-scoring"; a red team's finding on issue 24, item 6).
+///
 /// Errors: a frozen root; not a runs root; a recorded file that is lost
 /// ([`refuse_lost_files`]) or cannot be used (a condition file, a
 /// question's ground truth, an attempt's files:
 /// [`AttemptFiles::check_recorded`]), each named, with nothing rewritten;
-/// a file that cannot be written.
-pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome> {
+/// without `force`, an attempt whose verdict moved under the contract and
+/// precision it was judged by, named with what moved; a file that cannot
+/// be written.
+pub fn rescore(root: &RunsRoot, precision: Option<u32>, force: bool) -> Result<RescoreOutcome> {
     let started = std::time::SystemTime::now();
     refuse_frozen(root, "rescore")?;
     if !RunsRoot::is_runs_root(&root.root) {
@@ -167,13 +175,18 @@ pub fn rescore(root: &RunsRoot, precision: Option<u32>) -> Result<RescoreOutcome
     for (name, mut condition) in conditions {
         // `rescore --precision N` judges every condition at N and records
         // it; without it, each keeps the precision it was judged at.
+        // The precision it was judged at, before `--precision` replaces it:
+        // under it and this scoring version, no verdict may move.
+        let judged_at = condition.settings.significant_figures;
         if let Some(figures) = precision {
             condition.settings.significant_figures = figures;
         }
+        let same_contract = (!force && judged_at == condition.settings.significant_figures)
+            .then_some(condition.settings.significant_figures);
         rescore_condition(
             root,
             (&name, condition),
-            &mut outcome,
+            (&mut outcome, same_contract),
             (&mut writes, &mut unusable),
         );
     }
@@ -286,10 +299,13 @@ pub fn refuse_lost_files(root: &RunsRoot, consequence: &str) -> Result<()> {
 /// Re-judges every question of condition `name` and queues its file,
 /// with the new summaries, aggregate and scoring version, in `writes`; a
 /// recorded file that cannot be used is named in `unusable`.
+/// `same_contract` holds the precision when no verdict may move (no
+/// `--force`, the precision unchanged): an attempt judged under this
+/// scoring version whose verdict moves is named in `unusable`.
 fn rescore_condition(
     root: &RunsRoot,
     (name, mut condition): (&str, ConditionFile),
-    outcome: &mut RescoreOutcome,
+    (outcome, same_contract): (&mut RescoreOutcome, Option<u32>),
     (writes, unusable): (&mut Writes, &mut Vec<String>),
 ) {
     let ids: Vec<String> = condition.questions.keys().cloned().collect();
@@ -315,6 +331,7 @@ fn rescore_condition(
             root,
             name,
             condition: &condition,
+            same_contract,
         };
         match scope.rescore_question(&id, &truth, outcome) {
             Ok((path, result, episodes)) => {
@@ -379,6 +396,8 @@ struct Scope<'a> {
     root: &'a RunsRoot,
     name: &'a str,
     condition: &'a ConditionFile,
+    /// The precision, when no verdict may move ([`rescore`]).
+    same_contract: Option<u32>,
 }
 
 /// An `episode.json` to write: its path and contents.
@@ -409,6 +428,7 @@ impl Scope<'_> {
             root,
             name,
             condition,
+            same_contract,
         } = *self;
         let ordered = truth.meta.ordered;
         let result_path = root.condition_dir(id, name).join(RESULT_FILE);
@@ -463,12 +483,37 @@ impl Scope<'_> {
                 .as_ref()
                 .and_then(|o| o.attempts.iter().find(|a| a.attempt == n));
             let files = AttemptFiles::read_checked(&dir, n, previous)?;
+            files.check_agent(condition)?;
             if let Some((path, episode)) = files.recovered_record() {
                 episodes.push((path, episode.clone()));
             }
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
-                outcome.moved.extend(differences(id, name, previous, &new));
+                let moved = differences(id, name, previous, &new);
+                if let Some(figures) = same_contract
+                    && !moved.is_empty()
+                    && old
+                        .as_ref()
+                        .is_some_and(|o| o.scoring_version == SCORING_VERSION)
+                {
+                    return Err(Error::file(
+                        &dir,
+                        format!(
+                            "judged again under scoring version {SCORING_VERSION} at {figures} \
+                             significant figures, the contract and precision it was judged by, \
+                             its verdict moves ({}): the files it rests on (answer.csv, \
+                             calls.json, the ground truth) changed since it was judged; restore \
+                             them from version control, or judge them as they are now with \
+                             `okn-benchmark rescore --force`",
+                            moved
+                                .iter()
+                                .map(|m| format!("{}: {} -> {}", m.field, m.old, m.new))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+                outcome.moved.extend(moved);
             }
             attempts.push(new);
             outcome.attempts += 1;

@@ -157,8 +157,12 @@ fn planted_site() -> tempfile::TempDir {
     plant_redirects(d);
     // The planted answer no longer earns the verdict recorded for it:
     // judged again, as a user would after editing an answer (build refuses
-    // a verdict its files do not give).
-    let out = okn_in(d).args(["rescore", "runs-demo"]).output().unwrap();
+    // a verdict its files do not give; rescore refuses a verdict moved under
+    // its own contract without --force).
+    let out = okn_in(d)
+        .args(["rescore", "runs-demo", "--force"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "rescore failed:\n{}", stderr(&out));
     let out = okn_in(d).arg("build").output().unwrap();
     assert!(

@@ -364,8 +364,12 @@ fn recorded_text_is_escaped_on_every_page() {
         &attempt.join("prompt.txt"),
         "\n<script>document.title='pwned'</script>\n",
     );
-    // Judged again: build refuses a verdict its answer no longer gives.
-    okn_in(d).args(["rescore", "runs-demo"]).assert().success();
+    // Judged again (--force: the verdict moves under its own contract):
+    // build refuses a verdict its answer no longer gives.
+    okn_in(d)
+        .args(["rescore", "runs-demo", "--force"])
+        .assert()
+        .success();
     build(d);
     let page = std::fs::read_to_string(d.join(format!(
         "site/roots/runs-demo/a/{QUESTION}/{CONDITION}/attempt-1.html"

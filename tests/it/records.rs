@@ -1449,3 +1449,65 @@ fn an_error_quoting_a_record_shows_its_control_characters() {
     );
     assert!(!raw(&text), "a control written raw:\n{text:?}");
 }
+
+/// A red team's finding on issue 24, item 6: an answer replaced in
+/// `answer.csv`, `calls.json` and `metrics.json` together (each file
+/// agreeing with the others) was judged again by `rescore` with exit 0,
+/// and `build` published the new verdict. Under the scoring version and
+/// precision an attempt was judged by, its verdict is a function of its
+/// files: one that moves is an edit, refused by name with nothing
+/// written; `rescore --force` judges the files as they are now.
+#[test]
+fn a_verdict_that_moves_under_the_contract_it_was_judged_by_is_refused_unless_forced() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, CONDITION, 1);
+    crate::support::submitted_instead(&attempt, "assay,geneSymbol\nnot,the answer\n");
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(text.contains(&format!("{CONDITION}/attempt-1")), "{text}");
+    assert!(
+        text.contains("its verdict moves (exact: true -> false"),
+        "{text}"
+    );
+    assert!(text.contains("rescore --force"), "{text}");
+    assert_eq!(snapshot(d), before, "a refused rescore wrote files");
+    // `report` names the edit and points at restoring, then at --force.
+    let text = exits(d, &["report", "runs-demo"], 2);
+    assert!(text.contains("rescore --force"), "{text}");
+    let text = exits(d, &["rescore", "runs-demo", "--force"], 0);
+    assert!(
+        text.contains(&format!("{CONDITION}  attempt 1  exact: true -> false")),
+        "{text}"
+    );
+    exits(d, &["build"], 0);
+}
+
+/// A red team's finding on issue 24, item 6: attempt folders swapped
+/// between two conditions of a root, with each `result.json` broken so
+/// that `rescore` rebuilds it, were judged and published as the other
+/// condition's. An episode must have been played by the agent its
+/// condition names.
+#[test]
+fn an_attempt_played_under_another_condition_is_refused() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, CONDITION, 2);
+    let path = attempt.join("episode.json");
+    let mut episode: Value = read_json(&path);
+    let agent = episode["agent"].as_str().unwrap().to_string();
+    assert!(agent.starts_with("scripted:"), "{agent}");
+    episode["agent"] = "scripted:oracle".into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&episode).unwrap()).unwrap();
+    std::fs::write(result_path(d, QUESTION, CONDITION), "{ broken").unwrap();
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(
+        text.contains(&format!(
+            "{CONDITION}/attempt-2/episode.json: records the agent scripted:oracle, but its \
+             condition's identity names {agent}"
+        )),
+        "{text}"
+    );
+    assert_eq!(snapshot(d), before, "a refused rescore wrote files");
+}

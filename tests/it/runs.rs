@@ -702,8 +702,9 @@ fn rescore_reports_every_moved_score_and_rewrites_what_depends_on_it() {
     // edited alone is refused, issue 24 item 6).
     crate::support::submitted_instead(&first.join("attempt-1"), "wrong\n1\n");
     std::fs::write(second.join("result.json"), "{ not json").unwrap();
+    // --force: the verdict moves under the contract it was judged by.
     let o = okn()
-        .args(["rescore", out.to_str().unwrap()])
+        .args(["rescore", out.to_str().unwrap(), "--force"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -333,6 +333,23 @@ fn missing_attempts_are_named_and_resume_plays_exactly_those() {
 }
 
 /// Edits `path` (a JSON file) with `f`.
+/// Every `episode.json` under `root`.
+fn episodes(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.file_name().is_some_and(|n| n == "episode.json") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
     let mut value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     f(&mut value);
@@ -356,6 +373,12 @@ fn merge_refuses_shards_that_are_not_of_one_sweep() {
                 edit(&path, |v| {
                     v["identity"]["agent"] = "scripted:mixed:99".into()
                 });
+                // And every episode of the shard, as if it had been played
+                // so: an episode.json alone naming another agent than its
+                // condition is refused before the shards are compared.
+                for episode in episodes(root) {
+                    edit(&episode, |v| v["agent"] = "scripted:mixed:99".into());
+                }
                 path
             }),
             "identity.agent is 'scripted:mixed:99', but",
