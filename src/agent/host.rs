@@ -252,7 +252,10 @@ mod tests {
     #[test]
     fn the_openai_loop_exits_clean_only_with_its_report() {
         let check = |text: &str| Host::Openai.check_clean_exit(text.as_bytes());
-        assert_eq!(check(r#"{"host":"openai","stop":"submitted","turns":2}"#), Ok(()));
+        assert_eq!(
+            check(r#"{"host":"openai","stop":"submitted","turns":2}"#),
+            Ok(())
+        );
         for bad in [
             r#"{"type":"result","result":"x"}"#,
             r#"{"host":"claude","stop":"submitted"}"#,

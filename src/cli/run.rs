@@ -266,7 +266,10 @@ fn refuse_openai_flags(args: &RunArgs) -> Result<()> {
     let given = [
         ("--base-url", args.base_url.is_some()),
         ("--api-key-env", args.api_key_env.is_some()),
-        ("--price-input-per-mtok", args.price_input_per_mtok.is_some()),
+        (
+            "--price-input-per-mtok",
+            args.price_input_per_mtok.is_some(),
+        ),
         (
             "--price-output-per-mtok",
             args.price_output_per_mtok.is_some(),
