@@ -55,7 +55,8 @@ pub(crate) struct RunArgs {
     /// no-answer, hang, mixed:SEED, skill:PERCENT:SEED). README.md, "Agent hosts".
     #[arg(long, value_name = "HOST", default_value = "claude")]
     agent: String,
-    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini].
+    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini];
+    /// refused for openai and scripted, which are this program.
     #[arg(long, value_name = "PATH", alias = "claude")]
     agent_program: Option<PathBuf>,
     /// Model id for the host (an exact id is reproducible; an alias moves over time). For

@@ -583,6 +583,52 @@ fn a_resumed_openai_run_against_another_base_url_is_refused_naming_it() {
     assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
 }
 
+/// Issue 25, "The hosts" (openai): a cost only from prices the user
+/// gives: `run`'s price flags reach the loop, whose cost the host report
+/// takes (prompt tokens at the input price, the cached share at the
+/// cached price, completion tokens at the output price).
+#[test]
+fn openai_prices_given_to_run_state_a_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"), &[]);
+    let out = dir.path().join("runs");
+    let o = run_openai(
+        &url,
+        &out,
+        &[
+            "--limit",
+            "1",
+            "--price-input-per-mtok",
+            "2",
+            "--price-output-per-mtok",
+            "8",
+            "--price-cached-input-per-mtok",
+            "0.5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let attempt = out.join(format!("{QUESTION}_results/{OPENAI_CONDITION}/attempt-1"));
+    let command = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
+    assert!(
+        command.contains(
+            " --price-input-per-mtok 2 --price-output-per-mtok 8 --price-cached-input-per-mtok 0.5 "
+        ),
+        "{command}"
+    );
+    let usage = json(&attempt.join("episode.json"))["host_report"]["usage"].clone();
+    let n = |k: &str| usage[k].as_f64().unwrap();
+    let expected =
+        (n("input_tokens") * 2.0 + n("cache_read_input_tokens") * 0.5 + n("output_tokens") * 8.0)
+            / 1e6;
+    let cost = n("cost_usd");
+    assert!(
+        (cost - expected).abs() < 1e-12,
+        "{cost} vs {expected}: {usage}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.contains(&format!(",{cost},")), "{summary}");
+}
+
 /// Issue 25, "The interface" (openai): the openai flags are checked before
 /// anything runs, each refusal naming its flag (exit 2, nothing written):
 /// no `--base-url`, one with credentials, `--effort` and `--agent-program`
