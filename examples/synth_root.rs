@@ -847,6 +847,7 @@ fn main() -> ExitCode {
                 server: c.all_tools.then(|| "synth-kg".into()),
                 upstream: None,
                 agent: "claude".into(),
+                base_url: None,
                 host_version: None,
                 model: Some("claude-opus-5".into()),
                 effort: Some("high".into()),

@@ -29,10 +29,7 @@ pub enum Host {
     /// `docs/HOSTS.md`).
     Gemini,
     /// The built-in loop over an OpenAI-compatible Chat Completions API
-    /// (`okn-benchmark openai-agent`). TODO(issue 25, openai): its parser
-    /// is wired at the merge of the branch that builds the loop; until
-    /// then its output is read as the claude-shaped JSON the scripted
-    /// agent prints.
+    /// (`okn-benchmark openai-agent`; `docs/HOSTS.md`, "openai").
     Openai,
     /// The built-in scripted agent (no model), whose report is shaped like
     /// claude's.
@@ -92,8 +89,9 @@ impl Host {
     /// agent's own outcome, `docs/FORMAT.md`, `result.json`).
     pub fn parse(self, out: &HostOutput<'_>) -> HostReport {
         let mut report = match self {
-            Host::Claude | Host::Scripted | Host::Openai => parse_claude_shaped(self.name(), out),
+            Host::Claude | Host::Scripted => parse_claude_shaped(self.name(), out),
             Host::Codex => super::codex::parse_report(out),
+            Host::Openai => super::openai::parse_report(out),
             Host::Gemini => super::gemini::parse_report(out),
         };
         if out.timed_out {
@@ -108,9 +106,10 @@ impl Host {
     /// standard output (`agent.json`): the report such a host always
     /// prints, so an `agent.json` lost or cut short is damage, not an
     /// episode that reported nothing (`docs/FORMAT.md`, "`agent.json`").
-    /// claude (and the scripted agent, the openai loop): a JSON object
-    /// with a `type` member; codex: a `turn.completed` or `turn.failed`
-    /// event; gemini: a JSON object with `stats` or `error`.
+    /// claude (and the scripted agent): a JSON object with a `type`
+    /// member; codex: a `turn.completed` or `turn.failed` event; gemini: a
+    /// JSON object with `stats` or `error`; openai: a JSON object whose
+    /// `host` is `"openai"`, with a `stop` member (the loop's report).
     ///
     /// Errors: what is wrong, worded for a message naming the file.
     pub fn check_clean_exit(self, stdout: &[u8]) -> std::result::Result<(), String> {
@@ -119,7 +118,23 @@ impl Host {
         }
         let object = || serde_json::from_slice::<Value>(stdout).map_err(|e| e.to_string());
         let (member, shape) = match self {
-            Host::Claude | Host::Scripted | Host::Openai => (
+            Host::Openai => {
+                return match object()? {
+                    Value::Object(map)
+                        if map.get("host").and_then(Value::as_str) == Some("openai")
+                            && map.contains_key("stop") =>
+                    {
+                        Ok(())
+                    }
+                    _ => Err(
+                        "is not the openai loop's report: a host that exits 0 prints a JSON \
+                         object with `host`: \"openai\" and a `stop` member (`okn-benchmark \
+                         openai-agent`)"
+                            .into(),
+                    ),
+                };
+            }
+            Host::Claude | Host::Scripted => (
                 "type",
                 "a JSON object with a `type` member (`claude -p --output-format json`, the \
                  scripted agent)",
@@ -230,5 +245,27 @@ mod tests {
             ..HostOutput::default()
         });
         assert_eq!(timed_out.failure, None, "a timeout is the agent's outcome");
+    }
+
+    /// Issue 25 (openai): a clean exit of the loop is its report: a JSON
+    /// object naming the host, with `stop`; claude's shape is not it.
+    #[test]
+    fn the_openai_loop_exits_clean_only_with_its_report() {
+        let check = |text: &str| Host::Openai.check_clean_exit(text.as_bytes());
+        assert_eq!(
+            check(r#"{"host":"openai","stop":"submitted","turns":2}"#),
+            Ok(())
+        );
+        for bad in [
+            r#"{"type":"result","result":"x"}"#,
+            r#"{"host":"claude","stop":"submitted"}"#,
+            r#"{"host":"openai","turns":2}"#,
+            "[1]",
+        ] {
+            let e = check(bad).unwrap_err();
+            assert!(e.contains("openai loop's report"), "{bad}: {e}");
+        }
+        assert!(check(r#"{"host":"openai","stop""#).is_err(), "cut short");
+        assert_eq!(check("  \n"), Err("empty".into()));
     }
 }

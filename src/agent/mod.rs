@@ -7,6 +7,8 @@
 //! - [`claude`]: `claude -p` with the flags that keep an episode honest.
 //! - [`codex`]: `codex exec --json` (`docs/HOSTS.md`).
 //! - [`gemini`]: the Gemini CLI, non-interactive (`docs/HOSTS.md`).
+//! - [`openai`]: the built-in loop over an OpenAI-compatible API
+//!   ([`openai_loop`], `okn-benchmark openai-agent`; `docs/HOSTS.md`).
 //! - [`scripted`]: a built-in deterministic agent (an MCP client playing a
 //!   [`strategy::Strategy`]), for tests and for recording demo roots with no
 //!   model.
@@ -25,6 +27,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod host;
+pub mod openai;
 #[cfg(feature = "harness")]
 pub mod openai_loop;
 pub mod report;
@@ -48,7 +51,8 @@ mod harness {
     use serde_json::json;
 
     use super::host::Host;
-    use super::{claude, codex, gemini, strategy};
+    use super::openai::OpenaiSettings;
+    use super::{claude, codex, gemini, openai, strategy};
     use crate::error::{Error, Result};
 
     /// The name the proxy gets in the agent host's MCP config; its tools appear
@@ -71,7 +75,7 @@ mod harness {
     }
 
     /// Which agent host plays a condition's episodes.
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq)]
     pub enum Agent {
         /// `claude -p`, with its model, effort and turn limit.
         Claude(CliSettings),
@@ -79,6 +83,9 @@ mod harness {
         Codex(CliSettings),
         /// The Gemini CLI (`docs/HOSTS.md`).
         Gemini(CliSettings),
+        /// The built-in loop over an OpenAI-compatible API (`docs/HOSTS.md`,
+        /// "openai"): this program's `openai-agent`.
+        Openai(OpenaiSettings),
         /// The built-in scripted agent (no model).
         Scripted(strategy::Strategy),
     }
@@ -90,40 +97,61 @@ mod harness {
                 Agent::Claude(_) => Host::Claude,
                 Agent::Codex(_) => Host::Codex,
                 Agent::Gemini(_) => Host::Gemini,
+                Agent::Openai(_) => Host::Openai,
                 Agent::Scripted(_) => Host::Scripted,
             }
         }
 
-        /// The settings of a CLI host (`None` for the scripted agent).
+        /// The settings of a CLI host (`None` for the built-in hosts: the
+        /// openai loop and the scripted agent).
         pub fn cli(&self) -> Option<&CliSettings> {
             match self {
                 Agent::Claude(s) | Agent::Codex(s) | Agent::Gemini(s) => Some(s),
-                Agent::Scripted(_) => None,
+                Agent::Openai(_) | Agent::Scripted(_) => None,
             }
         }
 
-        /// `claude`, `codex`, `gemini` or `scripted:STRATEGY`, as a condition
-        /// records it.
+        /// `claude`, `codex`, `gemini`, `openai:MODEL` or
+        /// `scripted:STRATEGY`, as a condition records it.
         pub fn name(&self) -> String {
             match self {
                 Agent::Claude(_) | Agent::Codex(_) | Agent::Gemini(_) => self.host().name().into(),
+                Agent::Openai(s) => format!("openai:{}", s.model),
                 Agent::Scripted(s) => format!("scripted:{s}"),
             }
         }
 
         /// The model asked for (a scripted agent has none).
         pub fn model(&self) -> Option<&str> {
-            self.cli().and_then(|s| s.model.as_deref())
+            match self {
+                Agent::Claude(s) | Agent::Codex(s) | Agent::Gemini(s) => s.model.as_deref(),
+                Agent::Openai(s) => Some(&s.model),
+                Agent::Scripted(_) => None,
+            }
         }
 
-        /// The effort asked for (`None`: the host's own default).
+        /// The effort asked for (`None`: the host's own default; the openai
+        /// loop has none).
         pub fn effort(&self) -> Option<&str> {
             self.cli().and_then(|s| s.effort.as_deref())
         }
 
         /// `--max-turns`, when given.
         pub fn max_turns(&self) -> Option<u32> {
-            self.cli().and_then(|s| s.max_turns)
+            match self {
+                Agent::Claude(s) | Agent::Codex(s) | Agent::Gemini(s) => s.max_turns,
+                Agent::Openai(s) => s.max_turns,
+                Agent::Scripted(_) => None,
+            }
+        }
+
+        /// The API root an openai condition is played against, part of
+        /// its identity (`None` for every other host).
+        pub fn base_url(&self) -> Option<&str> {
+            match self {
+                Agent::Openai(s) => Some(&s.base_url),
+                Agent::Claude(_) | Agent::Codex(_) | Agent::Gemini(_) | Agent::Scripted(_) => None,
+            }
         }
     }
 
@@ -173,7 +201,8 @@ mod harness {
             proxy: &McpProxy,
         ) -> Result<EpisodeEnv> {
             let home = match agent {
-                Agent::Scripted(_) => {
+                // The built-in hosts read no user configuration.
+                Agent::Openai(_) | Agent::Scripted(_) => {
                     return Ok(EpisodeEnv {
                         _home: None,
                         vars: env.to_vec(),
@@ -193,7 +222,7 @@ mod harness {
                     gemini::write_settings(home.path(), settings, proxy)?;
                     home.env_with(env, &[("GEMINI_CLI_HOME", path(home.path().to_path_buf()))])
                 }
-                Agent::Scripted(_) => env.to_vec(),
+                Agent::Openai(_) | Agent::Scripted(_) => env.to_vec(),
             };
             Ok(EpisodeEnv {
                 _home: Some(home),
@@ -210,7 +239,9 @@ mod harness {
     ///
     /// Errors: a program that does not run (named, with what to install or
     /// `--agent-program PATH`); a claude that says it is not logged in; a
-    /// codex or gemini without its key in the environment.
+    /// codex or gemini without its key in the environment; an openai
+    /// condition whose `--api-key-env` names a variable that is unset or
+    /// empty, or whose base URL is not one ([`openai::check_base_url`]).
     pub fn preflight(
         agent: &Agent,
         env: &[(String, String)],
@@ -220,6 +251,16 @@ mod harness {
             Agent::Scripted(_) => {
                 return Ok(format!(
                     "okn-benchmark {} (scripted agent)",
+                    env!("CARGO_PKG_VERSION")
+                ));
+            }
+            Agent::Openai(s) => {
+                openai::check_base_url(&s.base_url).map_err(Error::Usage)?;
+                if let Some(name) = &s.api_key_env {
+                    openai::check_key(env, name).map_err(Error::Usage)?;
+                }
+                return Ok(format!(
+                    "okn-benchmark {} (openai loop)",
                     env!("CARGO_PKG_VERSION")
                 ));
             }
@@ -245,7 +286,7 @@ mod harness {
             Agent::Claude(_) => return claude_login(settings, version, env, progress),
             Agent::Codex(_) => codex::KEY_VAR,
             Agent::Gemini(_) => gemini::KEY_VAR,
-            Agent::Scripted(_) => return Ok(version),
+            Agent::Openai(_) | Agent::Scripted(_) => return Ok(version),
         };
         if env_value(env, key).is_none() {
             return Err(Error::Usage(format!(

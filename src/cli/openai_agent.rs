@@ -60,7 +60,7 @@ pub(crate) struct OpenaiAgentArgs {
 }
 
 /// A price: a finite number ≥ 0.
-fn price(text: &str) -> std::result::Result<f64, String> {
+pub(crate) fn price(text: &str) -> std::result::Result<f64, String> {
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!(

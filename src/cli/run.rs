@@ -48,20 +48,48 @@ pub(crate) struct RunArgs {
     /// Withhold a tool of the server (repeatable; checked against the server first).
     #[arg(long, value_name = "NAME")]
     without_tool: Vec<String>,
-    /// The agent host: claude (claude -p), codex (codex exec), gemini (the Gemini CLI) or
-    /// scripted:STRATEGY (a built-in agent with no model: oracle, rename-columns,
-    /// reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty, no-answer,
-    /// hang, mixed:SEED, skill:PERCENT:SEED). README.md, "Agent hosts".
+    /// The agent host: claude (claude -p), codex (codex exec), gemini (the Gemini CLI),
+    /// openai:MODEL (the built-in loop over any OpenAI-compatible Chat Completions API, with
+    /// --base-url) or scripted:STRATEGY (a built-in agent with no model: oracle,
+    /// rename-columns, reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty,
+    /// no-answer, hang, mixed:SEED, skill:PERCENT:SEED). README.md, "Agent hosts".
     #[arg(long, value_name = "HOST", default_value = "claude")]
     agent: String,
-    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini].
+    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini];
+    /// refused for openai and scripted, which are this program.
     #[arg(long, value_name = "PATH", alias = "claude")]
     agent_program: Option<PathBuf>,
-    /// Model id for the host (an exact id is reproducible; an alias moves over time).
+    /// Model id for the host (an exact id is reproducible; an alias moves over time). For
+    /// openai:MODEL the model is the MODEL there; --model beside it must name the same.
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
-    /// Effort for claude and codex (codex: low to xhigh) [default: the host's own]. Part of
-    /// the condition's identity.
+    /// openai only, and required for it: the API root, e.g. http://127.0.0.1:8000/v1 (vLLM),
+    /// http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1; requests go to
+    /// URL/chat/completions. No user, password or query in it (give the key with
+    /// --api-key-env). Part of the condition's identity.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// openai only: the environment variable holding the API key, sent as a bearer token.
+    /// Its name is recorded (command.txt), the key never; run stops first when it is unset.
+    /// Without it no key is sent (a local server that needs none).
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// openai only: US dollars per million prompt tokens; with --price-output-per-mtok the
+    /// host report states a cost (never otherwise: the API states none).
+    #[arg(long, value_name = "USD", requires = "price_output_per_mtok",
+          value_parser = crate::cli::openai_agent::price)]
+    price_input_per_mtok: Option<f64>,
+    /// openai only: US dollars per million completion tokens (reasoning tokens included).
+    #[arg(long, value_name = "USD", requires = "price_input_per_mtok",
+          value_parser = crate::cli::openai_agent::price)]
+    price_output_per_mtok: Option<f64>,
+    /// openai only: US dollars per million prompt tokens read from the provider's cache
+    /// [default: the input price].
+    #[arg(long, value_name = "USD", requires = "price_input_per_mtok",
+          value_parser = crate::cli::openai_agent::price)]
+    price_cached_input_per_mtok: Option<f64>,
+    /// Effort for claude and codex (codex: low to xhigh; refused for gemini and openai)
+    /// [default: the host's own]. Part of the condition's identity.
     #[arg(long, value_enum, value_name = "LEVEL")]
     effort: Option<crate::runs::identity::Effort>,
     /// Attempts per question (1 to 10000).
@@ -83,7 +111,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     agent_timeout: u64,
     /// The most model turns an episode may take (claude --max-turns, gemini's
-    /// model.maxSessionTurns; codex has no limit and is refused it).
+    /// model.maxSessionTurns, the openai loop's API requests [default: 50]; codex has no limit
+    /// and is refused it).
     #[arg(long, value_name = "N")]
     max_turns: Option<u32>,
     /// The proxy's read timeout for one forwarded call, seconds.
@@ -147,7 +176,8 @@ enum Hint {
 /// Errors: an unknown host or strategy; `--model`, `--effort`,
 /// `--max-turns` or `--agent-program` for a scripted agent (it has no
 /// model); `--effort` for gemini, or `max` for codex; `--max-turns` for
-/// codex.
+/// codex; the openai flags for another host, and those of
+/// [`openai_agent`].
 fn agent(args: &RunArgs) -> Result<Agent> {
     let refuse = |flag: &str, host: &str, why: &str| {
         Err(Error::Usage(format!(
@@ -155,6 +185,9 @@ fn agent(args: &RunArgs) -> Result<Agent> {
         )))
     };
     let host = Host::of_agent(&args.agent);
+    if host != Some(Host::Openai) {
+        refuse_openai_flags(args)?;
+    }
     let settings = |name: &str| CliSettings {
         program: args
             .agent_program
@@ -187,11 +220,7 @@ fn agent(args: &RunArgs) -> Result<Agent> {
             }
             Ok(Agent::Gemini(settings("gemini")))
         }
-        Some(Host::Openai) => Err(Error::Usage(
-            "--agent openai:MODEL: the built-in OpenAI-compatible loop is not in this build yet; \
-             use claude, codex, gemini or scripted:STRATEGY"
-                .into(),
-        )),
+        Some(Host::Openai) => openai_agent(args),
         Some(Host::Scripted) => {
             let strategy = args.agent["scripted:".len()..]
                 .parse::<Strategy>()
@@ -228,6 +257,112 @@ fn agent(args: &RunArgs) -> Result<Agent> {
             ))),
         },
     }
+}
+
+/// The flags only the openai host takes, refused for any other by name.
+///
+/// Errors: the first of `--base-url`, `--api-key-env` and the price
+/// flags given.
+fn refuse_openai_flags(args: &RunArgs) -> Result<()> {
+    let given = [
+        ("--base-url", args.base_url.is_some()),
+        ("--api-key-env", args.api_key_env.is_some()),
+        (
+            "--price-input-per-mtok",
+            args.price_input_per_mtok.is_some(),
+        ),
+        (
+            "--price-output-per-mtok",
+            args.price_output_per_mtok.is_some(),
+        ),
+        (
+            "--price-cached-input-per-mtok",
+            args.price_cached_input_per_mtok.is_some(),
+        ),
+    ];
+    match given.iter().find(|(_, set)| *set) {
+        Some((flag, _)) => Err(Error::Usage(format!(
+            "{flag} cannot be honoured by --agent {}: it is for --agent openai:MODEL (the \
+             built-in loop over an OpenAI-compatible API)",
+            args.agent
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `--agent openai:MODEL` with its flags (README.md, "Agent hosts";
+/// `docs/HOSTS.md`, "openai").
+///
+/// Errors: no model after `openai:`; `--model` naming another model;
+/// `--effort` or `--agent-program` (the loop has no effort setting and is
+/// this program); no `--base-url`, or one that is not an http(s) API root
+/// without credentials ([`crate::agent::openai::check_base_url`]); an
+/// `--api-key-env` that is not a variable name.
+fn openai_agent(args: &RunArgs) -> Result<Agent> {
+    let refuse = |flag: &str, why: &str| {
+        Err(Error::Usage(format!(
+            "{flag} cannot be honoured by --agent {}: {why}",
+            args.agent
+        )))
+    };
+    let model = args.agent["openai:".len()..].trim();
+    if model.is_empty() {
+        return Err(Error::Usage(
+            "--agent openai:MODEL: name the model after 'openai:' (e.g. openai:gpt-5-mini)".into(),
+        ));
+    }
+    if let Some(other) = args.model.as_deref().filter(|m| *m != model) {
+        return refuse(
+            &format!("--model {other}"),
+            "the model is the one after 'openai:'; leave out --model or give the same one",
+        );
+    }
+    if args.effort.is_some() {
+        return refuse("--effort", "the openai loop sends no reasoning effort");
+    }
+    if args.agent_program.is_some() {
+        return refuse(
+            "--agent-program",
+            "the openai loop is this program (okn-benchmark openai-agent)",
+        );
+    }
+    let base_url = args.base_url.as_deref().ok_or_else(|| {
+        Error::Usage(format!(
+            "--agent {} needs --base-url URL: the API root of the OpenAI-compatible server \
+             (e.g. http://127.0.0.1:8000/v1, or https://api.openai.com/v1); there is no \
+             default provider",
+            args.agent
+        ))
+    })?;
+    let base_url = crate::agent::openai::check_base_url(base_url).map_err(Error::Usage)?;
+    if let Some(name) = &args.api_key_env
+        && (name.is_empty()
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        // Not quoted: it may be the key itself, given by mistake.
+        return Err(Error::Usage(
+            "--api-key-env takes an environment variable's name (letters, digits and '_', not \
+             starting with a digit): give the name of the variable holding the key, not the key"
+                .into(),
+        ));
+    }
+    if args.max_turns == Some(0) {
+        return refuse("--max-turns 0", "the loop makes at least one API request");
+    }
+    Ok(Agent::Openai(crate::agent::openai::OpenaiSettings {
+        model: model.to_string(),
+        base_url,
+        api_key_env: args.api_key_env.clone(),
+        max_turns: args.max_turns,
+        prices: args
+            .price_input_per_mtok
+            .map(|input| crate::agent::openai_loop::Prices {
+                input,
+                output: args.price_output_per_mtok.unwrap_or_default(),
+                cached_input: args.price_cached_input_per_mtok,
+            }),
+    }))
 }
 
 /// The tools `--tools` names, with what each needs.

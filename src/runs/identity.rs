@@ -113,6 +113,13 @@ pub struct Identity {
     pub upstream: Option<ServerTarget>,
     /// `claude`, `codex`, `gemini`, `openai:MODEL` or `scripted:STRATEGY`.
     pub agent: String,
+    /// The API root an `openai:MODEL` agent is played against (`run
+    /// --base-url`, without a trailing `/`; it never holds credentials,
+    /// which `run` refuses in it): another endpoint is another condition
+    /// (issue 25, "openai"). Absent for every other host and in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
     /// The CLI host's version as it states it (`codex-cli 0.171.0`), so a
     /// condition is played by one version of its host (issue 25). Absent
     /// for the scripted agent and in files written before it was recorded
@@ -176,7 +183,7 @@ impl Identity {
         {
             return Some(difference);
         }
-        check!(agent);
+        check!(agent, base_url);
         if let (Some(old), Some(new)) = (&recorded.host_version, &self.host_version)
             && old != new
         {
@@ -317,6 +324,7 @@ mod tests {
             server: Some("mcp-proto-okn".into()),
             upstream: None,
             agent: "claude".into(),
+            base_url: None,
             host_version: None,
             model: Some("claude-opus-5".into()),
             effort: Some("high".into()),
@@ -416,6 +424,26 @@ mod tests {
         assert_eq!(
             new.first_difference(&recorded),
             Some(("tier".into(), "'hard'".into(), "(none)".into()))
+        );
+    }
+
+    /// Issue 25 (openai): the API root is part of the identity, named
+    /// before the model.
+    #[test]
+    fn another_base_url_is_another_condition() {
+        let mut recorded = identity();
+        recorded.agent = "openai:gpt-x".into();
+        recorded.base_url = Some("http://127.0.0.1:8000/v1".into());
+        let mut new = recorded.clone();
+        new.base_url = Some("http://10.0.0.2:8000/v1".into());
+        new.model = None;
+        assert_eq!(
+            new.first_difference(&recorded),
+            Some((
+                "base_url".into(),
+                "'http://127.0.0.1:8000/v1'".into(),
+                "'http://10.0.0.2:8000/v1'".into()
+            ))
         );
     }
 }

@@ -319,7 +319,13 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     }
     let version = crate::agent::preflight(&options.agent, &options.agent_env, progress)?;
     // The host's version is part of the condition's identity (issue 25).
-    identity.host_version = options.agent.cli().map(|_| version.clone());
+    // The openai loop is this program: its version is the loop's.
+    identity.host_version = match &options.agent {
+        Agent::Scripted(_) => None,
+        Agent::Claude(_) | Agent::Codex(_) | Agent::Gemini(_) | Agent::Openai(_) => {
+            Some(version.clone())
+        }
+    };
     if let Some(file) = recorded.as_ref().filter(|_| !options.force)
         && let Some((field, old, new)) = identity.first_difference(&file.identity)
     {
@@ -698,6 +704,7 @@ fn identity(options: &RunOptions, excluded: &[Exclusion]) -> (String, Identity) 
         server,
         upstream: Some(server_target(&options.tools)),
         agent: options.agent.name(),
+        base_url: options.agent.base_url().map(str::to_string),
         // Set once the host states it (prepare).
         host_version: None,
         model: options.agent.model().map(str::to_string),
@@ -1006,6 +1013,14 @@ impl<'a> Launch<'a> {
             Agent::Claude(settings) => claude::command(settings, &config),
             Agent::Codex(settings) => crate::agent::codex::command(settings),
             Agent::Gemini(settings) => crate::agent::gemini::command(settings),
+            // This program, as the scripted agent is (`docs/HOSTS.md`,
+            // "openai"), stopping before `--agent-timeout` kills it.
+            Agent::Openai(settings) => crate::agent::openai::command(
+                settings,
+                self.program,
+                config,
+                crate::agent::openai::loop_timeout_s(options.agent_timeout.as_secs()),
+            ),
             Agent::Scripted(strategy) => AgentCommand {
                 program: self.program.to_path_buf(),
                 args: vec![

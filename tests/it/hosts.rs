@@ -1,8 +1,9 @@
-//! The codex and gemini agent hosts end to end (issue 25, "The hosts"):
+//! The codex, gemini and openai agent hosts end to end (issue 25, "The hosts"):
 //! the real CLIs from npm (`@openai/codex`, `@google/gemini-cli`,
-//! installed by `scripts/test`) run whole episodes through the real proxy
-//! in front of the demo KG server, with `standin-model` answering their
-//! Responses and Gemini API calls on 127.0.0.1 (`docs/HOSTS.md`).
+//! installed by `scripts/test`) and the built-in openai loop run whole
+//! episodes through the real proxy in front of the demo KG server, with
+//! `standin-model` answering their Responses, Gemini and Chat Completions
+//! API calls on 127.0.0.1 (`docs/HOSTS.md`).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -335,4 +336,376 @@ fn an_edited_host_report_is_refused_on_load() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The key a test gives the openai host: it must appear in no file.
+const OPENAI_TEST_KEY: &str = "sk-okn-wire-Hq3v8Xr2";
+
+/// `run --agent openai:gpt-standin-1 --base-url URL --api-key-env
+/// OKN_TEST_OPENAI_KEY` over the single corpus's demo KG (the loop is this
+/// program: no `--agent-program`), with `extra` flags.
+fn run_openai(url: &str, out: &Path, extra: &[&str]) -> Output {
+    okn()
+        .env("OKN_TEST_OPENAI_KEY", OPENAI_TEST_KEY)
+        .args([
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--tools",
+            "all-tools",
+            "--kg-hint",
+            "tags",
+            "--profile",
+            "profiles/demo-kg.local.toml",
+            "--agent",
+            "openai:gpt-standin-1",
+            "--base-url",
+            &format!("{url}/v1"),
+            "--api-key-env",
+            "OKN_TEST_OPENAI_KEY",
+            "--agent-timeout",
+            "120",
+        ])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Every request the stand-in logged into `dir`, in order, as bytes.
+fn logged_requests(dir: &Path) -> Vec<Vec<u8>> {
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+const OPENAI_CONDITION: &str = "demo-kg-all-tools-openai__kg-named";
+
+/// Issue 25, "The hosts" (openai): `run --agent openai:MODEL --base-url
+/// URL` starts the built-in loop (this program's `openai-agent`) per
+/// episode with our proxy as its only MCP server: the exact answer lands
+/// in `result.json`, the loop's report is parsed into the host report,
+/// and `summary.csv` holds exactly the stand-in's token counts (per
+/// request, a quarter of its bytes in; out, a quarter of each call's
+/// arguments plus one). The API root and the model are in the condition's
+/// identity, the key's variable name in `command.txt`, and `report` and
+/// `build` read the root.
+#[test]
+fn openai_answers_exactly_through_the_proxy_with_the_standins_usage_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests");
+    let (_server, url) = standin(&log, &[]);
+    let out = dir.path().join("runs");
+    let started = Instant::now();
+    let o = run_openai(&url, &out, &["--limit", "1"]);
+    let wall = started.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    eprintln!("openai: {wall:.2} s for one episode through run against the stand-in");
+    assert!(
+        stdout(&o)
+            .trim_end()
+            .ends_with("exact 1.00 · mean F1 1.00 over 1 question"),
+        "{}",
+        stdout(&o)
+    );
+    let condition = json(&out.join(format!("conditions/{OPENAI_CONDITION}.json")));
+    let identity = &condition["identity"];
+    assert_eq!(identity["agent"], "openai:gpt-standin-1");
+    assert_eq!(identity["model"], "gpt-standin-1");
+    assert_eq!(identity["base_url"], format!("{url}/v1"));
+    assert_eq!(identity["effort"], Value::Null);
+    assert!(
+        identity["host_version"]
+            .as_str()
+            .unwrap()
+            .ends_with("(openai loop)"),
+        "{identity}"
+    );
+    let question = out.join(format!("{QUESTION}_results/{OPENAI_CONDITION}"));
+    let result = json(&question.join("result.json"));
+    assert_eq!(result["attempts"][0]["exact"], true, "{result}");
+    let attempt = question.join("attempt-1");
+    let command = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
+    assert!(
+        command.contains(" openai-agent --model gpt-standin-1 --base-url ")
+            && command.contains(" --api-key-env OKN_TEST_OPENAI_KEY --timeout-s 115 --mcp-config "),
+        "{command}"
+    );
+    let episode = json(&attempt.join("episode.json"));
+    let report = &episode["host_report"];
+    assert_eq!(report["host"], "openai", "{episode}");
+    assert_eq!(report["model"], "gpt-standin-1");
+    assert_eq!(episode["model_resolved"], "gpt-standin-1");
+    assert_eq!(report["failure"], Value::Null, "{episode}");
+    assert_eq!(report["usage"]["num_turns"], 2, "{episode}");
+    assert_eq!(report["usage"]["cost_usd"], Value::Null, "no prices given");
+    assert_eq!(result["attempts"][0]["usage"], report["usage"]);
+
+    // The stand-in's token rule, from the requests it logged.
+    let sent = logged_requests(&log);
+    assert_eq!(sent.len(), 2);
+    let prompt: u64 = sent.iter().map(|b| (b.len() as u64 / 4).max(1)).sum();
+    let cached: u64 = sent.iter().map(|b| (b.len() as u64 / 4).max(1) / 4).sum();
+    let second: Value = serde_json::from_slice(&sent[1]).unwrap();
+    let query_arguments = second["messages"][1]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let calls = json(&attempt.join("calls.json"))["calls"].clone();
+    let submit_arguments = serde_json::json!({"csv": calls[1]["arguments"]["csv"]}).to_string();
+    let completion: u64 = [query_arguments, submit_arguments]
+        .iter()
+        .map(|a| a.chars().count() as u64 / 4 + 1)
+        .sum();
+    assert_eq!(report["usage"]["input_tokens"], prompt - cached);
+    assert_eq!(report["usage"]["cache_read_input_tokens"], cached);
+    assert_eq!(report["usage"]["output_tokens"], completion);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = rows.records().next().unwrap().unwrap();
+    assert_eq!(&row[at("condition")], OPENAI_CONDITION);
+    assert_eq!(&row[at("cost_usd")], "");
+    assert_eq!(row[at("input_tokens")], prompt.to_string(), "{summary}");
+    assert_eq!(
+        row[at("output_tokens")],
+        completion.to_string(),
+        "{summary}"
+    );
+
+    // Loading derives the host report again and agrees; pages build.
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "{OPENAI_CONDITION}: cost reported by 0 of 1 attempts (no honest total); {prompt} \
+             input and {completion} output tokens"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    let o = crate::support::okn_in(dir.path())
+        .arg("build")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("openai:gpt-standin-1"), "{readme}");
+    let o = crate::support::okn_in(dir.path())
+        .args(["build", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+/// Issue 25, "The hosts" (openai): a key the API refuses is the loop's
+/// authentication failure, recorded in the host report; the attempt is
+/// blocked on that evidence (not a miss), and the key, read from the
+/// variable `--api-key-env` names, is in no file of the runs root.
+#[test]
+fn a_key_the_openai_api_refuses_blocks_the_attempt_and_is_written_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"), &["--reject-key"]);
+    let out = dir.path().join("runs");
+    let o = run_openai(&url, &out, &["--limit", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "blocked (the agent host reported an error: HTTP 401 (authentication): Incorrect \
+             API key provided."
+        ),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let question = out.join(format!("{QUESTION}_results/{OPENAI_CONDITION}"));
+    let episode = json(&question.join("attempt-1/episode.json"));
+    assert_eq!(
+        episode["host_report"]["failure"]["kind"], "authentication",
+        "{episode}"
+    );
+    assert_eq!(
+        episode["host_report"]["usage"],
+        Value::Null,
+        "absent, not 0"
+    );
+    let result = json(&question.join("result.json"));
+    assert_eq!(result["attempts"][0]["blocked"], true, "{result}");
+    assert_eq!(
+        result["attempts"][0]["blocked_reason"],
+        episode["host_report"]["failure"]["reason"]
+    );
+    let mut files = 0;
+    for entry in walkdir::WalkDir::new(&out) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            files += 1;
+            let bytes = std::fs::read(entry.path()).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(OPENAI_TEST_KEY),
+                "{} holds the key",
+                entry.path().display()
+            );
+        }
+    }
+    assert!(files > 5, "the attempt was recorded");
+    assert!(!stdout(&o).contains(OPENAI_TEST_KEY) && !stderr(&o).contains(OPENAI_TEST_KEY));
+}
+
+/// Issue 25, "The hosts" (openai): the API root is part of the condition's
+/// identity, so `--resume` against another endpoint is refused, naming
+/// `base_url` and both roots, and nothing recorded is touched.
+#[test]
+fn a_resumed_openai_run_against_another_base_url_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"), &[]);
+    let out = dir.path().join("runs");
+    let o = run_openai(&url, &out, &["--limit", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let before = crate::support::snapshot(&out);
+    let other = format!("http://127.0.0.1:{}", free_port());
+    let o = run_openai(&other, &out, &["--limit", "1", "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("  base_url: '{url}/v1' -> '{other}/v1'")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(crate::support::snapshot(&out), before, "nothing touched");
+    // The same endpoint resumes: the attempt is reused.
+    let o = run_openai(&url, &out, &["--limit", "1", "--resume"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("0 ran, 1 resumed"), "{}", stdout(&o));
+}
+
+/// Issue 25, "The hosts" (openai): a cost only from prices the user
+/// gives: `run`'s price flags reach the loop, whose cost the host report
+/// takes (prompt tokens at the input price, the cached share at the
+/// cached price, completion tokens at the output price).
+#[test]
+fn openai_prices_given_to_run_state_a_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"), &[]);
+    let out = dir.path().join("runs");
+    let o = run_openai(
+        &url,
+        &out,
+        &[
+            "--limit",
+            "1",
+            "--price-input-per-mtok",
+            "2",
+            "--price-output-per-mtok",
+            "8",
+            "--price-cached-input-per-mtok",
+            "0.5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let attempt = out.join(format!("{QUESTION}_results/{OPENAI_CONDITION}/attempt-1"));
+    let command = std::fs::read_to_string(attempt.join("command.txt")).unwrap();
+    assert!(
+        command.contains(
+            " --price-input-per-mtok 2 --price-output-per-mtok 8 --price-cached-input-per-mtok 0.5 "
+        ),
+        "{command}"
+    );
+    let usage = json(&attempt.join("episode.json"))["host_report"]["usage"].clone();
+    let n = |k: &str| usage[k].as_f64().unwrap();
+    let expected =
+        (n("input_tokens") * 2.0 + n("cache_read_input_tokens") * 0.5 + n("output_tokens") * 8.0)
+            / 1e6;
+    let cost = n("cost_usd");
+    assert!(
+        (cost - expected).abs() < 1e-12,
+        "{cost} vs {expected}: {usage}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.contains(&format!(",{cost},")), "{summary}");
+}
+
+/// Issue 25, "The interface" (openai): the openai flags are checked before
+/// anything runs, each refusal naming its flag (exit 2, nothing written):
+/// no `--base-url`, one with credentials, `--effort` and `--agent-program`
+/// for the loop, `--model` naming another model, the openai flags for
+/// another host, and a key variable that is not set.
+#[test]
+fn openai_flags_are_checked_before_anything_runs() {
+    let cases: [(&str, &[&str], &str); 7] = [
+        (
+            "openai:gpt-standin-1",
+            &[],
+            "--agent openai:gpt-standin-1 needs --base-url URL",
+        ),
+        (
+            "openai:gpt-standin-1",
+            &["--base-url", "https://me:sk-secret-1@api.example.org/v1"],
+            "--base-url https://me:***@api.example.org/v1: it holds a user or password",
+        ),
+        (
+            "openai:gpt-standin-1",
+            &["--base-url", "http://127.0.0.1:9/v1", "--effort", "high"],
+            "--effort cannot be honoured by --agent openai:gpt-standin-1",
+        ),
+        (
+            "openai:gpt-standin-1",
+            &[
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--agent-program",
+                "x",
+            ],
+            "--agent-program cannot be honoured by --agent openai:gpt-standin-1",
+        ),
+        (
+            "openai:gpt-standin-1",
+            &["--base-url", "http://127.0.0.1:9/v1", "--model", "gpt-5"],
+            "--model gpt-5 cannot be honoured by --agent openai:gpt-standin-1",
+        ),
+        (
+            "scripted:oracle",
+            &["--base-url", "http://127.0.0.1:9/v1"],
+            "--base-url cannot be honoured by --agent scripted:oracle",
+        ),
+        (
+            "openai:gpt-standin-1",
+            &[
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--api-key-env",
+                "OKN_TEST_UNSET_KEY_VARIABLE",
+            ],
+            "--api-key-env OKN_TEST_UNSET_KEY_VARIABLE: the variable is not set",
+        ),
+    ];
+    for (agent, flags, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let o = okn()
+            .env_remove("OKN_TEST_UNSET_KEY_VARIABLE")
+            .args(["run", "--corpus", "demo/benchmarks-single"])
+            .args(["--tools", "all-tools", "--kg-hint", "tags"])
+            .args(["--profile", "profiles/demo-kg.local.toml", "--agent", agent])
+            .args(flags)
+            .arg("--out")
+            .arg(dir.path().join("runs"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{agent} {flags:?}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("sk-secret-1"), "{}", stderr(&o));
+        assert!(
+            !dir.path().join("runs").join("conditions").exists(),
+            "nothing recorded"
+        );
+    }
 }
