@@ -490,8 +490,18 @@ impl Scope<'_> {
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 let moved = differences(id, name, previous, &new);
+                // Whether it is blocked, beside its verdicts: a host failure
+                // written into agent.json by hand takes an attempt out of
+                // every rate as surely as a flipped verdict moves one.
+                let mut changed: Vec<String> = moved
+                    .iter()
+                    .map(|m| format!("{}: {} -> {}", m.field, m.old, m.new))
+                    .collect();
+                if previous.blocked != new.blocked {
+                    changed.push(format!("blocked: {} -> {}", previous.blocked, new.blocked));
+                }
                 if let Some(figures) = same_contract
-                    && !moved.is_empty()
+                    && !changed.is_empty()
                     && old
                         .as_ref()
                         .is_some_and(|o| o.scoring_version == SCORING_VERSION)
@@ -502,14 +512,11 @@ impl Scope<'_> {
                             "judged again under scoring version {SCORING_VERSION} at {figures} \
                              significant figures, the contract and precision it was judged by, \
                              its verdict moves ({}): the files it rests on (answer.csv, \
-                             calls.json, the ground truth) changed since it was judged; restore \
+                             calls.json, agent.json, the ground truth) changed since it was \
+                             judged; restore \
                              them from version control, or judge them as they are now with \
                              `okn-benchmark rescore --force`",
-                            moved
-                                .iter()
-                                .map(|m| format!("{}: {} -> {}", m.field, m.old, m.new))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            changed.join(", ")
                         ),
                     ));
                 }

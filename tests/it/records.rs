@@ -1511,3 +1511,31 @@ fn an_attempt_played_under_another_condition_is_refused() {
     );
     assert_eq!(snapshot(d), before, "a refused rescore wrote files");
 }
+
+/// A red team's finding on issue 24, item 6: one member of `agent.json`
+/// edited (`"is_error": true`) turned attempts that submitted nothing into
+/// blocked ones, which leave every rate, and `rescore` took it with exit
+/// 0. Whether an attempt is blocked is derived from its files like its
+/// verdict: under the contract it was judged by, it may not move.
+#[test]
+fn a_host_failure_written_into_agent_json_by_hand_is_refused_unless_forced() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, NOT_NAMED, 1);
+    let path = attempt.join("agent.json");
+    let mut report: Value = read_json(&path);
+    assert_eq!(report["played"], "no-answer", "{report}");
+    report["is_error"] = true.into();
+    report["result"] = "API Error: 401 authentication_error".into();
+    std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(text.contains(&format!("{NOT_NAMED}/attempt-1")), "{text}");
+    assert!(text.contains("blocked: false -> true"), "{text}");
+    assert_eq!(snapshot(d), before, "a refused rescore wrote files");
+    // report and build refuse the record it no longer matches.
+    exits(d, &["report", "runs-demo"], 2);
+    exits(d, &["rescore", "runs-demo", "--force"], 0);
+    let result: QuestionResult = read_json(&result_path(d, QUESTION, NOT_NAMED));
+    assert!(result.attempts[0].blocked);
+}
