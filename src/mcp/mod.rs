@@ -34,6 +34,7 @@ pub mod profile;
 #[cfg(feature = "harness")]
 pub mod proxy;
 pub mod redact;
+pub mod runner_env;
 #[cfg(feature = "harness")]
 pub mod server_report;
 pub mod soft_error;

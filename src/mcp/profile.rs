@@ -23,7 +23,12 @@
 //! # cwd = "..."
 //! # env = { KEY = "value", DEFAULT_REGION = "New Mexico" }
 //! # public_env = ["DEFAULT_REGION"]   # not secrets: recorded, never redacted
+//! # pass_env = ["GITHUB_TOKEN"]   # inherited credentials it may have: redacted
 //! ```
+//!
+//! A stdio server inherits this process's environment but for the
+//! variables that hold credentials (`crate::mcp::runner_env`), which it
+//! gets only when `env` sets them or `pass_env` names them.
 //!
 //! Unknown keys and missing fields are errors naming the file and key (and
 //! the line, read from the key's [`Spanned`] place). A leading `~` in
@@ -57,6 +62,10 @@ pub struct Profile {
     /// so recorded with their values and never redacted (issue 24, item
     /// 27).
     public: std::collections::BTreeSet<String>,
+    /// The variables of the runner's environment that hold credentials
+    /// and that a stdio server still inherits (`pass_env`; issue 24, item
+    /// 27): their values are secrets of the profile ([`Profile::secrets`]).
+    pass_env: std::collections::BTreeSet<String>,
 }
 
 /// How the proxy reaches the server under test.
@@ -243,12 +252,17 @@ impl Profile {
         }
         let name = server_name(&file, &top)?;
         let (upstream, written, public) = Upstream::load(&file, &top)?;
+        let pass_env = match &upstream {
+            Upstream::Stdio { env, .. } => Upstream::pass_env(&file, env)?,
+            Upstream::Http { .. } => Default::default(),
+        };
         Ok(Profile {
             name,
             upstream,
             path: path.to_path_buf(),
             written,
             public,
+            pass_env,
         })
     }
 
@@ -263,7 +277,8 @@ impl Profile {
     /// client derives from them and sends, and the values of query and
     /// path parameters whose names say they are credentials (`api_key`,
     /// `token`, `jsessionid`, ...). An environment value is never split: it
-    /// is one value, spaces and all.
+    /// is one value, spaces and all. The values this process's environment
+    /// gives the variables `pass_env` names are secrets too.
     pub fn secrets(&self) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = Vec::new();
         match &self.upstream {
@@ -271,6 +286,11 @@ impl Profile {
                 for (name, value) in env {
                     if !self.public.contains(name) {
                         found.push((name.clone(), value.clone()));
+                    }
+                }
+                for name in &self.pass_env {
+                    if let Some(value) = std::env::var_os(name) {
+                        found.push((name.clone(), value.to_string_lossy().into_owned()));
                     }
                 }
             }
@@ -314,9 +334,23 @@ impl Profile {
     }
 
     /// The redactor of this profile's header and environment values
-    /// ([`Profile::secrets`]; issue 24, item 27).
+    /// ([`Profile::secrets`]) and of the credentials in this process's
+    /// own environment ([`super::runner_env::runner_secrets`]; issue 24,
+    /// item 27).
     pub fn redactor(&self) -> super::redact::Redactor {
-        super::redact::Redactor::new(&self.secrets())
+        let mut secrets = self.secrets();
+        secrets.extend(super::runner_env::runner_secrets());
+        super::redact::Redactor::new(&secrets)
+    }
+
+    /// Whether a stdio server keeps the variable `name` of this process's
+    /// environment although it holds credentials: the profile's `env`
+    /// sets it, or `pass_env` names it (issue 24, item 27).
+    pub fn keeps_env(&self, name: &str) -> bool {
+        match &self.upstream {
+            Upstream::Stdio { env, .. } => env.contains_key(name) || self.pass_env.contains(name),
+            Upstream::Http { .. } => false,
+        }
     }
 
     /// The shareable description of this profile (no header or env values;
@@ -500,7 +534,15 @@ impl Upstream {
         };
         let transport = table.transport()?;
         let allowed: &[&str] = match transport.as_str() {
-            "stdio" => &["transport", "command", "args", "cwd", "env", "public_env"],
+            "stdio" => &[
+                "transport",
+                "command",
+                "args",
+                "cwd",
+                "env",
+                "public_env",
+                "pass_env",
+            ],
             _ => &["transport", "url", "headers", "public_headers"],
         };
         for key in table.keys.keys() {
@@ -523,6 +565,49 @@ impl Upstream {
             Upstream::Http { headers, .. } => table.public("public_headers", "headers", headers)?,
         };
         Ok((upstream, written, public))
+    }
+}
+
+impl Upstream {
+    /// `pass_env` of a stdio `[upstream]`: the names of variables of the
+    /// runner's environment that hold credentials and that the server
+    /// still inherits (issue 24, item 27; `crate::mcp::runner_env`).
+    ///
+    /// Errors: not a list of names; a name `env` sets too (it would be
+    /// set, not passed).
+    fn pass_env(
+        file: &TomlFile,
+        env: &BTreeMap<String, String>,
+    ) -> Result<std::collections::BTreeSet<String>> {
+        let keys = file.parse::<UpstreamKeys>()?.upstream;
+        let Some((key, value)) = keys.get_key_value("pass_env") else {
+            return Ok(Default::default());
+        };
+        let not_names = || {
+            file.error_at(
+                key,
+                "'pass_env' in [upstream] must be a list of environment variable names",
+            )
+        };
+        let names = match value.get_ref() {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| match v.as_str() {
+                    Some(n) if !n.is_empty() && !n.contains('=') => Ok(n.to_string()),
+                    _ => Err(not_names()),
+                })
+                .collect::<Result<std::collections::BTreeSet<String>>>()?,
+            _ => return Err(not_names()),
+        };
+        if let Some(both) = names.iter().find(|n| env.contains_key(*n)) {
+            return Err(file.error_at(
+                key,
+                format!(
+                    "'pass_env' names '{both}', which 'env' in [upstream] sets too: take it out of one of them"
+                ),
+            ));
+        }
+        Ok(names)
     }
 }
 
@@ -968,6 +1053,18 @@ mod tests {
             (
                 "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://a\"\npublic_headers = \"Accept\"\n",
                 "5: 'public_headers' in [upstream] must be a list of names from 'headers'",
+            ),
+            (
+                "name = \"x\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"c\"\nenv = { A_TOKEN = \"123456789\" }\npass_env = [\"A_TOKEN\"]\n",
+                "6: 'pass_env' names 'A_TOKEN', which 'env' in [upstream] sets too",
+            ),
+            (
+                "name = \"x\"\n[upstream]\ntransport = \"stdio\"\ncommand = \"c\"\npass_env = \"A_TOKEN\"\n",
+                "5: 'pass_env' in [upstream] must be a list of environment variable names",
+            ),
+            (
+                "name = \"x\"\n[upstream]\ntransport = \"http\"\nurl = \"http://a\"\npass_env = [\"A\"]\n",
+                "5: unknown key 'pass_env' in [upstream] for transport \"http\"",
             ),
         ];
         for (text, want) in cases {

@@ -136,6 +136,12 @@ async fn connect_inner(
             } => {
                 let program = resolve_program(command);
                 let mut cmd = tokio::process::Command::new(&program);
+                // The runner's credentials stay with the runner: the
+                // server under test inherits none but those its profile
+                // sets or passes (issue 24, item 27; mcp/runner_env.rs).
+                for name in super::runner_env::withheld(|name| profile.keeps_env(name)) {
+                    cmd.env_remove(name);
+                }
                 cmd.args(args)
                     .envs(env)
                     .kill_on_drop(true)

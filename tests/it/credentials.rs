@@ -756,3 +756,156 @@ fn a_file_url_under_home_is_folded_and_a_missing_cwd_is_named() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("'~/nonexistent-dir'"), "{}", stderr(&o));
 }
+
+/// The runner's environment of the tests of issue 24, item 27: credentials
+/// of the agent hosts and others that a stdio server must not inherit, one
+/// the profile passes on purpose, one it sets itself, one `run` names, and
+/// ordinary variables. Each value is at least 8 characters long.
+const RUNNER_ENV: [(&str, &str); 9] = [
+    ("ANTHROPIC_API_KEY", "sk-ant-HOSTSECRET-998877"),
+    ("CLAUDE_CODE_OAUTH_TOKEN", "oat-HOSTTOKEN-55443322"),
+    ("AWS_SECRET_ACCESS_KEY", "aws-SECRET-1029384756"),
+    ("vendorApiKey", "camel-KEY-5647382910"),
+    ("VENDOR_ENDPOINT_ID", "named-CRED-6655443322"),
+    ("GITHUB_TOKEN", "ghp-PASSED-7766554433"),
+    ("PROFILE_PASSWORD", "runner-PASSWORD-1122334455"),
+    ("DEFAULT_REGION", "New Mexico"),
+    ("LANG", "C.UTF-8"),
+];
+
+/// The value the profile itself gives `PROFILE_PASSWORD` (the runner's own
+/// is another).
+const PROFILE_PASSWORD: &str = "profile-PASSWORD-5544332211";
+
+/// The runner's credential values that must reach no file and no output.
+const RUNNER_SECRETS: [&str; 7] = [
+    "sk-ant-HOSTSECRET-998877",
+    "oat-HOSTTOKEN-55443322",
+    "aws-SECRET-1029384756",
+    "camel-KEY-5647382910",
+    "named-CRED-6655443322",
+    "ghp-PASSED-7766554433",
+    "runner-PASSWORD-1122334455",
+];
+
+/// A profile of the echo server printing and echoing its environment: it
+/// sets `PROFILE_PASSWORD` itself and passes `GITHUB_TOKEN` through.
+fn environ_profile(dir: &Path) -> PathBuf {
+    let profile = dir.join("environ.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"environ\"\n[upstream]\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nenv = {{ ECHO_ENVIRON = \"1\", PROFILE_PASSWORD = {PROFILE_PASSWORD:?} }}\npass_env = [\"GITHUB_TOKEN\"]\n",
+            python().display().to_string(),
+            echo_server().display().to_string(),
+        ),
+    )
+    .unwrap();
+    profile
+}
+
+/// `cmd` with [`RUNNER_ENV`] set, and `VENDOR_ENDPOINT_ID` named a
+/// credential as `run --api-key-env` names one.
+fn with_runner_env(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
+    for (name, value) in RUNNER_ENV {
+        cmd.env(name, value);
+    }
+    cmd.env("OKN_BENCHMARK_CREDENTIAL_ENV", "VENDOR_ENDPOINT_ID")
+}
+
+/// Asserts what the server saw, from its `ENV NAME=VALUE` lines on stderr
+/// (redacted where the value is a secret).
+#[track_caller]
+fn assert_server_saw(stderr_text: &str) {
+    let seen: Vec<&str> = stderr_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ENV "))
+        .collect();
+    assert!(
+        seen.len() > 3,
+        "the server printed its environment: {stderr_text}"
+    );
+    let has = |name: &str| seen.iter().any(|l| l.starts_with(&format!("{name}=")));
+    for withheld in [
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "vendorApiKey",
+        "VENDOR_ENDPOINT_ID",
+    ] {
+        assert!(
+            !has(withheld),
+            "{withheld} reached the server: {stderr_text}"
+        );
+    }
+    for line in [
+        "PROFILE_PASSWORD=[redacted: PROFILE_PASSWORD]",
+        "GITHUB_TOKEN=[redacted: GITHUB_TOKEN]",
+        "DEFAULT_REGION=New Mexico",
+        "LANG=C.UTF-8",
+    ] {
+        assert!(seen.contains(&line), "{line}: {stderr_text}");
+    }
+    assert!(has("PATH"), "PATH reached the server: {stderr_text}");
+}
+
+/// Issue 24, item 27: with `ANTHROPIC_API_KEY` and
+/// `CLAUDE_CODE_OAUTH_TOKEN` set for `run` (as the README tells claude
+/// users to), a stdio server inherited them and printed them verbatim into
+/// `upstream.stderr.log`. The server under test now inherits no variable
+/// that holds credentials (by the host's name, by a word of the name,
+/// camelCase too, or named by `OKN_BENCHMARK_CREDENTIAL_ENV`) but those
+/// its profile sets (`env`, its value redacted) or passes (`pass_env`,
+/// redacted too); `PATH`, `LANG` and `DEFAULT_REGION` still reach it; and
+/// no file of the runs root holds any of the runner's values.
+#[test]
+fn the_runners_credentials_never_reach_the_server_or_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = environ_profile(dir.path());
+    let out = dir.path().join("runs");
+    let mut cmd = okn();
+    cmd.args(["run", "--corpus", "demo/benchmarks-single", "--limit", "1"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--agent", "scripted:oracle", "--timeout", "60"])
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--out")
+        .arg(&out);
+    let o = with_runner_env(&mut cmd).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let attempt = attempt(&out);
+    assert_server_saw(&read(&attempt.join("upstream.stderr.log")));
+    // The server echoed its environment in its reply: the values it was
+    // given are redacted there too.
+    let calls = read(&attempt.join("calls.json"));
+    assert!(calls.contains("[redacted: GITHUB_TOKEN]"), "{calls}");
+    assert!(!calls.contains("ANTHROPIC_API_KEY"), "{calls}");
+    let mut secrets = RUNNER_SECRETS.to_vec();
+    secrets.push(PROFILE_PASSWORD);
+    assert_nowhere(&out, &secrets);
+    for text in [stdout(&o), stderr(&o)] {
+        for secret in &secrets {
+            assert!(!text.contains(secret), "{secret} in the output: {text}");
+        }
+    }
+}
+
+/// Issue 24, item 27: `probe` started the server with the runner's
+/// credentials and showed its stderr, keys and all. The server gets none
+/// of them, and probe's output holds none of the runner's values.
+#[test]
+fn probe_keeps_the_runners_credentials_from_the_server_and_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = environ_profile(dir.path());
+    let mut cmd = okn();
+    cmd.args(["probe", "--profile"]).arg(&profile);
+    let o = with_runner_env(&mut cmd).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert_server_saw(&stderr(&o));
+    for secret in RUNNER_SECRETS.iter().chain([&PROFILE_PASSWORD]) {
+        for form in forms(secret) {
+            assert!(!shown.contains(&form), "{form} in probe's output: {shown}");
+        }
+    }
+}

@@ -4,7 +4,10 @@ the ECHO_SECRET environment value, in the reply of its one tool, `query`
 (named so the scripted agent calls it), and ECHO_SECRET on stderr at start.
 
 The tests of issue 24, item 27 (tests/it/credentials.rs) run it in front of
-the proxy: nothing a profile sets may reach a recorded file.
+the proxy: nothing a profile sets may reach a recorded file. With
+ECHO_ENVIRON=1 it also prints its whole environment on stderr at start, one
+`ENV NAME=VALUE` line each, and echoes it in its reply (`environ`): what
+the runner's environment let through.
 
     python echo_mcp.py stdio
     python echo_mcp.py streamable-http PORT
@@ -31,6 +34,8 @@ def query(query_string: str, ctx: Context) -> str:
         "x-api-key": headers.get("x-api-key"),
         "env": os.environ.get("ECHO_SECRET"),
     }
+    if os.environ.get("ECHO_ENVIRON") == "1":
+        seen["environ"] = dict(os.environ)
     # JSON, but no result table; json.dumps writes every character outside
     # ASCII as \uXXXX.
     return json.dumps({"the server saw": seen})
@@ -41,4 +46,7 @@ print(
     file=sys.stderr,
     flush=True,
 )
+if os.environ.get("ECHO_ENVIRON") == "1":
+    for name, value in sorted(os.environ.items()):
+        print(f"ENV {name}={value}", file=sys.stderr, flush=True)
 server.run(transport=transport)
