@@ -201,8 +201,23 @@ mod harness {
             proxy: &McpProxy,
         ) -> Result<EpisodeEnv> {
             let home = match agent {
-                // The built-in hosts read no user configuration.
-                Agent::Openai(_) | Agent::Scripted(_) => {
+                // The built-in hosts read no user configuration. The
+                // variable holding the openai key, whatever its name, is a
+                // credential the proxy withholds from the server under
+                // test and redacts (docs/FORMAT.md, "Credentials").
+                Agent::Openai(settings) => {
+                    let mut vars = env.to_vec();
+                    if let Some(name) = &settings.api_key_env {
+                        let listed = std::env::var(crate::mcp::runner_env::CREDENTIAL_ENV_VARIABLE)
+                            .unwrap_or_default();
+                        vars.push((
+                            crate::mcp::runner_env::CREDENTIAL_ENV_VARIABLE.to_string(),
+                            format!("{listed} {name}").trim().to_string(),
+                        ));
+                    }
+                    return Ok(EpisodeEnv { _home: None, vars });
+                }
+                Agent::Scripted(_) => {
                     return Ok(EpisodeEnv {
                         _home: None,
                         vars: env.to_vec(),
