@@ -336,6 +336,25 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
             root.root.display()
         )));
     }
+    // A resumed condition is played against the server its attempts met:
+    // one that reports itself otherwise now (another build, a version
+    // configured by an environment value) would mix two servers in one
+    // condition, and the record would describe only the second (a red
+    // team's finding on issue 24, item 11).
+    if let Some(file) = recorded.as_ref().filter(|_| !options.force)
+        && let (Some(old), Some(new)) = (&file.settings.server_info, &server_info)
+        && old != new
+    {
+        return Err(Error::Usage(format!(
+            "{} already holds condition {name}, whose attempts were played against a server \
+             that reported itself as {}; the server reports {} now: a condition is played \
+             against one server; use --label to keep this run beside it, or --force to \
+             replace it",
+            root.root.display(),
+            describe_server(old),
+            describe_server(new),
+        )));
+    }
     let agent_version = Some(version);
     Ok(Prepared {
         root,
@@ -352,6 +371,13 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         program,
         lock,
     })
+}
+
+/// A server's self-description for a message: its name and version,
+/// then whatever else differs in its record (JSON).
+fn describe_server(info: &ServerInfo) -> String {
+    let json = serde_json::to_string(info).unwrap_or_default();
+    crate::text::printable(&format!("{} {} ({json})", info.name, info.version)).into_owned()
 }
 
 /// The sparql-only control's preamble for a condition that does not play

@@ -769,3 +769,54 @@ fn resume_refuses_to_rejudge_recorded_attempts_by_ground_truth_rebuilt_since() {
     assert_status(&o, 0);
     assert!(stdout(&o).contains("exact 1.00"), "{}", stdout(&o));
 }
+
+/// A profile whose server is configured by an environment value (here
+/// its row limit, which it reports in its version).
+fn row_limited(limit: &str) -> String {
+    let program = env!("CARGO_BIN_EXE_okn-benchmark");
+    format!(
+        "name = \"demo-kg\"\n\n[upstream]\ntransport = \"stdio\"\ncommand = \"sh\"\nargs = [\"-c\", \
+         \"exec '{program}' kg-server --data demo/kg --row-limit $ROWLIM\"]\ncwd = \".\"\nenv = \
+         {{ ROWLIM = \"{limit}\" }}\n"
+    )
+}
+
+/// A red team's finding on issue 24, item 11: environment values are no
+/// part of a condition's identity (they may be credentials), so a server
+/// configured by one (another row limit) resumed a condition with exit 0,
+/// mixing two servers in it, and `settings.server_info` was overwritten
+/// with the second's. What the server reports of itself is compared on
+/// resume: another self-description is refused, naming both.
+#[test]
+fn resume_refuses_a_server_that_reports_itself_otherwise() {
+    let keep = work_folder();
+    let d = keep.path();
+    std::fs::write(d.join("demo-kg.toml"), row_limited("1")).unwrap();
+    assert_status(&oracle_in(d, &[]), 0);
+    let condition = d.join(format!("runs/conditions/{NAMED}.json"));
+    let recorded = json(&condition);
+    let version = recorded["settings"]["server_info"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(version.ends_with("+row-limit.1"), "{version}");
+    std::fs::write(d.join("demo-kg.toml"), row_limited("100000")).unwrap();
+    let before = snapshot(&d.join("runs"));
+    let o = oracle_in(d, &["--resume"]);
+    assert_status(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "whose attempts were played against a server that reported itself as okn-demo-kg {version}"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("; the server reports okn-demo-kg 0.1.0+row-limit."),
+        "{err}"
+    );
+    assert_eq!(snapshot(&d.join("runs")), before);
+    // The same server resumes.
+    std::fs::write(d.join("demo-kg.toml"), row_limited("1")).unwrap();
+    assert_status(&oracle_in(d, &["--resume"]), 0);
+}
