@@ -343,9 +343,40 @@ fn rescore_condition(
         }
     }
     let new = aggregate(&summaries);
-    outcome
-        .moved
-        .extend(aggregate_moves(name, &condition.aggregate, &new));
+    let moves = aggregate_moves(name, &condition.aggregate, &new);
+    // What the condition recorded of the same questions, summed the same
+    // way (a question excluded by hand since is not among them).
+    let recorded_rates = aggregate(&condition.questions);
+    // Under the contract it was judged by, over the same questions, a
+    // condition's rates are a function of its files too: a move that no
+    // attempt's record showed (a result.json broken so that it is rebuilt)
+    // is an edit (a red team's finding on issue 24, item 6).
+    let recorded_moves = aggregate_moves(name, &recorded_rates, &new);
+    if let Some(figures) = same_contract
+        && !recorded_moves.is_empty()
+        && condition.settings.scoring_version == SCORING_VERSION
+        && condition.questions.keys().eq(summaries.keys())
+    {
+        unusable.push(
+            Error::file(
+                root.condition_file(name),
+                format!(
+                    "judged again under scoring version {SCORING_VERSION} at {figures} \
+                     significant figures, the contract and precision it was judged by, over \
+                     the same questions, its rates move ({}): the files its attempts rest on \
+                     changed since they were judged; restore them from version control, or \
+                     judge them as they are now with `okn-benchmark rescore --force`",
+                    recorded_moves
+                        .iter()
+                        .map(|m| format!("{}: {} -> {}", m.field, m.old, m.new))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .to_string(),
+        );
+    }
+    outcome.moved.extend(moves);
     condition.aggregate = new;
     condition.questions = summaries;
     condition.settings.scoring_version = SCORING_VERSION.into();

@@ -197,8 +197,13 @@ fn a_verdict_flipped_by_hand_is_refused_whatever_scoring_version_it_claims() {
         d,
         "result.json: attempt 1 was judged under scoring version 1.0 and records exact true",
     );
+    // The condition file still records the flipped rates under this
+    // version: rescore cannot tell the forged record from forged files,
+    // and refuses to choose; --force judges the files as they are.
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(text.contains("its rates move (exact_rate: "), "{text}");
     // Re-judged under this version, the verdict its files give is back.
-    let text = exits(d, &["rescore", "runs-demo"], 0);
+    let text = exits(d, &["rescore", "runs-demo", "--force"], 0);
     assert!(
         text.contains(&format!(
             "moved  {MISSED}  {CONDITION}  attempt 1  exact: true -> false"
@@ -233,7 +238,11 @@ fn a_result_that_leaves_out_a_recorded_attempt_is_refused() {
              attempt 1"
         ),
     );
-    exits(d, &["rescore", "runs-demo"], 0);
+    // The condition's record of the question was forged with it: rescore
+    // refuses to choose between record and files without --force.
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(text.contains("its rates move ("), "{text}");
+    exits(d, &["rescore", "runs-demo", "--force"], 0);
     let result: QuestionResult = read_json(&result_path(d, FAILED, CONDITION));
     let listed: Vec<u32> = result.attempts.iter().map(|a| a.attempt).collect();
     assert_eq!(listed, [1, 2, 3]);
@@ -1538,4 +1547,27 @@ fn a_host_failure_written_into_agent_json_by_hand_is_refused_unless_forced() {
     exits(d, &["rescore", "runs-demo", "--force"], 0);
     let result: QuestionResult = read_json(&result_path(d, QUESTION, NOT_NAMED));
     assert!(result.attempts[0].blocked);
+}
+
+/// A red team's finding on issue 24, item 6: a consistent forgery of an
+/// answer with its `result.json` broken (so that `rescore` rebuilds it and
+/// has no verdict of its own to compare) moved the condition's rates with
+/// exit 0. Under the contract it was judged by, over the same questions, a
+/// condition's rates may not move either.
+#[test]
+fn rates_that_move_under_the_contract_they_were_judged_by_are_refused_unless_forced() {
+    let dir = fixture();
+    let d = dir.path();
+    let attempt = attempt_dir(d, QUESTION, CONDITION, 1);
+    crate::support::submitted_instead(&attempt, "assay,geneSymbol\nnot,the answer\n");
+    std::fs::write(result_path(d, QUESTION, CONDITION), "{ broken").unwrap();
+    let before = snapshot(d);
+    let text = exits(d, &["rescore", "runs-demo"], 2);
+    assert!(
+        text.contains(&format!("conditions/{CONDITION}.json")),
+        "{text}"
+    );
+    assert!(text.contains("its rates move (exact_rate: "), "{text}");
+    assert_eq!(snapshot(d), before, "a refused rescore wrote files");
+    exits(d, &["rescore", "runs-demo", "--force"], 0);
 }
