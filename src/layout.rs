@@ -304,6 +304,11 @@ pub fn check_id(id: &str, kind: IdKind) -> std::result::Result<(), String> {
         Some("it is empty")
     } else if id.chars().any(char::is_control) {
         Some("it holds a control character")
+    } else if id.chars().any(crate::text::is_bidi_control) {
+        Some(
+            "it holds a bidirectional control character (such as U+202E), which shows it as \
+             another id",
+        )
     } else if id.contains('\\') {
         Some("it holds a backslash")
     } else if id.starts_with('/') {

@@ -119,7 +119,26 @@ impl Corpus {
                 skipped.push(path.to_path_buf());
                 continue;
             }
+            // An id is text every page and terminal shows as it is: a file
+            // name that is not UTF-8 would read as another's (both lossy),
+            // and one holding control or bidirectional characters shows as
+            // another id (a red team's finding on issue 24, item 20).
+            if path
+                .strip_prefix(root)
+                .ok()
+                .and_then(Path::to_str)
+                .is_none()
+            {
+                return Err(Error::file(
+                    path,
+                    "its name (or a folder's above it) is not UTF-8, so its id could not be shown as it is: rename \
+                     it",
+                ));
+            }
             let record = parse_record(root, path)?;
+            if let Err(why) = crate::layout::check_id(&record.id, crate::layout::IdKind::Record) {
+                return Err(Error::file(path, format!("{why}: rename it")));
+            }
             if let Some(existing) = by_id.get(&record.id) {
                 return Err(Error::file(
                     path,

@@ -81,20 +81,50 @@ fn text_output_lines_up_ids_with_wide_characters() {
 /// A control character in a record's file name (an escape that would
 /// colour the terminal, a newline that would split the row) is shown
 /// escaped, one line per record (red-team pass of issue 12).
+/// A red team's finding on issue 24, item 20: ids holding control or
+/// bidirectional characters were listed (escaped) and recorded, though a
+/// runs root refuses them on load, and a bidirectional override showed an
+/// id as another in `run`'s progress line and `summary.csv`; two file
+/// names that are not UTF-8 read as one id, named identically. Each is
+/// refused when the corpus is read, naming the file.
 #[test]
-fn text_output_escapes_control_characters_in_ids() {
-    let dir = work_dir(&[
-        ("c/esc\u{1b}[31mRED_alpha.rq", &record("Red.", &["x"])),
-        ("c/new\nline_alpha.rq", &record("Two lines.", &["y"])),
-    ]);
-    list(dir.path(), &[])
-        .stdout(
-            "esc\\u{1b}[31mRED_alpha  alpha  SELECT     x
-new\\u{a}line_alpha      alpha  SELECT     y
-2 of 2 records
-",
-        )
-        .run();
+fn ids_that_cannot_be_shown_as_they_are_are_refused_naming_the_file() {
+    for (name, why) in [
+        (
+            "c/esc\u{1b}[31mRED_alpha.rq",
+            "it holds a control character",
+        ),
+        ("c/new\nline_alpha.rq", "it holds a control character"),
+        (
+            "c/q\u{202E}x_alpha.rq",
+            "it holds a bidirectional control character",
+        ),
+    ] {
+        let dir = work_dir(&[(name, &record("Odd.", &["x"]))]);
+        let o = okn_in(dir.path())
+            .args(["corpus", "list", "--corpus", "c"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name:?}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(why) && err.contains("rename it"),
+            "{name:?}: {err}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = work_dir(&[("c/good_alpha.rq", &record("Good.", &["x"]))]);
+        let odd = std::ffi::OsStr::from_bytes(b"q\xffx_alpha.rq");
+        std::fs::write(dir.path().join("c").join(odd), record("Odd.", &["x"])).unwrap();
+        let o = okn_in(dir.path())
+            .args(["corpus", "list", "--corpus", "c"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(stderr(&o).contains("is not UTF-8"), "{}", stderr(&o));
+    }
 }
 
 #[test]
