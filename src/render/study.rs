@@ -706,17 +706,17 @@ fn baseline<'a>(
 fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, String> {
     let p = &region.params;
     Ok(match region.kind.as_str() {
-        "rates" => block(rates_table(&study.data)),
+        "rates" => block(rates_table(&study.data) + &basis_footnote(&study.data)),
         "questions" => {
             let text = match p.get("text").map(String::as_str) {
                 None | Some("yes") => true,
                 Some("no") => false,
                 Some(other) => return Err(format!("text={other}: expected yes or no")),
             };
-            block(questions_table(study, text))
+            block(questions_table(study, text) + &basis_footnote(&study.data))
         }
         "deltas" => block(deltas_table(&study.data, baseline(study, p, None)?)),
-        "agents" => block(agents_table(&study.data)),
+        "agents" => block(agents_table(&study.data) + &basis_footnote(&study.data)),
         "question" => named_question(study, p)?,
         "figure" => {
             let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;
@@ -768,7 +768,7 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                     }
                 })
                 .collect();
-            block(images.join("\n\n"))
+            block(images.join("\n\n") + &basis_footnote(&study.data))
         }
         "defeats-every-condition" => block(defeats_list(study)),
         "separating" => block(separating_table(study)),
@@ -888,7 +888,37 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
             )),
         };
     }
-    condition_number(study, c, metric, p, &show)
+    let value = condition_number(study, c, metric, p, &show)?;
+    // A number over fewer questions than the study's says so where it is
+    // shown (issue 24, item 14).
+    Ok(match c.basis(&study.data.corpus()) {
+        Some(basis) => format!("{value} ({basis})"),
+        None => value,
+    })
+}
+
+/// The footnote of a table or figure of several conditions when some rest
+/// on fewer questions than the study's corpus (`meta.excluded`, or a
+/// question a condition never recorded): one line per such condition
+/// naming the questions it lacks and each exclusion's recorded reason
+/// ([`StudyData::basis_lines`]); empty when every condition covers the
+/// corpus. Rates over different question sets are never side by side
+/// without it (`docs/PUBLISHING.md`, "Exclusions and incomplete roots";
+/// issue 24, item 14).
+pub fn basis_footnote(data: &StudyData) -> String {
+    let lines = data.basis_lines(&md_code, &md_text);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n\nNot every condition rests on the study's {} questions, so these rates are over \
+         different question sets:\n",
+        data.corpus().len()
+    );
+    for line in lines {
+        let _ = write!(out, "\n- {line}");
+    }
+    out
 }
 
 /// `first-query-hit` or `exploratory-calls` of condition `c`, a count
@@ -1036,7 +1066,30 @@ fn study_number(study: &StudyView, metric: Metric) -> String {
         Metric::Conditions => data.conditions.len(),
         Metric::DefeatsEveryCondition => data.defeats_every_condition().len(),
         Metric::Separating => data.separating().len(),
-        Metric::Questions => data.questions().len(),
+        Metric::Questions => {
+            // The study's questions, and how many of them some condition
+            // lacks (issue 24, item 14).
+            let corpus = data.corpus();
+            let lacking = corpus
+                .iter()
+                .filter(|id| data.conditions.iter().any(|c| !c.results.contains_key(*id)))
+                .count();
+            let cells = data
+                .conditions
+                .iter()
+                .filter(|c| c.basis(&corpus).is_some())
+                .count();
+            return if lacking == 0 {
+                corpus.len().to_string()
+            } else {
+                format!(
+                    "{} ({lacking} of them left out of {cells} condition{}: see the footnotes of \
+                     the tables)",
+                    corpus.len(),
+                    crate::format::plural(cells)
+                )
+            };
+        }
         _ => data
             .conditions
             .iter()
