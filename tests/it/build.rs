@@ -2147,7 +2147,7 @@ fn questions_excluded_by_hand_are_named_beside_every_published_number() {
     let readme = read("runs-demo/README.md");
     assert!(readme.contains("## Excluded questions"), "{readme}");
     assert!(
-        readme.contains(&format!("(10 of 12 questions; 2 excluded) |")),
+        readme.contains("(10 of 12 questions; 2 excluded) |"),
         "{readme}"
     );
     let summary = read("results-demo/SUMMARY.md");
@@ -2185,9 +2185,13 @@ fn questions_excluded_by_hand_are_named_beside_every_published_number() {
     );
     // Numbers in prose carry their basis; the study-wide count says how
     // many questions some condition leaves out.
-    let rate = read(&format!("runs-demo/conditions/{CONDITION}.json"));
-    let rate: serde_json::Value = serde_json::from_str(&rate).unwrap();
-    let rate = rate["aggregate"]["exact_rate"].as_f64().unwrap();
+    let after: serde_json::Value =
+        serde_json::from_str(&read(&format!("runs-demo/conditions/{CONDITION}.json"))).unwrap();
+    let aggregate = &after["aggregate"];
+    assert_eq!(aggregate["questions"], 10, "rescore did not recount");
+    let rate = aggregate["exact_rate"].as_f64().unwrap();
+    let never = aggregate["measured_questions"].as_u64().unwrap()
+        - aggregate["ever_exact"].as_u64().unwrap();
     assert!(
         summary.contains(&format!(
             "Named: <!-- okn:number condition=named metric=exact-rate -->{rate:.2} ({basis})<!-- /okn:number -->"
@@ -2201,8 +2205,9 @@ fn questions_excluded_by_hand_are_named_beside_every_published_number() {
         "{summary}"
     );
     assert!(
-        summary.contains(&format!("metric=never-exact -->"))
-            && summary.contains(&format!("({basis})<!-- /okn:number -->.")),
+        summary.contains(&format!(
+            "metric=never-exact -->{never} ({basis})<!-- /okn:number -->."
+        )),
         "{summary}"
     );
     let (code, text) = check(d);
