@@ -489,8 +489,19 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         let view = crate::report::load::root(root);
         unreadable(root, &view.problems)?;
         for (name, unfinished) in &view.unfinished {
-            plan.warnings
-                .push(format!("{}: {}", root.display(), unfinished.line(name)));
+            // An incomplete merged sweep: its README marks the condition's
+            // row, and a study that names it is refused (docs/PUBLISHING.md,
+            // "Exclusions and incomplete roots").
+            let published = if unfinished.missing > 0 {
+                "; its README marks its row incomplete and no study may show it"
+            } else {
+                ""
+            };
+            plan.warnings.push(format!(
+                "{}: {}{published}",
+                root.display(),
+                unfinished.line(name)
+            ));
         }
         // A frozen root is read, never written (README.md, "Closing a
         // runs root"): its own files are not planned.

@@ -5,16 +5,18 @@
 //! prints. All are functions of the root's [`RootView`]: `build`, `run`,
 //! `rescore` and `report` write the same bytes.
 //!
-//! Exclusions and unreadable files are named in the terminal report and
-//! the condition JSON, not in the Markdown, so the shareable summary stays
-//! about the results (`docs/FORMAT.md`, "`conditions/NAME.json`").
+//! Exclusions (`meta.excluded`) are named wherever the condition's numbers
+//! are shown: its row says `8 of 12 questions; 4 excluded`, and a section
+//! lists every excluded id with its recorded reason (`docs/PUBLISHING.md`,
+//! "Exclusions and incomplete roots"; issue 24, item 14). Unreadable files
+//! are named in the terminal report only (`build` refuses such a root).
 
 use std::fmt::Write as _;
 
 use rayon::prelude::*;
 
 use super::Output;
-use super::syntax::{csv, markdown as md_table, md_text, terminal as term_table};
+use super::syntax::{csv, markdown as md_table, md_code, md_text, terminal as term_table};
 use crate::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
 use crate::report::tables;
 use crate::report::view::RootView;
@@ -47,6 +49,13 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
             let _ = writeln!(out, "- {}", md_text(line));
         }
     }
+    let excluded = exclusion_lines(view, &md_code, &md_text);
+    if !excluded.is_empty() {
+        let _ = writeln!(out, "\n## Excluded questions\n");
+        for line in &excluded {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     if !view.unfinished.is_empty() {
         let _ = writeln!(out, "\n## Unfinished conditions\n");
         for (name, unfinished) in &view.unfinished {
@@ -77,7 +86,10 @@ pub fn terminal(view: &RootView) -> String {
         if let Some(note) = condition.shards_note() {
             let _ = writeln!(out, "  {}: {note}", file.name);
         }
-        for e in &file.meta.excluded {
+        if let Some(basis) = file.excluded_basis() {
+            let _ = writeln!(out, "  {}: its numbers rest on {basis}", file.name);
+        }
+        for e in file.exclusions() {
             let _ = writeln!(out, "  {}: excluded {} ({})", file.name, e.id, e.reason);
         }
         // Shown with --lenient only (else report refuses the root): the
@@ -136,6 +148,29 @@ pub fn terminal(view: &RootView) -> String {
         let _ = writeln!(out, "  {}", unfinished.line(name));
     }
     out
+}
+
+/// One line per condition that excluded questions (`meta.excluded`):
+/// `LABEL: its numbers rest on 8 of 12 questions; 4 excluded: id
+/// (reason), …`, ids through `code` and words through `text` (the
+/// syntax's escapes). The README and the site's root page list them
+/// (issue 24, item 14).
+pub fn exclusion_lines(
+    view: &RootView,
+    code: &dyn Fn(&str) -> String,
+    text: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    view.conditions
+        .values()
+        .filter_map(|c| {
+            let basis = c.file.excluded_basis()?;
+            let list = c.file.exclusions_text(code, text)?;
+            Some(format!(
+                "{}: its numbers rest on {basis}: {list}",
+                text(&c.label)
+            ))
+        })
+        .collect()
 }
 
 /// One line per attempt whose answer redaction changed before it was

@@ -491,6 +491,11 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
         .map(|(name, u)| u.line(name))
         .collect();
     context.insert("unfinished", &unfinished);
+    let plain = |t: &str| t.to_string();
+    context.insert(
+        "excluded",
+        &super::readme::exclusion_lines(view, &plain, &plain),
+    );
     let shards_notes: Vec<String> = view
         .conditions
         .values()

@@ -706,17 +706,19 @@ fn baseline<'a>(
 fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, String> {
     let p = &region.params;
     Ok(match region.kind.as_str() {
-        "rates" => block(rates_table(&study.data)),
+        "rates" => block(rates_table(&study.data) + &basis_footnote(&study.data)),
         "questions" => {
             let text = match p.get("text").map(String::as_str) {
                 None | Some("yes") => true,
                 Some("no") => false,
                 Some(other) => return Err(format!("text={other}: expected yes or no")),
             };
-            block(questions_table(study, text))
+            block(questions_table(study, text) + &basis_footnote(&study.data))
         }
-        "deltas" => block(deltas_table(&study.data, baseline(study, p, None)?)),
-        "agents" => block(agents_table(&study.data)),
+        "deltas" => block(
+            deltas_table(&study.data, baseline(study, p, None)?) + &basis_footnote(&study.data),
+        ),
+        "agents" => block(agents_table(&study.data) + &basis_footnote(&study.data)),
         "question" => named_question(study, p)?,
         "figure" => {
             let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;
@@ -768,14 +770,14 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                     }
                 })
                 .collect();
-            block(images.join("\n\n"))
+            block(images.join("\n\n") + &basis_footnote(&study.data))
         }
-        "defeats-every-condition" => block(defeats_list(study)),
-        "separating" => block(separating_table(study)),
-        "strategies" => block(strategies_table(
-            &study.data,
-            condition(study, p, "condition")?,
-        )),
+        "defeats-every-condition" => block(defeats_list(study) + &basis_footnote(&study.data)),
+        "separating" => block(separating_table(study) + &basis_footnote(&study.data)),
+        "strategies" => block(
+            strategies_table(&study.data, condition(study, p, "condition")?)
+                + &basis_footnote(&study.data),
+        ),
         "number" => number(study, p)?,
         "comparison" => {
             let key = p.get("key").ok_or("okn:comparison needs key=KEY")?;
@@ -864,10 +866,20 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
         ));
     }
     if metric.by_strategy() && (p.contains_key("strategy") || !p.contains_key("condition")) {
-        return attempts_by_strategy(study, metric, p);
+        let value = attempts_by_strategy(study, metric, p)?;
+        return Ok(match condition(study, p, "condition")? {
+            Some(c) => with_basis(study, c, value),
+            None => with_study_basis(&study.data, value),
+        });
     }
     if metric.study_wide(p.contains_key("condition")) {
-        return Ok(study_number(study, metric));
+        let value = study_number(study, metric);
+        return Ok(match metric {
+            Metric::DefeatsEveryCondition | Metric::Separating => {
+                with_study_basis(&study.data, value)
+            }
+            _ => value,
+        });
     }
     let c = condition(study, p, "condition")?.ok_or_else(|| {
         format!(
@@ -888,7 +900,72 @@ fn number(study: &StudyView, p: &BTreeMap<String, String>) -> std::result::Resul
             )),
         };
     }
-    condition_number(study, c, metric, p, &show)
+    let value = condition_number(study, c, metric, p, &show)?;
+    Ok(with_basis(study, c, value))
+}
+
+/// `value`, a number of condition `c`, with its basis when it rests on
+/// fewer questions than the study's ([`StudyCondition::basis`]): `0.75
+/// (8 of 12 questions; 4 excluded)` (issue 24, item 14).
+fn with_basis(study: &StudyView, c: &StudyCondition, value: String) -> String {
+    match c.basis(&study.data.corpus()) {
+        Some(basis) => format!("{value} ({basis})"),
+        None => value,
+    }
+}
+
+/// How many questions of the corpus some condition lacks, and how many
+/// conditions lack some: `None` when every condition covers the corpus.
+fn study_lacking(data: &StudyData) -> Option<(usize, usize)> {
+    let corpus = data.corpus();
+    let lacking = corpus
+        .iter()
+        .filter(|id| data.conditions.iter().any(|c| !c.results.contains_key(*id)))
+        .count();
+    let cells = data
+        .conditions
+        .iter()
+        .filter(|c| c.basis(&corpus).is_some())
+        .count();
+    (lacking > 0).then_some((lacking, cells))
+}
+
+/// `value`, a study-wide number over every condition, with how many
+/// questions some condition leaves out when any does (issue 24, item 14).
+fn with_study_basis(data: &StudyData, value: String) -> String {
+    match study_lacking(data) {
+        Some((lacking, cells)) => format!(
+            "{value} (over different question sets: {lacking} of the {} questions left out of \
+             {cells} condition{})",
+            data.corpus().len(),
+            crate::format::plural(cells)
+        ),
+        None => value,
+    }
+}
+
+/// The footnote of a table or figure of several conditions when some rest
+/// on fewer questions than the study's corpus (`meta.excluded`, or a
+/// question a condition never recorded): one line per such condition
+/// naming the questions it lacks and each exclusion's recorded reason
+/// ([`StudyData::basis_lines`]); empty when every condition covers the
+/// corpus. Rates over different question sets are never side by side
+/// without it (`docs/PUBLISHING.md`, "Exclusions and incomplete roots";
+/// issue 24, item 14).
+pub fn basis_footnote(data: &StudyData) -> String {
+    let lines = data.basis_lines(&md_code, &md_text);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n\nNot every condition rests on the study's {} questions, so these rates are over \
+         different question sets:\n",
+        data.corpus().len()
+    );
+    for line in lines {
+        let _ = write!(out, "\n- {line}");
+    }
+    out
 }
 
 /// `first-query-hit` or `exploratory-calls` of condition `c`, a count
@@ -1036,7 +1113,19 @@ fn study_number(study: &StudyView, metric: Metric) -> String {
         Metric::Conditions => data.conditions.len(),
         Metric::DefeatsEveryCondition => data.defeats_every_condition().len(),
         Metric::Separating => data.separating().len(),
-        Metric::Questions => data.questions().len(),
+        Metric::Questions => {
+            // The study's questions, and how many of them some condition
+            // lacks (issue 24, item 14).
+            let all = data.corpus().len();
+            return match study_lacking(data) {
+                None => all.to_string(),
+                Some((lacking, cells)) => format!(
+                    "{all} ({lacking} of them left out of {cells} condition{}: see the footnotes \
+                     of the tables)",
+                    crate::format::plural(cells)
+                ),
+            };
+        }
         _ => data
             .conditions
             .iter()

@@ -312,7 +312,93 @@ impl StudyCondition {
     }
 }
 
+impl StudyCondition {
+    /// The basis of this condition's numbers when they rest on fewer
+    /// questions than `corpus` (the study's, [`StudyData::corpus`]): `8 of
+    /// 12 questions; 4 excluded` (excluded: `meta.excluded`, by `run
+    /// --exclude` or by hand), with `, 1 not recorded` for a question of
+    /// the corpus it neither recorded nor excluded; `None` when it covers
+    /// the corpus. Every table and number that shows the condition says it
+    /// (`docs/PUBLISHING.md`, "Exclusions and incomplete roots"; issue 24,
+    /// item 14).
+    pub fn basis(&self, corpus: &BTreeSet<String>) -> Option<String> {
+        let lacking: Vec<&String> = corpus
+            .iter()
+            .filter(|id| !self.results.contains_key(*id))
+            .collect();
+        if lacking.is_empty() {
+            return None;
+        }
+        let excluded = lacking
+            .iter()
+            .filter(|id| self.condition.excludes(id))
+            .count();
+        let mut parts = Vec::new();
+        if excluded > 0 {
+            parts.push(format!("{excluded} excluded"));
+        }
+        if lacking.len() > excluded {
+            parts.push(format!("{} not recorded", lacking.len() - excluded));
+        }
+        Some(format!(
+            "{} of {} question{}; {}",
+            corpus.len() - lacking.len(),
+            corpus.len(),
+            crate::format::plural(corpus.len()),
+            parts.join(", ")
+        ))
+    }
+}
+
 impl StudyData {
+    /// The study's corpus: every question some condition recorded or
+    /// excluded (`meta.excluded`), sorted by id. A condition that lacks
+    /// some of it says so beside its numbers ([`StudyCondition::basis`]).
+    pub fn corpus(&self) -> BTreeSet<String> {
+        self.conditions
+            .iter()
+            .flat_map(|c| {
+                c.results
+                    .keys()
+                    .cloned()
+                    .chain(c.condition.exclusions().into_iter().map(|e| e.id.clone()))
+            })
+            .collect()
+    }
+
+    /// One line per condition whose numbers rest on fewer questions than
+    /// the corpus: `LABEL: 8 of 12 questions; 4 excluded: id (reason), …;
+    /// not recorded: id, …`, ids through `code` and words through `text`
+    /// (the syntax's escapes); empty when every condition covers the
+    /// corpus. Tables of several conditions carry these lines as their
+    /// footnote (issue 24, item 14).
+    pub fn basis_lines(
+        &self,
+        code: &dyn Fn(&str) -> String,
+        text: &dyn Fn(&str) -> String,
+    ) -> Vec<String> {
+        let corpus = self.corpus();
+        self.conditions
+            .iter()
+            .filter_map(|c| {
+                let basis = c.basis(&corpus)?;
+                let mut line = format!("{}: {basis}", text(&c.label));
+                if let Some(list) = c.condition.exclusions_text(code, text) {
+                    line.push_str(&format!("; excluded: {list}"));
+                }
+                let unrecorded: Vec<String> = corpus
+                    .iter()
+                    .filter(|id| !c.results.contains_key(*id) && !c.condition.excludes(id))
+                    .map(|id| code(id))
+                    .collect();
+                if !unrecorded.is_empty() {
+                    line.push_str(&format!("; not recorded: {}", unrecorded.join(", ")));
+                }
+                Some(line)
+            })
+            .collect()
+    }
+
     /// The text of question `id`, when a prompt of it was recorded.
     pub fn text(&self, id: &str) -> Option<String> {
         self.texts.get(id).cloned()

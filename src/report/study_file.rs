@@ -160,6 +160,9 @@ struct Roots {
     paths: Vec<PathBuf>,
     /// Name → its conditions and the files of it that could not be read.
     loaded: BTreeMap<String, (StudyData, Vec<String>)>,
+    /// Name → condition name → why the condition is incomplete (a merged
+    /// sweep that lacks attempts, [`super::view::Unfinished::missing`]).
+    incomplete: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Reads `dir/study.toml` and every runs root it names.
@@ -211,6 +214,7 @@ pub fn load(dir: &Path) -> Result<StudyView> {
             data.texts.entry(id.clone()).or_insert_with(|| text.clone());
         }
     }
+    refuse_incomplete(&source, &names, &roots, &data)?;
     check_labels(&source, &data)?;
     let figures = figures(&source, &file.figures)?;
     let baseline = baseline(&source, file.baseline, &data)?;
@@ -378,6 +382,7 @@ fn load_roots(source: &Source<'_>, dir: &Path, names: &[String]) -> Result<Roots
     let mut roots = Roots {
         paths: Vec::new(),
         loaded: BTreeMap::new(),
+        incomplete: BTreeMap::new(),
     };
     for name in names {
         if roots.loaded.contains_key(name) {
@@ -413,6 +418,13 @@ fn load_roots(source: &Source<'_>, dir: &Path, names: &[String]) -> Result<Roots
         }
         let view = super::load::root(&root);
         let problems = view.problems.clone();
+        let incomplete = view
+            .unfinished
+            .iter()
+            .filter(|(_, u)| u.missing > 0)
+            .map(|(c, u)| (c.clone(), u.line(c)))
+            .collect();
+        roots.incomplete.insert(name.clone(), incomplete);
         roots
             .loaded
             .insert(name.clone(), (StudyData::from_root(&view), problems));
@@ -534,6 +546,41 @@ fn listed_conditions(
         data.conditions.push(c);
     }
     Ok(data)
+}
+
+/// A study publishes no incomplete condition: a merged sweep that lacks
+/// attempts (a merge without every shard) is kept out of every table,
+/// like an unfinished one, so `build` and `build --check` refuse a study
+/// that names one (`docs/PUBLISHING.md`, "Exclusions and incomplete
+/// roots"; issue 24).
+///
+/// Errors: [`Error::Other`] naming `study.toml`, the root, the condition,
+/// the attempts it lacks and what to do.
+fn refuse_incomplete(
+    source: &Source<'_>,
+    names: &[String],
+    roots: &Roots,
+    data: &StudyData,
+) -> Result<()> {
+    for (name, path) in names.iter().zip(&roots.paths) {
+        let Some(incomplete) = roots.incomplete.get(name) else {
+            continue;
+        };
+        for c in data.conditions.iter().filter(|c| c.root == *path) {
+            if let Some(why) = incomplete.get(&c.condition.name) {
+                return Err(source.at_root(
+                    name,
+                    format!(
+                        "runs root '{name}': {why}. A study publishes no incomplete \
+                         condition (docs/PUBLISHING.md, \"Exclusions and incomplete roots\"): \
+                         finish the sweep, or take the condition out of study.toml; nothing was \
+                         written"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Two conditions under one label would be indistinguishable in every

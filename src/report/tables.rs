@@ -153,7 +153,12 @@ impl ConditionFigure {
         let a = &c.file.aggregate;
         let none = || Cell::from(crate::format::NONE);
         match self {
-            ConditionFigure::Label => c.label.clone().into(),
+            // A row over fewer questions than the condition's corpus says
+            // so where its numbers are shown (issue 24, item 14).
+            ConditionFigure::Label => match c.file.excluded_basis() {
+                Some(basis) => format!("{} ({basis})", c.label).into(),
+                None => c.label.clone().into(),
+            },
             ConditionFigure::Agent => c.file.identity.agent.clone().into(),
             ConditionFigure::Model => c.model().map_or_else(none, Cell::from),
             ConditionFigure::ModelResolved => c
@@ -237,11 +242,27 @@ fn conditions_grid(view: &RootView, columns: &[ConditionColumn]) -> Grid {
             .map(|(header, align, _)| Column::new(*header, *align))
             .collect(),
     );
-    for c in view.conditions.values() {
+    for (name, c) in &view.conditions {
+        // A merged sweep that lacks attempts says so beside its numbers
+        // (docs/PUBLISHING.md, "Exclusions and incomplete roots").
+        let missing = view.unfinished.get(name).map_or(0, |u| u.missing);
         grid.push(
             columns
                 .iter()
-                .map(|(_, _, figure)| figure.cell(c))
+                .map(|(_, _, figure)| match figure {
+                    ConditionFigure::Label if missing > 0 => {
+                        let present = u64::from(c.file.aggregate.attempts);
+                        match figure.cell(c) {
+                            Cell::Text(label) => format!(
+                                "{label} (incomplete: {present} of {} attempts)",
+                                present + missing
+                            )
+                            .into(),
+                            other => other,
+                        }
+                    }
+                    _ => figure.cell(c),
+                })
                 .collect(),
         );
     }
@@ -644,8 +665,14 @@ pub const STUDY_RATES: [RateColumn; 13] = [
 /// columns.
 pub fn rates(data: &StudyData, columns: &[RateColumn]) -> Grid {
     let mut grid = Grid::new(columns.iter().map(|c| c.column()).collect());
+    let corpus = data.corpus();
     for c in &data.conditions {
-        let s = c.stats();
+        let mut s = c.stats();
+        // A row over fewer questions than the study's says so where its
+        // rates are shown (issue 24, item 14).
+        if let Some(basis) = c.basis(&corpus) {
+            s.label = format!("{} ({basis})", s.label);
+        }
         grid.push(columns.iter().map(|column| column.cell(&s)).collect());
     }
     grid
@@ -704,18 +731,19 @@ pub fn across_studies(studies: &[(&str, &StudyData)]) -> Grid {
     ]);
     let mut grid = Grid::new(columns);
     for (title, data) in studies {
+        let corpus = data.corpus();
         for c in &data.conditions {
             let s = c.stats();
+            let label = match c.basis(&corpus) {
+                Some(basis) => format!("{} ({basis})", c.base_label),
+                None => c.base_label.clone(),
+            };
             let agent = c
                 .agent
                 .as_ref()
                 .and_then(|key| data.agents.iter().find(|a| a.key == *key))
                 .map_or_else(|| s.agent.clone(), |a| a.label.clone());
-            let mut row: Vec<Cell> = vec![
-                title.to_string().into(),
-                c.base_label.clone().into(),
-                agent.into(),
-            ];
+            let mut row: Vec<Cell> = vec![title.to_string().into(), label.into(), agent.into()];
             if models {
                 row.push(
                     s.model
@@ -776,6 +804,7 @@ pub fn agents(data: &StudyData) -> Grid {
         columns.push(Column::new("95% CI", Right));
     }
     let mut grid = Grid::new(columns);
+    let corpus = data.corpus();
     for base in data.base_keys() {
         let label = data
             .conditions
@@ -784,12 +813,18 @@ pub fn agents(data: &StudyData) -> Grid {
             .map_or_else(|| base.to_string(), |c| c.base_label.clone());
         let mut row = vec![label.into()];
         for a in &data.agents {
-            let s = data
+            let found = data
                 .conditions
                 .iter()
-                .find(|c| c.base_key == base && c.agent.as_deref() == Some(&a.key))
-                .map(StudyCondition::stats);
-            row.push(Cell::Rate(s.as_ref().and_then(|s| s.exact_rate)));
+                .find(|c| c.base_key == base && c.agent.as_deref() == Some(&a.key));
+            let s = found.map(StudyCondition::stats);
+            let rate = s.as_ref().and_then(|s| s.exact_rate);
+            // A rate over fewer questions than the study's says so in its
+            // own cell (issue 24, item 14).
+            match found.and_then(|c| c.basis(&corpus)) {
+                Some(basis) => row.push(format!("{} ({basis})", crate::format::rate(rate)).into()),
+                None => row.push(Cell::Rate(rate)),
+            }
             row.push(Cell::Interval(s.and_then(|s| s.interval).map(Into::into)));
         }
         grid.push(row);

@@ -361,7 +361,9 @@ pub struct Exclusion {
     pub reason: String,
 }
 
-/// Provenance kept out of the generated Markdown.
+/// Provenance: what was kept out of the run. Every published page names
+/// the exclusions (`docs/PUBLISHING.md`, "Exclusions and incomplete
+/// roots").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
@@ -437,6 +439,52 @@ impl ConditionFile {
     /// that remain are no unfinished run's (issue 24, item 14).
     pub fn excludes(&self, id: &str) -> bool {
         self.meta.excluded.iter().any(|e| e.id == id)
+    }
+
+    /// The exclusions its numbers lack (`meta.excluded`, by `run
+    /// --exclude` or by hand), each id once, in the order recorded, and
+    /// only those it does not list in `questions`.
+    pub fn exclusions(&self) -> Vec<&Exclusion> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.meta
+            .excluded
+            .iter()
+            .filter(|e| !self.questions.contains_key(&e.id) && seen.insert(e.id.as_str()))
+            .collect()
+    }
+
+    /// The basis of its numbers when it excluded questions, in words:
+    /// `8 of 12 questions; 4 excluded` (its questions over them and its
+    /// exclusions); `None` when it excluded none. Every published number
+    /// of the condition carries it (`docs/PUBLISHING.md`, "Exclusions and
+    /// incomplete roots"; issue 24, item 14).
+    pub fn excluded_basis(&self) -> Option<String> {
+        let excluded = self.exclusions().len();
+        (excluded > 0).then(|| {
+            let n = self.questions.len();
+            format!(
+                "{n} of {} question{}; {excluded} excluded",
+                n + excluded,
+                crate::format::plural(n + excluded)
+            )
+        })
+    }
+
+    /// One line naming every exclusion with its recorded reason, each id
+    /// through `code` and each reason through `text` (the syntax's
+    /// escapes): `id (reason), id2 (reason)`; `None` when there is none.
+    pub fn exclusions_text(
+        &self,
+        code: &dyn Fn(&str) -> String,
+        text: &dyn Fn(&str) -> String,
+    ) -> Option<String> {
+        let all = self.exclusions();
+        (!all.is_empty()).then(|| {
+            all.iter()
+                .map(|e| format!("{} ({})", code(&e.id), text(&e.reason)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
     }
 }
 

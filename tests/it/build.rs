@@ -2103,3 +2103,113 @@ mod regression {
         assert!(!published.contains("exact once IRIs and numbers are normalized"));
     }
 }
+
+/// Issue 24 (the trust issue; item 14 is the hand exclusion recipe): a
+/// question excluded by hand (`meta.excluded`, then `rescore`) is named
+/// on every published page with its recorded reason, and every number of
+/// the condition says the questions it rests on, so a rate over fewer
+/// questions never stands beside one over the whole corpus unsaid.
+#[test]
+fn questions_excluded_by_hand_are_named_beside_every_published_number() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(
+        d.join("results-demo/SUMMARY.md"),
+        format!(
+            "{SUMMARY}\nIn all <!-- okn:number metric=questions -->?<!-- /okn:number --> questions; \
+             never exact: <!-- okn:number condition=named metric=never-exact -->?<!-- /okn:number -->.\n"
+        ),
+    )
+    .unwrap();
+    let path = d.join(format!("runs-demo/conditions/{CONDITION}.json"));
+    let mut condition: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let ids: Vec<String> = condition["questions"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .take(2)
+        .cloned()
+        .collect();
+    for id in &ids {
+        condition["questions"].as_object_mut().unwrap().remove(id);
+        condition["meta"]["excluded"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"id": id, "reason": "server maintenance"}));
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&condition).unwrap()).unwrap();
+    okn_in(d).args(["rescore", "runs-demo"]).assert().success();
+    build(d);
+    let read = |p: &str| std::fs::read_to_string(d.join(p)).unwrap();
+    let basis = "10 of 12 questions; 2 excluded";
+
+    let readme = read("runs-demo/README.md");
+    assert!(readme.contains("## Excluded questions"), "{readme}");
+    assert!(
+        readme.contains("(10 of 12 questions; 2 excluded) |"),
+        "{readme}"
+    );
+    let summary = read("results-demo/SUMMARY.md");
+    let questions = read("results-demo/QUESTIONS.md");
+    let site_root = read("site/roots/runs-demo/index.html");
+    let summary_page = read("results-demo/SUMMARY.html");
+    for (name, text) in [
+        ("README.md", &readme),
+        ("SUMMARY.md", &summary),
+        ("QUESTIONS.md", &questions),
+        ("the site's root page", &site_root),
+        ("SUMMARY.html", &summary_page),
+    ] {
+        for id in &ids {
+            assert!(
+                text.contains(id.as_str()),
+                "{name} does not name {id}:\n{text}"
+            );
+        }
+        assert!(
+            text.contains("server maintenance"),
+            "{name} lacks the reason:\n{text}"
+        );
+        assert!(text.contains(basis), "{name} lacks the basis:\n{text}");
+    }
+    // The rates table: the row over fewer questions says so, and a
+    // footnote says the rows rest on different question sets.
+    assert!(
+        summary.contains(&format!("| KG named ({basis}) |")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Not every condition rests on the study's 12 questions"),
+        "{summary}"
+    );
+    // Numbers in prose carry their basis; the study-wide count says how
+    // many questions some condition leaves out.
+    let after: serde_json::Value =
+        serde_json::from_str(&read(&format!("runs-demo/conditions/{CONDITION}.json"))).unwrap();
+    let aggregate = &after["aggregate"];
+    assert_eq!(aggregate["questions"], 10, "rescore did not recount");
+    let rate = aggregate["exact_rate"].as_f64().unwrap();
+    let never = aggregate["measured_questions"].as_u64().unwrap()
+        - aggregate["ever_exact"].as_u64().unwrap();
+    assert!(
+        summary.contains(&format!(
+            "Named: <!-- okn:number condition=named metric=exact-rate -->{rate:.2} ({basis})<!-- /okn:number -->"
+        )),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "-->12 (2 of them left out of 1 condition: see the footnotes of the tables)<!--"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "metric=never-exact -->{never} ({basis})<!-- /okn:number -->."
+        )),
+        "{summary}"
+    );
+    let (code, text) = check(d);
+    assert_eq!(code, 0, "{text}");
+}

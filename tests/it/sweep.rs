@@ -1211,3 +1211,72 @@ mod regression {
 
     const CONDITION_CROSS: &str = "demo-kg-all-tools__kg-named";
 }
+
+/// Issue 24 (the trust issue: a number is published only with its basis
+/// stated): a merge of some shards only leaves an incomplete root, and a
+/// study that names it is refused by `build` and `build --check` (exit
+/// 2, naming the root, the condition and the attempts it lacks, nothing
+/// written), where they used to publish its numbers as a whole sweep's;
+/// the root's own README marks its row incomplete and `build` says so.
+#[test]
+fn a_half_merged_sweep_is_kept_out_of_every_study() {
+    use crate::support::fixture::copy_dir;
+    let dir = tempfile::tempdir().unwrap();
+    let shards = three_shards(dir.path());
+    let merged = dir.path().join("merged");
+    assert_eq!(merge(&merged, &shards[..2]).status.code(), Some(1));
+    let project = dir.path().join("project");
+    copy_dir(&merged, &project.join("runs-partial"));
+    let repo = crate::support::repo();
+    copy_dir(&repo.join("templates"), &project.join("templates"));
+    copy_dir(&repo.join("static"), &project.join("static"));
+    let study = project.join("results-partial");
+    std::fs::create_dir_all(&study).unwrap();
+    std::fs::write(
+        study.join("study.toml"),
+        format!(
+            "title = \"Partial\"\nroots = [\"../runs-partial\"]\nfigures = [\"exact-rate\"]\n\n\
+             [[conditions]]\nkey = \"all-tools\"\nname = \"{CONDITION}\"\nlabel = \"Full toolkit\"\n"
+        ),
+    )
+    .unwrap();
+    let prose = "# Partial\n\nExact on <!-- okn:number condition=all-tools metric=exact-rate \
+                 format=percent -->x<!-- /okn:number -->.\n";
+    std::fs::write(study.join("SUMMARY.md"), prose).unwrap();
+    let before = snapshot(&project);
+    for args in [&["build"][..], &["build", "--check"]] {
+        let output = crate::support::okn_in(&project)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("study.toml"), "{err}");
+        assert!(
+            err.contains(&format!(
+                "condition {CONDITION} is incomplete: its merged sweep lacks 12 attempts"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("A study publishes no incomplete condition"),
+            "{err}"
+        );
+        assert_eq!(snapshot(&project), before, "{args:?} wrote something");
+    }
+    // Without the study the root is built: its row says how many of its
+    // attempts it holds, and the terminal says what happened.
+    std::fs::remove_dir_all(&study).unwrap();
+    let output = crate::support::okn_in(&project)
+        .arg("build")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("its README marks its row incomplete"), "{err}");
+    let readme = std::fs::read_to_string(project.join("runs-partial/README.md")).unwrap();
+    assert!(
+        readme.contains("(incomplete: 24 of 36 attempts) |"),
+        "{readme}"
+    );
+}
