@@ -38,9 +38,10 @@ pub(crate) struct RescoreArgs {
     #[arg(long, value_name = "N", value_parser = crate::cli::precision_parser())]
     precision: Option<u32>,
     /// Judge attempts whose files changed since they were judged. Under the scoring
-    /// version and precision an attempt was judged by, its verdict is a function of its
-    /// files: one that moves means an answer, a call log or the ground truth was edited,
-    /// and without --force rescore refuses it by name and writes nothing.
+    /// version and precision an attempt was judged by, its verdict, whether it is blocked,
+    /// and its condition's rates are functions of its files: a move means an answer, a
+    /// call log, the host's report, the ground truth or the record itself was edited, and
+    /// without --force rescore refuses it by name and writes nothing.
     #[arg(long)]
     force: bool,
 }
