@@ -209,14 +209,7 @@ mod harness {
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> Vec<u8> {
-        std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/hosts")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use crate::agent::report::host_fixture as fixture;
 
     /// Issue 25: codex's events give tokens by kind, and nothing it does
     /// not state.

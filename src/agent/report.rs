@@ -303,3 +303,15 @@ pub fn parse_claude_shaped(host: &str, out: &HostOutput<'_>) -> HostReport {
         failure,
     }
 }
+
+/// A host's real output kept in `tests/fixtures/hosts/` (its CLI version
+/// in the file name), for the parsers' unit tests.
+#[cfg(test)]
+pub(crate) fn host_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts")
+            .join(name),
+    )
+    .unwrap_or_else(|e| panic!("tests/fixtures/hosts/{name}: {e}"))
+}
