@@ -923,17 +923,7 @@ fn attempt(
     };
     // agent.json is the agent host's own output, kept as it came: one
     // that does not parse is said so, not silently left out.
-    let final_message = listing.read(AGENT_FILE)?.and_then(|b| {
-        if b.iter().all(u8::is_ascii_whitespace) {
-            return Some("(agent.json is empty: the agent host reported nothing)".to_string());
-        }
-        match serde_json::from_slice::<serde_json::Value>(&b) {
-            Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
-            Err(e) => Some(format!(
-                "(agent.json is not JSON, so no final message could be read from it: {e})"
-            )),
-        }
-    });
+    let final_message = listing.read(AGENT_FILE)?.and_then(|b| final_message(&b));
     let prompt = listing
         .read(PROMPT_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -949,9 +939,50 @@ fn attempt(
     })
 }
 
+/// The agent host's final message from its `agent.json`: the `result` of
+/// a JSON object (claude, the scripted agent); nothing for output that is
+/// a stream of JSON lines (codex's events) or another object; a sentence
+/// saying why for output that is empty or not JSON at all.
+fn final_message(bytes: &[u8]) -> Option<String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Some("(agent.json is empty: the agent host reported nothing)".to_string());
+    }
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
+        // A host that prints one JSON event a line (codex exec --json).
+        Err(_)
+            if String::from_utf8_lossy(bytes)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()) =>
+        {
+            None
+        }
+        Err(e) => Some(format!(
+            "(agent.json is not JSON, so no final message could be read from it: {e})"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25: codex's `agent.json` is a stream of JSON events, valid
+    /// output of its host: the attempt page said it was not JSON.
+    #[test]
+    fn a_final_message_is_read_only_where_the_host_states_one() {
+        assert_eq!(
+            final_message(br#"{"type":"result","result":"done"}"#).as_deref(),
+            Some("done")
+        );
+        assert_eq!(
+            final_message(b"{\"type\":\"thread.started\"}\n{\"type\":\"turn.completed\"}\n"),
+            None
+        );
+        assert!(final_message(b"  \n").unwrap().contains("is empty"));
+        assert!(final_message(b"{ cut").unwrap().contains("is not JSON"));
+    }
 
     /// A listing reads as every recorded file is read: a regular file's
     /// bytes, nothing for a name the folder lacks, and an error for a link
