@@ -287,7 +287,7 @@ pub struct Report<'a> {
 
 /// `x` rounded to milliseconds, as a JSON number.
 fn seconds(x: f64) -> Value {
-    json!((x * 1000.0).round() / 1000.0)
+    json!(crate::layout::round_seconds(x))
 }
 
 impl Report<'_> {
@@ -600,10 +600,7 @@ impl Api {
                 .user_agent(concat!("okn-benchmark/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .new_agent(),
-            url: format!(
-                "{}/chat/completions",
-                settings.base_url.trim_end_matches('/')
-            ),
+            url: format!("{}/chat/completions", settings.base_url),
             key: settings.api_key.clone(),
             deadline,
         }

@@ -205,7 +205,8 @@ pub fn asked_otherwise(
         };
         if (scoped(&qb) || scoped(&qc)) && scope_b != scope_c {
             out.push(
-                "the catalogs' scopes differ, and an expectation checks that every candidate                  is in scope"
+                "the catalogs' scopes differ, and an expectation checks that every candidate is in \
+                 scope"
                     .to_string(),
             );
         }

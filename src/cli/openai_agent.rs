@@ -103,20 +103,13 @@ fn mcp_config(arg: &str) -> Result<String> {
     if arg.trim_start().starts_with('{') {
         return Ok(arg.to_string());
     }
-    std::fs::read_to_string(arg).map_err(|e| {
-        Error::Usage(format!(
-            "--mcp-config {arg}: cannot read the file ({e}); give the MCP config as JSON text or a file holding it"
-        ))
-    })
+    // Read only as a regular file (a named pipe is named, not waited on).
+    crate::fsutil::read_text(std::path::Path::new(arg))
 }
 
 pub(crate) fn run(args: OpenaiAgentArgs) -> Result<ExitCode> {
-    let base_url = args.base_url.trim().to_string();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(Error::Usage(format!(
-            "--base-url {base_url}: not an http:// or https:// URL (e.g. http://127.0.0.1:8000/v1)"
-        )));
-    }
+    // The one rule `run --agent openai` checks too.
+    let base_url = crate::agent::openai::check_base_url(&args.base_url).map_err(Error::Usage)?;
     let api_key = args.api_key_env.as_deref().map(api_key).transpose()?;
     let config = mcp_config(&args.mcp_config)?;
     let mut prompt = String::new();

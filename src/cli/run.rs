@@ -247,15 +247,11 @@ fn agent(args: &RunArgs) -> Result<Agent> {
             }
             Ok(Agent::Scripted(strategy))
         }
-        None => match args.agent.strip_prefix("scripted:") {
-            Some(strategy) => Err(Error::Usage(
-                strategy.parse::<Strategy>().err().unwrap_or_default(),
-            )),
-            None => Err(Error::Usage(format!(
-                "--agent {}: expected claude, codex, gemini, openai:MODEL or scripted:STRATEGY",
-                args.agent
-            ))),
-        },
+        // (`scripted:ANYTHING` is the scripted host, its strategy parsed above.)
+        None => Err(Error::Usage(format!(
+            "--agent {}: expected claude, codex, gemini, openai:MODEL or scripted:STRATEGY",
+            args.agent
+        ))),
     }
 }
 

@@ -78,8 +78,8 @@ impl CallLog {
 
     /// Appends a call, its texts redacted ([`CallLog::redacting`]), and
     /// updates the tallies derived from it ([`tally`]).
-    pub fn record(&mut self, mut call: CallRecord, is_query: bool) {
-        self.redactor.call(&mut call);
+    pub fn record(&mut self, call: CallRecord, is_query: bool) {
+        let mut call = self.redactor.record(call);
         call.index = self.calls.len() + 1;
         call.start_s = round_seconds(call.start_s);
         call.duration_s = round_seconds(call.duration_s);

@@ -34,8 +34,6 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::layout::CallRecord;
-
 /// The fewest characters a value must have to be redacted.
 pub const MIN_SECRET_CHARS: usize = 6;
 
@@ -441,30 +439,11 @@ impl Redactor {
         serde_json::from_value(value).unwrap_or(item)
     }
 
-    /// Redacts an optional string in place.
-    pub fn option(&self, text: &mut Option<String>) {
-        if let Some(t) = text
-            && let Cow::Owned(redacted) = self.text(t)
-        {
-            *t = redacted;
-        }
-    }
-
     /// Redacts a string in place.
     pub fn string(&self, text: &mut String) {
         if let Cow::Owned(redacted) = self.text(text) {
             *text = redacted;
         }
-    }
-
-    /// Redacts every text of a `calls.json` entry in place: each member
-    /// ([`Redactor::record`]).
-    pub fn call(&self, call: &mut CallRecord) {
-        if self.is_empty() {
-            return;
-        }
-        let taken = std::mem::replace(call, empty_call());
-        *call = self.record(taken);
     }
 
     /// A redactor of a stream read in chunks ([`Stream`]).
@@ -478,25 +457,6 @@ impl Redactor {
                 .iter()
                 .any(|s| s.chars.iter().any(|c| matches!(c, '\n' | '\r'))),
         }
-    }
-}
-
-/// A call record with nothing in it, to take one's place for a moment.
-fn empty_call() -> CallRecord {
-    CallRecord {
-        index: 0,
-        tool: String::new(),
-        arguments: Value::Null,
-        start_s: 0.0,
-        duration_s: 0.0,
-        ok: false,
-        soft_error: None,
-        refused: false,
-        forwarded: false,
-        error: None,
-        result_chars: 0,
-        result_preview: String::new(),
-        unreadable: None,
     }
 }
 

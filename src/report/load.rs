@@ -490,10 +490,7 @@ fn disagreement_problem(
     }
 }
 
-/// `value` as compact JSON, as a message quotes a recorded value.
-fn json_text<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
+use crate::runs::recorded::json_text;
 
 /// Checks attempt `a` of question `id` under condition `name`
 /// ([`check_records`]) and returns its files.

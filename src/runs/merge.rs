@@ -817,7 +817,9 @@ fn copy_attempt(from: &Path, to: &Path) -> Result<()> {
     for file in rest.into_iter().chain(last) {
         let dest = to.join(file);
         let bytes = recorded_bytes(&from.join(file))?;
-        std::fs::write(&dest, bytes).map_err(|e| Error::io(&dest, "write", e))?;
+        // Atomic: a merge killed mid-copy leaves no half file, above all
+        // no half episode.json (its presence marks a finished attempt).
+        crate::fsutil::write_atomic(&dest, &bytes)?;
     }
     Ok(())
 }

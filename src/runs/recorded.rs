@@ -1058,7 +1058,7 @@ impl Submissions {
 }
 
 /// `value` as compact JSON, as a message quotes a recorded value.
-fn json_text<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 

@@ -211,11 +211,6 @@ impl Decimal {
         self.digits.is_empty()
     }
 
-    /// True for a negative value (zero is never negative).
-    pub fn is_negative(&self) -> bool {
-        self.negative
-    }
-
     /// The exact order of two values (`-1 < -0.5 < 0 < 1e-400 < 2`).
     pub fn cmp_value(&self, other: &Decimal) -> Ordering {
         match (self.sign(), other.sign()) {
