@@ -37,7 +37,7 @@ pub struct Moved {
     pub condition: String,
     /// Attempt number.
     pub attempt: u32,
-    /// What moved: `exact`, `strict_exact`, `ordered`, `f1`.
+    /// What moved: `exact`, `strict_exact`, `ordered`, `f1`, `blocked`.
     pub field: &'static str,
     /// Before.
     pub old: String,
@@ -116,6 +116,9 @@ pub fn differences(
     // above 0 to 0): a move from 0.99996 to 1 is a move.
     let f1 = |v: f64| crate::format::fraction(v, 4);
     push("f1", f1(old.f1), f1(new.f1));
+    // Whether it is blocked takes an attempt out of every rate as surely
+    // as a verdict moves one.
+    push("blocked", old.blocked.to_string(), new.blocked.to_string());
     moved
 }
 
@@ -521,16 +524,11 @@ impl Scope<'_> {
             let new = judge_again(&files, n, truth, condition.settings.significant_figures);
             if let Some(previous) = previous {
                 let moved = differences(id, name, previous, &new);
-                // Whether it is blocked, beside its verdicts: a host failure
-                // written into agent.json by hand takes an attempt out of
-                // every rate as surely as a flipped verdict moves one.
-                let mut changed: Vec<String> = moved
+                // Its verdicts and whether it is blocked ([`differences`]).
+                let changed: Vec<String> = moved
                     .iter()
                     .map(|m| format!("{}: {} -> {}", m.field, m.old, m.new))
                     .collect();
-                if previous.blocked != new.blocked {
-                    changed.push(format!("blocked: {} -> {}", previous.blocked, new.blocked));
-                }
                 if let Some(figures) = same_contract
                     && !changed.is_empty()
                     && old
