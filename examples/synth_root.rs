@@ -885,6 +885,7 @@ fn main() -> ExitCode {
                 max_turns: None,
                 prompt_suffix: SUFFIX.into(),
                 ground_truth: None,
+                census: None,
             },
             meta: Meta::default(),
             aggregate: aggregate(&summaries),

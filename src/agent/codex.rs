@@ -159,7 +159,7 @@ mod harness {
     pub fn config_toml(settings: &CliSettings, base_url: &str, proxy: &McpProxy) -> String {
         let mut text = String::from(
             "web_search = \"disabled\"\nmodel_provider = \"okn\"\napproval_policy = \"never\"\n\
-             sandbox_mode = \"read-only\"\n",
+             sandbox_mode = \"read-only\"\nproject_doc_max_bytes = 0\n",
         );
         if let Some(model) = &settings.model {
             text.push_str(&format!("model = {}\n", toml_string(model)));

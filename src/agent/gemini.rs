@@ -214,6 +214,10 @@ mod harness {
             "telemetry": {"enabled": false},
             "security": {"folderTrust": {"enabled": false}, "auth": {"selectedType": "gemini-api-key"}},
             "skills": {"enabled": false},
+            // No GEMINI.md of a folder above the attempt's cwd (the runs
+            // root's, a repository's): an empty list stops the upward
+            // search (found by the tool census, issue 25).
+            "context": {"memoryBoundaryMarkers": []},
             "tools": {"exclude": EXCLUDED_TOOLS},
             "mcp": {"allowed": [server]},
             "mcpServers": {server: {

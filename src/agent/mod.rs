@@ -12,6 +12,9 @@
 //! - [`scripted`]: a built-in deterministic agent (an MCP client playing a
 //!   [`strategy::Strategy`]), for tests and for recording demo roots with no
 //!   model.
+//! - [`census`]: the tool census, which starts the host once against a
+//!   recording stand-in before the first episode and stops the run when
+//!   it offers a tool beyond the proxy's or reads a planted marker.
 //! - [`standin`]: a stand-in for the models' APIs, so the real CLIs can be
 //!   tested end to end with no model.
 //!
@@ -22,6 +25,7 @@
 //! The host table and the parsers compile without the `harness` feature
 //! (the publishing half parses recorded output); the rest needs it.
 
+pub mod census;
 #[cfg(feature = "harness")]
 pub mod claude;
 pub mod codex;

@@ -22,8 +22,9 @@ use crate::sparql::EndpointInfo;
 /// item 29), and added the members a resume compares (`upstream` in a
 /// condition's identity and in `episode.json`); 4 records the agent
 /// host's report in `episode.json` (`host_report`, issue 25) in place of
-/// its `usage`.
-pub const RUNS_FORMAT: u32 = 4;
+/// its `usage`; 5 records the tool census in a condition file
+/// (`settings.census`, issue 25).
+pub const RUNS_FORMAT: u32 = 5;
 
 /// The runs-root formats this version reads: every one so far, so an
 /// older root is reported, rescored and published as it is.
@@ -290,6 +291,14 @@ pub struct Settings {
     /// recorded before it was kept (issue 24, item 32).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ground_truth: Option<String>,
+    /// The tool census taken before the condition's first episode
+    /// (`crate::agent::census`; issue 25, "Isolation verified, not
+    /// assumed"): the host's version, every tool it offered a model, the
+    /// places a marker was planted in, a digest. Absent for the scripted
+    /// agent (it calls no model) and in files of runs-root format 4 and
+    /// older.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub census: Option<crate::agent::census::CensusRecord>,
 }
 
 /// What the server under test said of itself when `run` first connected

@@ -182,6 +182,9 @@ pub struct Prepared {
     pub preamble: Option<String>,
     /// The agent host's version.
     pub agent_version: Option<String>,
+    /// The tool census taken before the first episode (none for the
+    /// scripted agent).
+    pub census: Option<crate::agent::census::CensusRecord>,
     /// This program (the proxy and the scripted agent are it).
     pub program: PathBuf,
     /// The condition's lock, held until the run ends.
@@ -305,18 +308,6 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         };
         refuse_replacing(&name, &kept_attempts(&launch, &root, &name, &selected))?;
     }
-    if options.force {
-        // Every folder of the condition, not only the selected questions':
-        // --force replaces the condition, and nothing of it may come back.
-        for dir in condition_folders(&root, &name) {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
-        }
-        let condition_path = root.condition_file(&name);
-        if condition_path.exists() {
-            std::fs::remove_file(&condition_path)
-                .map_err(|e| Error::io(&condition_path, "remove", e))?;
-        }
-    }
     let version = crate::agent::preflight(&options.agent, &options.agent_env, progress)?;
     // The host's version is part of the condition's identity (issue 25).
     // The openai loop is this program: its version is the loop's.
@@ -335,6 +326,30 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
              beside it, or --force to replace it",
             root.root.display()
         )));
+    }
+    let census = take_census(options, &program, &identity, &selected, &version, progress)?;
+    if let (Some(file), Some(new)) = (recorded.as_ref().filter(|_| !options.force), &census)
+        && let Some(old) = &file.settings.census
+        && let Some(difference) = new.difference(old)
+    {
+        return Err(Error::Usage(format!(
+            "{} already holds condition {name}, whose episodes were played by a host that \
+             offered other tools ({difference}): a condition is played with one tool surface; \
+             use --label to keep this run beside it, or --force to replace it",
+            root.root.display()
+        )));
+    }
+    if options.force {
+        // Every folder of the condition, not only the selected questions':
+        // --force replaces the condition, and nothing of it may come back.
+        for dir in condition_folders(&root, &name) {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, "remove", e))?;
+        }
+        let condition_path = root.condition_file(&name);
+        if condition_path.exists() {
+            std::fs::remove_file(&condition_path)
+                .map_err(|e| Error::io(&condition_path, "remove", e))?;
+        }
     }
     // A resumed condition is played against the server its attempts met:
     // one that reports itself otherwise now (another build, a version
@@ -368,9 +383,56 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         control,
         preamble,
         agent_version,
+        census,
         program,
         lock,
     })
+}
+
+/// The tool census of the condition's host (`crate::agent::census`;
+/// issue 25, "Isolation verified, not assumed"), taken with the first
+/// question's prompt and the episode's own command and environment, said
+/// on `progress`; `None` for the scripted agent, which calls no model.
+///
+/// Errors: the census's ([`crate::agent::census::take`]): a tool beyond
+/// the proxy's, a planted marker that reached the model, no request.
+fn take_census(
+    options: &RunOptions,
+    program: &Path,
+    identity: &Identity,
+    selected: &[Record],
+    version: &str,
+    progress: &mut impl FnMut(&str),
+) -> Result<Option<crate::agent::census::CensusRecord>> {
+    if let Agent::Scripted(_) = options.agent {
+        return Ok(None);
+    }
+    let launch = Launch {
+        options,
+        program,
+        upstream: identity.upstream.as_ref(),
+    };
+    let prompt = selected
+        .first()
+        .map(|r| super::prompt::prompt(r, options.kg_hint.names_graph()))
+        .unwrap_or_else(|| "What is in this knowledge graph?".into());
+    progress(&format!(
+        "census: starting {} once against a local stand-in to see the tools it offers",
+        options.agent.host().name()
+    ));
+    let proxy = |dir: &Path| launch.proxy(dir);
+    let command = |agent: &Agent, dir: &Path| launch.command_of(agent, dir, 1);
+    let record = crate::agent::census::take(&crate::agent::census::CensusPlan {
+        agent: &options.agent,
+        host_version: version,
+        env: &options.agent_env,
+        prompt: &prompt,
+        timeout: options.agent_timeout,
+        proxy: &proxy,
+        command: &command,
+    })?;
+    progress(&format!("census: {}", record.summary()));
+    Ok(Some(record))
 }
 
 /// A server's self-description for a message: its name and version,
@@ -1032,10 +1094,16 @@ impl<'a> Launch<'a> {
 
     /// The agent host command of one attempt logging into `dir_abs`.
     fn command(&self, dir_abs: &Path, attempt: u32) -> AgentCommand {
+        self.command_of(&self.options.agent, dir_abs, attempt)
+    }
+
+    /// [`Launch::command`] for `agent` (the tool census points an openai
+    /// agent at its own stand-in).
+    fn command_of(&self, agent: &Agent, dir_abs: &Path, attempt: u32) -> AgentCommand {
         let options = self.options;
         let proxy = self.proxy(dir_abs);
         let config = mcp_config(&proxy.program, &proxy.args);
-        match &options.agent {
+        match agent {
             Agent::Claude(settings) => claude::command(settings, &config),
             Agent::Codex(settings) => crate::agent::codex::command(settings),
             Agent::Gemini(settings) => crate::agent::gemini::command(settings),
@@ -1303,6 +1371,7 @@ pub fn finish(
         server_info,
         preamble,
         agent_version,
+        census,
         ..
     } = prepared;
     let Played {
@@ -1340,6 +1409,7 @@ pub fn finish(
             .ground_truth_flag
             .as_ref()
             .map(|d| d.to_string_lossy().into_owned()),
+        census,
     };
     if let Some(recorded) = recorded {
         for (id, summary) in recorded.questions {

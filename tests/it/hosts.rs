@@ -120,7 +120,7 @@ fn answers_exactly(host: &str, model: &str, env: fn(&str) -> Vec<(&'static str, 
     let result = json(&question.join("result.json"));
     assert_eq!(result["attempts"][0]["exact"], true, "{result}");
     let episode = json(&question.join("attempt-1/episode.json"));
-    assert_eq!(episode["format"], 4);
+    assert_eq!(episode["format"], 5);
     let report = &episode["host_report"];
     assert_eq!(report["host"], host, "{episode}");
     assert_eq!(report["model"], model, "{episode}");

@@ -72,7 +72,7 @@ fn an_oracle_over_stdio_is_exact_and_lays_out_the_root_as_documented() {
 
     let name = "demo-kg-all-tools__kg-named";
     let condition = json(&out.join(format!("conditions/{name}.json")));
-    assert_eq!(condition["format"], 4);
+    assert_eq!(condition["format"], 5);
     assert_eq!(condition["identity"]["agent"], "scripted:oracle");
     assert_eq!(condition["identity"]["model"], Value::Null);
     assert_eq!(condition["identity"]["server"], "demo-kg");

@@ -51,11 +51,15 @@ use crate::agent::strategy::Strategy;
 use crate::corpus::Corpus;
 use crate::error::Result;
 
-/// The stand-in's state: the player, and how requests are logged and
+/// The stand-in's state: the player (none for a census, which answers
+/// every request by ending the session), and how requests are logged and
 /// answered.
 struct Standin {
-    player: Player,
+    player: Option<Player>,
     log_dir: Option<PathBuf>,
+    /// Every request `(path, body)` in the order received, kept for a
+    /// census ([`start_census`]).
+    kept: Option<Mutex<Vec<Received>>>,
     /// Answer every request as the real API answers an expired or invalid
     /// key (HTTP 401, or Gemini's 400 `API_KEY_INVALID`).
     reject_key: bool,
@@ -122,6 +126,8 @@ pub(crate) fn halves(text: &str) -> (String, String) {
 /// (Gemini), else read from the body.
 #[derive(Default)]
 struct Route {
+    /// The path asked (kept with a census's requests).
+    path: String,
     model: Option<String>,
     stream: Option<bool>,
     array: bool,
@@ -130,6 +136,14 @@ struct Route {
 impl Standin {
     /// Answers one request in the wire format `W`.
     async fn answer<W: Wire>(&self, body: &[u8], route: Route) -> Response {
+        if let Some(kept) = &self.kept {
+            kept.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Received {
+                    path: route.path.clone(),
+                    body: body.to_vec(),
+                });
+        }
         let request: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => return (StatusCode::BAD_REQUEST, format!("not JSON: {e}")).into_response(),
@@ -147,7 +161,10 @@ impl Standin {
         if self.reject_key {
             return W::rejected();
         }
-        let turn = self.player.next_turn(&W::read(&request));
+        let turn = match &self.player {
+            Some(player) => player.next_turn(&W::read(&request)),
+            None => Turn::Text(CENSUS_REPLY.into()),
+        };
         if turn == Turn::Hang {
             std::future::pending::<()>().await;
         }
@@ -167,19 +184,19 @@ impl Standin {
 
 async fn messages(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
     state
-        .answer::<anthropic::Messages>(&body, Route::default())
+        .answer::<anthropic::Messages>(&body, Route::at("/v1/messages"))
         .await
 }
 
 async fn chat_completions(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
     state
-        .answer::<chat::ChatCompletions>(&body, Route::default())
+        .answer::<chat::ChatCompletions>(&body, Route::at("/v1/chat/completions"))
         .await
 }
 
 async fn responses(State(state): State<Arc<Standin>>, body: Bytes) -> Response {
     state
-        .answer::<responses::Responses>(&body, Route::default())
+        .answer::<responses::Responses>(&body, Route::at("/v1/responses"))
         .await
 }
 
@@ -196,6 +213,7 @@ async fn gemini_models(
         .split('&')
         .any(|pair| pair == "alt=sse");
     let route = |stream: bool| Route {
+        path: format!("/v1beta/models/{call}"),
         model: Some(model.to_string()),
         stream: Some(stream && sse),
         array: stream && !sse,
@@ -242,27 +260,144 @@ pub async fn serve(
     reject_key: bool,
 ) -> Result<()> {
     let state = Arc::new(Standin {
-        player: Player::new(corpus, strategy),
+        player: Some(Player::new(corpus, strategy)),
         log_dir,
+        kept: None,
         reject_key,
         requests: Mutex::new(0),
     });
-    let app = Router::new()
-        .route("/v1/messages", post(messages))
-        .route("/v1/chat/completions", post(chat_completions))
-        .route("/v1/responses", post(responses))
-        .route("/v1beta/models/{*call}", post(gemini_models))
-        .route("/v1/models/{*call}", post(gemini_models))
-        .fallback(any(anything_else))
-        .with_state(state);
     crate::http::serve(
-        app,
+        router(state),
         bind,
         "standin-model",
         "the Messages, Chat Completions, Responses and Gemini APIs",
         "",
     )
     .await
+}
+
+/// Every wire format at its own path (the module's table).
+fn router(state: Arc<Standin>) -> Router {
+    Router::new()
+        .route("/v1/messages", post(messages))
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/responses", post(responses))
+        .route("/v1beta/models/{*call}", post(gemini_models))
+        .route("/v1/models/{*call}", post(gemini_models))
+        .fallback(any(anything_else))
+        .with_state(state)
+}
+
+impl Route {
+    /// A route whose model and streaming the body says.
+    fn at(path: &str) -> Route {
+        Route {
+            path: path.into(),
+            ..Route::default()
+        }
+    }
+}
+
+/// What a census's stand-in answers every request with: a text that ends
+/// the model's turn, and so a non-interactive session.
+pub const CENSUS_REPLY: &str =
+    "okn-benchmark tool census: no question is asked; this session ends here.";
+
+/// One request a census's stand-in received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The path asked (`/v1/messages`, `/v1/responses`,
+    /// `/v1/chat/completions`, `/v1beta/models/MODEL:METHOD`).
+    pub path: String,
+    /// The request body as sent.
+    pub body: Vec<u8>,
+}
+
+/// A stand-in serving every wire format on 127.0.0.1 (a port the system
+/// picks) in a thread of its own, answering every request with
+/// [`CENSUS_REPLY`] and keeping each (the tool census, `agent::census`;
+/// issue 25, "Isolation verified, not assumed"). Stopped, with what it
+/// received, by [`CensusStandin::stop`].
+pub struct CensusStandin {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    state: Arc<Standin>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Starts a [`CensusStandin`].
+///
+/// Errors: no runtime or no port on 127.0.0.1.
+pub fn start_census() -> Result<CensusStandin> {
+    let state = Arc::new(Standin {
+        player: None,
+        log_dir: None,
+        kept: Some(Mutex::new(Vec::new())),
+        reject_key: false,
+        requests: Mutex::new(0),
+    });
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| {
+            crate::error::Error::Other(format!("the census cannot listen on 127.0.0.1: {e}"))
+        })?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| crate::error::Error::Other(e.to_string()))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let app = router(state.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::error::Error::Other(format!("the census cannot start: {e}")))?;
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            // Not a graceful shutdown: a connection the host left open
+            // must not hold the census up; the runtime's end drops it.
+            tokio::select! {
+                _ = axum::serve(listener, app) => {}
+                _ = stopped => {}
+            }
+        });
+    });
+    Ok(CensusStandin {
+        url: format!("http://{address}"),
+        state,
+        stop: Some(stop),
+        thread: Some(thread),
+    })
+}
+
+impl CensusStandin {
+    /// Stops serving; every request received, in order.
+    pub fn stop(mut self) -> Vec<Received> {
+        self.shut();
+        let kept = self
+            .state
+            .kept
+            .as_ref()
+            .map(|k| std::mem::take(&mut *k.lock().unwrap_or_else(|e| e.into_inner())));
+        kept.unwrap_or_default()
+    }
+
+    fn shut(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for CensusStandin {
+    fn drop(&mut self) {
+        self.shut();
+    }
 }
 
 #[cfg(test)]

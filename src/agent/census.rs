@@ -1,0 +1,809 @@
+//! The tool census (issue 25, "Isolation verified, not assumed";
+//! `docs/HOSTS.md`, "The census"): before the first episode, `run` (and
+//! `probe --agent HOST`) starts the agent host once, with the episode's
+//! own flags, configuration and environment, against a local stand-in of
+//! its model API that keeps every request and answers each by ending the
+//! session. What the host offered the model there is its real tool
+//! surface, read off the requests, never off the host's documentation or
+//! our own guard lists (which are blocklists, and blocklists rot).
+//!
+//! The census fails (and `run` plays nothing, exit 2) when
+//! - a tool is offered beyond the proxy's tools (`mcp__okn__*` for claude
+//!   and codex, `mcp_okn_*` for gemini, every function of the openai
+//!   loop, which has none of its own) and the host's own machinery listed
+//!   by name in [`allowance`] (claude's `ToolSearch`, codex's MCP-resource
+//!   tools, which reach only the proxy); each is named with how to block it;
+//! - a marker planted where a user's memory, instructions, skills, agents
+//!   and settings live ([`PLACES`], in a home and a project folder made
+//!   for the census) reaches any request;
+//! - the proxy's `submit_csv` is not among the tools offered (the host did
+//!   not start our proxy: every episode would end with no answer);
+//! - the host made no request to the stand-in at all (then nothing is
+//!   known of its tools).
+//!
+//! What it found ([`CensusRecord`]: the host's version, the tools offered,
+//! the places planted, a digest) is recorded in the condition file
+//! (`settings.census`, `docs/FORMAT.md`); a resumed run whose census
+//! differs is refused. The record is read without the `harness` feature.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::host::Host;
+
+/// What a census found, as a condition file records it
+/// (`settings.census`; `docs/FORMAT.md`, "`conditions/NAME.json`").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CensusRecord {
+    /// The host's version as it states it (the condition's
+    /// `identity.host_version`).
+    pub host_version: String,
+    /// Every tool the host offered the model, sorted, each once: declared
+    /// in a request, or announced by name as loadable through the host's
+    /// discovery tool (claude's deferred tools).
+    pub tools: Vec<String>,
+    /// The places a marker was planted in (ids of [`PLACES`]), none of
+    /// which reached the model (a census where one did stops the run).
+    pub places: Vec<String>,
+    /// SHA-256 (hex) of the host's version and the tools offered
+    /// ([`digest`]): two censuses of one tool surface have one digest.
+    pub digest: String,
+}
+
+/// The digest of a census: SHA-256, in lowercase hex, of the host's
+/// version and each tool, one per line, each line ending in `\n`.
+pub fn digest(host_version: &str, tools: &[String]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(host_version.as_bytes());
+    hasher.update(b"\n");
+    for tool in tools {
+        hasher.update(tool.as_bytes());
+        hasher.update(b"\n");
+    }
+    format!("{:x}", hasher.finalize())
+}
+
+impl CensusRecord {
+    /// A record of `tools` offered by `host_version` (sorted and each kept
+    /// once here) with `places` planted.
+    pub fn new(
+        host_version: &str,
+        mut tools: Vec<String>,
+        mut places: Vec<String>,
+    ) -> CensusRecord {
+        tools.sort();
+        tools.dedup();
+        places.sort();
+        places.dedup();
+        CensusRecord {
+            digest: digest(host_version, &tools),
+            host_version: host_version.to_string(),
+            tools,
+            places,
+        }
+    }
+
+    /// Whether its digest is that of its version and tools (a record
+    /// edited by hand is not).
+    pub fn digest_holds(&self) -> bool {
+        self.digest == digest(&self.host_version, &self.tools)
+    }
+
+    /// What differs from `recorded` to `self`, in words (`None` when the
+    /// tool surface is the same): the host's version, then each tool
+    /// added and removed.
+    pub fn difference(&self, recorded: &CensusRecord) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.host_version != recorded.host_version {
+            parts.push(format!(
+                "host version '{}' -> '{}'",
+                recorded.host_version, self.host_version
+            ));
+        }
+        let added: Vec<&str> = self
+            .tools
+            .iter()
+            .filter(|t| !recorded.tools.contains(t))
+            .map(String::as_str)
+            .collect();
+        let removed: Vec<&str> = recorded
+            .tools
+            .iter()
+            .filter(|t| !self.tools.contains(t))
+            .map(String::as_str)
+            .collect();
+        if !added.is_empty() {
+            parts.push(format!("offered now: {}", added.join(", ")));
+        }
+        if !removed.is_empty() {
+            parts.push(format!("no longer offered: {}", removed.join(", ")));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// One line for a report: `claude-code 2.1.332: 8 tools offered
+    /// (ToolSearch, ...), 14 planted markers, none reached the model;
+    /// digest 1a2b3c4d5e6f`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: {} tool{} offered ({}); {} planted marker{}, none reached the model; digest {}",
+            self.host_version,
+            self.tools.len(),
+            crate::format::plural(self.tools.len()),
+            self.tools.join(", "),
+            self.places.len(),
+            crate::format::plural(self.places.len()),
+            self.digest.get(..12).unwrap_or(&self.digest)
+        )
+    }
+}
+
+/// Why a tool a host offers beyond the proxy's is allowed, by name: the
+/// host's own tool discovery, or machinery that reaches nothing but the
+/// proxy. `None`: the tool is not allowed (unless it is the proxy's).
+pub fn allowance(host: Host, tool: &str) -> Option<&'static str> {
+    match host {
+        Host::Claude => match tool {
+            "ToolSearch" => Some(
+                "claude's tool discovery: it loads the schemas of the deferred tools, which are \
+                 the proxy's",
+            ),
+            "DeferredToolPlaceholder" => Some(
+                "declared by claude to keep deferred loading on; its description says never to \
+                 call it",
+            ),
+            _ => None,
+        },
+        Host::Codex => match tool {
+            "list_mcp_resources" | "list_mcp_resource_templates" | "read_mcp_resource" => Some(
+                "codex's own MCP-resource tools: they reach only the configured MCP servers, \
+                 and the proxy is the only one; no setting of codex 0.171 removes them",
+            ),
+            _ => None,
+        },
+        Host::Gemini | Host::Openai | Host::Scripted => None,
+    }
+}
+
+/// Whether `tool`, as `host` names it, is one of the proxy's tools: the
+/// proxy is the host's only MCP server, named `okn`.
+pub fn is_proxy_tool(host: Host, tool: &str) -> bool {
+    match host {
+        Host::Claude | Host::Codex => tool
+            .strip_prefix("mcp__okn__")
+            .is_some_and(|t| !t.is_empty()),
+        Host::Gemini => tool.strip_prefix("mcp_okn_").is_some_and(|t| !t.is_empty()),
+        // The loop offers what the proxy lists, under the names the proxy
+        // gives (a name the API forbids is sent with `_`s).
+        Host::Openai => true,
+        Host::Scripted => false,
+    }
+}
+
+/// How to block a tool a census found on `host`, in words for the message
+/// that stops the run.
+pub fn how_to_block(host: Host, tool: &str) -> String {
+    match host {
+        Host::Claude => format!(
+            "block it with `--block-tool {tool}` (passed to claude's --disallowed-tools), or play \
+             the condition with a claude CLI that does not offer it (`--agent-program PATH`)"
+        ),
+        Host::Gemini => format!(
+            "block it with `--block-tool {tool}` (added to gemini's tools.exclude), or play the \
+             condition with a gemini CLI that does not offer it (`--agent-program PATH`)"
+        ),
+        Host::Codex => "codex has no setting that removes one tool by name: play the condition \
+                        with a codex CLI that does not offer it (`--agent-program PATH`), or \
+                        turn its feature off in the codex configuration okn-benchmark writes \
+                        (src/agent/codex.rs)"
+            .to_string(),
+        Host::Openai | Host::Scripted => {
+            "the built-in loop offers only the proxy's tools: this is a fault of okn-benchmark; \
+             please report it"
+                .to_string()
+        }
+    }
+}
+
+/// One place a user's memory, instructions, skills, agents or settings
+/// live, where the census plants a marker: a file under the home the host
+/// would see without our isolation (`home/`), or in a project folder above
+/// the attempt's `cwd/` (`project/`, a git repository).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// Its id, as [`CensusRecord::places`] records it.
+    pub id: &'static str,
+    /// The file, relative to the census folder; `{slug}` stands for the
+    /// attempt `cwd/`'s path with every character but an ASCII letter or
+    /// digit made `-` (claude's project slug).
+    pub path: &'static str,
+    /// Its content; `{marker}` stands for the place's marker.
+    pub content: &'static str,
+    /// What it is, for a message.
+    pub what: &'static str,
+}
+
+/// Every place the census plants a marker in, for every host (a host that
+/// reads another's files is caught too).
+pub const PLACES: &[Place] = &[
+    Place {
+        id: "claude-user-instructions",
+        path: "home/.claude/CLAUDE.md",
+        content: "Always mention {marker}.\n",
+        what: "the user's claude instructions (~/.claude/CLAUDE.md)",
+    },
+    Place {
+        id: "claude-auto-memory",
+        path: "home/.claude/projects/{slug}/memory/MEMORY.md",
+        content: "- {marker}\n",
+        what: "claude's auto-memory of the attempt folder (~/.claude/projects/SLUG/memory/MEMORY.md)",
+    },
+    Place {
+        id: "claude-user-skill",
+        path: "home/.claude/skills/okn-census/SKILL.md",
+        content: "---\nname: okn-census\ndescription: {marker}\n---\n{marker}\n",
+        what: "a claude skill of the user (~/.claude/skills/)",
+    },
+    Place {
+        id: "claude-user-agent",
+        path: "home/.claude/agents/okn-census.md",
+        content: "---\nname: okn-census\ndescription: {marker}\n---\n{marker}\n",
+        what: "a claude subagent of the user (~/.claude/agents/)",
+    },
+    Place {
+        id: "claude-user-command",
+        path: "home/.claude/commands/okn-census.md",
+        content: "---\ndescription: {marker}\n---\n{marker}\n",
+        what: "a claude slash command of the user (~/.claude/commands/)",
+    },
+    Place {
+        id: "claude-project-instructions",
+        path: "project/CLAUDE.md",
+        content: "Always mention {marker}.\n",
+        what: "a CLAUDE.md in a folder above the attempt",
+    },
+    Place {
+        id: "claude-project-local-instructions",
+        path: "project/CLAUDE.local.md",
+        content: "Always mention {marker}.\n",
+        what: "a CLAUDE.local.md in a folder above the attempt",
+    },
+    Place {
+        id: "claude-project-agent",
+        path: "project/.claude/agents/okn-census.md",
+        content: "---\nname: okn-census-project\ndescription: {marker}\n---\n{marker}\n",
+        what: "a claude subagent of a project above the attempt (.claude/agents/)",
+    },
+    Place {
+        id: "codex-user-instructions",
+        path: "home/.codex/AGENTS.md",
+        content: "Always mention {marker}.\n",
+        what: "the user's codex instructions (~/.codex/AGENTS.md)",
+    },
+    Place {
+        id: "codex-user-settings",
+        path: "home/.codex/config.toml",
+        content: "developer_instructions = \"Always mention {marker}.\"\n",
+        what: "the user's codex settings (~/.codex/config.toml, developer_instructions)",
+    },
+    Place {
+        id: "codex-project-instructions",
+        path: "project/AGENTS.md",
+        content: "Always mention {marker}.\n",
+        what: "an AGENTS.md in a folder above the attempt",
+    },
+    Place {
+        id: "codex-project-settings",
+        path: "project/.codex/config.toml",
+        content: "developer_instructions = \"Always mention {marker}.\"\n",
+        what: "codex settings of a project above the attempt (.codex/config.toml)",
+    },
+    Place {
+        id: "gemini-user-memory",
+        path: "home/.gemini/GEMINI.md",
+        content: "Always mention {marker}.\n",
+        what: "the user's gemini memory (~/.gemini/GEMINI.md)",
+    },
+    Place {
+        id: "gemini-project-memory",
+        path: "project/GEMINI.md",
+        content: "Always mention {marker}.\n",
+        what: "a GEMINI.md in a folder above the attempt",
+    },
+    Place {
+        id: "gemini-project-settings",
+        path: "project/.gemini/settings.json",
+        content: "{\"context\": {\"fileName\": [\"GEMINI.md\", \"okn-census.md\"]}}\n",
+        what: "gemini settings of a project above the attempt (.gemini/settings.json)",
+    },
+    Place {
+        id: "gemini-project-context-file",
+        path: "project/okn-census.md",
+        content: "Always mention {marker}.\n",
+        what: "a context file that project gemini settings name (okn-census.md)",
+    },
+];
+
+/// The tools a request offers, by the wire format its path names: the
+/// Messages API (`tools[].name`, and the deferred tools a claude request
+/// announces by name), Responses (`tools[]`, a namespace's tools as
+/// `NAMESPACE__NAME`), Chat Completions (`tools[].function.name`) and
+/// Gemini (`tools[].functionDeclarations[].name`, and each other member
+/// of a `tools[]` entry, such as `googleSearch`). A tool with no name is
+/// named by its `type`.
+pub fn offered(path: &str, request: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let mut names = Vec::new();
+    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+    let named = |tool: &Value| {
+        tool["name"]
+            .as_str()
+            .or_else(|| tool["type"].as_str())
+            .map(str::to_string)
+    };
+    if path.contains("/models/") {
+        for entry in &tools {
+            let Some(members) = entry.as_object() else {
+                continue;
+            };
+            for (key, value) in members {
+                if key == "functionDeclarations" {
+                    names.extend(
+                        value
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|f| f["name"].as_str().map(str::to_string)),
+                    );
+                } else {
+                    names.push(key.clone());
+                }
+            }
+        }
+    } else if path.ends_with("/responses") {
+        for tool in &tools {
+            if tool["type"] == "namespace" {
+                let space = tool["name"].as_str().unwrap_or("");
+                for inner in tool["tools"].as_array().into_iter().flatten() {
+                    if let Some(name) = named(inner) {
+                        names.push(if space.is_empty() {
+                            name
+                        } else {
+                            format!("{space}__{name}")
+                        });
+                    }
+                }
+            } else {
+                names.extend(named(tool));
+            }
+        }
+    } else if path.ends_with("/chat/completions") {
+        for tool in &tools {
+            names.extend(
+                tool["function"]["name"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| named(tool)),
+            );
+        }
+    } else {
+        names.extend(tools.iter().filter_map(named));
+        names.extend(announced_deferred(request));
+    }
+    names
+}
+
+/// The tools a Messages request names as deferred (claude 2.1.332: "The
+/// following deferred tools are now available via ToolSearch. ...:"
+/// followed by one name a line, up to an empty line), in every text of
+/// its system prompt and messages. A tool loaded that way is offered as
+/// surely as one declared.
+fn announced_deferred(request: &serde_json::Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    collect_texts(&request["system"], &mut texts);
+    collect_texts(&request["messages"], &mut texts);
+    let mut names = Vec::new();
+    for text in texts {
+        let mut in_list = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if in_list {
+                let is_name = !line.is_empty()
+                    && line
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !is_name {
+                    in_list = false;
+                    continue;
+                }
+                names.push(line.to_string());
+            } else if line.to_ascii_lowercase().contains("deferred tools") && line.ends_with(':') {
+                in_list = true;
+            }
+        }
+    }
+    names
+}
+
+/// Every string in `value` (system blocks, message contents).
+fn collect_texts(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_texts(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| collect_texts(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(feature = "harness")]
+pub use self::take::*;
+
+#[cfg(feature = "harness")]
+mod take {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use super::{CensusRecord, PLACES, Place, allowance, how_to_block, is_proxy_tool, offered};
+    use crate::agent::{Agent, AgentCommand, EpisodeEnv, McpProxy, launch};
+    use crate::error::{Error, Result};
+
+    /// What a census is taken with: the condition's agent and what the run
+    /// gives every episode.
+    pub struct CensusPlan<'a> {
+        /// The agent host, as the condition plays it.
+        pub agent: &'a Agent,
+        /// Its version, as the preflight found it.
+        pub host_version: &'a str,
+        /// What the run adds to every episode's environment.
+        pub env: &'a [(String, String)],
+        /// An episode's prompt (the first question's).
+        pub prompt: &'a str,
+        /// `--agent-timeout`.
+        pub timeout: Duration,
+        /// The proxy logging into an attempt folder (absolute).
+        pub proxy: &'a dyn Fn(&Path) -> McpProxy,
+        /// The host's command for an agent logging into an attempt folder
+        /// (absolute): the episode's own.
+        pub command: &'a dyn Fn(&Agent, &Path) -> AgentCommand,
+    }
+
+    /// Where the census points the host: the variables that name its API
+    /// and key, set to the stand-in and a key that is no one's, and those
+    /// that would send it elsewhere (a cloud provider, another login)
+    /// emptied; for the openai loop, its `--base-url`.
+    fn pointed(agent: &Agent, url: &str) -> (Agent, Vec<(String, String)>) {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let key = "okn-census-not-a-key";
+        match agent {
+            Agent::Claude(_) => (
+                agent.clone(),
+                vec![
+                    pair("ANTHROPIC_BASE_URL", url),
+                    pair("ANTHROPIC_API_KEY", key),
+                    pair("ANTHROPIC_AUTH_TOKEN", ""),
+                    pair("CLAUDE_CODE_OAUTH_TOKEN", ""),
+                    pair("CLAUDE_CODE_USE_BEDROCK", ""),
+                    pair("CLAUDE_CODE_USE_VERTEX", ""),
+                    pair("CLAUDE_CODE_USE_FOUNDRY", ""),
+                    pair("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                    pair("DISABLE_AUTOUPDATER", "1"),
+                ],
+            ),
+            Agent::Codex(_) => (
+                agent.clone(),
+                vec![
+                    pair(crate::agent::codex::BASE_URL_VAR, &format!("{url}/v1")),
+                    pair(crate::agent::codex::KEY_VAR, key),
+                ],
+            ),
+            Agent::Gemini(_) => (
+                agent.clone(),
+                vec![
+                    pair("GOOGLE_GEMINI_BASE_URL", url),
+                    pair(crate::agent::gemini::KEY_VAR, key),
+                    pair("GOOGLE_API_KEY", ""),
+                    pair("GOOGLE_GENAI_USE_VERTEXAI", ""),
+                    pair("GOOGLE_GENAI_USE_GCA", ""),
+                ],
+            ),
+            Agent::Openai(settings) => {
+                let mut settings = settings.clone();
+                settings.base_url = format!("{url}/v1");
+                let vars = settings
+                    .api_key_env
+                    .iter()
+                    .map(|name| pair(name, key))
+                    .collect();
+                (Agent::Openai(settings), vars)
+            }
+            Agent::Scripted(_) => (agent.clone(), Vec::new()),
+        }
+    }
+
+    /// The census folder: `home/` and `project/` (a git repository) with
+    /// every place planted, and the attempt folder under the project.
+    struct Planted {
+        dir: tempfile::TempDir,
+        /// Each place with its marker.
+        markers: Vec<(Place, String)>,
+    }
+
+    impl Planted {
+        fn attempt(&self) -> PathBuf {
+            self.dir.path().join("project/runs/census/attempt-1")
+        }
+
+        fn home(&self) -> PathBuf {
+            self.dir.path().join("home")
+        }
+
+        /// Makes the folder and plants every [`PLACES`] entry with a
+        /// marker of its own (`okn-census-marker-NONCE-N`).
+        fn new() -> Result<Planted> {
+            let dir = tempfile::Builder::new()
+                .prefix("okn-census-")
+                .tempdir()
+                .map_err(|e| Error::io(std::env::temp_dir(), "create a folder in", e))?;
+            let nonce: String = dir
+                .path()
+                .file_name()
+                .map(|n| {
+                    n.to_string_lossy()
+                        .replace(|c: char| !c.is_ascii_alphanumeric(), "")
+                })
+                .unwrap_or_default();
+            let mut planted = Planted {
+                dir,
+                markers: Vec::new(),
+            };
+            let cwd = planted.attempt().join(crate::layout::CWD_DIR);
+            let slug: String = cwd
+                .to_string_lossy()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            let write = |path: &Path, text: &str| -> Result<()> {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, "create", e))?;
+                }
+                std::fs::write(path, text).map_err(|e| Error::io(path, "write", e))
+            };
+            let root = planted.dir.path().to_path_buf();
+            for dir in [
+                cwd.clone(),
+                root.join("project/.git/objects"),
+                root.join("project/.git/refs/heads"),
+                root.join("home/.config"),
+            ] {
+                std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create", e))?;
+            }
+            write(&root.join("project/.git/HEAD"), "ref: refs/heads/main\n")?;
+            for (n, place) in PLACES.iter().enumerate() {
+                let marker = format!("okn-census-marker-{nonce}-{n:03}");
+                let path = root.join(place.path.replace("{slug}", &slug));
+                write(&path, &place.content.replace("{marker}", &marker))?;
+                planted.markers.push((*place, marker));
+            }
+            Ok(planted)
+        }
+    }
+
+    /// Takes the census of `plan.agent` (module doc): its record, or
+    /// [`Error::Usage`] naming every tool offered beyond the proxy's (with
+    /// how to block it) and every place whose marker reached the model.
+    ///
+    /// Errors: also a host that cannot be started, that made no request
+    /// to the stand-in, or that offered no `submit_csv`; the census
+    /// folder cannot be made.
+    pub fn take(plan: &CensusPlan<'_>) -> Result<CensusRecord> {
+        let host = plan.agent.host();
+        let planted = Planted::new()?;
+        let standin = crate::agent::standin::start_census()?;
+        let (agent, pointing) = pointed(plan.agent, &standin.url);
+        let attempt = planted.attempt();
+        let proxy = (plan.proxy)(&attempt);
+        let command = (plan.command)(&agent, &attempt);
+        // The user's home as the host would see it were it not isolated
+        // is the planted one; the proxy still gets the user's own (a
+        // profile's `~`, an upstream's caches).
+        let user_home = crate::agent::env_value(plan.env, "HOME");
+        let mut given: Vec<(String, String)> = plan.env.to_vec();
+        given.push(("HOME".into(), planted.home().to_string_lossy().into_owned()));
+        given.push((
+            "XDG_CONFIG_HOME".into(),
+            planted
+                .home()
+                .join(".config")
+                .to_string_lossy()
+                .into_owned(),
+        ));
+        given.extend(pointing);
+        let env = EpisodeEnv::for_agent(&agent, &given, &proxy)?;
+        let mut vars = env.vars.clone();
+        if let Some(home) = user_home {
+            vars.retain(|(k, _)| k != crate::agent::claude::USER_HOME);
+            vars.push((crate::agent::claude::USER_HOME.into(), home));
+        }
+        let outcome = launch(
+            &command,
+            plan.prompt,
+            &attempt.join(crate::layout::CWD_DIR),
+            &vars,
+            plan.timeout,
+        );
+        drop(env);
+        let received = standin.stop();
+        let outcome = outcome?;
+        let name = host.name();
+        if received.is_empty() {
+            let stderr = String::from_utf8_lossy(&outcome.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            return Err(Error::Usage(format!(
+                "the tool census of {name} ({}) got no model request: the host {} before it \
+                 asked the stand-in anything, so what it offers a model is not known and no \
+                 episode is played (docs/HOSTS.md, \"The census\").{}",
+                plan.host_version,
+                if outcome.timed_out {
+                    "was killed at --agent-timeout".to_string()
+                } else {
+                    format!("exited {:?}", outcome.exit_code)
+                },
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Its stderr ended:\n  {}", tail.join("\n  "))
+                }
+            )));
+        }
+        let mut tools = Vec::new();
+        let mut reached = Vec::new();
+        for request in &received {
+            let text = String::from_utf8_lossy(&request.body);
+            for (place, marker) in &planted.markers {
+                if text.contains(marker.as_str()) && !reached.contains(&place.id) {
+                    reached.push(place.id);
+                }
+            }
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&request.body) {
+                tools.extend(offered(&request.path, &value));
+            }
+        }
+        let places: Vec<String> = planted
+            .markers
+            .iter()
+            .map(|(p, _)| p.id.to_string())
+            .collect();
+        let record = CensusRecord::new(plan.host_version, tools, places);
+        let mut faults = Vec::new();
+        for tool in &record.tools {
+            if !is_proxy_tool(host, tool) && allowance(host, tool).is_none() {
+                faults.push(format!(
+                    "tool {tool}: offered beyond the proxy's tools; {}",
+                    how_to_block(host, tool)
+                ));
+            }
+        }
+        for (place, _) in planted
+            .markers
+            .iter()
+            .filter(|(p, _)| reached.contains(&p.id))
+        {
+            faults.push(format!(
+                "marker of {} ({}) reached the model's request: the host read it",
+                place.what, place.id
+            ));
+        }
+        if !record
+            .tools
+            .iter()
+            .any(|t| is_proxy_tool(host, t) && t.ends_with(crate::mcp::probe::SUBMIT_CSV))
+        {
+            faults.push(format!(
+                "the proxy's submit_csv was not offered (tools offered: {}): the host did not \
+                 start our proxy, or dropped its tools, and every episode would end with no \
+                 answer",
+                if record.tools.is_empty() {
+                    "none".to_string()
+                } else {
+                    record.tools.join(", ")
+                }
+            ));
+        }
+        if faults.is_empty() {
+            return Ok(record);
+        }
+        Err(Error::Usage(format!(
+            "the tool census of {name} ({}) found what an episode must not have, so no episode \
+             is played (docs/HOSTS.md, \"The census\"):\n  - {}",
+            plan.host_version,
+            faults.join("\n  - ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tools_are_read_in_every_wire_format() {
+        let messages = json!({
+            "tools": [{"name": "ToolSearch"}, {"type": "web_search_20250305", "name": "web_search"}],
+            "system": [{"type": "text", "text": "Intro.\n\nThe following deferred tools are now available via ToolSearch. Use ToolSearch with query \"select:<name>\" to load them:\nmcp__okn__query\nListAgents\n\n# Next"}],
+            "messages": []
+        });
+        assert_eq!(
+            offered("/v1/messages", &messages),
+            ["ToolSearch", "web_search", "mcp__okn__query", "ListAgents"]
+        );
+        let responses = json!({"tools": [
+            {"type": "function", "name": "list_mcp_resources"},
+            {"type": "namespace", "name": "mcp__okn", "tools": [{"type": "function", "name": "query"}]},
+            {"type": "web_search"}
+        ]});
+        assert_eq!(
+            offered("/v1/responses", &responses),
+            ["list_mcp_resources", "mcp__okn__query", "web_search"]
+        );
+        let chat = json!({"tools": [{"type": "function", "function": {"name": "submit_csv"}}]});
+        assert_eq!(offered("/v1/chat/completions", &chat), ["submit_csv"]);
+        let gemini = json!({"tools": [{"functionDeclarations": [{"name": "mcp_okn_query"}]}, {"googleSearch": {}}]});
+        assert_eq!(
+            offered("/v1beta/models/m:streamGenerateContent", &gemini),
+            ["mcp_okn_query", "googleSearch"]
+        );
+    }
+
+    #[test]
+    fn a_record_is_sorted_and_its_digest_names_its_tool_surface() {
+        let a = CensusRecord::new(
+            "claude 1",
+            vec!["b".into(), "a".into(), "a".into()],
+            vec!["p".into()],
+        );
+        assert_eq!(a.tools, ["a", "b"]);
+        assert!(a.digest_holds());
+        let b = CensusRecord::new("claude 1", vec!["a".into(), "c".into()], vec![]);
+        assert_ne!(a.digest, b.digest);
+        assert_eq!(
+            b.difference(&a).unwrap(),
+            "offered now: c; no longer offered: b"
+        );
+        assert_eq!(a.difference(&a.clone()), None);
+        let mut edited = a.clone();
+        edited.tools.push("z".into());
+        assert!(!edited.digest_holds());
+    }
+
+    #[test]
+    fn only_the_proxys_tools_and_named_machinery_are_allowed() {
+        assert!(is_proxy_tool(Host::Claude, "mcp__okn__query"));
+        assert!(!is_proxy_tool(Host::Claude, "mcp__other__query"));
+        assert!(!is_proxy_tool(Host::Claude, "mcp__okn__"));
+        assert!(is_proxy_tool(Host::Gemini, "mcp_okn_submit_csv"));
+        assert!(!is_proxy_tool(Host::Gemini, "mcp__okn__query"));
+        assert!(allowance(Host::Claude, "ToolSearch").is_some());
+        assert!(allowance(Host::Claude, "ListAgents").is_none());
+        assert!(allowance(Host::Codex, "read_mcp_resource").is_some());
+        assert!(allowance(Host::Gemini, "ToolSearch").is_none());
+    }
+
+    #[test]
+    fn every_place_has_its_own_id_and_a_marker() {
+        let mut ids: Vec<&str> = PLACES.iter().map(|p| p.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), PLACES.len());
+        for place in PLACES {
+            assert!(
+                place.content.contains("{marker}") || place.id == "gemini-project-settings",
+                "{}",
+                place.id
+            );
+            assert!(place.path.starts_with("home/") || place.path.starts_with("project/"));
+        }
+    }
+}
