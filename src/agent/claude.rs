@@ -223,7 +223,12 @@ pub fn command(settings: &ClaudeSettings, mcp_config: &str) -> AgentCommand {
         String::new(),
         "--disable-slash-commands".into(),
         "--disallowed-tools".into(),
-        DISALLOWED_TOOLS.join(","),
+        DISALLOWED_TOOLS
+            .iter()
+            .copied()
+            .chain(settings.block_tools.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(","),
         // In -p mode a tool without permission is refused, and no settings
         // are read to grant it: the proxy's tools are allowed by name.
         "--allowed-tools".into(),
@@ -323,6 +328,7 @@ mod tests {
             model: Some("claude-opus-5".into()),
             effort: None,
             max_turns: Some(40),
+            block_tools: vec!["NewTool".into()],
         };
         let cmd = command(&settings, "{}");
         let line = cmd.args.join(" ");
@@ -346,7 +352,9 @@ mod tests {
         assert!(
             cmd.args
                 .iter()
-                .any(|a| a.starts_with("Agent,Task,Workflow,") && a.contains(",ListAgents,"))
+                .any(|a| a.starts_with("Agent,Task,Workflow,")
+                    && a.contains(",ListAgents,")
+                    && a.ends_with(",NewTool"))
         );
     }
 

@@ -274,6 +274,7 @@ mod tests {
             model: Some("gpt-\"x".into()),
             effort: Some("high".into()),
             max_turns: None,
+            block_tools: Vec::new(),
         };
         let proxy = crate::agent::McpProxy {
             program: "/bin/okn-benchmark".into(),

@@ -218,7 +218,9 @@ mod harness {
             // root's, a repository's): an empty list stops the upward
             // search (found by the tool census, issue 25).
             "context": {"memoryBoundaryMarkers": []},
-            "tools": {"exclude": EXCLUDED_TOOLS},
+            "tools": {"exclude": EXCLUDED_TOOLS.iter().copied()
+                .chain(settings.block_tools.iter().map(String::as_str))
+                .collect::<Vec<_>>()},
             "mcp": {"allowed": [server]},
             "mcpServers": {server: {
                 "command": proxy.program.to_string_lossy(),

@@ -76,6 +76,10 @@ mod harness {
         pub effort: Option<String>,
         /// `--max-turns`, when given.
         pub max_turns: Option<u32>,
+        /// `--block-tool`: built-in tools of the host blocked by name
+        /// beside those this program blocks itself (claude's
+        /// `--disallowed-tools`, gemini's `tools.exclude`), sorted.
+        pub block_tools: Vec<String>,
     }
 
     /// Which agent host plays a condition's episodes.

@@ -115,6 +115,14 @@ pub(crate) struct RunArgs {
     /// and is refused it).
     #[arg(long, value_name = "N")]
     max_turns: Option<u32>,
+    /// A built-in tool of the host to block by name (repeatable), beside those okn-benchmark
+    /// blocks itself: what the tool census (docs/HOSTS.md, "The census") tells you to add
+    /// when a new CLI version offers a tool beyond the proxy's. claude: added to
+    /// --disallowed-tools; gemini: added to the settings' tools.exclude; codex and the
+    /// openai loop are refused it (codex has no setting that removes one tool by name; the
+    /// loop offers only the proxy's tools).
+    #[arg(long, value_name = "NAME")]
+    block_tool: Vec<String>,
     /// The proxy's read timeout for one forwarded call, seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -196,7 +204,25 @@ fn agent(args: &RunArgs) -> Result<Agent> {
         model: args.model.clone(),
         effort: args.effort.map(|e| e.as_str().to_string()),
         max_turns: args.max_turns,
+        block_tools: block_tools(&args.block_tool),
     };
+    if !args.block_tool.is_empty() {
+        let why = match host {
+            Some(Host::Codex) => Some("codex has no setting that removes one tool by name"),
+            Some(Host::Openai) => Some("the openai loop offers only the proxy's tools"),
+            Some(Host::Scripted) => Some("a scripted agent calls no model"),
+            Some(Host::Claude | Host::Gemini) | None => None,
+        };
+        if let Some(why) = why {
+            return refuse("--block-tool", &args.agent, why);
+        }
+        if let Some(bad) = args.block_tool.iter().find(|t| !is_tool_name(t)) {
+            return Err(Error::Usage(format!(
+                "--block-tool {bad:?}: a tool name is letters, digits, '_', '-' and '.' \
+                 (the name the tool census printed)"
+            )));
+        }
+    }
     match host {
         Some(Host::Claude) => Ok(Agent::Claude(settings("claude"))),
         Some(Host::Codex) => {
@@ -253,6 +279,25 @@ fn agent(args: &RunArgs) -> Result<Agent> {
             args.agent
         ))),
     }
+}
+
+/// `--block-tool` names, sorted and each once (so the command line, which
+/// a resume compares, does not depend on their order).
+fn block_tools(names: &[String]) -> Vec<String> {
+    let mut names = names.to_vec();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether `name` can be a tool's name on a host's command line or in
+/// its settings: letters, digits, `_`, `-`, `.` (no `,` or space, which
+/// would split claude's list).
+fn is_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The flags only the openai host takes, refused for any other by name.
