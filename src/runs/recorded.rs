@@ -79,7 +79,9 @@ pub fn read_condition(path: &Path) -> Result<ConditionFile> {
 /// refuses: `identity.effort` is a level of `--effort`
 /// ([`super::identity::Effort`]), `identity.repeat` one `--repeat` takes
 /// (1 to [`super::identity::MAX_REPEAT`]), `settings.significant_figures`
-/// one `--precision` takes ([`crate::score::SIGNIFICANT_FIGURES`]); and no
+/// one `--precision` takes ([`crate::score::SIGNIFICANT_FIGURES`]); a
+/// `settings.census` whose digest is that of its version and tools, and
+/// whose version is the identity's (issue 25); and no
 /// question is both listed and excluded (`meta.excluded`): it would be
 /// counted in the rates it is said to be kept out of.
 ///
@@ -128,6 +130,28 @@ fn check_values(path: &Path, condition: &ConditionFile) -> Result<()> {
                 range.end()
             ),
         ));
+    }
+    if let Some(census) = &condition.settings.census {
+        if !census.digest_holds() {
+            return Err(edited(
+                "settings.census.digest",
+                "it is not the SHA-256 of the census's host_version and tools, so one of them \
+                 is not what the census found"
+                    .into(),
+            ));
+        }
+        if let Some(version) = &condition.identity.host_version
+            && *version != census.host_version
+        {
+            return Err(edited(
+                "settings.census.host_version",
+                format!(
+                    "'{}' is not the condition's identity.host_version '{}'",
+                    census.host_version.escape_debug(),
+                    version.escape_debug()
+                ),
+            ));
+        }
     }
     if let Some(both) = condition
         .meta

@@ -25,6 +25,7 @@ mod browser;
 mod build;
 mod cases;
 mod catalog;
+mod census;
 mod chain;
 mod claude;
 mod corpus;
