@@ -124,11 +124,35 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         .as_deref()
         .is_none_or(|p| p.as_os_str() != "-")
     {
+        for line in census_lines(&view) {
+            outln!("{line}");
+        }
         for line in crate::runs::verified::lines(&root) {
             outln!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per condition saying what its tool census found
+/// (`settings.census`; issue 25, "Isolation verified, not assumed"): the
+/// host's version, the tools offered, the markers planted, the digest; or
+/// why it has none (the scripted agent calls no model; a root recorded
+/// before the census existed).
+fn census_lines(view: &crate::report::view::RootView) -> Vec<String> {
+    view.conditions
+        .iter()
+        .map(|(name, condition)| {
+            let what = match (&condition.file.settings.census, &condition.file.identity) {
+                (Some(census), _) => census.summary(),
+                (None, identity) if identity.agent.starts_with("scripted:") => {
+                    "none: the scripted agent calls no model".to_string()
+                }
+                (None, _) => "not taken: recorded before okn-benchmark took a census".to_string(),
+            };
+            format!("census  {name}  {}", crate::text::printable(&what))
+        })
+        .collect()
 }
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {

@@ -189,6 +189,29 @@ fn a_host_that_offers_a_tool_beyond_the_proxys_is_stopped_by_the_census() {
     );
     assert_eq!(census["digest"].as_str().unwrap().len(), 64);
     assert_eq!(census["places"].as_array().unwrap().len(), 16, "{census}");
+    // `report` shows it.
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("census  demo-kg-all-tools__kg-named  "))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no census line: {}", stdout(&o)));
+    assert!(
+        line.contains("tools offered (DeferredToolPlaceholder, ToolSearch, mcp__okn__"),
+        "{line}"
+    );
+    assert!(
+        line.contains("16 planted markers, none reached the model"),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "digest {}",
+            &census["digest"].as_str().unwrap()[..12]
+        )),
+        "{line}"
+    );
 }
 
 /// Issue 25, section 3: a marker planted where a user's memory and

@@ -116,6 +116,49 @@ fn answers_exactly(host: &str, model: &str, env: fn(&str) -> Vec<(&'static str, 
     assert_eq!(condition["identity"]["model"], model);
     let version = condition["identity"]["host_version"].as_str().unwrap();
     assert!(version.starts_with(&format!("{host}-cli ")), "{version}");
+    // The tool census (issue 25, section 3): the proxy's tools as the host
+    // names them, and for codex its three MCP-resource tools, allowed by
+    // name; nothing else.
+    let census = &condition["settings"]["census"];
+    assert_eq!(census["host_version"], version, "{census}");
+    let mut offered: Vec<&str> = census["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let prefix = if host == "gemini" {
+        "mcp_okn_"
+    } else {
+        "mcp__okn__"
+    };
+    let proxy: Vec<&str> = offered
+        .iter()
+        .copied()
+        .filter(|t| t.starts_with(prefix))
+        .collect();
+    assert_eq!(
+        proxy.iter().map(|t| &t[prefix.len()..]).collect::<Vec<_>>(),
+        [
+            "get_descendants",
+            "get_schema",
+            "list_graphs",
+            "lookup_uri",
+            "query",
+            "submit_csv"
+        ]
+    );
+    offered.retain(|t| !t.starts_with(prefix));
+    let own: &[&str] = if host == "codex" {
+        &[
+            "list_mcp_resource_templates",
+            "list_mcp_resources",
+            "read_mcp_resource",
+        ]
+    } else {
+        &[]
+    };
+    assert_eq!(offered, own, "{census}");
     let question = out.join(format!("{QUESTION}_results/{condition_name}"));
     let result = json(&question.join("result.json"));
     assert_eq!(result["attempts"][0]["exact"], true, "{result}");
@@ -418,6 +461,19 @@ fn openai_answers_exactly_through_the_proxy_with_the_standins_usage_recorded() {
     assert_eq!(identity["model"], "gpt-standin-1");
     assert_eq!(identity["base_url"], format!("{url}/v1"));
     assert_eq!(identity["effort"], Value::Null);
+    // The census (issue 25, section 3): the loop offered the proxy's tools
+    // and nothing else, under the proxy's own names.
+    assert_eq!(
+        condition["settings"]["census"]["tools"],
+        serde_json::json!([
+            "get_descendants",
+            "get_schema",
+            "list_graphs",
+            "lookup_uri",
+            "query",
+            "submit_csv"
+        ])
+    );
     assert!(
         identity["host_version"]
             .as_str()
