@@ -927,14 +927,14 @@ mod regression {
             .unwrap();
         assert_eq!(old.status.code(), Some(0), "{}", stderr(&old));
         assert_eq!(stdout(&old), stdout(&before));
-        set_format(5);
+        set_format(6);
         let new = okn()
             .args(["report", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert_eq!(new.status.code(), Some(2), "{}", stdout(&new));
         assert!(
-            stderr(&new).contains("format 5 is not one this version reads (1 to 4)"),
+            stderr(&new).contains("format 6 is not one this version reads (1 to 5)"),
             "{}",
             stderr(&new)
         );
