@@ -1220,6 +1220,63 @@ mod tests {
         );
     }
 
+    /// Issue 25, section 5: what an agent host reported is untrusted text
+    /// (a model name, a failure's reason, a version a CLI printed): the
+    /// attempt page's host report escapes it, and a count the host did
+    /// not state reads "not stated", never 0.
+    #[test]
+    fn a_host_report_is_escaped_and_says_what_was_not_stated() {
+        use crate::agent::host::{FailureKind, HostFailure, HostReport, Usage};
+        let view = crate::report::view::HostView {
+            report: HostReport {
+                host: "codex".into(),
+                model: Some("<b>gpt</b>".into()),
+                usage: Some(Usage {
+                    source: "agent.json".into(),
+                    cost_usd: None,
+                    input_tokens: Some(0),
+                    output_tokens: Some(12),
+                    cache_creation_input_tokens: None,
+                    cache_read_input_tokens: None,
+                    num_turns: None,
+                    api_s: Some(1.25),
+                }),
+                failure: Some(HostFailure {
+                    kind: FailureKind::RateLimit,
+                    reason: "<script>alert('x')</script> & more".into(),
+                }),
+            },
+            wall_s: Some(3.0),
+            measured_by: Some("runner".into()),
+        };
+        let html = super::super::syntax::html(&crate::report::tables::host_report(
+            &view,
+            "codex-cli \"1\" <i>",
+        ));
+        for (figure, value) in [
+            ("host version", "codex-cli &quot;1&quot; &lt;i&gt;"),
+            ("model resolved", "&lt;b&gt;gpt&lt;/b&gt;"),
+            ("input tokens, not cached", "0"),
+            ("input tokens read from the cache", "not stated"),
+            ("input tokens written to the cache", "not stated"),
+            ("output tokens", "12"),
+            ("cost", "not stated"),
+            ("turns", "not stated"),
+            ("time waiting on the API", "1.2 s"),
+            ("wall time", "3.0 s, measured by the runner"),
+        ] {
+            assert!(
+                html.contains(&format!("<td>{figure}</td><td>{value}</td>")),
+                "{figure}: {html}"
+            );
+        }
+        assert!(
+            !html.contains("<script>") && !html.contains("<b>"),
+            "{html}"
+        );
+        assert!(html.contains("rate limit: &lt;script&gt;"), "{html}");
+    }
+
     #[test]
     fn long_texts_are_clipped_at_a_character_boundary() {
         assert_eq!(clip("short"), "short");

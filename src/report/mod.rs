@@ -169,3 +169,55 @@ pub fn agents_note<'a>(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25, section 5: a condition's agent is named by what was
+    /// recorded: the host's version from the identity, else from the
+    /// settings (older roots), else said to be not recorded; the model
+    /// resolved with the one asked for beside it; a host other than
+    /// claude and the scripted agent in the default label.
+    #[test]
+    fn an_agent_is_named_by_what_was_recorded_and_never_a_made_up_version() {
+        let view = load::root(&crate::testing::demo_root());
+        let mut c = view.conditions.values().next().unwrap().file.clone();
+        let a = AgentIdentity::of(&c);
+        assert_eq!(a.host, "scripted");
+        assert_eq!(a.host_text(), "okn-benchmark 0.1.0 (scripted agent)");
+        assert_eq!(a.model_text(), "—");
+        assert!(!label(&c).contains("scripted"), "{}", label(&c));
+        c.identity.agent = "codex".into();
+        c.identity.host_version = Some("codex-cli 0.171.0".into());
+        c.identity.model = Some("gpt-5".into());
+        c.settings.model_resolved = Some("gpt-5-2026".into());
+        let a = AgentIdentity::of(&c);
+        assert_eq!(a.host_text(), "codex-cli 0.171.0");
+        assert_eq!(a.model_text(), "gpt-5-2026 (gpt-5)");
+        assert_eq!(a.line(), "codex-cli 0.171.0, model gpt-5-2026 (gpt-5)");
+        assert!(label(&c).ends_with(" · KG named · codex"), "{}", label(&c));
+        c.identity.host_version = None;
+        c.settings.agent_version = None;
+        c.identity.model = None;
+        c.settings.model_resolved = None;
+        let a = AgentIdentity::of(&c);
+        assert_eq!(a.host_text(), "codex (version not recorded)");
+        assert_eq!(a.model_text(), "not recorded");
+        let claude = AgentIdentity {
+            agent: "claude".into(),
+            host: "claude".into(),
+            ..a.clone()
+        };
+        assert_eq!(
+            agents_note([("x", &a), ("y", &a)]).unwrap(),
+            "Every condition was played by codex (version not recorded), model not recorded."
+        );
+        assert_eq!(
+            agents_note([("x", &a), ("y", &claude), ("z", &a)]).unwrap(),
+            "Played by codex (version not recorded), model not recorded: x; z. Played by claude \
+             (version not recorded), model not recorded: y."
+        );
+        assert_eq!(agents_note([]), None);
+    }
+}
