@@ -713,22 +713,13 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                 Some("no") => false,
                 Some(other) => return Err(format!("text={other}: expected yes or no")),
             };
-            block(
-                questions_table(study, text)
-                    + &agents_footnote(&study.data)
-                    + &basis_footnote(&study.data),
-            )
+            block(with_agents(questions_table(study, text), &study.data))
         }
-        "deltas" => block(
-            deltas_table(&study.data, baseline(study, p, None)?)
-                + &agents_footnote(&study.data)
-                + &basis_footnote(&study.data),
-        ),
-        "agents" => block(
-            agents_table(&study.data)
-                + &agents_footnote(&study.data)
-                + &basis_footnote(&study.data),
-        ),
+        "deltas" => block(with_agents(
+            deltas_table(&study.data, baseline(study, p, None)?),
+            &study.data,
+        )),
+        "agents" => block(with_agents(agents_table(&study.data), &study.data)),
         "question" => named_question(study, p)?,
         "figure" => {
             let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;
@@ -783,9 +774,7 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
             block(images.join("\n\n") + &basis_footnote(&study.data))
         }
         "defeats-every-condition" => block(defeats_list(study) + &basis_footnote(&study.data)),
-        "separating" => block(
-            separating_table(study) + &agents_footnote(&study.data) + &basis_footnote(&study.data),
-        ),
+        "separating" => block(with_agents(separating_table(study), &study.data)),
         "strategies" => block(
             strategies_table(&study.data, condition(study, p, "condition")?)
                 + &basis_footnote(&study.data),
@@ -989,6 +978,17 @@ pub fn basis_footnote(data: &StudyData) -> String {
 pub fn agents_footnote(data: &StudyData) -> String {
     data.agents_note()
         .map_or_else(String::new, |note| format!("\n\n{}", md_text(&note)))
+}
+
+/// A region's table (or the sentence in its place), then
+/// [`agents_footnote`] and [`basis_footnote`].
+fn with_agents(table: String, data: &StudyData) -> String {
+    format!(
+        "{}{}{}",
+        table.trim_end(),
+        agents_footnote(data),
+        basis_footnote(data)
+    )
 }
 
 /// `first-query-hit` or `exploratory-calls` of condition `c`, a count
