@@ -173,12 +173,47 @@ pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The agent host with the model it ran, `agent · model`, or the agent
-/// alone when no model was recorded (a scripted agent).
-pub fn agent_model(agent: &str, model: Option<&str>) -> String {
+/// What a figure an agent host's report did not state prints as (issue
+/// 25, section 5): a count it left out is not 0.
+pub const NOT_STATED: &str = "not stated";
+
+/// What a recorded condition lacks prints as: it was not recorded (an
+/// older root, a host that did not say), which is no value of 0 or none.
+pub const NOT_RECORDED: &str = "not recorded";
+
+/// An agent host's version as reports show it (issue 25, section 5): as
+/// the host stated it, which names the program (`codex-cli 0.171.0`,
+/// `okn-benchmark 0.1.0 (scripted agent)`), or the host's name with
+/// `(version not recorded)` when no version was recorded: never a
+/// version made up.
+pub fn host_version(host: &str, version: Option<&str>) -> String {
+    match version {
+        Some(version) => version.to_string(),
+        None => format!("{host} (version {NOT_RECORDED})"),
+    }
+}
+
+/// A model as a table's cell shows it: [`model`] when one was recorded;
+/// else [`NONE`] for a host that plays no model (the scripted agent), and
+/// [`NOT_RECORDED`] for one that does.
+pub fn model_cell(resolved: Option<&str>, asked: Option<&str>, plays_model: bool) -> String {
+    match model(resolved, asked) {
+        Some(model) => model,
+        None if plays_model => NOT_RECORDED.to_string(),
+        None => NONE.to_string(),
+    }
+}
+
+/// An agent in a few words (issue 25, section 5): its host's version and
+/// its model, `codex-cli 0.171.0, model gpt-standin-1`, `okn-benchmark
+/// 0.1.0 (scripted agent), no model`, `claude (version not recorded),
+/// model not recorded`. `host` is [`host_version`]'s text, `model`
+/// [`model`]'s.
+pub fn agent_line(host: &str, model: Option<&str>, plays_model: bool) -> String {
     match model {
-        Some(model) => format!("{agent} · {model}"),
-        None => agent.to_string(),
+        Some(model) => format!("{host}, model {model}"),
+        None if plays_model => format!("{host}, model {NOT_RECORDED}"),
+        None => format!("{host}, no model"),
     }
 }
 
@@ -504,8 +539,31 @@ mod tests {
         assert_eq!(model(Some("m"), Some("m")).as_deref(), Some("m"));
         assert_eq!(model(None, Some("opus")).as_deref(), Some("opus"));
         assert_eq!(model(None, None), None);
-        assert_eq!(agent_model("claude", Some("m")), "claude · m");
-        assert_eq!(agent_model("scripted:oracle", None), "scripted:oracle");
+        // Issue 25, section 5: a version or model that was not recorded
+        // is said so, never made up; the scripted agent plays no model.
+        assert_eq!(
+            host_version("codex", Some("codex-cli 0.171.0")),
+            "codex-cli 0.171.0"
+        );
+        assert_eq!(
+            host_version("claude", None),
+            "claude (version not recorded)"
+        );
+        assert_eq!(model_cell(None, None, true), "not recorded");
+        assert_eq!(model_cell(None, None, false), "—");
+        assert_eq!(model_cell(Some("m-1"), Some("m"), true), "m-1 (m)");
+        assert_eq!(
+            agent_line("codex-cli 0.171.0", Some("gpt-5"), true),
+            "codex-cli 0.171.0, model gpt-5"
+        );
+        assert_eq!(
+            agent_line("claude (version not recorded)", None, true),
+            "claude (version not recorded), model not recorded"
+        );
+        assert_eq!(
+            agent_line("okn-benchmark 0.1.0 (scripted agent)", None, false),
+            "okn-benchmark 0.1.0 (scripted agent), no model"
+        );
     }
 
     #[test]

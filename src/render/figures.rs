@@ -331,6 +331,33 @@ fn label(s: &ConditionStats) -> String {
     }
 }
 
+/// `notes`, then which agents played the conditions drawn, by their labels
+/// ([`crate::report::agents_note`]): every figure names host, host version
+/// and model under its title (issue 25, section 5).
+fn with_agents(notes: &[String], stats: &[ConditionStats]) -> Vec<String> {
+    let labels: Vec<String> = stats.iter().map(label).collect();
+    let mut all = notes.to_vec();
+    all.extend(crate::report::agents_note(
+        labels
+            .iter()
+            .map(String::as_str)
+            .zip(stats.iter().map(|s| &s.identity)),
+    ));
+    all
+}
+
+/// Which agents played `study`'s conditions, each by its label in
+/// `labels` (in study order), for a figure drawn from the study itself
+/// ([`with_agents`]).
+fn labelled_agents(study: &StudyData, labels: &[String]) -> Option<String> {
+    let agents: Vec<crate::report::AgentIdentity> = study
+        .conditions
+        .iter()
+        .map(|c| crate::report::AgentIdentity::of(&c.condition))
+        .collect();
+    crate::report::agents_note(labels.iter().map(String::as_str).zip(&agents))
+}
+
 /// A plotters drawing area over the SVG buffer, with the few shapes the
 /// figures use, in pixel coordinates.
 struct Canvas<'a> {
@@ -719,7 +746,7 @@ fn exact_rate(stats: &[ConditionStats]) -> Drawn<String> {
     }
     let labels: Vec<String> = stats.iter().map(label).collect();
     let notes = ["Dot: exact rate, the mean over questions of exact ÷ measured attempts (as in every table). Bar: 95% bootstrap interval over questions.".to_string()];
-    let header = Header::new(kind, WIDTH, &notes, Vec::new());
+    let header = Header::new(kind, WIDTH, &with_agents(&notes, stats), Vec::new());
     let rows = Rows::new(&labels, header.bottom + 6, 130);
     svg(kind, (rows.width, rows.height()), |c| {
         header.draw(c)?;
@@ -843,9 +870,10 @@ fn heatmap(study: &StudyData) -> Drawn<String> {
     } else {
         Vec::new()
     };
-    let notes = [
+    let mut notes = vec![
         "Each cell: exact attempts / measured attempts; its colour is that exact rate.".to_string(),
     ];
+    notes.extend(labelled_agents(study, &labels));
     let header = Header::new(kind, width, &notes, Vec::new());
     let row_h = 22;
     let grid_y0 = header.bottom + head_lines * 13 + 10;
@@ -952,7 +980,7 @@ fn f1(stats: &[ConditionStats]) -> Drawn<String> {
         return no_data(kind, "no condition has a measured attempt");
     }
     let labels: Vec<String> = stats.iter().map(label).collect();
-    let notes = ["Dot: one measured attempt (spread vertically so equal values stay visible). Bar: the mean.".to_string()];
+    let notes = with_agents(&["Dot: one measured attempt (spread vertically so equal values stay visible). Bar: the mean.".to_string()], stats);
     let legend = vec![
         (Swatch::Dot(BLUE, 0.5), "one attempt".to_string()),
         (Swatch::Tick(VERMILLION), "mean F1".to_string()),
@@ -1017,7 +1045,7 @@ fn cost(study: &StudyData, stats: &[ConditionStats]) -> Drawn<String> {
         .map(|(v, _)| (v, format!("${}", crate::format::fixed(v, 4))))
         .collect();
     let labels: Vec<String> = stats.iter().map(label).collect();
-    let header = Header::new(kind, WIDTH, &[], Vec::new());
+    let header = Header::new(kind, WIDTH, &with_agents(&[], stats), Vec::new());
     let rows = Rows::new(&labels, header.bottom + 6, 150);
     svg(kind, (rows.width, rows.height()), |c| {
         header.draw(c)?;
@@ -1082,7 +1110,7 @@ fn wall_time(stats: &[ConditionStats]) -> Drawn<String> {
             "agent: the rest of the wall time".to_string(),
         ),
     ];
-    let header = Header::new(kind, WIDTH, &[], legend);
+    let header = Header::new(kind, WIDTH, &with_agents(&[], stats), legend);
     let rows = Rows::new(&labels, header.bottom + 6, 130);
     svg(kind, (rows.width, rows.height()), |c| {
         header.draw(c)?;
@@ -1153,7 +1181,7 @@ fn tool_calls(stats: &[ConditionStats]) -> Drawn<String> {
     let value_w = 70;
     let grid_x1 = grid_x0 + tools.len() as i32 * col_w;
     let width = (grid_x1 + 16 + value_w + MARGIN).max(720);
-    let notes = ["Number: calls over every attempt, blocked ones included; circle area grows with the count.".to_string()];
+    let notes = with_agents(&["Number: calls over every attempt, blocked ones included; circle area grows with the count.".to_string()], stats);
     let header = Header::new(kind, width, &notes, Vec::new());
     let grid_y0 = header.bottom + head_h;
     let height = grid_y0 + stats.len() as i32 * row_h + 16;
@@ -1216,9 +1244,12 @@ fn pass_k(stats: &[ConditionStats]) -> Drawn<String> {
     if k_max == 1 {
         return pass_one(stats, &labels);
     }
-    let notes = [format!(
-        "k from 1 to {k_max}; a condition's k stops at the fewest measured attempts of any of its questions. Mean over measured questions."
-    )];
+    let notes = with_agents(
+        &[format!(
+            "k from 1 to {k_max}; a condition's k stops at the fewest measured attempts of any of its questions. Mean over measured questions."
+        )],
+        stats,
+    );
     let legend = vec![
         (
             Swatch::Line {
@@ -1349,7 +1380,7 @@ fn pass_k(stats: &[ConditionStats]) -> Drawn<String> {
 /// one point per condition (pass@1 and pass^1 are the same number).
 fn pass_one(stats: &[ConditionStats], labels: &[String]) -> Drawn<String> {
     let kind = FigureKind::PassK;
-    let notes = ["Every condition has one measured attempt per question, so pass@1 = pass^1 and each condition is one point; record more attempts to see k > 1.".to_string()];
+    let notes = with_agents(&["Every condition has one measured attempt per question, so pass@1 = pass^1 and each condition is one point; record more attempts to see k > 1.".to_string()], stats);
     let header = Header::new(kind, WIDTH, &notes, Vec::new());
     let rows = Rows::new(labels, header.bottom + 6, 110);
     svg(kind, (rows.width, rows.height()), |c| {

@@ -10,8 +10,9 @@ use std::fmt::Write as _;
 
 use super::study::{self, StudyView};
 
-/// The main results table: one row per condition, with agent and model
-/// (the model column only when some condition had one), questions (n),
+/// The main results table: one row per condition, with agent, host (its
+/// version) and model (the model column only when some condition's host
+/// plays one; issue 25, section 5), questions (n),
 /// attempts, exact and strict exact rates, ordered rate, mean F1 and
 /// blocked attempts.
 pub fn main_table(study: &StudyView) -> String {
@@ -26,7 +27,7 @@ pub fn across_table(studies: &[StudyView], n: usize) -> String {
         .map(|s| (s.title.as_str(), &s.data))
         .collect();
     format!(
-        "## Main results across studies\n\nTable {n}. Main results of every study, in order: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, ordered and mean F1 per condition and agent; n is the number of measured questions, blocked the attempts that measured nothing. Rates are compared within a study, never across corpora.\n\n{}\n",
+        "## Main results across studies\n\nTable {n}. Main results of every study, in order: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, ordered and mean F1 per condition and agent, with the agent host's version and the model; n is the number of measured questions, blocked the attempts that measured nothing. Rates are compared within a study, never across corpora.\n\n{}\n",
         super::syntax::markdown(&crate::report::tables::across_studies(&rows))
     )
 }
@@ -36,10 +37,15 @@ pub fn across_table(studies: &[StudyView], n: usize) -> String {
 pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     let mut out = String::new();
     let mut n = first;
+    // Tables that name conditions by label alone say which agent played
+    // each in their caption (issue 25, section 5).
+    let agents = study.data.agents_note().map_or_else(String::new, |note| {
+        format!(" {}", super::syntax::md_text(&note))
+    });
     let _ = writeln!(out, "## {}\n", study.title);
     let _ = writeln!(
         out,
-        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, strict exact, ordered and mean F1; n is the number of measured questions.\n"
+        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, strict exact, ordered and mean F1, with each condition's agent, its host's version and the model; n is the number of measured questions.\n"
     );
     out.push_str(&main_table(study));
     out.push('\n');
@@ -58,7 +64,7 @@ pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
                 });
         let _ = writeln!(
             out,
-            "Table {n}. Condition deltas against {}: difference in exact rate, paired over the questions both measured, with a 95% percentile bootstrap interval over questions (2000 resamples, fixed seed).\n",
+            "Table {n}. Condition deltas against {}: difference in exact rate, paired over the questions both measured, with a 95% percentile bootstrap interval over questions (2000 resamples, fixed seed).{agents}\n",
             super::syntax::md_text(&baseline)
         );
         if let Some(b) = study.data.baseline_of(&study.baseline, None) {
@@ -69,7 +75,7 @@ pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     }
     let _ = writeln!(
         out,
-        "Table {n}. Per question: exact attempts over measured attempts under each condition.\n"
+        "Table {n}. Per question: exact attempts over measured attempts under each condition.{agents}\n"
     );
     out.push_str(&study::questions_table_of(&study.data, false));
     out.push('\n');

@@ -197,7 +197,7 @@ struct CutAttempt {
 fn attempt_entry(a: &crate::report::view::AttemptView) -> CutAttempt {
     let mut tools: Vec<String> = Vec::new();
     let mut sparql: Vec<String> = Vec::new();
-    for call in a.calls.iter().flat_map(|c| &c.calls) {
+    for call in a.calls.iter().flatten() {
         if !tools.contains(&call.tool) {
             tools.push(call.tool.clone());
         }

@@ -30,7 +30,7 @@ use super::Theme;
 use super::escape_html;
 use super::study::StudyView;
 use crate::error::Result;
-use crate::format::{agent_model, check, fraction, interval, plural, rate, seconds};
+use crate::format::{check, fraction, interval, plural, rate, seconds};
 use crate::layout::ATTEMPT_FILES;
 use crate::layout::{
     ANSWER_FILE, CALLS_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, README_FILE, RESULT_FILE,
@@ -198,6 +198,8 @@ struct Link {
 struct IndexCondition {
     label: String,
     agent: String,
+    host: String,
+    model: String,
     questions: u32,
     attempts: u32,
     exact: String,
@@ -339,7 +341,9 @@ pub fn index_page(
                     let st = c.stats();
                     IndexCondition {
                         label: st.label.clone(),
-                        agent: agent_model(&st.agent, st.model.as_deref()),
+                        agent: st.agent.clone(),
+                        host: st.identity.host_text(),
+                        model: st.identity.model_text(),
                         questions: st.questions,
                         attempts: st.attempts,
                         exact: rate(st.exact_rate),
@@ -718,34 +722,6 @@ struct DiffView {
     files: Vec<Link>,
 }
 
-/// What an episode cost, in words: `cost $0.051309 · 10717 input tokens
-/// (2678 from the cache) · 391 output tokens · 3 turns`, or that the agent
-/// host reported none of it (never a 0 it did not report).
-fn usage_text(usage: Option<&crate::runs::records::Usage>) -> String {
-    let Some(u) = usage else {
-        return "Cost and tokens: not reported by the agent host.".into();
-    };
-    let mut parts = Vec::new();
-    parts.push(match u.cost() {
-        Some(c) => format!("cost ${}", crate::format::fixed(c, 6)),
-        None => "cost not reported".into(),
-    });
-    match u.all_input_tokens() {
-        Some(n) => parts.push(format!(
-            "{n} input tokens ({} from the cache)",
-            u.cache_read_input_tokens.unwrap_or(0)
-        )),
-        None => parts.push("input tokens not reported".into()),
-    }
-    if let Some(n) = u.output() {
-        parts.push(format!("{n} output tokens"));
-    }
-    if let Some(n) = u.num_turns {
-        parts.push(format!("{n} turn{}", crate::format::plural(n as usize)));
-    }
-    format!("{} (as the agent host reported).", parts.join(" · "))
-}
-
 /// The status of a call as shown: unreadable, refused, error, soft
 /// error, ok.
 fn call_status(c: &crate::layout::CallRecord) -> (String, String) {
@@ -963,19 +939,28 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
     context.insert("question_text", c.question_text);
     context.insert("attempt", &a.attempt);
     context.insert("condition", label);
-    let condition = c.root.view.conditions.get(name).map(|c| &c.file);
-    context.insert(
-        "agent",
-        &condition.map_or(String::new(), |c| c.identity.agent.clone()),
+    // The condition's agent: host, its version and the model (issue 25,
+    // section 5), the model this attempt's host resolved where it said.
+    let agent = c.root.view.conditions.get(name).map(|c| c.agent());
+    let host = agent.as_ref().map_or_else(
+        || crate::format::host_version(&v.host.report.host, None),
+        crate::report::AgentIdentity::host_text,
     );
+    context.insert("agent", &agent.as_ref().map_or("", |a| a.agent.as_str()));
+    context.insert("host", &host);
     context.insert(
         "model",
-        &a.model_resolved
-            .clone()
-            .or_else(|| condition.and_then(|c| c.identity.model.clone())),
+        &crate::format::model_cell(
+            a.model_resolved.as_deref(),
+            agent.as_ref().and_then(|a| a.model_asked.as_deref()),
+            agent.as_ref().is_none_or(|a| a.plays_model),
+        ),
     );
     context.insert("wall_s", &seconds(a.wall_s));
-    context.insert("usage", &usage_text(a.usage.as_ref()));
+    context.insert(
+        "host_report",
+        &super::syntax::html(&crate::report::tables::host_report(&v.host, &host)),
+    );
     context.insert("server_s", &seconds(a.server_s));
     context.insert("verdict", &v.verdict.headline());
     context.insert("verdict_class", v.verdict.tone());
@@ -1089,12 +1074,11 @@ fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
         return (call_views, queries);
     };
     let span = calls
-        .calls
         .iter()
         .map(|c| c.start_s + c.duration_s)
         .fold(v.result.wall_s, f64::max)
         .max(1e-9);
-    for c in &calls.calls {
+    for c in calls {
         let (status, class) = call_status(c);
         if let serde_json::Value::Object(map) = &c.arguments {
             for (k, value) in map {
@@ -1234,6 +1218,63 @@ mod tests {
                 "bad".into()
             )
         );
+    }
+
+    /// Issue 25, section 5: what an agent host reported is untrusted text
+    /// (a model name, a failure's reason, a version a CLI printed): the
+    /// attempt page's host report escapes it, and a count the host did
+    /// not state reads "not stated", never 0.
+    #[test]
+    fn a_host_report_is_escaped_and_says_what_was_not_stated() {
+        use crate::agent::host::{FailureKind, HostFailure, HostReport, Usage};
+        let view = crate::report::view::HostView {
+            report: HostReport {
+                host: "codex".into(),
+                model: Some("<b>gpt</b>".into()),
+                usage: Some(Usage {
+                    source: "agent.json".into(),
+                    cost_usd: None,
+                    input_tokens: Some(0),
+                    output_tokens: Some(12),
+                    cache_creation_input_tokens: None,
+                    cache_read_input_tokens: None,
+                    num_turns: None,
+                    api_s: Some(1.25),
+                }),
+                failure: Some(HostFailure {
+                    kind: FailureKind::RateLimit,
+                    reason: "<script>alert('x')</script> & more".into(),
+                }),
+            },
+            wall_s: Some(3.0),
+            measured_by: Some("runner".into()),
+        };
+        let html = super::super::syntax::html(&crate::report::tables::host_report(
+            &view,
+            "codex-cli \"1\" <i>",
+        ));
+        for (figure, value) in [
+            ("host version", "codex-cli &quot;1&quot; &lt;i&gt;"),
+            ("model resolved", "&lt;b&gt;gpt&lt;/b&gt;"),
+            ("input tokens, not cached", "0"),
+            ("input tokens read from the cache", "not stated"),
+            ("input tokens written to the cache", "not stated"),
+            ("output tokens", "12"),
+            ("cost", "not stated"),
+            ("turns", "not stated"),
+            ("time waiting on the API", "1.2 s"),
+            ("wall time", "3.0 s, measured by the runner"),
+        ] {
+            assert!(
+                html.contains(&format!("<td>{figure}</td><td>{value}</td>")),
+                "{figure}: {html}"
+            );
+        }
+        assert!(
+            !html.contains("<script>") && !html.contains("<b>"),
+            "{html}"
+        );
+        assert!(html.contains("rate limit: &lt;script&gt;"), "{html}");
     }
 
     #[test]

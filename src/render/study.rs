@@ -713,12 +713,13 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                 Some("no") => false,
                 Some(other) => return Err(format!("text={other}: expected yes or no")),
             };
-            block(questions_table(study, text) + &basis_footnote(&study.data))
+            block(with_agents(questions_table(study, text), &study.data))
         }
-        "deltas" => block(
-            deltas_table(&study.data, baseline(study, p, None)?) + &basis_footnote(&study.data),
-        ),
-        "agents" => block(agents_table(&study.data) + &basis_footnote(&study.data)),
+        "deltas" => block(with_agents(
+            deltas_table(&study.data, baseline(study, p, None)?),
+            &study.data,
+        )),
+        "agents" => block(with_agents(agents_table(&study.data), &study.data)),
         "question" => named_question(study, p)?,
         "figure" => {
             let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;
@@ -773,7 +774,7 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
             block(images.join("\n\n") + &basis_footnote(&study.data))
         }
         "defeats-every-condition" => block(defeats_list(study) + &basis_footnote(&study.data)),
-        "separating" => block(separating_table(study) + &basis_footnote(&study.data)),
+        "separating" => block(with_agents(separating_table(study), &study.data)),
         "strategies" => block(
             strategies_table(&study.data, condition(study, p, "condition")?)
                 + &basis_footnote(&study.data),
@@ -966,6 +967,28 @@ pub fn basis_footnote(data: &StudyData) -> String {
         let _ = write!(out, "\n- {line}");
     }
     out
+}
+
+/// The paragraph after a table that names conditions by label alone (the
+/// `questions`, `deltas`, `agents` and `separating` regions): which agent
+/// played each, its host, host version and model
+/// ([`StudyData::agents_note`]; issue 25, section 5, "Publishing across
+/// hosts"); empty for a study with no condition. The `rates` table has
+/// columns of its own for them, and every figure says it under its title.
+pub fn agents_footnote(data: &StudyData) -> String {
+    data.agents_note()
+        .map_or_else(String::new, |note| format!("\n\n{}", md_text(&note)))
+}
+
+/// A region's table (or the sentence in its place), then
+/// [`agents_footnote`] and [`basis_footnote`].
+fn with_agents(table: String, data: &StudyData) -> String {
+    format!(
+        "{}{}{}",
+        table.trim_end(),
+        agents_footnote(data),
+        basis_footnote(data)
+    )
 }
 
 /// `first-query-hit` or `exploratory-calls` of condition `c`, a count
@@ -1216,7 +1239,7 @@ fn condition_number(
 /// the exact rate, its bootstrap interval over questions, strict and ordered
 /// rates, mean F1, question and attempt counts, and blocked attempts.
 pub fn rates_table(data: &StudyData) -> String {
-    md_table(&tables::rates(data, &tables::STUDY_RATES))
+    md_table(&tables::study_rates(data))
 }
 
 /// The pairwise deltas table (Markdown): every other condition against

@@ -13,15 +13,15 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::view::{
-    AttemptView, ConditionAttempts, ConditionView, CostView, QuestionDetail, QuestionView,
-    RootView, TrajectoryView, Unfinished, VIEW_VERSION,
+    AttemptView, ConditionAttempts, ConditionView, CostView, HostView, QuestionDetail,
+    QuestionView, RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::fsutil::{read_recorded, read_recorded_json};
+use crate::layout::ANSWER_FILE;
 use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
-use crate::layout::{ANSWER_FILE, CALLS_FILE, CallsFile};
 use crate::runs::judge::{Disagreement, record_differences};
 use crate::runs::recorded::{AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth};
 use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
@@ -902,37 +902,41 @@ fn attempt(
     if a.submitted && !listing.is_file(ANSWER_FILE) {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    let answer = listing
-        .read(ANSWER_FILE)?
-        .map(|bytes| Table::from_csv(&bytes).map_err(|e| e.to_string()));
-    let calls: Option<CallsFile> = match listing.read(CALLS_FILE)? {
-        Some(bytes) => Some(
-            crate::runs::recorded::parse_calls_file(&dir.join(CALLS_FILE), &bytes).map_err(
-                |e| {
-                    Error::Other(format!(
-                        "{e}; the attempt's tool calls cannot be shown: restore the file from \
-                         version control or record the episode again"
-                    ))
-                },
-            )?,
-        ),
-        None => None,
-    };
+    // The files judging reads, read as it reads them: the host report is
+    // the one its host's parser derives from the recorded output (and the
+    // episode recovered from agent.json, where the record says it was
+    // judged from one), so the page shows what the verdict rests on
+    // (issue 25, section 5).
+    let mut files = AttemptFiles::read(&dir, a.attempt)?;
+    files.recover(Some(a))?;
+    let answer = files
+        .answer
+        .as_deref()
+        .map(|bytes| Table::from_csv(bytes).map_err(|e| e.to_string()));
     // agent.json is the agent host's own output, kept as it came: one
     // that does not parse is said so, not silently left out.
-    let final_message = listing.read(AGENT_FILE)?.and_then(|b| final_message(&b));
+    let final_message = listing
+        .is_file(AGENT_FILE)
+        .then(|| final_message(&files.output.0))
+        .flatten();
     let prompt = listing
         .read(PROMPT_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let host = HostView {
+        wall_s: files.episode.as_ref().map(|e| e.wall_s),
+        measured_by: files.episode.as_ref().map(|e| e.source.clone()),
+        report: files.host,
+    };
     Ok(AttemptView {
         verdict: a.verdict(),
         result: a.clone(),
         files: listing.files(&crate::layout::ATTEMPT_FILES),
         dir,
         answer,
-        calls,
+        calls: files.calls,
         final_message,
         prompt,
+        host,
     })
 }
 

@@ -126,8 +126,13 @@ pub struct ConditionStats {
     pub label: String,
     /// Agent host (`claude`, `scripted:…`).
     pub agent: String,
-    /// The model as resolved (else as asked), `None` for a scripted agent.
+    /// The model as resolved, with the one asked for beside it where they
+    /// differ (else as asked), `None` when neither was recorded (a
+    /// scripted agent).
     pub model: Option<String>,
+    /// The agent: host, host version and model, as every table, figure
+    /// and page names it (issue 25, section 5).
+    pub identity: super::AgentIdentity,
     /// Questions with a result.
     pub questions: u32,
     /// Questions with at least one measured attempt.
@@ -266,17 +271,13 @@ impl StudyCondition {
                 }
             })
             .collect();
-        let model = self
-            .condition
-            .settings
-            .model_resolved
-            .clone()
-            .or_else(|| self.condition.identity.model.clone());
+        let identity = super::AgentIdentity::of(&self.condition);
         ConditionStats {
             key: self.key.clone(),
             label: self.label.clone(),
             agent: self.condition.identity.agent.clone(),
-            model,
+            model: identity.model(),
+            identity,
             questions: a.questions,
             measured_questions: a.measured_questions,
             attempts: a.attempts,
@@ -351,6 +352,19 @@ impl StudyCondition {
 }
 
 impl StudyData {
+    /// Which agents played the study's conditions, by their labels, in
+    /// sentences ([`super::agents_note`]): what a region or figure that
+    /// names conditions by label alone says of host, host version and
+    /// model (issue 25, section 5); `None` for a study with no condition.
+    pub fn agents_note(&self) -> Option<String> {
+        let agents: Vec<(&str, super::AgentIdentity)> = self
+            .conditions
+            .iter()
+            .map(|c| (c.label.as_str(), super::AgentIdentity::of(&c.condition)))
+            .collect();
+        super::agents_note(agents.iter().map(|(label, a)| (*label, a)))
+    }
+
     /// The study's corpus: every question some condition recorded or
     /// excluded (`meta.excluded`), sorted by id. A condition that lacks
     /// some of it says so beside its numbers ([`StudyCondition::basis`]).

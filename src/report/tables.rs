@@ -13,9 +13,12 @@ use std::collections::BTreeMap;
 
 use super::grid::{Align, Cell, Column, Grid};
 use super::study::{ConditionStats, StudyCondition, StudyData};
-use super::view::{ConditionView, QuestionView, RootView};
+use super::view::{ConditionView, HostView, QuestionView, RootView};
+use crate::agent::host::FailureKind;
 use crate::runs::identity::Identity;
-use crate::runs::records::{AttemptResult, QuestionResult, QuestionSummary};
+use crate::runs::records::{
+    AttemptResult, MAX_EPISODE_TOKENS, QuestionResult, QuestionSummary, Usage,
+};
 
 use Align::{Center, Left, Right};
 
@@ -95,13 +98,16 @@ pub fn root_question(view: &RootView, question: &QuestionView) -> Grid {
 pub enum ConditionFigure {
     /// Its label.
     Label,
-    /// The agent host.
+    /// The agent as `--agent` named it.
     Agent,
+    /// The host's version as it stated it, else its name with `(version
+    /// not recorded)` ([`super::AgentIdentity::host_text`]; issue 25,
+    /// section 5).
+    Host,
     /// The model resolved, with the one asked for beside it where they
-    /// differ ([`ConditionView::model`]).
+    /// differ; `—` for the scripted agent, `not recorded` for a host that
+    /// did not say ([`super::AgentIdentity::model_text`]).
     Model,
-    /// The model resolved, else the one asked for.
-    ModelResolved,
     /// The effort asked for (`default`: the CLI's own).
     Effort,
     /// Questions.
@@ -160,14 +166,8 @@ impl ConditionFigure {
                 None => c.label.clone().into(),
             },
             ConditionFigure::Agent => c.file.identity.agent.clone().into(),
-            ConditionFigure::Model => c.model().map_or_else(none, Cell::from),
-            ConditionFigure::ModelResolved => c
-                .file
-                .settings
-                .model_resolved
-                .clone()
-                .or_else(|| c.file.identity.model.clone())
-                .map_or_else(none, Cell::from),
+            ConditionFigure::Host => c.agent().host_text().into(),
+            ConditionFigure::Model => c.agent().model_text().into(),
             ConditionFigure::Effort => c
                 .file
                 .identity
@@ -269,8 +269,8 @@ fn conditions_grid(view: &RootView, columns: &[ConditionColumn]) -> Grid {
     grid
 }
 
-/// A runs root's conditions as its README shows them: label, agent,
-/// model, effort, counts, the rates of both tiers, always/ever exact,
+/// A runs root's conditions as its README shows them: label, agent, host
+/// (its version), model, effort, counts, the rates of both tiers, always/ever exact,
 /// flaky, blocked, and mean queries and seconds.
 pub fn root_conditions(view: &RootView) -> Grid {
     use ConditionFigure as F;
@@ -279,6 +279,7 @@ pub fn root_conditions(view: &RootView) -> Grid {
         &[
             ("condition", Left, F::Label),
             ("agent", Left, F::Agent),
+            ("host", Left, F::Host),
             ("model", Left, F::Model),
             ("effort", Left, F::Effort),
             ("questions", Right, F::Questions),
@@ -333,7 +334,8 @@ pub fn site_conditions(view: &RootView) -> Grid {
         &[
             ("condition", Left, F::Label),
             ("agent", Left, F::Agent),
-            ("model", Left, F::ModelResolved),
+            ("host", Left, F::Host),
+            ("model", Left, F::Model),
             ("questions", Right, F::Questions),
             ("attempts", Right, F::Attempts),
             ("exact", Right, F::Exact),
@@ -375,6 +377,94 @@ pub fn site_questions(view: &RootView, link: &dyn Fn(&str) -> String) -> Grid {
                 .map(|c| question_cell(q.results.get(c))),
         );
         grid.push(row);
+    }
+    grid
+}
+
+/// An attempt's host report as its page shows it (issue 25, section 5;
+/// `docs/PUBLISHING.md`, "The site"): one row per figure, each as the
+/// agent host stated it, or `not stated` where it did not (never 0): the
+/// host and its version (`version`, the condition's,
+/// [`super::AgentIdentity::host_text`]), the model it resolved, tokens
+/// (input not cached, cache reads, cache writes, output), the cost in US
+/// dollars, turns, time waiting on the API, the episode's wall time and
+/// who measured it, and the host's own failure (its kind and reason).
+pub fn host_report(host: &HostView, version: &str) -> Grid {
+    use crate::format::{NOT_STATED, fixed, seconds};
+    let r = &host.report;
+    let usage = r.usage.as_ref();
+    let stated = |text: Option<String>| Cell::from(text.unwrap_or_else(|| NOT_STATED.into()));
+    let tokens = |n: Option<u64>| {
+        stated(
+            n.filter(|n| *n <= MAX_EPISODE_TOKENS)
+                .map(|n| n.to_string()),
+        )
+    };
+    let wall = match (host.wall_s, host.measured_by.as_deref()) {
+        (Some(s), Some("runner")) => format!("{} s, measured by the runner", seconds(s)),
+        (Some(s), Some(by)) => format!("{} s, the agent host's own clock ({by})", seconds(s)),
+        (Some(s), None) => format!("{} s", seconds(s)),
+        (None, _) => "not recorded (the attempt has no episode.json)".into(),
+    };
+    let failure = r.failure.as_ref().map_or_else(
+        || "none reported".to_string(),
+        |f| {
+            let kind = match f.kind {
+                FailureKind::Authentication => "authentication",
+                FailureKind::RateLimit => "rate limit",
+                FailureKind::Overload => "overload",
+                FailureKind::Crash => "crash",
+                FailureKind::Other => "other",
+            };
+            format!("{kind}: {}", f.reason)
+        },
+    );
+    let mut grid = Grid::new(vec![
+        Column::new("figure", Left),
+        Column::new("value", Left),
+    ]);
+    let rows: [(&str, Cell); 12] = [
+        ("host", r.host.clone().into()),
+        ("host version", version.to_string().into()),
+        ("model resolved", stated(r.model.clone())),
+        (
+            "input tokens, not cached",
+            tokens(usage.and_then(|u| u.input_tokens)),
+        ),
+        (
+            "input tokens read from the cache",
+            tokens(usage.and_then(|u| u.cache_read_input_tokens)),
+        ),
+        (
+            "input tokens written to the cache",
+            tokens(usage.and_then(|u| u.cache_creation_input_tokens)),
+        ),
+        ("output tokens", tokens(usage.and_then(|u| u.output_tokens))),
+        (
+            "cost",
+            stated(
+                usage
+                    .and_then(Usage::cost)
+                    .map(|c| format!("${}", fixed(c, 6))),
+            ),
+        ),
+        (
+            "turns",
+            stated(usage.and_then(|u| u.num_turns).map(|n| n.to_string())),
+        ),
+        (
+            "time waiting on the API",
+            stated(
+                usage
+                    .and_then(|u| u.api_s)
+                    .map(|s| format!("{} s", seconds(s))),
+            ),
+        ),
+        ("wall time", wall.into()),
+        ("failure of the host", failure.into()),
+    ];
+    for (figure, value) in rows {
+        grid.push(vec![figure.to_string().into(), value]);
     }
     grid
 }
@@ -560,11 +650,13 @@ pub fn summary<'a>(
 pub enum RateColumn {
     /// The condition's label.
     Condition,
-    /// The agent host with the model (`agent · model`).
-    AgentModel,
-    /// The agent host alone.
+    /// The agent as `--agent` named it.
     Agent,
-    /// The model alone (`—` when none).
+    /// The host's version ([`super::AgentIdentity::host_text`]; issue 25,
+    /// section 5).
+    Host,
+    /// The model ([`super::AgentIdentity::model_text`]: `—` for the
+    /// scripted agent, `not recorded` for a host that did not say).
     Model,
     /// Questions with a result.
     Questions,
@@ -597,7 +689,8 @@ impl RateColumn {
     fn column(self) -> Column {
         let (header, align) = match self {
             RateColumn::Condition => ("condition", Left),
-            RateColumn::AgentModel | RateColumn::Agent => ("agent", Left),
+            RateColumn::Agent => ("agent", Left),
+            RateColumn::Host => ("host", Left),
             RateColumn::Model => ("model", Left),
             RateColumn::Questions => ("questions", Right),
             RateColumn::MeasuredQuestions => ("n", Right),
@@ -619,15 +712,9 @@ impl RateColumn {
     fn cell(self, s: &ConditionStats) -> Cell {
         match self {
             RateColumn::Condition => s.label.clone().into(),
-            RateColumn::AgentModel => {
-                crate::format::agent_model(&s.agent, s.model.as_deref()).into()
-            }
             RateColumn::Agent => s.agent.clone().into(),
-            RateColumn::Model => s
-                .model
-                .clone()
-                .unwrap_or_else(|| crate::format::NONE.into())
-                .into(),
+            RateColumn::Host => s.identity.host_text().into(),
+            RateColumn::Model => s.identity.model_text().into(),
             RateColumn::Questions => s.questions.into(),
             RateColumn::MeasuredQuestions => s.measured_questions.into(),
             RateColumn::Attempts => s.attempts.into(),
@@ -645,9 +732,11 @@ impl RateColumn {
 }
 
 /// The columns of a study's `rates` region.
-pub const STUDY_RATES: [RateColumn; 13] = [
+pub const STUDY_RATES: [RateColumn; 15] = [
     RateColumn::Condition,
-    RateColumn::AgentModel,
+    RateColumn::Agent,
+    RateColumn::Host,
+    RateColumn::Model,
     RateColumn::Questions,
     RateColumn::Attempts,
     RateColumn::Exact,
@@ -660,6 +749,22 @@ pub const STUDY_RATES: [RateColumn; 13] = [
     RateColumn::Flaky,
     RateColumn::Blocked,
 ];
+
+/// A study's `rates` region: [`STUDY_RATES`], without the model column
+/// when no condition's host plays a model (scripted agents only: an
+/// all-`—` column would only crowd the page; the host column says
+/// `(scripted agent)`), as the paper's [`main_results`] does.
+pub fn study_rates(data: &StudyData) -> Grid {
+    let models = data
+        .conditions
+        .iter()
+        .any(|c| c.stats().identity.plays_model);
+    let columns: Vec<RateColumn> = STUDY_RATES
+        .into_iter()
+        .filter(|c| models || *c != RateColumn::Model)
+        .collect();
+    rates(data, &columns)
+}
 
 /// The per-condition rates of a study, one row per condition, in these
 /// columns.
@@ -678,13 +783,16 @@ pub fn rates(data: &StudyData, columns: &[RateColumn]) -> Grid {
     grid
 }
 
-/// The paper's main results table: the rates with agent, the model only
-/// when some condition recorded one (a scripted agent has none: an
-/// all-blank column would only crowd the page), and `n` measured
-/// questions.
+/// The paper's main results table: the rates with agent, host (its
+/// version), the model only when some condition's host plays one (a
+/// scripted agent has none: an all-blank column would only crowd the
+/// page), and `n` measured questions.
 pub fn main_results(data: &StudyData) -> Grid {
-    let models = data.conditions.iter().any(|c| c.stats().model.is_some());
-    let mut columns = vec![RateColumn::Condition, RateColumn::Agent];
+    let models = data
+        .conditions
+        .iter()
+        .any(|c| c.stats().identity.plays_model);
+    let mut columns = vec![RateColumn::Condition, RateColumn::Agent, RateColumn::Host];
     if models {
         columns.push(RateColumn::Model);
     }
@@ -704,7 +812,8 @@ pub fn main_results(data: &StudyData) -> Grid {
 /// The paper's main table across studies (issue 12, "`paper tables`
 /// prints the seed's main table"): one row per condition of each study in
 /// the order given, condition × agent (the study's agent label, else the
-/// agent host) and model where some condition recorded one, with `n`
+/// agent host), the host's version, and the model where some condition's
+/// host plays one, with `n`
 /// measured questions, the exact rate and its interval, ordered, mean F1
 /// and blocked attempts. `studies` pairs each study's title with its
 /// numbers.
@@ -712,11 +821,12 @@ pub fn across_studies(studies: &[(&str, &StudyData)]) -> Grid {
     let models = studies
         .iter()
         .flat_map(|(_, d)| &d.conditions)
-        .any(|c| c.stats().model.is_some());
+        .any(|c| c.stats().identity.plays_model);
     let mut columns = vec![
         Column::new("study", Left),
         Column::new("condition", Left),
         Column::new("agent", Left),
+        Column::new("host", Left),
     ];
     if models {
         columns.push(Column::new("model", Left));
@@ -743,14 +853,14 @@ pub fn across_studies(studies: &[(&str, &StudyData)]) -> Grid {
                 .as_ref()
                 .and_then(|key| data.agents.iter().find(|a| a.key == *key))
                 .map_or_else(|| s.agent.clone(), |a| a.label.clone());
-            let mut row: Vec<Cell> = vec![title.to_string().into(), label.into(), agent.into()];
+            let mut row: Vec<Cell> = vec![
+                title.to_string().into(),
+                label.into(),
+                agent.into(),
+                s.identity.host_text().into(),
+            ];
             if models {
-                row.push(
-                    s.model
-                        .clone()
-                        .unwrap_or_else(|| crate::format::NONE.into())
-                        .into(),
-                );
+                row.push(s.identity.model_text().into());
             }
             row.extend([
                 s.measured_questions.into(),

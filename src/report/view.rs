@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::format::Verdict;
-use crate::layout::CallsFile;
-use crate::runs::records::{AttemptResult, ConditionFile, QuestionResult};
+use crate::layout::CallRecord;
+use crate::runs::records::{AttemptResult, ConditionFile, HostReport, QuestionResult};
 use crate::table::Table;
 
 /// The version of the view model's shape: raised when a field changes
@@ -312,13 +312,10 @@ impl ConditionView {
         ))
     }
 
-    /// The model as the README shows it: resolved, with the one asked for
-    /// beside it where they differ ([`crate::format::model`]).
-    pub fn model(&self) -> Option<String> {
-        crate::format::model(
-            self.file.settings.model_resolved.as_deref(),
-            self.file.identity.model.as_deref(),
-        )
+    /// Its agent as every report names it: host, host version and model
+    /// ([`super::AgentIdentity`]; issue 25, section 5).
+    pub fn agent(&self) -> super::AgentIdentity {
+        super::AgentIdentity::of(&self.file)
     }
 }
 
@@ -395,11 +392,31 @@ pub struct AttemptView {
     /// `answer.csv`: the table, or why it could not be read; `None` when
     /// nothing was submitted.
     pub answer: Option<Result<Table, String>>,
-    /// `calls.json`, when recorded.
-    pub calls: Option<CallsFile>,
+    /// `calls.json`'s calls, when recorded.
+    pub calls: Option<Vec<CallRecord>>,
     /// The agent host's final message (`result` of `agent.json`), or a
     /// sentence saying why none could be read.
     pub final_message: Option<String>,
     /// `prompt.txt` as recorded.
     pub prompt: Option<String>,
+    /// What the agent host reported of the episode, and its wall time.
+    pub host: HostView,
+}
+
+/// What an attempt page shows of the agent host's report (issue 25,
+/// section 5; `docs/FORMAT.md`, "`episode.json`").
+#[derive(Debug, Clone, Serialize)]
+pub struct HostView {
+    /// The host report its host's parser derives from the recorded output
+    /// (`agent.json`, `agent.stderr.log`) and the episode: what judging
+    /// read (`episode.json`'s `host_report` holds the same, from runs-root
+    /// format 4 on). A figure the host did not state is absent.
+    pub report: HostReport,
+    /// The episode's wall time, seconds (`episode.json`'s `wall_s`);
+    /// `None` when the attempt has no episode.
+    pub wall_s: Option<f64>,
+    /// Who measured it (`episode.json`'s `source`): `runner`, or
+    /// `agent.json` (the host's own clock, for an episode recovered from
+    /// its report).
+    pub measured_by: Option<String>,
 }

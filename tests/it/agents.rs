@@ -96,24 +96,30 @@ fn paper_tables_open_with_the_main_table_across_studies_in_order() {
                 )
                 .unwrap();
                 let a = &c["aggregate"];
-                assert_eq!(row[3], a["measured_questions"].to_string(), "{row:?}");
+                // The host, by the version it recorded (issue 25, section 5).
                 assert_eq!(
-                    row[4],
+                    row[3],
+                    c["settings"]["agent_version"].as_str().unwrap(),
+                    "{row:?}"
+                );
+                assert_eq!(row[4], a["measured_questions"].to_string(), "{row:?}");
+                assert_eq!(
+                    row[5],
                     format!("{:.2}", a["exact_rate"].as_f64().unwrap()),
                     "{row:?}"
                 );
                 assert_eq!(
-                    row[7],
+                    row[8],
                     format!("{:.2}", a["mean_f1"].as_f64().unwrap()),
                     "{row:?}"
                 );
-                assert_eq!(row[8], a["blocked_attempts"].to_string(), "{row:?}");
+                assert_eq!(row[9], a["blocked_attempts"].to_string(), "{row:?}");
             }
         }
     }
     // The floor: the expert exact on every attempt, the novice not.
-    assert_eq!(cells(table[0])[4], "1.00");
-    assert_ne!(cells(table[4])[4], "1.00");
+    assert_eq!(cells(table[0])[5], "1.00");
+    assert_ne!(cells(table[4])[5], "1.00");
     // Then each study's own tables, numbered on.
     assert!(text.contains("\nTable 2. Main results:"), "{text}");
     // Deltas within an agent: each row's condition and baseline share it.

@@ -892,7 +892,7 @@ fn pages_work_from_file_urls_in_headless_chromium() {
         ("index", d.join("site/index.html"), None),
         ("redirect", d.join("REDIRECT.html"), None),
         // Conditions table, column "exact".
-        ("root", site.join("index.html"), Some((0, 5))),
+        ("root", site.join("index.html"), Some((0, 6))),
         // Attempts table, column "mean F1".
         (
             "question",

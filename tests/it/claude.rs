@@ -282,13 +282,31 @@ fn the_real_cli_answers_through_the_proxy_and_only_the_proxy() {
         "site/roots/runs/a/biobricks-ice-active-chemicals_single/demo-kg-all-tools__kg-named/attempt-1.html",
     ))
     .unwrap();
-    assert!(
-        page.contains(&format!(
-            "cost ${:.6} · {expected_input} input tokens (",
-            usage["cost_usd"].as_f64().unwrap()
-        )),
-        "{page}"
-    );
+    // The page's host report (issue 25, section 5): each figure as the
+    // host stated it.
+    for (figure, value) in [
+        ("host", "claude".to_string()),
+        ("model resolved", "claude-standin-1".to_string()),
+        (
+            "cost",
+            format!("${:.6}", usage["cost_usd"].as_f64().unwrap()),
+        ),
+        (
+            "input tokens, not cached",
+            usage["input_tokens"].to_string(),
+        ),
+        (
+            "input tokens read from the cache",
+            usage["cache_read_input_tokens"].to_string(),
+        ),
+        ("output tokens", usage["output_tokens"].to_string()),
+        ("turns", turns.to_string()),
+    ] {
+        assert!(
+            page.contains(&format!("<tr><td>{figure}</td><td>{value}</td></tr>")),
+            "{figure}: {page}"
+        );
+    }
 }
 
 #[test]

@@ -39,6 +39,7 @@ mod openai_agent;
 mod outputs;
 mod paper_doc;
 mod probe;
+mod publishing;
 mod real_documents;
 mod records;
 mod reference;

@@ -40,10 +40,26 @@ fn a_roots_condition_table_holds_typed_cells() {
     assert_eq!(view.questions.len(), 12);
     let grid = tables::root_conditions(&view);
     // Rates stay numbers until a syntax writes them.
+    let exact = grid
+        .columns
+        .iter()
+        .position(|c| c.header == Cell::from("exact"))
+        .unwrap();
     assert!(
-        matches!(grid.rows[0][6], Cell::Rate(Some(_))),
+        matches!(grid.rows[0][exact], Cell::Rate(Some(_))),
         "{:?}",
-        grid.rows[0][6]
+        grid.rows[0][exact]
+    );
+    // Issue 25, section 5: the host is named by the version it recorded
+    // (a root of runs-root format 2: `settings.agent_version`).
+    let host = grid
+        .columns
+        .iter()
+        .position(|c| c.header == Cell::from("host"))
+        .unwrap();
+    assert_eq!(
+        grid.rows[0][host],
+        Cell::from("okn-benchmark 0.1.0 (scripted agent)")
     );
     settings().bind(|| {
         insta::assert_snapshot!(
@@ -147,7 +163,7 @@ fn a_study_view_holds_its_conditions_and_rates() {
             "{table}"
         );
     }
-    let grid = tables::rates(&study.data, &tables::STUDY_RATES);
+    let grid = tables::study_rates(&study.data);
     settings().bind(|| {
         insta::assert_snapshot!(
             "study_rates_grid",
