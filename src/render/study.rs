@@ -30,9 +30,10 @@ pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 /// "Generated regions":
 /// tables, a number inside a sentence, figure embeds, and the
 /// questions that defeat every condition or separate them).
-pub const KINDS: [(&str, &[&str]); 11] = [
+pub const KINDS: [(&str, &[&str]); 12] = [
     ("rates", &[]),
     ("agents", &[]),
+    ("overhead", &[]),
     ("question", &["which"]),
     ("questions", &["text"]),
     ("deltas", &["baseline"]),
@@ -720,6 +721,9 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
             &study.data,
         )),
         "agents" => block(with_agents(agents_table(&study.data), &study.data)),
+        "overhead" => {
+            block(md_table(&tables::overhead(&study.data)) + &basis_footnote(&study.data))
+        }
         "question" => named_question(study, p)?,
         "figure" => {
             let name = p.get("name").ok_or("okn:figure needs name=FIGURE")?;

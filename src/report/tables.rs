@@ -766,6 +766,73 @@ pub fn study_rates(data: &StudyData) -> Grid {
     rates(data, &columns)
 }
 
+/// What each host spent per attempt (issue 25, "Publishing across
+/// hosts"; the `overhead` region of a study, `docs/PUBLISHING.md`): one
+/// row per condition with its host (and version), model, attempts, exact
+/// rate, and the means per attempt of wall time (measured by the runner),
+/// the model turns, the input tokens (cache reads and writes included),
+/// the output tokens and the cost, each as the host's report stated it.
+/// A mean is shown only when every attempt of the condition stated the
+/// figure (a mean over those that did would not be the condition's):
+/// otherwise `not stated` when none did, `stated by K of N` when some did.
+pub fn overhead(data: &StudyData) -> Grid {
+    use crate::runs::records::AttemptResult;
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Align::Left),
+        Column::new("host", Align::Left),
+        Column::new("model", Align::Left),
+        Column::new("attempts", Align::Right),
+        Column::new("exact", Align::Right),
+        Column::new("wall s / attempt", Align::Right),
+        Column::new("turns / attempt", Align::Right),
+        Column::new("input tokens / attempt", Align::Right),
+        Column::new("output tokens / attempt", Align::Right),
+        Column::new("cost / attempt", Align::Right),
+    ]);
+    for c in &data.conditions {
+        let s = c.stats();
+        let attempts: Vec<&AttemptResult> =
+            c.results.values().flat_map(|r| r.attempts.iter()).collect();
+        let mean = |figure: &dyn Fn(&AttemptResult) -> Option<f64>| -> Option<Result<f64, usize>> {
+            let values: Vec<f64> = attempts.iter().filter_map(|a| figure(a)).collect();
+            if attempts.is_empty() || values.is_empty() {
+                return None;
+            }
+            if values.len() < attempts.len() {
+                return Some(Err(values.len()));
+            }
+            Some(Ok(values.iter().sum::<f64>() / values.len() as f64))
+        };
+        let cell = |value: Option<Result<f64, usize>>, shown: &dyn Fn(f64) -> Cell| match value {
+            None => Cell::Text(crate::format::NOT_STATED.into()),
+            Some(Err(k)) => Cell::Text(format!("stated by {k} of {}", attempts.len())),
+            Some(Ok(v)) => shown(v),
+        };
+        let usage = |a: &AttemptResult| a.usage.clone();
+        let whole = |v: f64| Cell::Text(format!("{v:.0}"));
+        grid.push(vec![
+            s.label.clone().into(),
+            s.identity.host_text().into(),
+            s.identity.model_text().into(),
+            s.attempts.into(),
+            Cell::Rate(s.exact_rate),
+            cell(mean(&|a| Some(a.wall_s)), &|v| Cell::Seconds(Some(v))),
+            cell(mean(&|a| usage(a)?.num_turns.map(|n| n as f64)), &|v| {
+                Cell::Text(crate::format::fixed(v, 1))
+            }),
+            cell(
+                mean(&|a| usage(a)?.all_input_tokens().map(|n| n as f64)),
+                &whole,
+            ),
+            cell(mean(&|a| usage(a)?.output().map(|n| n as f64)), &whole),
+            cell(mean(&|a| usage(a)?.cost()), &|v| {
+                Cell::Text(format!("${}", crate::format::fixed(v, 4)))
+            }),
+        ]);
+    }
+    grid
+}
+
 /// The per-condition rates of a study, one row per condition, in these
 /// columns.
 pub fn rates(data: &StudyData, columns: &[RateColumn]) -> Grid {

@@ -48,8 +48,9 @@ fn paper_tables_open_with_the_main_table_across_studies_in_order() {
         "{text}"
     );
     let table: Vec<&str> = text.split("\n\n").nth(2).unwrap().lines().skip(2).collect();
-    // 3 agents × (2 single-graph + 3 cross-graph + 2 ontology conditions).
-    assert_eq!(table.len(), 21, "{text}");
+    // 3 agents × (2 single-graph + 3 cross-graph + 2 ontology conditions),
+    // then the four hosts of "one agent, four hosts".
+    assert_eq!(table.len(), 25, "{text}");
     let studies: Vec<&str> = table.iter().map(|r| cells(r)[0]).collect();
     assert!(
         studies[..6].iter().all(|s| s.starts_with("Single-graph")),
@@ -60,7 +61,13 @@ fn paper_tables_open_with_the_main_table_across_studies_in_order() {
         "{studies:?}"
     );
     assert!(
-        studies[15..].iter().all(|s| s.starts_with("Ontology")),
+        studies[15..21].iter().all(|s| s.starts_with("Ontology")),
+        "{studies:?}"
+    );
+    assert!(
+        studies[21..]
+            .iter()
+            .all(|s| s.starts_with("One agent, four hosts")),
         "{studies:?}"
     );
     // Each row is its condition's recorded aggregate.
