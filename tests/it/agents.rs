@@ -109,24 +109,27 @@ fn paper_tables_open_with_the_main_table_across_studies_in_order() {
                     c["settings"]["agent_version"].as_str().unwrap(),
                     "{row:?}"
                 );
-                assert_eq!(row[4], a["measured_questions"].to_string(), "{row:?}");
+                // No model: a scripted agent plays none (the column is there
+                // for the hosts study's models).
+                assert_eq!(row[4], "—", "{row:?}");
+                assert_eq!(row[5], a["measured_questions"].to_string(), "{row:?}");
                 assert_eq!(
-                    row[5],
+                    row[6],
                     format!("{:.2}", a["exact_rate"].as_f64().unwrap()),
                     "{row:?}"
                 );
                 assert_eq!(
-                    row[8],
+                    row[9],
                     format!("{:.2}", a["mean_f1"].as_f64().unwrap()),
                     "{row:?}"
                 );
-                assert_eq!(row[9], a["blocked_attempts"].to_string(), "{row:?}");
+                assert_eq!(row[10], a["blocked_attempts"].to_string(), "{row:?}");
             }
         }
     }
     // The floor: the expert exact on every attempt, the novice not.
-    assert_eq!(cells(table[0])[5], "1.00");
-    assert_ne!(cells(table[4])[5], "1.00");
+    assert_eq!(cells(table[0])[6], "1.00");
+    assert_ne!(cells(table[4])[6], "1.00");
     // Then each study's own tables, numbered on.
     assert!(text.contains("\nTable 2. Main results:"), "{text}");
     // Deltas within an agent: each row's condition and baseline share it.

@@ -117,3 +117,67 @@ fn every_recorded_verdict_is_todays_verdict() {
     // ontology roots, 3 in each of the four cross-graph ones) × 3 attempts.
     assert_eq!(attempts, 12 * 24 * 3);
 }
+
+/// Issue 25, "Publishing across hosts": the committed root of "one agent,
+/// four hosts" holds the four hosts' conditions, each recorded through
+/// its real CLI (or the openai loop) with a census, and the stand-in
+/// played the same seeded skill through every host: each attempt's
+/// verdict and F1 are the same under all four. The study says the model
+/// is a stand-in, and its overhead table states no figure a host did not
+/// (codex states no turns and no cost).
+#[test]
+fn the_four_hosts_of_the_demo_root_agree_on_every_attempt() {
+    let root = repo().join("runs-hosts-single");
+    let conditions = [
+        ("demo-kg-all-tools__kg-named", "claude"),
+        ("demo-kg-all-tools-codex__kg-named", "codex"),
+        ("demo-kg-all-tools-gemini__kg-named", "gemini"),
+        (
+            "demo-kg-all-tools-openai__kg-named",
+            "openai:standin-skill-60",
+        ),
+    ];
+    let mut verdicts: std::collections::BTreeMap<(String, u32), Vec<(bool, String)>> =
+        Default::default();
+    for (name, agent) in conditions {
+        let file: ConditionFile = serde_json::from_str(
+            &std::fs::read_to_string(root.join(format!("conditions/{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(file.identity.agent, agent);
+        assert_eq!(file.identity.repeat, 3);
+        let census = file.settings.census.as_ref().expect("a census was taken");
+        assert!(census.digest_holds());
+        assert!(
+            census.tools.iter().any(|t| t.ends_with("submit_csv")),
+            "{name}"
+        );
+        for id in file.questions.keys() {
+            let result: QuestionResult = serde_json::from_str(
+                &std::fs::read_to_string(root.join(format!("{id}_results/{name}/result.json")))
+                    .unwrap(),
+            )
+            .unwrap();
+            for a in &result.attempts {
+                verdicts
+                    .entry((id.clone(), a.attempt))
+                    .or_default()
+                    .push((a.exact, format!("{:.6}", a.f1)));
+            }
+        }
+    }
+    assert_eq!(verdicts.len(), 36);
+    let exact = verdicts.values().filter(|v| v[0].0).count();
+    assert!(exact > 0 && exact < 36, "some attempts miss: {exact}");
+    for (key, v) in &verdicts {
+        assert_eq!(v.len(), 4, "{key:?}");
+        assert!(v.iter().all(|x| *x == v[0]), "{key:?}: {v:?}");
+    }
+    let summary = std::fs::read_to_string(repo().join("results-hosts/SUMMARY.md")).unwrap();
+    assert!(summary.contains("**The model is a stand-in in every episode.**"));
+    let codex_row = summary
+        .lines()
+        .find(|l| l.starts_with("| Stand-in model (skill 60) · codex | codex-cli 0.171.0 |"))
+        .expect("the overhead row of codex");
+    assert_eq!(codex_row.matches("not stated").count(), 2, "{codex_row}");
+}
