@@ -124,7 +124,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         .as_deref()
         .is_none_or(|p| p.as_os_str() != "-")
     {
-        for line in census_lines(&view) {
+        for line in agent_lines(&view).into_iter().chain(census_lines(&view)) {
             outln!("{line}");
         }
         for line in crate::runs::verified::lines(&root) {
@@ -132,6 +132,25 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per condition naming who played it (issue 25, "Publishing
+/// across hosts"): the agent, the host and its version, the model, as the
+/// condition recorded them ([`crate::report::AgentIdentity`]).
+fn agent_lines(view: &crate::report::view::RootView) -> Vec<String> {
+    view.conditions
+        .iter()
+        .map(|(name, condition)| {
+            let who = crate::report::AgentIdentity::of(&condition.file);
+            let text = format!(
+                "{} · host {} · model {}",
+                who.agent,
+                who.host_text(),
+                who.model_text()
+            );
+            format!("agent  {name}  {}", crate::text::printable(&text))
+        })
+        .collect()
 }
 
 /// One line per condition saying what its tool census found
