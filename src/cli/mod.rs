@@ -5,6 +5,8 @@
 //! Exit codes (ARCHITECTURE.md, "Conventions"): 0 success; 1 a check that ran and found a
 //! problem; 2 bad usage or unreadable input.
 
+#[cfg(feature = "harness")]
+mod agent_args;
 mod build;
 mod catalog;
 mod compare;
