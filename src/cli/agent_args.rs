@@ -3,7 +3,7 @@
 //! flattened into both, so both take the same flags and refuse the same
 //! combinations with the same words.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::agent::host::Host;
 use crate::agent::strategy::Strategy;
@@ -81,12 +81,52 @@ pub(crate) struct AgentArgs {
 pub(crate) const DEFAULT_HOST: &str = "claude";
 
 impl AgentArgs {
-    /// The agent host `--agent` names with its flags ([`agent`]),
-    /// [`DEFAULT_HOST`] when `--agent` is not given (`run`).
+    /// The agent host `--agent` names with its flags ([`agent`]); `None`
+    /// when `--agent` is not given (`probe` without it).
+    ///
+    /// Errors: those of [`agent`].
+    pub(crate) fn agent(&self) -> Result<Option<Agent>> {
+        match self.agent.as_deref() {
+            Some(given) => agent(self, given).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`AgentArgs::agent`], [`DEFAULT_HOST`] when `--agent` is not given
+    /// (`run`).
     ///
     /// Errors: those of [`agent`].
     pub(crate) fn agent_or_default(&self) -> Result<Agent> {
         agent(self, self.agent.as_deref().unwrap_or(DEFAULT_HOST))
+    }
+
+    /// The first agent flag given, by name, when `--agent` is not (`probe`
+    /// refuses it: it would be ignored). `--agent-timeout` always has a
+    /// value and is not named.
+    pub(crate) fn first_given(&self) -> Option<&'static str> {
+        [
+            ("--agent-program", self.agent_program.is_some()),
+            ("--model", self.model.is_some()),
+            ("--base-url", self.base_url.is_some()),
+            ("--api-key-env", self.api_key_env.is_some()),
+            (
+                "--price-input-per-mtok",
+                self.price_input_per_mtok.is_some(),
+            ),
+            (
+                "--price-output-per-mtok",
+                self.price_output_per_mtok.is_some(),
+            ),
+            (
+                "--price-cached-input-per-mtok",
+                self.price_cached_input_per_mtok.is_some(),
+            ),
+            ("--effort", self.effort.is_some()),
+            ("--max-turns", self.max_turns.is_some()),
+            ("--block-tool", !self.block_tool.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
     }
 }
 
@@ -119,7 +159,8 @@ fn agent(args: &AgentArgs, given: &str) -> Result<Agent> {
     let settings = |name: &str| CliSettings {
         program: args
             .agent_program
-            .clone()
+            .as_deref()
+            .map(program_path)
             .unwrap_or_else(|| PathBuf::from(name)),
         model: args.model.clone(),
         effort: args.effort.map(|e| e.as_str().to_string()),
@@ -197,6 +238,17 @@ fn agent(args: &AgentArgs, given: &str) -> Result<Agent> {
         None => Err(Error::Usage(format!(
             "--agent {given}: expected claude, codex, gemini, openai:MODEL or scripted:STRATEGY"
         ))),
+    }
+}
+
+/// `--agent-program` as the host is started: a bare name as given (looked
+/// up on PATH), a path with a folder in it made absolute, since the host
+/// runs in the attempt's `cwd/`, where a relative path would name nothing.
+fn program_path(given: &Path) -> PathBuf {
+    if given.components().count() > 1 {
+        crate::fsutil::absolute(given)
+    } else {
+        given.to_path_buf()
     }
 }
 

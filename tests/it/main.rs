@@ -38,6 +38,7 @@ mod openai_agent;
 mod outputs;
 mod paper_doc;
 mod probe;
+mod probe_agent;
 mod real_documents;
 mod records;
 mod reference;
