@@ -5,6 +5,8 @@
 //! Exit codes (ARCHITECTURE.md, "Conventions"): 0 success; 1 a check that ran and found a
 //! problem; 2 bad usage or unreadable input.
 
+#[cfg(feature = "harness")]
+mod agent_args;
 mod build;
 mod catalog;
 mod compare;
@@ -120,7 +122,21 @@ enum Command {
     /// The MCP proxy between an agent host and the server under test (stdio).
     Proxy(proxy::ProxyArgs),
     #[cfg(feature = "harness")]
-    /// Show what an agent would see through the proxy, without calling a model.
+    /// Show what an agent would see through the proxy, without calling a model (with --agent, the host's tool census).
+    ///
+    /// Connects to the server under test and prints, per tool level, the
+    /// tools offered (minus any --without-tool, checked against the server),
+    /// the instructions' length and the sparql-only preamble's digest.
+    ///
+    /// With --agent HOST (and any agent flag 'run' takes) it then takes the
+    /// host's tool census, as 'run' does before its first episode: the host
+    /// is started once with an episode's own command, proxy (at the --tools
+    /// level given) and environment, against a local stand-in of its model
+    /// API, and the tools it offered are printed. A tool beyond the proxy's,
+    /// or a marker planted in a user's memory or instructions that reached
+    /// the model, is exit 2, naming each and how to block it. A scripted
+    /// agent calls no model: no census. Reference: docs/HOSTS.md, "probe
+    /// --agent".
     Probe(probe::ProbeArgs),
     #[cfg(feature = "harness")]
     Run(Box<run::RunArgs>),

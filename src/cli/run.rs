@@ -7,9 +7,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use super::CorpusArgs;
-use crate::agent::host::Host;
-use crate::agent::strategy::Strategy;
-use crate::agent::{Agent, CliSettings};
+use super::agent_args::AgentArgs;
 use crate::error::{Error, Result};
 use crate::mcp::profile::Profile;
 use crate::mcp::proxy::DEFAULT_TIMEOUT_SECS;
@@ -30,6 +28,7 @@ use crate::runs::run::{ControlEndpoint, RunOptions, Tools, run};
 /// stands: episodes done of all, exact so far, time elapsed and about how
 /// long is left (the median episode of this run times those left).
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("agent", |a| a.default_value(super::agent_args::DEFAULT_HOST)))]
 pub(crate) struct RunArgs {
     #[command(flatten)]
     corpus: CorpusArgs,
@@ -48,50 +47,8 @@ pub(crate) struct RunArgs {
     /// Withhold a tool of the server (repeatable; checked against the server first).
     #[arg(long, value_name = "NAME")]
     without_tool: Vec<String>,
-    /// The agent host: claude (claude -p), codex (codex exec), gemini (the Gemini CLI),
-    /// openai:MODEL (the built-in loop over any OpenAI-compatible Chat Completions API, with
-    /// --base-url) or scripted:STRATEGY (a built-in agent with no model: oracle,
-    /// rename-columns, reorder-columns, local-names, decimals-4, drop-row, swap-columns, empty,
-    /// no-answer, hang, mixed:SEED, skill:PERCENT:SEED). README.md, "Agent hosts".
-    #[arg(long, value_name = "HOST", default_value = "claude")]
-    agent: String,
-    /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini];
-    /// refused for openai and scripted, which are this program.
-    #[arg(long, value_name = "PATH", alias = "claude")]
-    agent_program: Option<PathBuf>,
-    /// Model id for the host (an exact id is reproducible; an alias moves over time). For
-    /// openai:MODEL the model is the MODEL there; --model beside it must name the same.
-    #[arg(long, value_name = "MODEL")]
-    model: Option<String>,
-    /// openai only, and required for it: the API root, e.g. http://127.0.0.1:8000/v1 (vLLM),
-    /// http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1; requests go to
-    /// URL/chat/completions. No user, password or query in it (give the key with
-    /// --api-key-env). Part of the condition's identity.
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// openai only: the environment variable holding the API key, sent as a bearer token.
-    /// Its name is recorded (command.txt), the key never; run stops first when it is unset.
-    /// Without it no key is sent (a local server that needs none).
-    #[arg(long, value_name = "NAME")]
-    api_key_env: Option<String>,
-    /// openai only: US dollars per million prompt tokens; with --price-output-per-mtok the
-    /// host report states a cost (never otherwise: the API states none).
-    #[arg(long, value_name = "USD", requires = "price_output_per_mtok",
-          value_parser = crate::cli::openai_agent::price)]
-    price_input_per_mtok: Option<f64>,
-    /// openai only: US dollars per million completion tokens (reasoning tokens included).
-    #[arg(long, value_name = "USD", requires = "price_input_per_mtok",
-          value_parser = crate::cli::openai_agent::price)]
-    price_output_per_mtok: Option<f64>,
-    /// openai only: US dollars per million prompt tokens read from the provider's cache
-    /// [default: the input price].
-    #[arg(long, value_name = "USD", requires = "price_input_per_mtok",
-          value_parser = crate::cli::openai_agent::price)]
-    price_cached_input_per_mtok: Option<f64>,
-    /// Effort for claude and codex (codex: low to xhigh; refused for gemini and openai)
-    /// [default: the host's own]. Part of the condition's identity.
-    #[arg(long, value_enum, value_name = "LEVEL")]
-    effort: Option<crate::runs::identity::Effort>,
+    #[command(flatten)]
+    agent: AgentArgs,
     /// Attempts per question (1 to 10000).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::runs::identity::MAX_REPEAT)))]
@@ -107,22 +64,6 @@ pub(crate) struct RunArgs {
     /// deleted: run stops first, naming it (--force replaces the condition).
     #[arg(long)]
     resume: bool,
-    /// Kill an episode after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
-    agent_timeout: u64,
-    /// The most model turns an episode may take (claude --max-turns, gemini's
-    /// model.maxSessionTurns, the openai loop's API requests [default: 50]; codex has no limit
-    /// and is refused it).
-    #[arg(long, value_name = "N")]
-    max_turns: Option<u32>,
-    /// A built-in tool of the host to block by name (repeatable), beside those okn-benchmark
-    /// blocks itself: what the tool census (docs/HOSTS.md, "The census") tells you to add
-    /// when a new CLI version offers a tool beyond the proxy's. claude: added to
-    /// --disallowed-tools; gemini: added to the settings' tools.exclude; codex and the
-    /// openai loop are refused it (codex has no setting that removes one tool by name; the
-    /// loop offers only the proxy's tools).
-    #[arg(long, value_name = "NAME")]
-    block_tool: Vec<String>,
     /// The proxy's read timeout for one forwarded call, seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -177,235 +118,6 @@ enum Hint {
     Tags,
 }
 
-/// The agent host `--agent` names, with the flags that go with it: they
-/// mean the same on every host, and one a host cannot honour is refused
-/// for it by name (issue 25, "The interface").
-///
-/// Errors: an unknown host or strategy; `--model`, `--effort`,
-/// `--max-turns` or `--agent-program` for a scripted agent (it has no
-/// model); `--effort` for gemini, or `max` for codex; `--max-turns` for
-/// codex; the openai flags for another host, and those of
-/// [`openai_agent`].
-fn agent(args: &RunArgs) -> Result<Agent> {
-    let refuse = |flag: &str, host: &str, why: &str| {
-        Err(Error::Usage(format!(
-            "{flag} cannot be honoured by --agent {host}: {why}"
-        )))
-    };
-    let host = Host::of_agent(&args.agent);
-    if host != Some(Host::Openai) {
-        refuse_openai_flags(args)?;
-    }
-    let settings = |name: &str| CliSettings {
-        program: args
-            .agent_program
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(name)),
-        model: args.model.clone(),
-        effort: args.effort.map(|e| e.as_str().to_string()),
-        max_turns: args.max_turns,
-        block_tools: block_tools(&args.block_tool),
-    };
-    if !args.block_tool.is_empty() {
-        let why = match host {
-            Some(Host::Codex) => Some("codex has no setting that removes one tool by name"),
-            Some(Host::Openai) => Some("the openai loop offers only the proxy's tools"),
-            Some(Host::Scripted) => Some("a scripted agent calls no model"),
-            Some(Host::Claude | Host::Gemini) | None => None,
-        };
-        if let Some(why) = why {
-            return refuse("--block-tool", &args.agent, why);
-        }
-        if let Some(bad) = args.block_tool.iter().find(|t| !is_tool_name(t)) {
-            return Err(Error::Usage(format!(
-                "--block-tool {bad:?}: a tool name is letters, digits, '_', '-' and '.' \
-                 (the name the tool census printed)"
-            )));
-        }
-    }
-    match host {
-        Some(Host::Claude) => Ok(Agent::Claude(settings("claude"))),
-        Some(Host::Codex) => {
-            if let Some(effort) = args.effort
-                && !crate::agent::codex::EFFORTS.contains(&effort.as_str())
-            {
-                return refuse(
-                    &format!("--effort {}", effort.as_str()),
-                    "codex",
-                    "its model_reasoning_effort takes low, medium, high or xhigh",
-                );
-            }
-            if args.max_turns.is_some() {
-                return refuse("--max-turns", "codex", "codex exec has no turn limit");
-            }
-            Ok(Agent::Codex(settings("codex")))
-        }
-        Some(Host::Gemini) => {
-            if args.effort.is_some() {
-                return refuse("--effort", "gemini", "the Gemini CLI has no effort setting");
-            }
-            Ok(Agent::Gemini(settings("gemini")))
-        }
-        Some(Host::Openai) => openai_agent(args),
-        Some(Host::Scripted) => {
-            let strategy = args.agent["scripted:".len()..]
-                .parse::<Strategy>()
-                .map_err(Error::Usage)?;
-            if args.model.is_some() || args.effort.is_some() {
-                return Err(Error::Usage(
-                    "--model and --effort are for a model's host (claude, codex, gemini); a \
-                     scripted agent has no model"
-                        .into(),
-                ));
-            }
-            if args.max_turns.is_some() {
-                return Err(Error::Usage(
-                    "--max-turns is for a model's host (claude, codex, gemini); a scripted agent \
-                     plays its strategy to the end"
-                        .into(),
-                ));
-            }
-            if args.agent_program.is_some() {
-                return Err(Error::Usage(
-                    "--agent-program (--claude) is for a CLI host; a scripted agent is this program"
-                        .into(),
-                ));
-            }
-            Ok(Agent::Scripted(strategy))
-        }
-        // (`scripted:ANYTHING` is the scripted host, its strategy parsed above.)
-        None => Err(Error::Usage(format!(
-            "--agent {}: expected claude, codex, gemini, openai:MODEL or scripted:STRATEGY",
-            args.agent
-        ))),
-    }
-}
-
-/// `--block-tool` names, sorted and each once (so the command line, which
-/// a resume compares, does not depend on their order).
-fn block_tools(names: &[String]) -> Vec<String> {
-    let mut names = names.to_vec();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// Whether `name` can be a tool's name on a host's command line or in
-/// its settings: letters, digits, `_`, `-`, `.` (no `,` or space, which
-/// would split claude's list).
-fn is_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-}
-
-/// The flags only the openai host takes, refused for any other by name.
-///
-/// Errors: the first of `--base-url`, `--api-key-env` and the price
-/// flags given.
-fn refuse_openai_flags(args: &RunArgs) -> Result<()> {
-    let given = [
-        ("--base-url", args.base_url.is_some()),
-        ("--api-key-env", args.api_key_env.is_some()),
-        (
-            "--price-input-per-mtok",
-            args.price_input_per_mtok.is_some(),
-        ),
-        (
-            "--price-output-per-mtok",
-            args.price_output_per_mtok.is_some(),
-        ),
-        (
-            "--price-cached-input-per-mtok",
-            args.price_cached_input_per_mtok.is_some(),
-        ),
-    ];
-    match given.iter().find(|(_, set)| *set) {
-        Some((flag, _)) => Err(Error::Usage(format!(
-            "{flag} cannot be honoured by --agent {}: it is for --agent openai:MODEL (the \
-             built-in loop over an OpenAI-compatible API)",
-            args.agent
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// `--agent openai:MODEL` with its flags (README.md, "Agent hosts";
-/// `docs/HOSTS.md`, "openai").
-///
-/// Errors: no model after `openai:`; `--model` naming another model;
-/// `--effort` or `--agent-program` (the loop has no effort setting and is
-/// this program); no `--base-url`, or one that is not an http(s) API root
-/// without credentials ([`crate::agent::openai::check_base_url`]); an
-/// `--api-key-env` that is not a variable name.
-fn openai_agent(args: &RunArgs) -> Result<Agent> {
-    let refuse = |flag: &str, why: &str| {
-        Err(Error::Usage(format!(
-            "{flag} cannot be honoured by --agent {}: {why}",
-            args.agent
-        )))
-    };
-    let model = args.agent["openai:".len()..].trim();
-    if model.is_empty() {
-        return Err(Error::Usage(
-            "--agent openai:MODEL: name the model after 'openai:' (e.g. openai:gpt-5-mini)".into(),
-        ));
-    }
-    if let Some(other) = args.model.as_deref().filter(|m| *m != model) {
-        return refuse(
-            &format!("--model {other}"),
-            "the model is the one after 'openai:'; leave out --model or give the same one",
-        );
-    }
-    if args.effort.is_some() {
-        return refuse("--effort", "the openai loop sends no reasoning effort");
-    }
-    if args.agent_program.is_some() {
-        return refuse(
-            "--agent-program",
-            "the openai loop is this program (okn-benchmark openai-agent)",
-        );
-    }
-    let base_url = args.base_url.as_deref().ok_or_else(|| {
-        Error::Usage(format!(
-            "--agent {} needs --base-url URL: the API root of the OpenAI-compatible server \
-             (e.g. http://127.0.0.1:8000/v1, or https://api.openai.com/v1); there is no \
-             default provider",
-            args.agent
-        ))
-    })?;
-    let base_url = crate::agent::openai::check_base_url(base_url).map_err(Error::Usage)?;
-    if let Some(name) = &args.api_key_env
-        && (name.is_empty()
-            || name.starts_with(|c: char| c.is_ascii_digit())
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    {
-        // Not quoted: it may be the key itself, given by mistake.
-        return Err(Error::Usage(
-            "--api-key-env takes an environment variable's name (letters, digits and '_', not \
-             starting with a digit): give the name of the variable holding the key, not the key"
-                .into(),
-        ));
-    }
-    if args.max_turns == Some(0) {
-        return refuse("--max-turns 0", "the loop makes at least one API request");
-    }
-    Ok(Agent::Openai(crate::agent::openai::OpenaiSettings {
-        model: model.to_string(),
-        base_url,
-        api_key_env: args.api_key_env.clone(),
-        max_turns: args.max_turns,
-        prices: args
-            .price_input_per_mtok
-            .map(|input| crate::agent::openai_loop::Prices {
-                input,
-                output: args.price_output_per_mtok.unwrap_or_default(),
-                cached_input: args.price_cached_input_per_mtok,
-            }),
-    }))
-}
-
 /// The tools `--tools` names, with what each needs.
 ///
 /// Errors: all-tools without `--profile`, or a profile that does not
@@ -451,7 +163,7 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
             "--label '{label}': use letters, digits, '-', '_' and '.' (it names a folder)"
         )));
     }
-    let agent = agent(&args)?;
+    let agent = args.agent.agent_or_default()?;
     let tools = tools(&args)?;
     // The control's preamble digest is recorded with every condition: for
     // all-tools, from the control as configured, when it is.
@@ -499,11 +211,11 @@ pub(crate) fn run_command(args: RunArgs) -> Result<ExitCode> {
         label: args.label,
         force: args.force,
         resume: args.resume,
-        agent_timeout: Duration::from_secs(args.agent_timeout),
+        agent_timeout: Duration::from_secs(args.agent.agent_timeout),
         timeout: Duration::from_secs(args.timeout),
         strict: args.strict_upstream_errors,
         significant_figures: args.precision,
-        agent_env: Vec::new(),
+        agent_env: super::agent_args::episode_env(),
         shard: args.shard.and_then(|s| s.0),
     };
     let out = options.out.clone();

@@ -327,7 +327,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
             root.root.display()
         )));
     }
-    let census = take_census(options, &program, &identity, &selected, &version, progress)?;
+    let census = take_census(options, &program, &selected, &version, progress)?;
     if let (Some(file), Some(new)) = (recorded.as_ref().filter(|_| !options.force), &census)
         && let Some(old) = &file.settings.census
         && let Some(difference) = new.difference(old)
@@ -389,50 +389,153 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
     })
 }
 
-/// The tool census of the condition's host (`crate::agent::census`;
-/// issue 25, "Isolation verified, not assumed"), taken with the first
-/// question's prompt and the episode's own command and environment, said
-/// on `progress`; `None` for the scripted agent, which calls no model.
+/// The tool census of the condition's host ([`HostLaunch::census`]),
+/// taken with the first question's prompt; `None` for the scripted agent.
 ///
-/// Errors: the census's ([`crate::agent::census::take`]): a tool beyond
-/// the proxy's, a planted marker that reached the model, no request.
+/// Errors: the census's.
 fn take_census(
     options: &RunOptions,
     program: &Path,
-    identity: &Identity,
     selected: &[Record],
     version: &str,
     progress: &mut impl FnMut(&str),
 ) -> Result<Option<crate::agent::census::CensusRecord>> {
-    if let Agent::Scripted(_) = options.agent {
-        return Ok(None);
-    }
-    let launch = Launch {
-        options,
-        program,
-        upstream: identity.upstream.as_ref(),
-    };
     let prompt = selected
         .first()
         .map(|r| super::prompt::prompt(r, options.kg_hint.names_graph()))
-        .unwrap_or_else(|| "What is in this knowledge graph?".into());
-    progress(&format!(
-        "census: starting {} once against a local stand-in to see the tools it offers",
-        options.agent.host().name()
-    ));
-    let proxy = |dir: &Path| launch.proxy(dir);
-    let command = |agent: &Agent, dir: &Path| launch.command_of(agent, dir, 1);
-    let record = crate::agent::census::take(&crate::agent::census::CensusPlan {
-        agent: &options.agent,
-        host_version: version,
-        env: &options.agent_env,
-        prompt: &prompt,
-        timeout: options.agent_timeout,
-        proxy: &proxy,
-        command: &command,
-    })?;
-    progress(&format!("census: {}", record.summary()));
-    Ok(Some(record))
+        .unwrap_or_else(|| CENSUS_PROMPT.into());
+    HostLaunch::of(options, program).census(version, &prompt, progress)
+}
+
+/// The prompt of a census taken with no question at hand (`probe
+/// --agent`, a run with none selected): the census ends the session at
+/// the first model request, so only the request's shape matters.
+pub const CENSUS_PROMPT: &str = "What is in this knowledge graph?";
+
+/// How an episode's proxy and agent host are started, apart from the
+/// corpus and the attempt: `run` starts every episode and its tool census
+/// so ([`Launch`]), and `probe --agent` its census, from the same flags
+/// (issue 25, "Isolation verified, not assumed").
+pub struct HostLaunch<'a> {
+    /// The agent host.
+    pub agent: &'a Agent,
+    /// This program (the proxy, the openai loop and the scripted agent
+    /// are it).
+    pub program: &'a Path,
+    /// `--tools` with what it needs.
+    pub tools: &'a Tools,
+    /// `--timeout`: the proxy's read timeout.
+    pub timeout: Duration,
+    /// `--strict-upstream-errors`.
+    pub strict: bool,
+    /// `--agent-timeout`.
+    pub agent_timeout: Duration,
+    /// What the run adds to every episode's environment
+    /// ([`RunOptions::agent_env`]).
+    pub env: &'a [(String, String)],
+}
+
+/// The command [`HostLaunch::command`] gives for an agent.
+pub enum HostCommand<'a> {
+    /// A model's host (claude, codex, gemini, the openai loop): this
+    /// command.
+    Model(AgentCommand),
+    /// The scripted agent, which calls no model: its command names the
+    /// corpus and the attempt, which only `run`'s own launch knows.
+    Scripted(&'a crate::agent::strategy::Strategy),
+}
+
+impl<'a> HostLaunch<'a> {
+    /// The launch of `options`' episodes, `program` being this program.
+    pub fn of(options: &'a RunOptions, program: &'a Path) -> HostLaunch<'a> {
+        HostLaunch {
+            agent: &options.agent,
+            program,
+            tools: &options.tools,
+            timeout: options.timeout,
+            strict: options.strict,
+            agent_timeout: options.agent_timeout,
+            env: &options.agent_env,
+        }
+    }
+
+    /// The proxy of one attempt logging into `dir_abs`: the agent host's
+    /// only MCP server.
+    pub fn proxy(&self, dir_abs: &Path) -> crate::agent::McpProxy {
+        crate::agent::McpProxy {
+            program: self.program.to_path_buf(),
+            args: proxy_args(self, dir_abs),
+        }
+    }
+
+    /// The command that starts `agent`'s host for one episode logging
+    /// into `dir_abs` (`agent` is the launch's own, or the copy the census
+    /// points at its stand-in).
+    pub fn command<'s>(&self, agent: &'s Agent, dir_abs: &Path) -> HostCommand<'s> {
+        let proxy = self.proxy(dir_abs);
+        let config = mcp_config(&proxy.program, &proxy.args);
+        HostCommand::Model(match agent {
+            Agent::Claude(settings) => claude::command(settings, &config),
+            Agent::Codex(settings) => crate::agent::codex::command(settings),
+            Agent::Gemini(settings) => crate::agent::gemini::command(settings),
+            // This program, as the scripted agent is (`docs/HOSTS.md`,
+            // "openai"), stopping before `--agent-timeout` kills it.
+            Agent::Openai(settings) => crate::agent::openai::command(
+                settings,
+                self.program,
+                config,
+                crate::agent::openai::loop_timeout_s(self.agent_timeout.as_secs()),
+            ),
+            Agent::Scripted(strategy) => return HostCommand::Scripted(strategy),
+        })
+    }
+
+    /// The tool census of the host (`crate::agent::census`; issue 25,
+    /// "Isolation verified, not assumed"): started once with `prompt` and
+    /// this launch's own command and environment, said on `progress`;
+    /// `None` for the scripted agent, which calls no model. `version` is
+    /// the host's, as [`crate::agent::preflight`] found it.
+    ///
+    /// Errors: the census's ([`crate::agent::census::take`]): a tool
+    /// beyond the proxy's, a planted marker that reached the model, no
+    /// `submit_csv`, no request.
+    pub fn census(
+        &self,
+        version: &str,
+        prompt: &str,
+        progress: &mut impl FnMut(&str),
+    ) -> Result<Option<crate::agent::census::CensusRecord>> {
+        if let Agent::Scripted(_) = self.agent {
+            return Ok(None);
+        }
+        progress(&format!(
+            "census: starting {} once against a local stand-in to see the tools it offers",
+            self.agent.host().name()
+        ));
+        let proxy = |dir: &Path| self.proxy(dir);
+        let command = |agent: &Agent, dir: &Path| match self.command(agent, dir) {
+            HostCommand::Model(command) => command,
+            // Not reached: the census points a model's host at its
+            // stand-in, and the scripted agent has no census (above). This
+            // program with no arguments makes no request, which the
+            // census reports.
+            HostCommand::Scripted(_) => AgentCommand {
+                program: self.program.to_path_buf(),
+                args: Vec::new(),
+            },
+        };
+        let record = crate::agent::census::take(&crate::agent::census::CensusPlan {
+            agent: self.agent,
+            host_version: version,
+            env: self.env,
+            prompt,
+            timeout: self.agent_timeout,
+            proxy: &proxy,
+            command: &command,
+        })?;
+        progress(&format!("census: {}", record.summary()));
+        Ok(Some(record))
+    }
 }
 
 /// A server's self-description for a message: its name and version,
@@ -1082,55 +1185,42 @@ impl<'a> Launch<'a> {
         }
     }
 
+    /// Its [`HostLaunch`]: everything an episode's proxy and host are
+    /// started with but the corpus and the attempt.
+    fn host(&self) -> HostLaunch<'a> {
+        HostLaunch::of(self.options, self.program)
+    }
+
     /// The proxy of one attempt logging into `dir_abs`: the agent host's
     /// only MCP server.
     fn proxy(&self, dir_abs: &Path) -> crate::agent::McpProxy {
-        let control = self.options.tools.level() == ToolLevel::SparqlOnly;
-        crate::agent::McpProxy {
-            program: self.program.to_path_buf(),
-            args: proxy_args(self.options, dir_abs, control),
-        }
+        self.host().proxy(dir_abs)
     }
 
     /// The agent host command of one attempt logging into `dir_abs`.
     fn command(&self, dir_abs: &Path, attempt: u32) -> AgentCommand {
-        self.command_of(&self.options.agent, dir_abs, attempt)
-    }
-
-    /// [`Launch::command`] for `agent` (the tool census points an openai
-    /// agent at its own stand-in).
-    fn command_of(&self, agent: &Agent, dir_abs: &Path, attempt: u32) -> AgentCommand {
-        let options = self.options;
-        let proxy = self.proxy(dir_abs);
-        let config = mcp_config(&proxy.program, &proxy.args);
-        match agent {
-            Agent::Claude(settings) => claude::command(settings, &config),
-            Agent::Codex(settings) => crate::agent::codex::command(settings),
-            Agent::Gemini(settings) => crate::agent::gemini::command(settings),
-            // This program, as the scripted agent is (`docs/HOSTS.md`,
-            // "openai"), stopping before `--agent-timeout` kills it.
-            Agent::Openai(settings) => crate::agent::openai::command(
-                settings,
-                self.program,
-                config,
-                crate::agent::openai::loop_timeout_s(options.agent_timeout.as_secs()),
-            ),
-            Agent::Scripted(strategy) => AgentCommand {
-                program: self.program.to_path_buf(),
-                args: vec![
-                    "scripted-agent".into(),
-                    "--strategy".into(),
-                    strategy.to_string(),
-                    "--attempt".into(),
-                    attempt.to_string(),
-                    "--corpus".into(),
-                    absolute(&options.corpus.root)
-                        .to_string_lossy()
-                        .into_owned(),
-                    "--mcp-config".into(),
-                    config,
-                ],
-            },
+        let host = self.host();
+        match host.command(&self.options.agent, dir_abs) {
+            HostCommand::Model(command) => command,
+            HostCommand::Scripted(strategy) => {
+                let proxy = host.proxy(dir_abs);
+                AgentCommand {
+                    program: self.program.to_path_buf(),
+                    args: vec![
+                        "scripted-agent".into(),
+                        "--strategy".into(),
+                        strategy.to_string(),
+                        "--attempt".into(),
+                        attempt.to_string(),
+                        "--corpus".into(),
+                        absolute(&self.options.corpus.root)
+                            .to_string_lossy()
+                            .into_owned(),
+                        "--mcp-config".into(),
+                        mcp_config(&proxy.program, &proxy.args),
+                    ],
+                }
+            }
         }
     }
 
@@ -1453,18 +1543,19 @@ pub fn finish(
     })
 }
 
-/// The proxy's command line for one attempt logging into `log_dir`.
-fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String> {
+/// The proxy's command line for one attempt of `launch` logging into
+/// `log_dir`.
+fn proxy_args(launch: &HostLaunch<'_>, log_dir: &Path) -> Vec<String> {
     let mut args = vec![
         "proxy".to_string(),
         "--tools".into(),
-        options.tools.level().as_str().into(),
+        launch.tools.level().as_str().into(),
         "--log-dir".into(),
         log_dir.to_string_lossy().into_owned(),
         "--timeout".into(),
-        options.timeout.as_secs().to_string(),
+        launch.timeout.as_secs().to_string(),
     ];
-    if let Tools::AllTools { profile, withheld } = &options.tools {
+    if let Tools::AllTools { profile, withheld } = launch.tools {
         args.push("--profile".into());
         args.push(absolute(&profile.path).to_string_lossy().into_owned());
         for tool in withheld {
@@ -1472,10 +1563,10 @@ fn proxy_args(options: &RunOptions, log_dir: &Path, control: bool) -> Vec<String
             args.push(tool.clone());
         }
     }
-    if options.strict {
+    if launch.strict {
         args.push("--strict-upstream-errors".into());
     }
-    if control && let Tools::SparqlOnly { control: c } = &options.tools {
+    if let Tools::SparqlOnly { control: c } = launch.tools {
         args.push("--endpoint".into());
         args.push(match &c.spec {
             EndpointSpec::Embedded { path, .. } => absolute(path).to_string_lossy().into_owned(),

@@ -39,6 +39,7 @@ mod openai_agent;
 mod outputs;
 mod paper_doc;
 mod probe;
+mod probe_agent;
 mod publishing;
 mod real_documents;
 mod records;
