@@ -181,23 +181,29 @@ pub fn is_proxy_tool(host: Host, tool: &str) -> bool {
     }
 }
 
-/// How to block a tool a census found on `host`, in words for the message
-/// that stops the run.
-pub fn how_to_block(host: Host, tool: &str) -> String {
+/// How to block the tools a census found on `host` beyond the proxy's,
+/// in words for the message that stops the run.
+pub fn how_to_block(host: Host, tools: &[&str]) -> String {
+    let flags: Vec<String> = tools.iter().map(|t| format!("--block-tool {t}")).collect();
+    let them = if tools.len() == 1 { "it" } else { "them" };
     match host {
         Host::Claude => format!(
-            "block it with `--block-tool {tool}` (passed to claude's --disallowed-tools), or play \
-             the condition with a claude CLI that does not offer it (`--agent-program PATH`)"
+            "block {them} with `{}` (passed to claude's --disallowed-tools), or play the \
+             condition with a claude CLI that does not offer {them} (`--agent-program PATH`)",
+            flags.join(" ")
         ),
         Host::Gemini => format!(
-            "block it with `--block-tool {tool}` (added to gemini's tools.exclude), or play the \
-             condition with a gemini CLI that does not offer it (`--agent-program PATH`)"
+            "block {them} with `{}` (added to gemini's tools.exclude), or play the condition \
+             with a gemini CLI that does not offer {them} (`--agent-program PATH`)",
+            flags.join(" ")
         ),
-        Host::Codex => "codex has no setting that removes one tool by name: play the condition \
-                        with a codex CLI that does not offer it (`--agent-program PATH`), or \
-                        turn its feature off in the codex configuration okn-benchmark writes \
-                        (src/agent/codex.rs)"
-            .to_string(),
+        Host::Codex => format!(
+            "codex has no setting that removes one tool by name: play the condition with a \
+             codex CLI that does not offer {them} (`--agent-program PATH`), or with a model \
+             codex does not run in its code mode (`--model`; codex 0.171 runs its default model \
+             with every tool nested in a JavaScript `exec`, `apply_patch` among them), or turn \
+             the feature off in the codex configuration okn-benchmark writes (src/agent/codex.rs)"
+        ),
         Host::Openai | Host::Scripted => {
             "the built-in loop offers only the proxy's tools: this is a fault of okn-benchmark; \
              please report it"
@@ -362,7 +368,16 @@ pub fn offered(path: &str, request: &serde_json::Value) -> Vec<String> {
             }
         }
     } else if path.ends_with("/responses") {
-        for tool in &tools {
+        // codex 0.171 with its default model declares its tools in an
+        // `additional_tools` input item instead of `tools`.
+        let additional = request["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["type"] == "additional_tools")
+            .flat_map(|item| item["tools"].as_array().cloned().unwrap_or_default());
+        for tool in tools.iter().cloned().chain(additional) {
+            let tool = &tool;
             if tool["type"] == "namespace" {
                 let space = tool["name"].as_str().unwrap_or("");
                 for inner in tool["tools"].as_array().into_iter().flatten() {
@@ -390,6 +405,36 @@ pub fn offered(path: &str, request: &serde_json::Value) -> Vec<String> {
     } else {
         names.extend(tools.iter().filter_map(named));
         names.extend(announced_deferred(request));
+    }
+    names.extend(nested_declared(request));
+    names
+}
+
+/// The tools a declared tool's description says it reaches: codex
+/// 0.171's code mode nests every tool under one JavaScript `exec` whose
+/// description declares each (`declare const tools: { apply_patch(input:
+/// string): ...`). Each is offered as surely as one declared directly.
+fn nested_declared(request: &serde_json::Value) -> Vec<String> {
+    const DECLARATION: &str = "declare const tools: {";
+    let mut texts = Vec::new();
+    collect_texts(&request["tools"], &mut texts);
+    for item in request["input"].as_array().into_iter().flatten() {
+        if item["type"] == "additional_tools" {
+            collect_texts(&item["tools"], &mut texts);
+        }
+    }
+    let mut names = Vec::new();
+    for text in &texts {
+        for (at, _) in text.match_indices(DECLARATION) {
+            let name: String = text[at + DECLARATION.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            if !name.is_empty() {
+                names.push(name);
+            }
+        }
     }
     names
 }
@@ -677,13 +722,19 @@ mod take {
             .collect();
         let record = CensusRecord::new(plan.host_version, tools, places);
         let mut faults = Vec::new();
-        for tool in &record.tools {
-            if !is_proxy_tool(host, tool) && allowance(host, tool).is_none() {
-                faults.push(format!(
-                    "tool {tool}: offered beyond the proxy's tools; {}",
-                    how_to_block(host, tool)
-                ));
-            }
+        let extra: Vec<&str> = record
+            .tools
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !is_proxy_tool(host, t) && allowance(host, t).is_none())
+            .collect();
+        if !extra.is_empty() {
+            faults.push(format!(
+                "{} {}: offered beyond the proxy's tools; {}",
+                if extra.len() == 1 { "tool" } else { "tools" },
+                extra.join(", "),
+                how_to_block(host, &extra)
+            ));
         }
         for (place, _) in planted
             .markers
@@ -747,6 +798,30 @@ mod tests {
         assert_eq!(
             offered("/v1/responses", &responses),
             ["list_mcp_resources", "mcp__okn__query", "web_search"]
+        );
+        // codex 0.171's code mode: tools in an `additional_tools` input
+        // item, the nested ones declared in `exec`'s description.
+        let code_mode = json!({"tools": [], "input": [
+            {"type": "message", "role": "user", "content": "declare const tools: { not_a_tool(" },
+            {"type": "additional_tools", "tools": [
+                {"type": "namespace", "name": "functions", "tools": [
+                    {"type": "custom", "name": "exec", "description": "Run JavaScript.\n```ts\ndeclare const tools: { apply_patch(input: string): Promise<unknown>; };\n```"},
+                    {"type": "function", "name": "wait"}
+                ]},
+                {"type": "namespace", "name": "clock", "tools": [{"type": "function", "name": "sleep"}]}
+            ]}
+        ]});
+        let mut found = offered("/v1/responses", &code_mode);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "apply_patch",
+                "clock__sleep",
+                "functions__exec",
+                "functions__wait"
+            ],
+            "a user's text is no declaration"
         );
         let chat = json!({"tools": [{"type": "function", "function": {"name": "submit_csv"}}]});
         assert_eq!(offered("/v1/chat/completions", &chat), ["submit_csv"]);

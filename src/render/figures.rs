@@ -1427,10 +1427,17 @@ mod tests {
             .collect()
     }
 
-    /// The demo root with the most conditions.
+    /// The demo root with the most conditions among those played by the
+    /// scripted agent alone (no host states a cost or tokens: the tests
+    /// below add them where they need them).
     fn demo() -> StudyData {
         demos()
             .into_iter()
+            .filter(|s| {
+                s.conditions
+                    .iter()
+                    .all(|c| c.condition.identity.agent.starts_with("scripted:"))
+            })
             .max_by_key(|s| s.conditions.len())
             .unwrap()
     }

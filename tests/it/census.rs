@@ -417,3 +417,41 @@ fn a_census_edited_by_hand_is_refused() {
         stderr(&o)
     );
 }
+
+/// Issue 25, section 3 (found while building `probe --agent`): codex
+/// 0.171 runs its default model in "code mode": no top-level `tools`, but
+/// an `additional_tools` input item whose JavaScript `exec` nests every
+/// tool, `apply_patch` (file edits) among them, declared only in `exec`'s
+/// description. The census read `tools` alone and said merely that
+/// `submit_csv` was missing; it now names every tool so offered, nested
+/// ones included, and says to pick a model codex does not run that way.
+#[test]
+fn codex_in_code_mode_is_stopped_naming_exec_and_the_tools_it_nests() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = okn()
+        .env("HOME", &home)
+        .env("OPENAI_API_KEY", "dummy")
+        .args([
+            "probe",
+            "--profile",
+            "profiles/demo-kg.local.toml",
+            "--agent",
+            "codex",
+        ])
+        .arg("--agent-program")
+        .arg(tool("codex"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    for tool in ["functions__exec", "apply_patch", "clock__sleep"] {
+        assert!(err.contains(tool), "{tool}: {err}");
+    }
+    assert!(err.contains("code mode (`--model`"), "{err}");
+    assert!(
+        !err.contains("tools list_mcp_resources"),
+        "allowed by name: {err}"
+    );
+}
