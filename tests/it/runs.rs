@@ -764,7 +764,10 @@ unreadable  {}:1: key must be a string at line 1 column 3
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert_ne!(readme, readme_before, "the README was not rewritten");
     assert!(
-        readme.contains("| demo-kg, all tools · KG named | scripted:oracle | — | default | 2 | 2 | 0.50 | 0.50 | 0.50 | 0.50 | 1 | 1 |"),
+        readme.contains(&format!(
+            "| demo-kg, all tools · KG named | scripted:oracle | okn-benchmark {} (scripted agent) | — | default | 2 | 2 | 0.50 | 0.50 | 0.50 | 0.50 | 1 | 1 |",
+            env!("CARGO_PKG_VERSION")
+        )),
         "{readme}"
     );
     // ... as report writes it from the rescored files.
