@@ -24,6 +24,15 @@ use crate::runs::run::{ControlEndpoint, RunOptions, Tools, run};
 /// different settings, run stops and names the first difference. A run
 /// killed part-way is picked up with --resume.
 ///
+/// Before the first episode of a model's host (claude, codex, gemini,
+/// openai), the tool census starts the host once with an episode's own
+/// command and environment against a local stand-in of its API (no model is
+/// called): a tool offered beyond the proxy's, or a marker planted in a
+/// user's memory or instructions reaching the request, stops the run (exit
+/// 2) naming each and how to block it (--block-tool). The census is
+/// recorded in the condition file and a --resume whose census differs is
+/// refused (docs/HOSTS.md, "The census").
+///
 /// One line per attempt shows its verdict and time, then where the run
 /// stands: episodes done of all, exact so far, time elapsed and about how
 /// long is left (the median episode of this run times those left).
