@@ -160,7 +160,7 @@ pub fn is_temporary(name: &std::ffi::OsStr) -> bool {
 }
 
 /// True for a name exactly as [`write_atomic`] makes them:
-/// [`TEMPORARY_PREFIX`] and six ASCII letters or digits, nothing else. What
+/// `TEMPORARY_PREFIX` and six ASCII letters or digits, nothing else. What
 /// [`remove_leftover_temporaries`] removes: a file of a person's that only
 /// starts the same way is left alone.
 pub fn is_our_temporary(name: &std::ffi::OsStr) -> bool {

@@ -469,7 +469,7 @@ fn truncate(text: &str) -> String {
 /// The API's message in an error body: `error.message` (OpenAI, vLLM,
 /// LiteLLM, OpenRouter), `error` as a string (Ollama), `message`, or
 /// `detail` (FastAPI servers); else the body itself. Cut to
-/// [`MAX_MESSAGE_CHARS`] characters.
+/// `MAX_MESSAGE_CHARS` characters.
 pub fn error_message(body: &str) -> String {
     let text = match serde_json::from_str::<Value>(body) {
         Ok(v) => [

@@ -33,7 +33,7 @@ pub struct HostOutput<'a> {
 #[serde(deny_unknown_fields)]
 pub struct HostReport {
     /// The host whose parser read it: `claude`, `codex`, `gemini`,
-    /// `openai` or `scripted` ([`Host::name`]).
+    /// `openai` or `scripted` ([`Host::name`](crate::agent::host::Host::name)).
     pub host: String,
     /// The model the host said it used.
     pub model: Option<String>,

@@ -52,8 +52,8 @@ pub enum Strategy {
     /// One of the above per (question, attempt), by a seeded hash.
     Mixed(String),
     /// An agent of skill `percent` (0 to 100) against each question's
-    /// [`difficulty`]: it plays from [`COMFORTABLE_POOL`],
-    /// [`STRETCHED_POOL`] or [`BEYOND_POOL`], each pick by a hash of
+    /// [`difficulty`]: it plays from `COMFORTABLE_POOL`,
+    /// `STRETCHED_POOL` or `BEYOND_POOL`, each pick by a hash of
     /// `seed`, the question and the attempt.
     Skill {
         /// Questions of difficulty below this (0 to 100) are in reach.

@@ -1,6 +1,6 @@
 //! The catalog (`docs/CATALOG.md`): deterministic tool calls against one
 //! MCP server, each checked against typed expectations, with no agent and
-//! no model. [`format`] holds `catalog.json` as types, [`checks`] the checks
+//! no model. [`mod@format`] holds `catalog.json` as types, [`checks`] the checks
 //! and statuses on a tool reply, [`validate`] the
 //! offline rules a catalog keeps, [`select`] the paths that find values
 //! and candidates in a tool's result; [`run`] runs it, [`report`] and

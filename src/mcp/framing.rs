@@ -35,7 +35,7 @@
 //! refuse or write back otherwise (`1e400`, `1.5`, past 2^63, `2.0`, `1e3`,
 //! `-0`) goes to rmcp as an alias, and [`write_lines`] gives it back
 //! ([`Aliases`]). A batch is answered element by element under each id
-//! ([`batch`]), a damaged one too. A message nested deeper than
+//! (`batch`), a damaged one too. A message nested deeper than
 //! [`MAX_MESSAGE_DEPTH`] levels of arrays and objects, which serde_json
 //! and rmcp would not read (or whose arguments `calls.json` could not hold
 //! readably), is read shallowly for its id and answered with -32602 (the depth is in the params) or -32600;
@@ -84,7 +84,7 @@ pub struct Rejected {
     pub tool: Option<String>,
     /// The record kept in `calls.json`.
     pub record: UnreadableRequest,
-    /// The line's first [`HEAD_BYTES`] bytes as text (bytes that are not
+    /// The line's first `HEAD_BYTES` bytes as text (bytes that are not
     /// UTF-8 as U+FFFD), from which the recorded preview is made once
     /// redacted.
     pub line_head: String,
@@ -397,7 +397,7 @@ fn array_prefix(text: &str) -> (Vec<Box<serde_json::value::RawValue>>, usize) {
 
 /// A line longer than `max_bytes`, of which `head` is the start: answered
 /// with a parse error, under the id `head` holds when its members up to
-/// the id were read whole ([`Recovered::from_prefix`]), else id null.
+/// the id were read whole (`Recovered::from_prefix`), else id null.
 pub fn oversized(line_bytes: usize, head: &[u8], max_bytes: usize) -> Rejected {
     rejected(
         format!(
@@ -661,8 +661,8 @@ impl Recovered {
 /// The id of the reply `body` (a response from a server: an id and no
 /// method), as written (JSON text), when it can be read though the reply
 /// cannot: its top-level members read shallowly, however deep the rest
-/// nests ([`Recovered::from`]), else those whole before the damage
-/// ([`Recovered::from_prefix`]). `None` when no id can be read, or the line
+/// nests (`Recovered::from`), else those whole before the damage
+/// (`Recovered::from_prefix`). `None` when no id can be read, or the line
 /// is a request or a notification.
 pub fn reply_id(body: &[u8]) -> Option<String> {
     let found = Recovered::from(body)

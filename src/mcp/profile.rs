@@ -831,7 +831,7 @@ const CREDENTIAL_WORDS: [&str; 8] = [
 /// password (`URL-user`, written as a token is); the `Authorization:
 /// Basic base64(user:password)` value an HTTP client derives from them and
 /// sends, and its base64 alone (`URL-Authorization`); and the values of
-/// query and `;` path parameters whose names hold a [`CREDENTIAL_WORDS`]
+/// query and `;` path parameters whose names hold a `CREDENTIAL_WORDS`
 /// word (`URL-api_key`). Each as written and percent-decoded.
 pub fn url_secrets(url: &str) -> Vec<(String, String)> {
     use base64::Engine;

@@ -23,7 +23,7 @@
 //!   as many fields; a UTF-8 byte order mark before it, or a line of prose)
 //!   and a Markdown table (with or without its outer pipes) are left out,
 //!   and what is left is read for what servers say of a failure
-//!   ([`soft_error_in_text`]): an HTTP status only in a phrase that reports
+//!   (`soft_error_in_text`): an HTTP status only in a phrase that reports
 //!   one (`HTTP 500`, `500 Internal Server Error`, `status code 500`,
 //!   `returned status 429`; never `500 rows`), a rate limit said to be hit
 //!   (not `100 requests left before the rate limit`), a reason phrase said
@@ -606,10 +606,10 @@ fn error_member(map: &Map<String, Value>) -> Option<String> {
 
 /// [`soft_error`] for a JSON value (a reply's structured content, or its
 /// text as JSON): nothing when its status says it succeeded
-/// ([`says_success`]); else an error report by its shape at the top level
-/// ([`error_member`]), a failing HTTP status member ([`failing_status`]),
+/// (`says_success`); else an error report by its shape at the top level
+/// (`error_member`), a failing HTTP status member (`failing_status`),
 /// or the text under the reply's own error-like members
-/// ([`own_soft_error`]). A JSON array at the top is a list of items (a
+/// (`own_soft_error`). A JSON array at the top is a list of items (a
 /// result's rows) and is data.
 pub fn soft_error_in_value(value: &Value) -> Option<String> {
     match value {

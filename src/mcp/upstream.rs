@@ -31,7 +31,7 @@ pub struct Connection {
     /// The same tools as the server wrote them, each JSON object whole,
     /// members rmcp's [`Tool`] has no field for included (the npm
     /// servers' `execution`, for one): over stdio, where the proxy reads
-    /// the server's output itself ([`StdioUpstream`]). `None` over HTTP, where
+    /// the server's output itself (`StdioUpstream`). `None` over HTTP, where
     /// rmcp's transport reads it. Each is the server's text of the object,
     /// byte for byte (a number such as `1e2` or a 30-digit integer stays
     /// as written).
@@ -350,7 +350,7 @@ fn unreadable_marker() -> &'static str {
 }
 
 /// Whether `error`, the reply a call got, stands for a reply of the
-/// server that the proxy could not read ([`StdioUpstream`]); its message
+/// server that the proxy could not read (`StdioUpstream`); its message
 /// then says why.
 pub fn is_unreadable_reply(error: &rmcp::model::ErrorData) -> bool {
     error

@@ -408,7 +408,7 @@ fn unreadable(root: &Path, problems: &[String]) -> Result<()> {
     refuse_unreadable(root, problems, "built")
 }
 
-/// [`unreadable`] for any command: "so nothing was `done`".
+/// `unreadable` for any command: "so nothing was `done`".
 ///
 /// Errors: [`Error::Other`] naming every unreadable file, with what to do.
 pub fn refuse_unreadable(root: &Path, problems: &[String], done: &str) -> Result<()> {

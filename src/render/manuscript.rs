@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 /// Errors (exit 2, the file named): an unreadable or non-UTF-8 manuscript;
 /// an output path that would overwrite the manuscript; an output folder
 /// that cannot be created or written; unless `force`, an output that exists
-/// and lacks the generator mark (a file a person wrote; [`refuse_foreign`]),
+/// and lacks the generator mark (a file a person wrote; `refuse_foreign`),
 /// with nothing written.
 pub fn convert(file: &Path, tables: bool, out: Option<&Path>, force: bool) -> Result<Vec<PathBuf>> {
     let text = crate::fsutil::read_text(file)?;

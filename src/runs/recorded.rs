@@ -53,7 +53,7 @@ pub fn judged_from_recovered(recorded: &AttemptResult) -> bool {
 
 /// Reads `conditions/NAME.json` at `path` in a format this version reads
 /// ([`RUNS_FORMATS_READ`]), every id it names checked as an id
-/// ([`check_ids`]).
+/// (`check_ids`).
 ///
 /// Errors: a file that is absent, cannot be read (a link, a named pipe:
 /// [`crate::fsutil::open_regular`]) or does not parse (naming its line);
@@ -686,14 +686,14 @@ impl AttemptFiles {
     ///   written before `episode.json` existed, recovered by
     ///   [`AttemptFiles::recover`] before this check; issue 24, item 15).
     ///   An `episode.json` of `source: "agent.json"` is checked against
-    ///   `agent.json` ([`AttemptFiles::check_agreement`]).
+    ///   `agent.json` (`AttemptFiles::check_agreement`).
     /// - `agent.json` is the host's standard output: a host that exited 0
     ///   and was not stopped (`episode.json`) reported a JSON object with a
     ///   `type` member (`claude -p --output-format json`, the scripted
     ///   agent); a host that failed or was killed may have left anything,
     ///   or nothing.
     ///
-    /// Then [`AttemptFiles::check_agreement`].
+    /// Then `AttemptFiles::check_agreement`.
     ///
     /// Errors: the first file that breaks a rule, named (with its line
     /// where there is one) with what to do.

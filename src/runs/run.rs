@@ -414,7 +414,7 @@ pub const CENSUS_PROMPT: &str = "What is in this knowledge graph?";
 
 /// How an episode's proxy and agent host are started, apart from the
 /// corpus and the attempt: `run` starts every episode and its tool census
-/// so ([`Launch`]), and `probe --agent` its census, from the same flags
+/// so (`Launch`), and `probe --agent` its census, from the same flags
 /// (issue 25, "Isolation verified, not assumed").
 pub struct HostLaunch<'a> {
     /// The agent host.

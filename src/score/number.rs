@@ -568,7 +568,7 @@ pub(crate) fn read(text: &str) -> Option<Reading> {
 /// Appends `Decimal::parse(text).map(|d| d.canonical_at(figures))` to
 /// `out` and returns whether the number is integral, or returns `None`
 /// (leaving `out` as it was) when `text` is not a number. Allocates
-/// nothing for a number of up to [`INLINE_DIGITS`] significant digits.
+/// nothing for a number of up to `INLINE_DIGITS` significant digits.
 pub fn push_canonical_at(text: &str, figures: u32, out: &mut String) -> Option<bool> {
     if is_canonical_integer(text.as_bytes()) {
         out.push_str(text);
