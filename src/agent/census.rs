@@ -166,19 +166,106 @@ pub fn allowance(host: Host, tool: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether `tool`, as `host` names it, is one of the proxy's tools: the
-/// proxy is the host's only MCP server, named `okn`.
-pub fn is_proxy_tool(host: Host, tool: &str) -> bool {
+/// How `host` names the proxy's MCP tool `tool`: `mcp__okn__TOOL`
+/// (claude, codex), `mcp_okn_TOOL` (gemini), the tool's own name (the
+/// openai loop); every character outside `[A-Za-z0-9_-]` is compared as
+/// `_` ([`same_name`]), as hosts replace the characters their APIs
+/// forbid. `None` for the scripted agent.
+pub fn proxy_tool_name(host: Host, tool: &str) -> Option<String> {
+    match host {
+        Host::Claude | Host::Codex => Some(format!("mcp__okn__{tool}")),
+        Host::Gemini => Some(format!("mcp_okn_{tool}")),
+        Host::Openai => Some(tool.to_string()),
+        Host::Scripted => None,
+    }
+}
+
+/// Whether two tool names are the same once every character outside
+/// `[A-Za-z0-9_-]` is taken as `_` (how hosts make an MCP tool's name one
+/// their model API accepts).
+pub fn same_name(a: &str, b: &str) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    norm(a) == norm(b)
+}
+
+/// Whether `tool`, as `host` names it, is one of `proxy_tools` (the tools
+/// the proxy listed): an exact match of the name the host gives a proxy
+/// tool ([`proxy_tool_name`]), never a prefix (a second MCP server named
+/// `okn__mem` offers `mcp__okn__mem__...`: a red team's finding).
+pub fn is_proxy_tool(host: Host, tool: &str, proxy_tools: &[String]) -> bool {
+    proxy_tools
+        .iter()
+        .any(|p| proxy_tool_name(host, p).is_some_and(|name| same_name(&name, tool)))
+}
+
+/// Whether `tool` has the shape of a proxy tool's name on `host`
+/// (`mcp__okn__...`, `mcp_okn_...`; any name for the openai loop): what
+/// loading a recorded census can check without the proxy's list.
+pub fn looks_like_proxy_tool(host: Host, tool: &str) -> bool {
     match host {
         Host::Claude | Host::Codex => tool
             .strip_prefix("mcp__okn__")
             .is_some_and(|t| !t.is_empty()),
         Host::Gemini => tool.strip_prefix("mcp_okn_").is_some_and(|t| !t.is_empty()),
-        // The loop offers what the proxy lists, under the names the proxy
-        // gives (a name the API forbids is sent with `_`s).
         Host::Openai => true,
         Host::Scripted => false,
     }
+}
+
+/// Why a recorded census could not have let a run go on, in words, or
+/// `None` when it could have (a census that stops a run is never
+/// recorded): tools not sorted and each once, a tool that is neither
+/// proxy-shaped nor allowed by name, no `submit_csv`, places not sorted,
+/// unknown or none. What loading a condition checks (issue 25, red team).
+pub fn impossible(host: Host, census: &CensusRecord) -> Option<String> {
+    let sorted_once = |list: &[String]| list.windows(2).all(|w| w[0] < w[1]);
+    if !sorted_once(&census.tools) {
+        return Some("its tools are not sorted, each once, as a census records them".into());
+    }
+    if let Some(tool) = census
+        .tools
+        .iter()
+        .find(|t| !looks_like_proxy_tool(host, t) && allowance(host, t).is_none())
+    {
+        return Some(format!(
+            "it lists {tool}, which is neither the proxy's nor allowed by name: a census that \
+             found it would have stopped the run"
+        ));
+    }
+    if !census
+        .tools
+        .iter()
+        .any(|t| looks_like_proxy_tool(host, t) && t.ends_with("submit_csv"))
+    {
+        return Some(
+            "it lists no submit_csv of the proxy: a census that found none would have stopped \
+             the run"
+                .into(),
+        );
+    }
+    if census.places.is_empty() || !sorted_once(&census.places) {
+        return Some("its places are not a sorted list of places, each once".into());
+    }
+    if let Some(place) = census
+        .places
+        .iter()
+        .find(|p| !PLACES.iter().any(|known| known.id == p.as_str()))
+    {
+        return Some(format!(
+            "it names {place}, which is no place a census plants"
+        ));
+    }
+    None
 }
 
 /// How to block the tools a census found on `host` beyond the proxy's,
@@ -489,8 +576,11 @@ mod take {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
-    use super::{CensusRecord, PLACES, Place, allowance, how_to_block, is_proxy_tool, offered};
-    use crate::agent::{Agent, AgentCommand, EpisodeEnv, McpProxy, launch};
+    use super::{
+        CensusRecord, PLACES, Place, allowance, how_to_block, is_proxy_tool, offered,
+        proxy_tool_name, same_name,
+    };
+    use crate::agent::{Agent, AgentCommand, EpisodeEnv, McpProxy, env_value, launch};
     use crate::error::{Error, Result};
 
     /// What a census is taken with: the condition's agent and what the run
@@ -513,63 +603,84 @@ mod take {
         pub command: &'a dyn Fn(&Agent, &Path) -> AgentCommand,
     }
 
-    /// Where the census points the host: the variables that name its API
-    /// and key, set to the stand-in and a key that is no one's, and those
-    /// that would send it elsewhere (a cloud provider, another login)
-    /// emptied; for the openai loop, its `--base-url`.
-    fn pointed(agent: &Agent, url: &str) -> (Agent, Vec<(String, String)>) {
+    /// Where the census points the host, and nothing else changed of the
+    /// episode's environment (a red team found claude 2.1.332 offering
+    /// `DesignSync` only without `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`,
+    /// which an earlier census set): the variable naming its API set to
+    /// the stand-in (for the openai loop, its `--base-url`); those that
+    /// would send it to another provider (Bedrock, Vertex, Foundry) emptied;
+    /// the user's own key or login kept as it is (it reaches only the
+    /// stand-in on 127.0.0.1, which keeps nothing), and a key of the
+    /// census's own, `key`, given only where the environment has none.
+    fn pointed(
+        agent: &Agent,
+        url: &str,
+        env: &[(String, String)],
+        key: &str,
+    ) -> (Agent, Vec<(String, String)>) {
         let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
-        let key = "okn-census-not-a-key";
-        match agent {
-            Agent::Claude(_) => (
-                agent.clone(),
-                vec![
-                    pair("ANTHROPIC_BASE_URL", url),
-                    pair("ANTHROPIC_API_KEY", key),
-                    pair("ANTHROPIC_AUTH_TOKEN", ""),
-                    pair("CLAUDE_CODE_OAUTH_TOKEN", ""),
-                    pair("CLAUDE_CODE_USE_BEDROCK", ""),
-                    pair("CLAUDE_CODE_USE_VERTEX", ""),
-                    pair("CLAUDE_CODE_USE_FOUNDRY", ""),
-                    pair("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-                    pair("DISABLE_AUTOUPDATER", "1"),
-                ],
-            ),
-            Agent::Codex(_) => (
-                agent.clone(),
-                vec![
-                    pair(crate::agent::codex::BASE_URL_VAR, &format!("{url}/v1")),
-                    pair(crate::agent::codex::KEY_VAR, key),
-                ],
-            ),
-            Agent::Gemini(_) => (
-                agent.clone(),
-                vec![
-                    pair("GOOGLE_GEMINI_BASE_URL", url),
-                    pair(crate::agent::gemini::KEY_VAR, key),
-                    pair("GOOGLE_API_KEY", ""),
-                    pair("GOOGLE_GENAI_USE_VERTEXAI", ""),
-                    pair("GOOGLE_GENAI_USE_GCA", ""),
-                ],
-            ),
+        let has = |names: &[&str]| names.iter().any(|n| env_value(env, n).is_some());
+        let mut vars = Vec::new();
+        let agent = match agent {
+            Agent::Claude(_) => {
+                vars.push(pair("ANTHROPIC_BASE_URL", url));
+                for routing in [
+                    "CLAUDE_CODE_USE_BEDROCK",
+                    "CLAUDE_CODE_USE_VERTEX",
+                    "CLAUDE_CODE_USE_FOUNDRY",
+                ] {
+                    vars.push(pair(routing, ""));
+                }
+                if !has(&[
+                    "ANTHROPIC_API_KEY",
+                    "ANTHROPIC_AUTH_TOKEN",
+                    "CLAUDE_CODE_OAUTH_TOKEN",
+                ]) {
+                    vars.push(pair("ANTHROPIC_API_KEY", key));
+                }
+                agent.clone()
+            }
+            Agent::Codex(_) => {
+                vars.push(pair(
+                    crate::agent::codex::BASE_URL_VAR,
+                    &format!("{url}/v1"),
+                ));
+                if !has(&[crate::agent::codex::KEY_VAR]) {
+                    vars.push(pair(crate::agent::codex::KEY_VAR, key));
+                }
+                agent.clone()
+            }
+            Agent::Gemini(_) => {
+                vars.push(pair("GOOGLE_GEMINI_BASE_URL", url));
+                vars.push(pair("GOOGLE_GENAI_USE_VERTEXAI", ""));
+                vars.push(pair("GOOGLE_GENAI_USE_GCA", ""));
+                if !has(&[crate::agent::gemini::KEY_VAR]) {
+                    vars.push(pair(crate::agent::gemini::KEY_VAR, key));
+                }
+                agent.clone()
+            }
             Agent::Openai(settings) => {
                 let mut settings = settings.clone();
                 settings.base_url = format!("{url}/v1");
-                let vars = settings
-                    .api_key_env
-                    .iter()
-                    .map(|name| pair(name, key))
-                    .collect();
-                (Agent::Openai(settings), vars)
+                if let Some(name) = &settings.api_key_env
+                    && !has(&[name.as_str()])
+                {
+                    vars.push(pair(name, key));
+                }
+                Agent::Openai(settings)
             }
-            Agent::Scripted(_) => (agent.clone(), Vec::new()),
-        }
+            Agent::Scripted(_) => agent.clone(),
+        };
+        (agent, vars)
     }
 
     /// The census folder: `home/` and `project/` (a git repository) with
     /// every place planted, and the attempt folder under the project.
     struct Planted {
         dir: tempfile::TempDir,
+        /// Letters and digits of the folder's random name: the markers'
+        /// and the census key's.
+        nonce: String,
         /// Each place with its marker.
         markers: Vec<(Place, String)>,
     }
@@ -584,7 +695,8 @@ mod take {
         }
 
         /// Makes the folder and plants every [`PLACES`] entry with a
-        /// marker of its own (`okn-census-marker-NONCE-N`).
+        /// marker of its own (`okn-census-marker-NONCE-NNN`: fixed width,
+        /// so no marker is the start of another).
         fn new() -> Result<Planted> {
             let dir = tempfile::Builder::new()
                 .prefix("okn-census-")
@@ -600,6 +712,7 @@ mod take {
                 .unwrap_or_default();
             let mut planted = Planted {
                 dir,
+                nonce,
                 markers: Vec::new(),
             };
             let cwd = planted.attempt().join(crate::layout::CWD_DIR);
@@ -619,13 +732,12 @@ mod take {
                 cwd.clone(),
                 root.join("project/.git/objects"),
                 root.join("project/.git/refs/heads"),
-                root.join("home/.config"),
             ] {
                 std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create", e))?;
             }
             write(&root.join("project/.git/HEAD"), "ref: refs/heads/main\n")?;
             for (n, place) in PLACES.iter().enumerate() {
-                let marker = format!("okn-census-marker-{nonce}-{n:03}");
+                let marker = format!("okn-census-marker-{}-{n:03}", planted.nonce);
                 let path = root.join(place.path.replace("{slug}", &slug));
                 write(&path, &place.content.replace("{marker}", &marker))?;
                 planted.markers.push((*place, marker));
@@ -634,35 +746,110 @@ mod take {
         }
     }
 
+    /// The names of the tools the proxy lists, asked over MCP with the
+    /// episode's own proxy command (logging into `log_dir`).
+    ///
+    /// Errors: the proxy cannot be started or does not list its tools.
+    fn proxy_tools(proxy: &McpProxy) -> Result<Vec<String>> {
+        let config = crate::agent::mcp_config(&proxy.program, &proxy.args);
+        let runtime = crate::mcp::runtime()?;
+        runtime.block_on(async {
+            let client = crate::agent::scripted::connect(&config).await?;
+            let tools = client.peer().list_all_tools().await.map_err(|e| {
+                Error::Other(format!(
+                    "the tool census could not list the proxy's tools: {e}"
+                ))
+            });
+            let _ = client.cancel().await;
+            Ok(tools?.into_iter().map(|t| t.name.to_string()).collect())
+        })
+    }
+
+    /// System-wide files of the hosts, outside any home or project and
+    /// so beyond the census's planting (a red team's finding: claude reads
+    /// `/etc/claude-code/CLAUDE.md`, codex `/etc/codex/config.toml`, into
+    /// every episode): folders searched to a depth of 3, and files named by
+    /// the hosts' own variables.
+    fn system_files(env: &[(String, String)]) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let mut folders: Vec<PathBuf> = [
+            "/etc/claude-code",
+            "/Library/Application Support/ClaudeCode",
+            "/etc/codex",
+            "/etc/gemini-cli",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        for name in [
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+        ] {
+            if let Some(path) = env_value(env, name) {
+                folders.push(PathBuf::from(path));
+            }
+        }
+        for folder in folders {
+            for entry in walkdir::WalkDir::new(&folder)
+                .max_depth(3)
+                .into_iter()
+                .flatten()
+            {
+                let small = entry
+                    .metadata()
+                    .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20);
+                if small {
+                    files.push(entry.into_path());
+                }
+            }
+        }
+        files
+    }
+
+    /// The files of `files` some line of which (16 characters or more,
+    /// trimmed, holding a letter) is in one of `texts`: system-wide
+    /// content that reached the model.
+    pub fn reached<'a>(files: &'a [(PathBuf, String)], texts: &[String]) -> Vec<&'a Path> {
+        files
+            .iter()
+            .filter(|(_, content)| {
+                content.lines().map(str::trim).any(|line| {
+                    line.chars().count() >= 16
+                        && line.chars().any(char::is_alphabetic)
+                        && texts.iter().any(|t| t.contains(line))
+                })
+            })
+            .map(|(path, _)| path.as_path())
+            .collect()
+    }
+
     /// Takes the census of `plan.agent` (module doc): its record, or
     /// [`Error::Usage`] naming every tool offered beyond the proxy's (with
-    /// how to block it) and every place whose marker reached the model.
+    /// how to block it), every tool of the proxy not offered, every place
+    /// whose marker reached the model, and every system-wide file whose
+    /// content did.
     ///
-    /// Errors: also a host that cannot be started, that made no request
-    /// to the stand-in, or that offered no `submit_csv`; the census
+    /// Errors: also a host that cannot be started or that made no request
+    /// to the stand-in; a proxy that does not list its tools; the census
     /// folder cannot be made.
     pub fn take(plan: &CensusPlan<'_>) -> Result<CensusRecord> {
         let host = plan.agent.host();
         let planted = Planted::new()?;
+        let listing = (plan.proxy)(&planted.dir.path().join("listing"));
+        let _ = std::fs::create_dir_all(planted.dir.path().join("listing"));
+        let listed = proxy_tools(&listing)?;
         let standin = crate::agent::standin::start_census()?;
-        let (agent, pointing) = pointed(plan.agent, &standin.url);
+        let key = format!("sk-{}", planted.nonce);
+        let (agent, pointing) = pointed(plan.agent, &standin.url, plan.env, &key);
         let attempt = planted.attempt();
         let proxy = (plan.proxy)(&attempt);
         let command = (plan.command)(&agent, &attempt);
         // The user's home as the host would see it were it not isolated
         // is the planted one; the proxy still gets the user's own (a
         // profile's `~`, an upstream's caches).
-        let user_home = crate::agent::env_value(plan.env, "HOME");
+        let user_home = env_value(plan.env, "HOME");
         let mut given: Vec<(String, String)> = plan.env.to_vec();
         given.push(("HOME".into(), planted.home().to_string_lossy().into_owned()));
-        given.push((
-            "XDG_CONFIG_HOME".into(),
-            planted
-                .home()
-                .join(".config")
-                .to_string_lossy()
-                .into_owned(),
-        ));
         given.extend(pointing);
         let env = EpisodeEnv::for_agent(&agent, &given, &proxy)?;
         let mut vars = env.vars.clone();
@@ -681,20 +868,23 @@ mod take {
         let received = standin.stop();
         let outcome = outcome?;
         let name = host.name();
+        let ended = if outcome.timed_out {
+            "was killed at --agent-timeout".to_string()
+        } else {
+            match outcome.exit_code {
+                Some(code) => format!("exited with status {code}"),
+                None => "was killed by a signal".to_string(),
+            }
+        };
         if received.is_empty() {
             let stderr = String::from_utf8_lossy(&outcome.stderr);
             let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(Error::Usage(format!(
-                "the tool census of {name} ({}) got no model request: the host {} before it \
-                 asked the stand-in anything, so what it offers a model is not known and no \
+                "the tool census of {name} ({}) got no model request: the host {ended} before \
+                 it asked the stand-in anything, so what it offers a model is not known and no \
                  episode is played (docs/HOSTS.md, \"The census\").{}",
                 plan.host_version,
-                if outcome.timed_out {
-                    "was killed at --agent-timeout".to_string()
-                } else {
-                    format!("exited {:?}", outcome.exit_code)
-                },
                 if tail.is_empty() {
                     String::new()
                 } else {
@@ -703,16 +893,18 @@ mod take {
             )));
         }
         let mut tools = Vec::new();
-        let mut reached = Vec::new();
+        let mut reached_places = Vec::new();
+        let mut texts = Vec::new();
         for request in &received {
             let text = String::from_utf8_lossy(&request.body);
             for (place, marker) in &planted.markers {
-                if text.contains(marker.as_str()) && !reached.contains(&place.id) {
-                    reached.push(place.id);
+                if text.contains(marker.as_str()) && !reached_places.contains(&place.id) {
+                    reached_places.push(place.id);
                 }
             }
             if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&request.body) {
                 tools.extend(offered(&request.path, &value));
+                super::collect_texts(&value, &mut texts);
             }
         }
         let places: Vec<String> = planted
@@ -726,7 +918,7 @@ mod take {
             .tools
             .iter()
             .map(String::as_str)
-            .filter(|t| !is_proxy_tool(host, t) && allowance(host, t).is_none())
+            .filter(|t| !is_proxy_tool(host, t, &listed) && allowance(host, t).is_none())
             .collect();
         if !extra.is_empty() {
             faults.push(format!(
@@ -736,30 +928,48 @@ mod take {
                 how_to_block(host, &extra)
             ));
         }
+        let missing: Vec<String> = listed
+            .iter()
+            .filter(|p| {
+                let name = proxy_tool_name(host, p).unwrap_or_default();
+                !record.tools.iter().any(|t| same_name(t, &name))
+            })
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            faults.push(format!(
+                "the proxy's {} {} not offered (the host {ended}; tools offered: {}): an episode \
+                 would not reach {}; withhold a tool with --without-tool, never by blocking it \
+                 in the host",
+                if missing.len() == 1 { "tool" } else { "tools" },
+                missing.join(", "),
+                if record.tools.is_empty() {
+                    "none".to_string()
+                } else {
+                    record.tools.join(", ")
+                },
+                if missing.len() == 1 { "it" } else { "them" }
+            ));
+        }
         for (place, _) in planted
             .markers
             .iter()
-            .filter(|(p, _)| reached.contains(&p.id))
+            .filter(|(p, _)| reached_places.contains(&p.id))
         {
             faults.push(format!(
                 "marker of {} ({}) reached the model's request: the host read it",
                 place.what, place.id
             ));
         }
-        if !record
-            .tools
-            .iter()
-            .any(|t| is_proxy_tool(host, t) && t.ends_with(crate::mcp::probe::SUBMIT_CSV))
-        {
+        let system: Vec<(PathBuf, String)> = system_files(plan.env)
+            .into_iter()
+            .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
+            .collect();
+        for path in reached(&system, &texts) {
             faults.push(format!(
-                "the proxy's submit_csv was not offered (tools offered: {}): the host did not \
-                 start our proxy, or dropped its tools, and every episode would end with no \
-                 answer",
-                if record.tools.is_empty() {
-                    "none".to_string()
-                } else {
-                    record.tools.join(", ")
-                }
+                "the content of {} (a system-wide file of the host, which no flag or fresh home \
+                 keeps out) reached the model's request: remove it, or run where it is not",
+                path.display()
             ));
         }
         if faults.is_empty() {
@@ -855,15 +1065,109 @@ mod tests {
 
     #[test]
     fn only_the_proxys_tools_and_named_machinery_are_allowed() {
-        assert!(is_proxy_tool(Host::Claude, "mcp__okn__query"));
-        assert!(!is_proxy_tool(Host::Claude, "mcp__other__query"));
-        assert!(!is_proxy_tool(Host::Claude, "mcp__okn__"));
-        assert!(is_proxy_tool(Host::Gemini, "mcp_okn_submit_csv"));
-        assert!(!is_proxy_tool(Host::Gemini, "mcp__okn__query"));
+        let proxy = vec![
+            "query".to_string(),
+            "submit_csv".to_string(),
+            "a.b".to_string(),
+        ];
+        assert!(is_proxy_tool(Host::Claude, "mcp__okn__query", &proxy));
+        assert!(!is_proxy_tool(Host::Claude, "mcp__other__query", &proxy));
+        assert!(!is_proxy_tool(Host::Claude, "mcp__okn__", &proxy));
+        // A second server named `okn__mem` is no part of the proxy (a
+        // red team's finding: a prefix was taken for the list).
+        assert!(!is_proxy_tool(
+            Host::Claude,
+            "mcp__okn__mem__create_entities",
+            &proxy
+        ));
+        assert!(is_proxy_tool(Host::Gemini, "mcp_okn_submit_csv", &proxy));
+        assert!(!is_proxy_tool(Host::Gemini, "mcp__okn__query", &proxy));
+        assert!(
+            is_proxy_tool(Host::Claude, "mcp__okn__a_b", &proxy),
+            "`.` sent as `_`"
+        );
+        assert!(is_proxy_tool(Host::Openai, "query", &proxy));
+        assert!(!is_proxy_tool(Host::Openai, "exec", &proxy));
         assert!(allowance(Host::Claude, "ToolSearch").is_some());
         assert!(allowance(Host::Claude, "ListAgents").is_none());
         assert!(allowance(Host::Codex, "read_mcp_resource").is_some());
         assert!(allowance(Host::Gemini, "ToolSearch").is_none());
+    }
+
+    /// A red team's finding: a recorded census edited by hand, its digest
+    /// made anew, was read as clean. What no census that let a run go on
+    /// could hold is refused by name.
+    #[test]
+    fn a_census_no_run_could_have_recorded_is_impossible() {
+        let places = vec!["claude-auto-memory".to_string()];
+        let clean = CensusRecord::new(
+            "claude 1",
+            vec![
+                "ToolSearch".into(),
+                "mcp__okn__query".into(),
+                "mcp__okn__submit_csv".into(),
+            ],
+            places.clone(),
+        );
+        assert_eq!(impossible(Host::Claude, &clean), None);
+        let with = |tools: Vec<&str>| CensusRecord {
+            tools: tools.into_iter().map(str::to_string).collect(),
+            ..clean.clone()
+        };
+        let bash = CensusRecord::new(
+            "claude 1",
+            vec!["Bash".into(), "mcp__okn__submit_csv".into()],
+            places.clone(),
+        );
+        assert!(impossible(Host::Claude, &bash).unwrap().contains("Bash"));
+        let none = CensusRecord::new("claude 1", vec!["ToolSearch".into()], places.clone());
+        assert!(
+            impossible(Host::Claude, &none)
+                .unwrap()
+                .contains("submit_csv")
+        );
+        let unsorted = with(vec!["mcp__okn__submit_csv", "ToolSearch"]);
+        assert!(
+            impossible(Host::Claude, &unsorted)
+                .unwrap()
+                .contains("sorted")
+        );
+        let twice = with(vec!["mcp__okn__submit_csv", "mcp__okn__submit_csv"]);
+        assert!(impossible(Host::Claude, &twice).is_some());
+        let bogus = CensusRecord {
+            places: vec!["nowhere".into()],
+            ..clean.clone()
+        };
+        assert!(
+            impossible(Host::Claude, &bogus)
+                .unwrap()
+                .contains("nowhere")
+        );
+        let empty = CensusRecord {
+            places: vec![],
+            ..clean.clone()
+        };
+        assert!(impossible(Host::Claude, &empty).is_some());
+    }
+
+    #[cfg(feature = "harness")]
+    #[test]
+    fn system_wide_content_is_found_in_a_request_line_by_line() {
+        let files = vec![
+            (
+                std::path::PathBuf::from("/etc/claude-code/CLAUDE.md"),
+                "# Rules\nAlways mention the house style.\n".to_string(),
+            ),
+            (
+                std::path::PathBuf::from("/etc/codex/config.toml"),
+                "model = \"x\"\n".to_string(),
+            ),
+        ];
+        let texts = vec!["You are helpful.\nAlways mention the house style.\n".to_string()];
+        let hit = reached(&files, &texts);
+        assert_eq!(hit, [std::path::Path::new("/etc/claude-code/CLAUDE.md")]);
+        // Short lines and lines without a letter are never evidence.
+        assert!(reached(&files, &["# Rules model = \"x\"".to_string()]).is_empty());
     }
 
     #[test]

@@ -79,6 +79,10 @@ pub const DISALLOWED_TOOLS: &[&str] = &[
     // Other Claude sessions on the machine (parallel shards included):
     // offered by 2.1.332 with no permission asked (issue 25).
     "ListAgents",
+    // Claude design projects (write_files, delete_files, create_project):
+    // offered by 2.1.332 unless CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+    // is set (found by a red team through the census).
+    "DesignSync",
     "TeamCreate",
     "TeamDelete",
     "SendUserMessage",

@@ -183,6 +183,17 @@ fn agent(args: &AgentArgs, given: &str) -> Result<Agent> {
                  (the name the tool census printed)"
             )));
         }
+        // The proxy's own tools are withheld at the proxy, where the
+        // condition's name and identity say so; blocked in the host they
+        // would leave an "all tools" condition without them (a red team's
+        // finding).
+        if let Some(proxy) = args.block_tool.iter().find(|t| t.starts_with("mcp_")) {
+            return Err(Error::Usage(format!(
+                "--block-tool {proxy}: that is an MCP tool of the proxy's, not a built-in tool of \
+                 the host; withhold a tool of the server under test with --without-tool NAME \
+                 (its name as the server gives it), which the condition's name records"
+            )));
+        }
     }
     match host {
         Some(Host::Claude) => Ok(Agent::Claude(settings("claude"))),

@@ -131,6 +131,33 @@ fn check_values(path: &Path, condition: &ConditionFile) -> Result<()> {
             ),
         ));
     }
+    let host = crate::agent::host::Host::of_agent(&condition.identity.agent);
+    let plays_model = host.is_some_and(|h| h != crate::agent::host::Host::Scripted);
+    match (&condition.settings.census, host) {
+        (None, Some(_)) if plays_model && condition.format >= 5 => {
+            return Err(edited(
+                "settings.census",
+                "absent, though every condition of a model's host recorded in runs-root format 5 \
+                 or later has the census taken before its first episode"
+                    .into(),
+            ));
+        }
+        (Some(_), _) if !plays_model => {
+            return Err(edited(
+                "settings.census",
+                format!(
+                    "present for agent '{}', which calls no model and has no census",
+                    condition.identity.agent.escape_debug()
+                ),
+            ));
+        }
+        (Some(census), Some(host)) => {
+            if let Some(why) = crate::agent::census::impossible(host, census) {
+                return Err(edited("settings.census", why));
+            }
+        }
+        _ => {}
+    }
     if let Some(census) = &condition.settings.census {
         if !census.digest_holds() {
             return Err(edited(

@@ -64,7 +64,7 @@ fn run_claude(program: &Path, url: &str, home: &Path, out: &Path, extra: &[&str]
         .env("HOME", home)
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env_remove("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
         .env("DISABLE_AUTOUPDATER", "1")
         .args([
             "run",
@@ -337,10 +337,10 @@ fn codex_and_gemini_read_no_instructions_from_a_repository_above_the_runs_root()
 
 /// Issue 25, section 3: a resumed run whose census differs is refused.
 /// The same program path plays another tool surface between two runs (a
-/// CLI upgraded in place: here the wrapper blocks one of the proxy's
-/// tools once a file says so); `--resume` takes the census again and
-/// refuses, naming the tool no longer offered, and the recorded episodes
-/// stay.
+/// CLI upgraded in place: here the wrapper blocks claude's `ToolSearch`
+/// once a file says so, and the proxy's tools are declared instead of
+/// deferred); `--resume` takes the census again and refuses, naming the
+/// tool no longer offered, and the recorded episodes stay.
 #[test]
 fn a_resumed_run_whose_census_differs_is_refused_naming_the_tools() {
     let dir = tempfile::tempdir().unwrap();
@@ -350,7 +350,7 @@ fn a_resumed_run_whose_census_differs_is_refused_naming_the_tools() {
         dir.path(),
         "claude-upgraded-in-place",
         &format!(
-            "if [ -e '{}' ]; then case \"$a\" in *,ListAgents,*) a=\"$a,mcp__okn__get_descendants\" ;; esac; fi",
+            "if [ -e '{}' ]; then case \"$a\" in *,ListAgents,*) a=\"$a,ToolSearch\" ;; esac; fi",
             flag.display()
         ),
     );
@@ -364,7 +364,7 @@ fn a_resumed_run_whose_census_differs_is_refused_naming_the_tools() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t == "mcp__okn__get_descendants"),
+            .any(|t| t == "ToolSearch"),
         "{before}"
     );
     std::fs::write(&flag, "").unwrap();
@@ -374,7 +374,7 @@ fn a_resumed_run_whose_census_differs_is_refused_naming_the_tools() {
     let err = stderr(&o);
     assert!(err.contains("offered other tools"), "{err}");
     assert!(
-        err.contains("no longer offered: mcp__okn__get_descendants"),
+        err.contains("no longer offered: ") && err.contains("ToolSearch"),
         "{err}"
     );
     assert_eq!(
@@ -454,4 +454,163 @@ fn codex_in_code_mode_is_stopped_naming_exec_and_the_tools_it_nests() {
         !err.contains("tools list_mcp_resources"),
         "allowed by name: {err}"
     );
+}
+
+/// `probe --agent claude` with `program`, HOME `home`, `extra` flags
+/// after, in the user's own environment (no variable of the tests' that
+/// would change what the CLI offers).
+fn probe_claude(program: &Path, home: &Path, extra: &[&str]) -> Output {
+    std::fs::create_dir_all(home).unwrap();
+    okn()
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env_remove("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+        .args([
+            "probe",
+            "--profile",
+            "profiles/demo-kg.local.toml",
+            "--agent",
+            "claude",
+        ])
+        .arg("--agent-program")
+        .arg(program)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Issue 25, red team: the census set CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+/// and episodes did not; without it claude 2.1.332 offers `DesignSync`
+/// (Claude design projects: write_files, delete_files), so the census
+/// passed while every episode had the tool. The census now changes
+/// nothing of the episode's environment but the API it points at, and
+/// `DesignSync` is blocked: a claude whose guard list lacks it is caught.
+#[test]
+fn the_census_sees_the_tools_an_episode_sees_design_sync_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let o = probe_claude(&tool("claude"), &home, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("DesignSync"), "{}", stdout(&o));
+    let program = wrapper(
+        dir.path(),
+        "claude-offering-design-sync",
+        "case \"$a\" in *,DesignSync,*) a=$(printf '%s' \"$a\" | sed 's/,DesignSync,/,/') ;; esac",
+    );
+    let o = probe_claude(&program, &home, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("tool DesignSync: offered beyond the proxy's tools"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 25, red team: the census took any tool named `mcp__okn__...` for
+/// the proxy's, so a second MCP server named `okn__mem` passed it and its
+/// tools reached every episode. The census now compares with the tools
+/// the proxy lists, by exact name.
+#[test]
+fn a_second_mcp_server_named_like_the_proxy_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({"mcpServers": {"okn__mem": {
+        "type": "stdio",
+        "command": BIN,
+        "args": ["kg-server", "--data", repo().join("demo/kg").to_string_lossy()],
+    }}})
+    .to_string();
+    let program = dir.path().join("claude-with-a-second-server");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\" --mcp-config '{config}'\n",
+            tool("claude").display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let o = probe_claude(&program, &dir.path().join("home"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("mcp__okn__mem__list_graphs"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 25, red team: `--block-tool mcp__okn__query` played an "all
+/// tools" condition without the server's query tool, its identity saying
+/// nothing withheld. The proxy's tools are refused by `--block-tool`
+/// (withheld with `--without-tool`), and a census that misses one of the
+/// proxy's tools stops the run.
+#[test]
+fn the_proxys_own_tools_are_never_blocked_in_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = probe_claude(
+        &tool("claude"),
+        &dir.path().join("home"),
+        &["--block-tool", "mcp__okn__query"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("--without-tool"), "{}", stderr(&o));
+    // A host that drops one of the proxy's tools by itself is caught.
+    let program = wrapper(
+        dir.path(),
+        "claude-dropping-query",
+        "case \"$a\" in *,ListAgents,*) a=\"$a,mcp__okn__query\" ;; esac",
+    );
+    let o = probe_claude(&program, &dir.path().join("home"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("the proxy's tool query not offered"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 25, red team: a condition file of runs-root format 5 played by a
+/// model's host whose census was deleted by hand read as "recorded before
+/// okn-benchmark took a census", and a resume then skipped the comparison.
+/// It is refused, as is a census no run could have recorded.
+#[test]
+fn a_census_deleted_or_made_impossible_by_hand_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"));
+    let out = dir.path().join("runs");
+    let o = run_claude(&tool("claude"), &url, &dir.path().join("home"), &out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let path = out.join("conditions/demo-kg-all-tools__kg-named.json");
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    let mut file: Value = serde_json::from_str(&recorded).unwrap();
+    file["settings"].as_object_mut().unwrap().remove("census");
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("settings.census: absent"),
+        "{}",
+        stderr(&o)
+    );
+    // A census listing Bash, its digest made anew so it holds.
+    let mut file: Value = serde_json::from_str(&recorded).unwrap();
+    let census = &mut file["settings"]["census"];
+    let mut tools: Vec<String> = census["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    tools.push("Bash".into());
+    tools.sort();
+    let version = census["host_version"].as_str().unwrap().to_string();
+    census["digest"] = Value::from(okn_benchmark::agent::census::digest(&version, &tools));
+    census["tools"] = serde_json::json!(tools);
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("it lists Bash"), "{}", stderr(&o));
 }
