@@ -765,3 +765,145 @@ fn openai_flags_are_checked_before_anything_runs() {
         );
     }
 }
+
+/// `run` and `probe --agent HOST` over the demo KG with `flags`, for a
+/// flag value that must be refused as it is parsed: exit 2, the flag and
+/// `says` on stderr, nothing written to `--out`.
+fn refused_as_parsed(host: &str, flags: &[&str], says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let run = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml", "--agent", host])
+        .args(flags)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let probe = okn()
+        .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", host])
+        .args(flags)
+        .output()
+        .unwrap();
+    for (command, o) in [("run", &run), ("probe", &probe)] {
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{command} --agent {host} {flags:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(
+            stderr(o).contains(&format!("for '{} <", flags[0].split('=').next().unwrap()))
+                && stderr(o).contains(says),
+            "{command} --agent {host} {flags:?}: {}",
+            stderr(o)
+        );
+        assert_eq!(stdout(o), "", "{command}: nothing ran");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Every host `--agent` takes, a CLI's, the loop's and the scripted one.
+const EVERY_HOST: [&str; 5] = [
+    "claude",
+    "codex",
+    "gemini",
+    "openai:gpt-standin-1",
+    "scripted:oracle",
+];
+
+/// Issue 25, red team: `--max-turns 0` was accepted for claude (the
+/// condition recorded `max_turns` 0 while its episode took 4 turns) and
+/// failed only once an episode ran for gemini. Now it is refused for
+/// every host as it is parsed, exit 2.
+#[test]
+fn regression_max_turns_0_is_refused_for_every_host_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        refused_as_parsed(
+            host,
+            &["--max-turns", "0"],
+            "an episode takes at least 1 model turn",
+        );
+    }
+    refused_as_parsed("claude", &["--max-turns=-3"], "at least 1 model turn");
+}
+
+/// Issue 25, red team: `--agent-timeout 100000000000` was accepted and
+/// failed later with a wrong reason. A number of seconds is at most one
+/// week (604800), on every flag that takes one; a week itself is taken.
+#[test]
+fn regression_an_agent_timeout_past_a_week_is_refused_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        refused_as_parsed(
+            host,
+            &["--agent-timeout", "100000000000"],
+            "is not a number of seconds from 1 to 604800 (one week)",
+        );
+    }
+    refused_as_parsed(
+        "claude",
+        &["--agent-timeout", "604801"],
+        "from 1 to 604800",
+    );
+    refused_as_parsed(
+        "scripted:oracle",
+        &["--timeout", "100000000000"],
+        "from 1 to 604800",
+    );
+    let o = okn()
+        .args(["proxy", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--timeout", "604801"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("from 1 to 604800"), "{}", stderr(&o));
+    // A week is a bound, not a refusal: the episode runs and the
+    // condition records it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let o = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", "scripted:oracle", "--limit", "1"])
+        .args(["--agent-timeout", "604800", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+    assert_eq!(condition["settings"]["agent_timeout_s"], 604800);
+}
+
+/// Issue 25, red team: `--model ""` (or only spaces) was accepted for
+/// claude and gemini, which then played their default model under a
+/// condition that named none, and failed late for codex. An empty model,
+/// or one with spaces, is refused for every host as it is parsed, as is
+/// an empty `--agent-program`.
+#[test]
+fn regression_an_empty_model_is_refused_for_every_host_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        for model in ["", "   ", "\t"] {
+            refused_as_parsed(host, &["--model", model], "a model id cannot be empty");
+        }
+    }
+    refused_as_parsed("gemini", &["--model", "gemini 2"], "is not a model id");
+    refused_as_parsed("codex", &["--agent-program", ""], "the path is empty");
+    let o = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", "openai:gpt standin", "--base-url"])
+        .args(["http://127.0.0.1:9/v1", "--out", "/nonexistent/okn-runs"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--agent openai:gpt standin: \"gpt standin\" is not a model id"),
+        "{}",
+        stderr(&o)
+    );
+}
