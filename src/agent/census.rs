@@ -693,7 +693,7 @@ mod take {
                 if outcome.timed_out {
                     "was killed at --agent-timeout".to_string()
                 } else {
-                    format!("exited {:?}", outcome.exit_code)
+                    crate::agent::report::exit_words(outcome.exit_code)
                 },
                 if tail.is_empty() {
                     String::new()

@@ -350,6 +350,7 @@ pub(crate) fn seconds(text: &str) -> std::result::Result<u64, String> {
 /// late for codex).
 ///
 /// Errors: an empty id, or one holding whitespace or a control character.
+#[cfg(feature = "harness")]
 pub(crate) fn model_id(text: &str) -> std::result::Result<String, String> {
     if text.trim().is_empty() {
         return Err(
@@ -370,6 +371,7 @@ pub(crate) fn model_id(text: &str) -> std::result::Result<String, String> {
 /// and failed later).
 ///
 /// Errors: an empty or all-whitespace value.
+#[cfg(feature = "harness")]
 pub(crate) fn non_empty_path(text: &str) -> std::result::Result<std::path::PathBuf, String> {
     if text.trim().is_empty() {
         return Err("the path is empty: give the program's path or its name on PATH".into());

@@ -372,9 +372,11 @@ fn reply_text(path: &str, text: &str) -> String {
                 "/v1/chat/completions" => c["choices"][0]["message"]["content"]
                     .as_str()
                     .or_else(|| c["choices"][0]["delta"]["content"].as_str()),
-                "/v1/responses" => c["output"][0]["content"][0]["text"]
-                    .as_str()
-                    .or_else(|| (c["type"] == "response.output_text.delta").then(|| c["delta"].as_str()).flatten()),
+                "/v1/responses" => c["output"][0]["content"][0]["text"].as_str().or_else(|| {
+                    (c["type"] == "response.output_text.delta")
+                        .then(|| c["delta"].as_str())
+                        .flatten()
+                }),
                 _ => c["candidates"][0]["content"]["parts"][0]["text"].as_str(),
             };
             piece.unwrap_or("").to_string()

@@ -228,7 +228,11 @@ fn instance(schema: &Value, depth: usize) -> Value {
                 .filter_map(Value::as_str)
                 .map(str::to_ascii_lowercase)
                 .collect();
-            types.iter().find(|t| *t != "null").or(types.first()).cloned()
+            types
+                .iter()
+                .find(|t| *t != "null")
+                .or(types.first())
+                .cloned()
         }
         _ if s.contains_key("properties") || s.contains_key("required") => Some("object".into()),
         _ if s.contains_key("items") => Some("array".into()),
@@ -237,10 +241,20 @@ fn instance(schema: &Value, depth: usize) -> Value {
     match kind.as_deref() {
         Some("object") => {
             let mut out = serde_json::Map::new();
-            for (name, property) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            for (name, property) in s
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
                 out.insert(name.clone(), instance(property, depth + 1));
             }
-            for name in s.get("required").and_then(Value::as_array).into_iter().flatten() {
+            for name in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(name) = name.as_str() {
                     out.entry(name).or_insert(json!(""));
                 }
@@ -279,10 +293,22 @@ fn bound(schema: &serde_json::Map<String, Value>, key: &str) -> Option<f64> {
 fn number(s: &serde_json::Map<String, Value>, integer: bool) -> Value {
     let exclusive = |key: &str| s.get(key) == Some(&Value::Bool(true));
     let low = bound(s, "minimum")
-        .map(|m| if exclusive("exclusiveMinimum") { m + 1.0 } else { m })
+        .map(|m| {
+            if exclusive("exclusiveMinimum") {
+                m + 1.0
+            } else {
+                m
+            }
+        })
         .or_else(|| bound(s, "exclusiveMinimum").map(|m| m + 1.0));
     let high = bound(s, "maximum")
-        .map(|m| if exclusive("exclusiveMaximum") { m - 1.0 } else { m })
+        .map(|m| {
+            if exclusive("exclusiveMaximum") {
+                m - 1.0
+            } else {
+                m
+            }
+        })
         .or_else(|| bound(s, "exclusiveMaximum").map(|m| m - 1.0));
     let mut x: f64 = 0.0;
     if let Some(low) = low {
@@ -535,19 +561,28 @@ mod tests {
             (json!({"type": "INTEGER", "minimum": "3"}), json!(3)),
             (json!({"type": "integer", "minimum": 2.5}), json!(3)),
             (json!({"type": "integer", "maximum": -1.5}), json!(-2)),
-            (json!({"type": "number", "minimum": 1, "exclusiveMinimum": true}), json!(2)),
+            (
+                json!({"type": "number", "minimum": 1, "exclusiveMinimum": true}),
+                json!(2),
+            ),
             (json!({"type": "number", "exclusiveMaximum": 0}), json!(-1)),
             (json!({"type": "string", "minLength": 3}), json!("xxx")),
             (json!({"type": ["null", "boolean"]}), json!(false)),
             (json!({"type": "null"}), Value::Null),
             (json!({"const": "fixed", "type": "string"}), json!("fixed")),
-            (json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}), json!(0)),
+            (
+                json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+                json!(0),
+            ),
             (
                 json!({"allOf": [{"properties": {"a": {"type": "string"}}},
                     {"properties": {"b": {"type": "boolean"}}}]}),
                 json!({"a": "", "b": false}),
             ),
-            (json!({"required": ["undeclared"]}), json!({"undeclared": ""})),
+            (
+                json!({"required": ["undeclared"]}),
+                json!({"undeclared": ""}),
+            ),
             (json!({"type": "array"}), json!([])),
             (json!({}), json!({})),
             (json!(true), json!({})),
