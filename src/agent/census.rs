@@ -871,10 +871,7 @@ mod take {
         let ended = if outcome.timed_out {
             "was killed at --agent-timeout".to_string()
         } else {
-            match outcome.exit_code {
-                Some(code) => format!("exited with status {code}"),
-                None => "was killed by a signal".to_string(),
-            }
+            crate::agent::report::exit_words(outcome.exit_code)
         };
         if received.is_empty() {
             let stderr = String::from_utf8_lossy(&outcome.stderr);

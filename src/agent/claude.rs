@@ -108,8 +108,12 @@ pub const DISABLE_AUTO_MEMORY: &str = "CLAUDE_CODE_DISABLE_AUTO_MEMORY";
 /// the episode's fresh one.
 pub const USER_HOME: &str = "OKN_USER_HOME";
 
-/// An empty home and config folder made for one claude episode (or one
-/// login check), removed when dropped: what the CLI would read of the user
+/// How the name of every [`FreshHome`] folder begins (it is made for
+/// claude, codex and gemini episodes alike: issue 25, item 7).
+pub const FRESH_HOME_PREFIX: &str = "okn-episode-home-";
+
+/// An empty home and config folder made for one episode of a CLI host
+/// (or one login or version check), removed when dropped: what the CLI would read of the user
 /// (settings, memory, `CLAUDE.md`, skills, agents, plugins, stored logins,
 /// other sessions) is not in it, and what it writes there (transcripts,
 /// caches) is kept out of the runs root (issue 25, "claude").
@@ -125,7 +129,7 @@ impl FreshHome {
     /// folder).
     pub fn new() -> crate::error::Result<FreshHome> {
         let dir = tempfile::Builder::new()
-            .prefix("okn-claude-home-")
+            .prefix(FRESH_HOME_PREFIX)
             .tempdir()
             .map_err(|e| crate::error::Error::io(std::env::temp_dir(), "create a folder in", e))?;
         Ok(FreshHome { dir })
@@ -302,23 +306,49 @@ pub fn login(program: &Path, env: &[(String, String)]) -> Login {
             None => Login::Unknown(format!("'auth status' said: {}", text.trim())),
         },
         Err(_) => Login::Unknown(format!(
-            "'auth status' gave no JSON (exit {:?})",
-            output.status.code()
+            "'auth status' gave no JSON: it {}",
+            super::report::exit_words(output.status.code())
         )),
     }
 }
 
-/// `claude --version`, first line, or `None` when it cannot be run.
-pub fn version(program: &Path) -> Option<String> {
-    let output = std::process::Command::new(program)
+/// `PROGRAM --version` (claude, codex or gemini), its first line, or
+/// `None` when it cannot be run or prints nothing. Run with `env` added,
+/// in a [`FreshHome`] as an episode runs (issue 25, item 6): gemini 0.61
+/// leaves `~/.gemini/projects.json.UUID.tmp` files even for `--version`,
+/// and nothing a preflight starts may write into the user's home, so
+/// `HOME`, `TMPDIR`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and
+/// `GEMINI_CLI_HOME` all name the fresh folder, removed afterwards.
+///
+/// Errors: the fresh home cannot be made ([`FreshHome::new`]).
+pub fn version(program: &Path, env: &[(String, String)]) -> crate::error::Result<Option<String>> {
+    let home = FreshHome::new()?;
+    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    let codex_home = home.path().join("codex");
+    // codex refuses a CODEX_HOME that does not exist.
+    let _ = std::fs::create_dir_all(&codex_home);
+    let vars = home.env_with(
+        env,
+        &[
+            ("CLAUDE_CONFIG_DIR", path(home.path().join(".claude"))),
+            ("CODEX_HOME", path(codex_home)),
+            ("GEMINI_CLI_HOME", path(home.path().to_path_buf())),
+        ],
+    );
+    let Ok(output) = std::process::Command::new(program)
         .arg("--version")
+        .envs(vars)
+        .stdin(std::process::Stdio::null())
         .output()
-        .ok()?;
+    else {
+        return Ok(None);
+    };
     let text = String::from_utf8_lossy(&output.stdout);
-    text.lines()
+    Ok(text
+        .lines()
         .next()
         .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
+        .filter(|l| !l.is_empty()))
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@
 //!   it offers a tool beyond the proxy's or reads a planted marker.
 //! - [`standin`]: a stand-in for the models' APIs, so the real CLIs can be
 //!   tested end to end with no model.
+//! - [`machine_paths`]: the folders of the machine a host may print (its
+//!   fresh home, the attempt, its program's folder, the user's home),
+//!   replaced by placeholders in what an attempt records.
 //!
 //! Every host is an external process started the same way ([`launch`]):
 //! prompt on stdin, its report on stdout, killed at the agent timeout, in
@@ -31,6 +34,8 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod host;
+#[cfg(feature = "harness")]
+pub mod machine_paths;
 pub mod openai;
 #[cfg(feature = "harness")]
 pub mod openai_loop;
@@ -196,6 +201,14 @@ mod harness {
     }
 
     impl EpisodeEnv {
+        /// The episode's fresh home, removed when this is dropped (`None`
+        /// for the built-in hosts, which have none): what
+        /// [`super::machine_paths::MachinePaths`] replaces by
+        /// `$EPISODE_HOME` in what is recorded (issue 25, item 7).
+        pub fn home(&self) -> Option<&Path> {
+            self._home.as_ref().map(claude::FreshHome::path)
+        }
+
         /// The environment for one episode of `agent`, `env` being what the
         /// run adds for every host and `proxy` the MCP server the host's
         /// configuration names (codex's `config.toml`, gemini's
@@ -292,7 +305,7 @@ mod harness {
             Agent::Gemini(s) => (s, "@google/gemini-cli"),
         };
         let host = agent.host().name();
-        let version = claude::version(&settings.program).ok_or_else(|| {
+        let version = claude::version(&settings.program, env)?.ok_or_else(|| {
             Error::Other(format!(
                 "cannot run '{} --version': install the {host} CLI (npm package {package}) or \
              pass --agent-program PATH",

@@ -139,6 +139,16 @@ pub fn reported_error(said: &str) -> HostFailure {
     }
 }
 
+/// How a process ended, in words for a message: `exited with status N`,
+/// or `was killed by a signal` when it left no exit code (issue 25, item
+/// 5: messages printed Rust's debug text, "the host exited Some(0)").
+pub fn exit_words(code: Option<i32>) -> String {
+    match code {
+        Some(code) => format!("exited with status {code}"),
+        None => "was killed by a signal".to_string(),
+    }
+}
+
 /// The failure of a host that reported nothing usable: it exited with an
 /// error code, or a signal this runner did not send killed it; `None` when
 /// it exited 0, or its exit is not known.

@@ -24,11 +24,12 @@ pub(crate) struct AgentArgs {
     pub(crate) agent: Option<String>,
     /// The CLI host's program [default: the host's name on PATH: claude, codex, gemini];
     /// refused for openai and scripted, which are this program.
-    #[arg(long, value_name = "PATH", alias = "claude")]
+    #[arg(long, value_name = "PATH", alias = "claude", value_parser = crate::cli::non_empty_path)]
     pub(crate) agent_program: Option<PathBuf>,
     /// Model id for the host (an exact id is reproducible; an alias moves over time). For
-    /// openai:MODEL the model is the MODEL there; --model beside it must name the same.
-    #[arg(long, value_name = "MODEL")]
+    /// openai:MODEL the model is the MODEL there; --model beside it must name the same. Never
+    /// empty, no spaces.
+    #[arg(long, value_name = "MODEL", value_parser = crate::cli::model_id)]
     pub(crate) model: Option<String>,
     /// openai only, and required for it: the API root, e.g. http://127.0.0.1:8000/v1 (vLLM),
     /// http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1; requests go to
@@ -59,13 +60,13 @@ pub(crate) struct AgentArgs {
     /// [default: the host's own]. Part of the condition's identity.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) effort: Option<crate::runs::identity::Effort>,
-    /// Kill an episode after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Kill an episode after this many seconds: 1 to 604800 (one week).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = crate::cli::seconds)]
     pub(crate) agent_timeout: u64,
     /// The most model turns an episode may take (claude --max-turns, gemini's
     /// model.maxSessionTurns, the openai loop's API requests [default: 50]; codex has no limit
-    /// and is refused it).
-    #[arg(long, value_name = "N")]
+    /// and is refused it). At least 1, for every host.
+    #[arg(long, value_name = "N", value_parser = max_turns)]
     pub(crate) max_turns: Option<u32>,
     /// A built-in tool of the host to block by name (repeatable), beside those okn-benchmark
     /// blocks itself: what the tool census (docs/HOSTS.md, "The census") tells you to add
@@ -75,6 +76,22 @@ pub(crate) struct AgentArgs {
     /// loop offers only the proxy's tools).
     #[arg(long, value_name = "NAME")]
     pub(crate) block_tool: Vec<String>,
+}
+
+/// The value parser of `--max-turns`: a whole number ≥ 1, for every host
+/// (issue 25, item 2: `--max-turns 0` was recorded for claude, whose
+/// episode took turns all the same, and failed late for gemini).
+///
+/// Errors: 0, or not a whole number that fits in 32 bits.
+fn max_turns(text: &str) -> std::result::Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a number of turns: an episode takes at least 1 model turn \
+             (give a whole number from 1 to {})",
+            u32::MAX
+        )),
+    }
 }
 
 /// `run`'s host when `--agent` is not given (its `--help` shows it).
@@ -315,7 +332,8 @@ fn refuse_openai_flags(args: &AgentArgs, given: &str) -> Result<()> {
 /// `--agent openai:MODEL` with its flags (README.md, "Agent hosts";
 /// `docs/HOSTS.md`, "openai").
 ///
-/// Errors: no model after `openai:`; `--model` naming another model;
+/// Errors: no model after `openai:`, or one that is not a model id
+/// ([`crate::cli::model_id`]); `--model` naming another model;
 /// `--effort` or `--agent-program` (the loop has no effort setting and is
 /// this program); no `--base-url`, or one that is not an http(s) API root
 /// without credentials ([`crate::agent::openai::check_base_url`]); an
@@ -332,6 +350,7 @@ fn openai_agent(args: &AgentArgs, given: &str) -> Result<Agent> {
             "--agent openai:MODEL: name the model after 'openai:' (e.g. openai:gpt-5-mini)".into(),
         ));
     }
+    crate::cli::model_id(model).map_err(|e| Error::Usage(format!("--agent {given}: {e}")))?;
     if let Some(other) = args.model.as_deref().filter(|m| *m != model) {
         return refuse(
             &format!("--model {other}"),
@@ -366,9 +385,6 @@ fn openai_agent(args: &AgentArgs, given: &str) -> Result<Agent> {
              starting with a digit): give the name of the variable holding the key, not the key"
                 .into(),
         ));
-    }
-    if args.max_turns == Some(0) {
-        return refuse("--max-turns 0", "the loop makes at least one API request");
     }
     Ok(Agent::Openai(crate::agent::openai::OpenaiSettings {
         model: model.to_string(),

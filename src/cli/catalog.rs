@@ -96,8 +96,8 @@ pub(crate) struct RunArgs {
     /// Evaluate only expectations of this type (repeatable; default all three).
     #[arg(long = "type", value_enum, value_name = "TYPE")]
     types: Vec<KindArg>,
-    /// Seconds each session may take to start, and each call to answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds each session may take to start, and each call to answer (1 to 604800).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = crate::cli::seconds)]
     timeout: u64,
     /// Replace results.json and report.md in --out.
     #[arg(long)]
@@ -121,8 +121,8 @@ pub(crate) struct ValidateArgs {
     /// default `harness` feature).
     #[arg(long, value_name = "PROFILE.toml")]
     profile: Option<PathBuf>,
-    /// Seconds to wait for the server to start and list its tools.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds to wait for the server to start and list its tools (1 to 604800).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = crate::cli::seconds)]
     timeout: u64,
 }
 

@@ -325,6 +325,60 @@ pub(crate) fn precision_parser() -> clap::builder::RangedI64ValueParser<u32> {
     clap::value_parser!(u32).range(i64::from(*range.start())..=i64::from(*range.end()))
 }
 
+/// The longest any `--timeout`/`--agent-timeout` may be, in seconds: one
+/// week (issue 25, item 3). A longer one is a slip of the keyboard (a
+/// count of milliseconds, an extra zero), and past it a deadline can
+/// overflow the clock and fail later with a wrong reason.
+pub(crate) const MAX_SECONDS: u64 = 604_800;
+
+/// The value parser of every flag that is a number of seconds: a whole
+/// number from 1 to [`MAX_SECONDS`] (one week).
+///
+/// Errors: anything else, in words that give the range.
+pub(crate) fn seconds(text: &str) -> std::result::Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(s) if (1..=MAX_SECONDS).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from 1 to {MAX_SECONDS} (one week)"
+        )),
+    }
+}
+
+/// The value parser of `--model`: a model id, given as text with no
+/// whitespace (issue 25, item 4: an empty `--model ""` was accepted for
+/// claude and gemini, which then ran their default model, and failed
+/// late for codex).
+///
+/// Errors: an empty id, or one holding whitespace or a control character.
+#[cfg(feature = "harness")]
+pub(crate) fn model_id(text: &str) -> std::result::Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "a model id cannot be empty: name the model, or leave out --model for the host's default"
+                .into(),
+        );
+    }
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "{text:?} is not a model id: a model id has no spaces or control characters"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+/// The value parser of a flag naming a program or file: a path that is
+/// not empty (issue 25, item 4's kind: `--agent-program ""` ran nothing
+/// and failed later).
+///
+/// Errors: an empty or all-whitespace value.
+#[cfg(feature = "harness")]
+pub(crate) fn non_empty_path(text: &str) -> std::result::Result<std::path::PathBuf, String> {
+    if text.trim().is_empty() {
+        return Err("the path is empty: give the program's path or its name on PATH".into());
+    }
+    Ok(std::path::PathBuf::from(text))
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code. Errors print as one `error:` line on stderr.
 pub fn main() -> ExitCode {

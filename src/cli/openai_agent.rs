@@ -22,8 +22,8 @@ pub(crate) struct OpenaiAgentArgs {
     /// {"command": ..., "args": [...]}}} (one stdio server, the proxy).
     #[arg(long, value_name = "JSON|FILE")]
     mcp_config: String,
-    /// The model to ask for (the request's `model`).
-    #[arg(long)]
+    /// The model to ask for (the request's `model`): never empty, no spaces.
+    #[arg(long, value_parser = crate::cli::model_id)]
     model: String,
     /// The API root, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1;
     /// requests go to URL/chat/completions. There is no default provider.

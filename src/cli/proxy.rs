@@ -41,9 +41,10 @@ pub(crate) struct ProxyCommon {
     /// Withhold this tool of the server (repeatable; calls to it are refused).
     #[arg(long, value_name = "NAME")]
     pub(crate) without_tool: Vec<String>,
-    /// Read timeout of one forwarded call, seconds (also bounds the connection at startup).
+    /// Read timeout of one forwarded call, seconds, 1 to 604800 (also bounds the connection at
+    /// startup).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_SECS,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::cli::seconds)]
     pub(crate) timeout: u64,
     /// Relabel failures hidden in successful replies (HTTP 429/5xx, "rate limit",
     /// tracebacks) as errors before the agent sees them; the payload is unchanged.

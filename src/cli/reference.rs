@@ -43,9 +43,9 @@ pub(crate) struct ReferenceArgs {
     /// GROUND-TRUTH/.verified.json, which rescore and report read.
     #[arg(long, conflicts_with = "force")]
     verify: bool,
-    /// Timeout for one query to an HTTP endpoint, in seconds.
+    /// Timeout for one query to an HTTP endpoint, in seconds (1 to 604800).
     #[arg(long, value_name = "SECONDS", default_value_t = crate::sparql::DEFAULT_HTTP_TIMEOUT_SECS,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::cli::seconds)]
     timeout: u64,
 }
 

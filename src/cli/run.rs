@@ -73,9 +73,9 @@ pub(crate) struct RunArgs {
     /// deleted: run stops first, naming it (--force replaces the condition).
     #[arg(long)]
     resume: bool,
-    /// The proxy's read timeout for one forwarded call, seconds.
+    /// The proxy's read timeout for one forwarded call, seconds (1 to 604800).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_SECS,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::cli::seconds)]
     timeout: u64,
     /// Relabel failures hidden in successful replies as errors.
     #[arg(long)]

@@ -21,6 +21,7 @@ use super::lock::ConditionLock;
 use super::records::*;
 use super::resume::{Expected, Kept, Reuse, judge_attempt, map_paths, refuse_replacing};
 use crate::agent::host::HostOutput;
+use crate::agent::machine_paths::MachinePaths;
 use crate::agent::{Agent, AgentCommand, claude, launch, mcp_config};
 use crate::corpus::{Corpus, Record, Selection};
 use crate::error::{Error, Result};
@@ -1386,6 +1387,11 @@ fn play_attempt(
     // configuration, removed after it (issue 25).
     let proxy = Launch::of(options, prepared).proxy(&dir_abs);
     let env = crate::agent::EpisodeEnv::for_agent(&options.agent, &options.agent_env, &proxy)?;
+    // No folder of this machine is recorded (issue 25, item 7): the fresh
+    // home, the attempt, the host's program and the user's home become
+    // placeholders, before the host's parser reads the bytes, as loading
+    // reads them again.
+    let machine = MachinePaths::of_episode(env.home(), &dir_abs, &command.program);
     let outcome = launch(
         &command,
         prompt,
@@ -1397,7 +1403,7 @@ fn play_attempt(
     // A host killed before it reported leaves no agent.json (an empty one
     // would read as a JSON error on the attempt page); episode.json says
     // how it ended.
-    let stdout = redactor.bytes(&outcome.stdout).into_owned();
+    let stdout = machine.bytes(&redactor.bytes(&outcome.stdout));
     if !stdout.is_empty() {
         write_atomic(&dir.join(AGENT_FILE), &stdout)?;
     }
@@ -1405,7 +1411,7 @@ fn play_attempt(
     // records (an answer it could not save reads as no answer): the
     // attempt is left unfinished, so --resume runs it again.
     check_free_space(dir, min_free_bytes() / 64)?;
-    let stderr = redactor.bytes(&outcome.stderr).into_owned();
+    let stderr = machine.bytes(&redactor.bytes(&outcome.stderr));
     if !stderr.is_empty() {
         write_atomic(&dir.join(AGENT_STDERR_FILE), &stderr)?;
     }

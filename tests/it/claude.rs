@@ -669,7 +669,7 @@ mod regression {
         let left: Vec<_> = std::fs::read_dir(&tmp)
             .unwrap()
             .map(|e| e.unwrap().file_name())
-            .filter(|n| n.to_string_lossy().starts_with("okn-claude-home-"))
+            .filter(|n| n.to_string_lossy().starts_with("okn-episode-home-"))
             .collect();
         assert!(left.is_empty(), "a fresh home was left behind: {left:?}");
         // Nothing of the fresh home lands in the attempt.
@@ -686,7 +686,7 @@ mod regression {
         for name in &names {
             let text = std::fs::read_to_string(attempt.join(name)).unwrap_or_default();
             assert!(
-                !text.contains("okn-claude-home-"),
+                !text.contains("okn-episode-home-"),
                 "{name} names the fresh home"
             );
         }

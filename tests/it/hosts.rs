@@ -765,3 +765,293 @@ fn openai_flags_are_checked_before_anything_runs() {
         );
     }
 }
+
+/// `run` and `probe --agent HOST` over the demo KG with `flags`, for a
+/// flag value that must be refused as it is parsed: exit 2, the flag and
+/// `says` on stderr, nothing written to `--out`.
+fn refused_as_parsed(host: &str, flags: &[&str], says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let run = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml", "--agent", host])
+        .args(flags)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let probe = okn()
+        .args(["probe", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", host])
+        .args(flags)
+        .output()
+        .unwrap();
+    for (command, o) in [("run", &run), ("probe", &probe)] {
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{command} --agent {host} {flags:?}: {}{}",
+            stdout(o),
+            stderr(o)
+        );
+        assert!(
+            stderr(o).contains(&format!("for '{} <", flags[0].split('=').next().unwrap()))
+                && stderr(o).contains(says),
+            "{command} --agent {host} {flags:?}: {}",
+            stderr(o)
+        );
+        assert_eq!(stdout(o), "", "{command}: nothing ran");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Every host `--agent` takes, a CLI's, the loop's and the scripted one.
+const EVERY_HOST: [&str; 5] = [
+    "claude",
+    "codex",
+    "gemini",
+    "openai:gpt-standin-1",
+    "scripted:oracle",
+];
+
+/// Issue 25, red team: `--max-turns 0` was accepted for claude (the
+/// condition recorded `max_turns` 0 while its episode took 4 turns) and
+/// failed only once an episode ran for gemini. Now it is refused for
+/// every host as it is parsed, exit 2.
+#[test]
+fn regression_max_turns_0_is_refused_for_every_host_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        refused_as_parsed(
+            host,
+            &["--max-turns", "0"],
+            "an episode takes at least 1 model turn",
+        );
+    }
+    refused_as_parsed("claude", &["--max-turns=-3"], "at least 1 model turn");
+}
+
+/// Issue 25, red team: `--agent-timeout 100000000000` was accepted and
+/// failed later with a wrong reason. A number of seconds is at most one
+/// week (604800), on every flag that takes one; a week itself is taken.
+#[test]
+fn regression_an_agent_timeout_past_a_week_is_refused_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        refused_as_parsed(
+            host,
+            &["--agent-timeout", "100000000000"],
+            "is not a number of seconds from 1 to 604800 (one week)",
+        );
+    }
+    refused_as_parsed("claude", &["--agent-timeout", "604801"], "from 1 to 604800");
+    refused_as_parsed(
+        "scripted:oracle",
+        &["--timeout", "100000000000"],
+        "from 1 to 604800",
+    );
+    let o = okn()
+        .args(["proxy", "--profile", "profiles/demo-kg.local.toml"])
+        .args(["--timeout", "604801"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("from 1 to 604800"), "{}", stderr(&o));
+    // A week is a bound, not a refusal: the episode runs and the
+    // condition records it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let o = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", "scripted:oracle", "--limit", "1"])
+        .args(["--agent-timeout", "604800", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let condition = json(&out.join("conditions/demo-kg-all-tools__kg-named.json"));
+    assert_eq!(condition["settings"]["agent_timeout_s"], 604800);
+}
+
+/// Issue 25, red team: `--model ""` (or only spaces) was accepted for
+/// claude and gemini, which then played their default model under a
+/// condition that named none, and failed late for codex. An empty model,
+/// or one with spaces, is refused for every host as it is parsed, as is
+/// an empty `--agent-program`.
+#[test]
+fn regression_an_empty_model_is_refused_for_every_host_as_it_is_parsed() {
+    for host in EVERY_HOST {
+        for model in ["", "   ", "\t"] {
+            refused_as_parsed(host, &["--model", model], "a model id cannot be empty");
+        }
+    }
+    refused_as_parsed("gemini", &["--model", "gemini 2"], "is not a model id");
+    refused_as_parsed("codex", &["--agent-program", ""], "the path is empty");
+    let o = okn()
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml"])
+        .args(["--agent", "openai:gpt standin", "--base-url"])
+        .args(["http://127.0.0.1:9/v1", "--out", "/nonexistent/okn-runs"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--agent openai:gpt standin: \"gpt standin\" is not a model id"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `run --agent gemini` over one question of the single corpus, its
+/// program `program`, with no `--model`, `home` as HOME and `tmp` as
+/// TMPDIR, against the stand-in at `url`.
+fn run_gemini_without_a_model(
+    program: &Path,
+    url: &str,
+    home: &Path,
+    tmp: &Path,
+    out: &Path,
+) -> Output {
+    okn()
+        .envs(gemini_env(url))
+        .env("HOME", home)
+        .env("TMPDIR", tmp)
+        .args(["run", "--corpus", "demo/benchmarks-single"])
+        .args(["--tools", "all-tools", "--kg-hint", "tags"])
+        .args(["--profile", "profiles/demo-kg.local.toml"])
+        .args([
+            "--agent",
+            "gemini",
+            "--agent-timeout",
+            "120",
+            "--limit",
+            "1",
+        ])
+        .arg("--agent-program")
+        .arg(program)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// Issue 25, red team: without `--model`, gemini 0.61 asks its model
+/// router for JSON first; the stand-in answered text, gemini retried with
+/// backoff, and every census and episode took ~87 s. Now the router's
+/// request is answered once, with JSON, and the episode takes seconds;
+/// and the run (its preflight's `gemini --version` included) leaves the
+/// user's home byte for byte as it was.
+#[test]
+fn regression_gemini_without_a_model_is_not_held_up_by_its_routers_requests_for_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests");
+    let (_server, url) = standin(&log, &[]);
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::write(home.join(".gemini/settings.json"), "{}\n").unwrap();
+    let before = crate::support::snapshot(&home);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = dir.path().join("runs");
+    let started = Instant::now();
+    let o = run_gemini_without_a_model(&tool("gemini"), &url, &home, &tmp, &out);
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("exact 1.00"), "{}", stdout(&o));
+    let asked_json: Vec<Vec<u8>> = logged_requests(&log)
+        .into_iter()
+        .filter(|r| {
+            serde_json::from_slice::<Value>(r).unwrap()["generationConfig"]["responseMimeType"]
+                == "application/json"
+        })
+        .collect();
+    assert!(!asked_json.is_empty(), "gemini asked its router nothing");
+    for (i, request) in asked_json.iter().enumerate() {
+        assert!(
+            !asked_json[..i].contains(request),
+            "a request for JSON was sent again: the reply was not taken"
+        );
+    }
+    assert!(took < 60.0, "one gemini episode took {took:.0} s");
+    assert_eq!(
+        crate::support::snapshot(&home),
+        before,
+        "the run wrote into the user's home"
+    );
+}
+
+/// Issue 25, red team: gemini's `agent.stderr.log` recorded "Full report
+/// available at: /tmp/okn-claude-home-XXXX/tmp/gemini-client-error-….json":
+/// an absolute path of the machine (and a temporary one, so two
+/// recordings differed). A host (the real gemini, wrapped to print where
+/// it runs on stderr and to write its home into its JSON report) now has
+/// its fresh home, its attempt folder, its program's folder and the
+/// user's home recorded as placeholders, the fresh home's folder is named
+/// `okn-episode-home-` and removed, and loading the root derives the same
+/// host report from the rewritten bytes.
+#[test]
+fn regression_no_absolute_path_of_the_machine_is_recorded_in_a_gemini_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = standin(&dir.path().join("requests"), &[]);
+    let home = dir.path().join("home");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let wrapper = dir.path().join("bin/gemini");
+    std::fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/usr/bin/env bash\n\
+             echo \"Full report available at: $TMPDIR/gemini-client-error-x.json\" >&2\n\
+             echo \"home $HOME, cwd $PWD, user ${{OKN_USER_HOME:-none}}, program $0\" >&2\n\
+             '{}' \"$@\" | sed \"s|\\\"session_id\\\": \\\"|\\\"session_id\\\": \\\"$HOME/|\"\n\
+             exit ${{PIPESTATUS[0]}}\n",
+            tool("gemini").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("runs");
+    let o = run_gemini_without_a_model(&wrapper, &url, &home, &tmp, &out);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("exact 1.00"), "{}", stdout(&o));
+    let attempt = out.join(format!(
+        "{QUESTION}_results/demo-kg-all-tools-gemini__kg-named/attempt-1"
+    ));
+    let stderr_log = std::fs::read_to_string(attempt.join("agent.stderr.log")).unwrap();
+    assert!(
+        stderr_log.contains(
+            "Full report available at: $EPISODE_HOME/tmp/gemini-client-error-x.json\n\
+             home $EPISODE_HOME, cwd $ATTEMPT/cwd, user ~, program $AGENT_PROGRAM_DIR/gemini\n"
+        ),
+        "{stderr_log}"
+    );
+    let report = std::fs::read_to_string(attempt.join("agent.json")).unwrap();
+    assert!(
+        report.contains("\"session_id\": \"$EPISODE_HOME/"),
+        "{report}"
+    );
+    // No recorded file names a folder of this machine.
+    let dir_text = dir.path().to_string_lossy().into_owned();
+    let real_dir = std::fs::canonicalize(dir.path()).unwrap();
+    for (path, bytes) in crate::support::snapshot(&out) {
+        let text = String::from_utf8_lossy(&bytes);
+        for folder in [dir_text.as_str(), &real_dir.to_string_lossy()] {
+            assert!(!text.contains(folder), "{} names {folder}", path.display());
+        }
+        assert!(!text.contains("okn-episode-home-"), "{}", path.display());
+        assert!(!text.contains("okn-claude-home-"), "{}", path.display());
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    // Loading re-parses the rewritten bytes and agrees with episode.json.
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -305,3 +305,112 @@ fn a_relative_agent_program_is_started_from_where_the_command_ran() {
         out.stdout
     );
 }
+
+/// An executable script `name` in `dir` with `body` (bash).
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/usr/bin/env bash\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Issue 25, red team: messages printed Rust's debug text for an exit
+/// ("the host exited Some(0)", "'auth status' gave no JSON (exit
+/// Some(1))"). A host whose `auth status` fails and which exits, or is
+/// killed, before it asks the census anything is now told in words.
+#[test]
+fn regression_exit_statuses_are_worded_not_printed_as_rust_debug_text() {
+    let home = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let version = "if [ \"$1\" = --version ]; then echo '2.1.999 (Claude Code)'; exit 0; fi\n\
+                   if [ \"$1\" = auth ]; then exit 1; fi\ncat >/dev/null\n";
+    let exits = script(bin.path(), "claude-exits", &format!("{version}exit 1\n"));
+    let killed = script(
+        bin.path(),
+        "claude-killed",
+        &format!("{version}kill -9 $$\n"),
+    );
+    for (program, how) in [
+        (&exits, "the host exited with status 1 before it asked"),
+        (&killed, "the host was killed by a signal before it asked"),
+    ] {
+        let out = probe(home.path(), "claude", &[])
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .arg("--agent-program")
+            .arg(program)
+            .stderr_contains(how)
+            .status(2)
+            .run();
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            said.contains("cannot tell whether claude is logged in ('auth status' gave no JSON: it exited with status 1)"),
+            "{said}"
+        );
+        assert!(!said.contains("Some("), "{said}");
+        assert!(!said.contains("None"), "{said}");
+    }
+}
+
+/// Issue 25, red team: the gemini and codex preflight ran `PROGRAM
+/// --version` in the user's own HOME, and gemini 0.61 left
+/// `~/.gemini/projects.json.UUID.tmp` files there on every run and probe.
+/// The version check now runs in a fresh home, as every episode and the
+/// login check do: the user's home is byte for byte as it was.
+#[test]
+fn regression_probe_agent_leaves_the_users_home_byte_for_byte_unchanged() {
+    for (host, key) in [("gemini", "GEMINI_API_KEY"), ("codex", "OPENAI_API_KEY")] {
+        let home = tempfile::tempdir().unwrap();
+        for (path, text) in [
+            (".gemini/settings.json", "{\"general\": {}}\n"),
+            (".codex/config.toml", "# the user's own\n"),
+            ("notes.txt", "kept\n"),
+        ] {
+            let path = home.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let before = crate::support::snapshot(home.path());
+        let out = probe(
+            home.path(),
+            host,
+            &["--model", &format!("{host}-standin-1")],
+        )
+        .env(key, "dummy")
+        .arg("--agent-program")
+        .arg(tool(host))
+        .run();
+        assert!(
+            out.stdout.contains(&format!("census: {host}-cli ")),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(
+            crate::support::snapshot(home.path()),
+            before,
+            "{host} wrote into the user's home"
+        );
+    }
+}
+
+/// Issue 25, red team: `probe --agent gemini` without `--model` took ~87
+/// s: gemini 0.61's model router asks for JSON, the census's stand-in
+/// answered text, and gemini retried with backoff. The census now answers
+/// JSON, so the census takes seconds.
+#[test]
+fn regression_probe_agent_gemini_without_a_model_takes_seconds_not_minutes() {
+    let home = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = probe(home.path(), "gemini", &[])
+        .env("GEMINI_API_KEY", "dummy")
+        .arg("--agent-program")
+        .arg(tool("gemini"))
+        .run();
+    let took = started.elapsed().as_secs_f64();
+    assert!(
+        census_tools(&out.stdout).contains(&"mcp_okn_submit_csv".to_string()),
+        "{}",
+        out.stdout
+    );
+    assert!(took < 45.0, "probe --agent gemini took {took:.0} s");
+}

@@ -357,3 +357,111 @@ fn standin_model_plays_a_messages_loop_to_submit_csv() {
     );
     assert_played(&calls, "mcp__okn__query", "mcp__okn__submit_csv", &key);
 }
+
+/// The text of a reply in any of the four wire formats, streamed or whole.
+fn reply_text(path: &str, text: &str) -> String {
+    let whole: Option<Value> = serde_json::from_str(text).ok();
+    let chunks = whole.map_or_else(|| events(text), |v| vec![v]);
+    chunks
+        .iter()
+        .map(|c| {
+            let piece = match path {
+                "/v1/messages" => c["content"][0]["text"]
+                    .as_str()
+                    .or_else(|| c["delta"]["text"].as_str()),
+                "/v1/chat/completions" => c["choices"][0]["message"]["content"]
+                    .as_str()
+                    .or_else(|| c["choices"][0]["delta"]["content"].as_str()),
+                "/v1/responses" => c["output"][0]["content"][0]["text"].as_str().or_else(|| {
+                    (c["type"] == "response.output_text.delta")
+                        .then(|| c["delta"].as_str())
+                        .flatten()
+                }),
+                _ => c["candidates"][0]["content"]["parts"][0]["text"].as_str(),
+            };
+            piece.unwrap_or("").to_string()
+        })
+        .collect()
+}
+
+/// Issue 25, red team: gemini 0.61 without `--model` routes each turn by
+/// a classifier request asking for JSON (`responseMimeType`
+/// `application/json` with a `responseJsonSchema`), which the stand-in
+/// answered with text, so gemini retried with backoff for ~87 s per
+/// census and per episode. A request for JSON, in any wire format, is now
+/// answered with JSON that fits its schema: each property, the first enum
+/// value, a bound a minimum sets, nested objects and arrays.
+#[test]
+fn regression_a_request_for_json_is_answered_with_json_that_fits_its_schema() {
+    let (_server, url) = standin();
+    let (prompt, _) = record();
+    // gemini 0.61's classifier, in Gemini's own Schema (upper-case types).
+    let router = json!({"type": "OBJECT", "properties": {
+            "complexity_reasoning": {"type": "STRING"},
+            "complexity_score": {"type": "INTEGER"}},
+        "required": ["complexity_reasoning", "complexity_score"]});
+    let schema = json!({"type": "object", "properties": {
+            "next_speaker": {"type": "string", "enum": ["user", "model"]},
+            "confidence": {"type": ["number", "null"], "minimum": 0.5},
+            "count": {"type": "integer", "exclusiveMinimum": 2},
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "inner": {"properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}},
+        "required": ["next_speaker", "confidence", "count", "tags", "inner"]});
+    let wanted = json!({"next_speaker": "user", "confidence": 0.5, "count": 3, "tags": [""],
+        "inner": {"ok": false}});
+    let user = json!([{"role": "user", "parts": [{"text": prompt}]}]);
+    let cases = [
+        (
+            "/v1beta/models/gemini-standin-1:generateContent",
+            json!({"contents": user, "generationConfig": {"responseMimeType": "application/json",
+                "responseJsonSchema": router}}),
+            json!({"complexity_reasoning": "", "complexity_score": 0}),
+        ),
+        (
+            "/v1beta/models/gemini-standin-1:streamGenerateContent?alt=sse",
+            json!({"contents": user, "generationConfig": {"responseMimeType": "application/json",
+                "responseSchema": schema}}),
+            wanted.clone(),
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": [{"role": "user", "content": prompt}],
+                "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}}),
+            wanted.clone(),
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "m", "input": prompt, "stream": true,
+                "text": {"format": {"type": "json_schema", "name": "x", "schema": schema}}}),
+            wanted.clone(),
+        ),
+        (
+            "/v1/messages",
+            json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": prompt}],
+                "output_config": {"format": {"type": "json_schema", "schema": schema}}}),
+            wanted.clone(),
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": [{"role": "user", "content": prompt}],
+                "response_format": {"type": "json_object"}}),
+            json!({}),
+        ),
+    ];
+    for (path, request, want) in cases {
+        let (text, _) = post(&format!("{url}{path}"), &request);
+        let said = reply_text(path.split(':').next().unwrap(), &text);
+        let parsed: Value = serde_json::from_str(&said)
+            .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {said:?}\n{text}"));
+        assert_eq!(parsed, want, "{path}");
+    }
+    // A request that asks for text is answered as before.
+    let (text, _) = post(
+        &format!("{url}/v1/chat/completions"),
+        &json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]}),
+    );
+    assert_eq!(
+        reply_text("/v1/chat/completions", &text),
+        "I have no question to answer here."
+    );
+}

@@ -165,6 +165,13 @@ impl Wire for Messages {
             .into_response()
     }
 
+    /// `output_config.format` (structured outputs), or the beta's
+    /// `output_format`.
+    fn json_schema(request: &Value) -> Option<Value> {
+        super::json_format(&request["output_config"]["format"])
+            .or_else(|| super::json_format(&request["output_format"]))
+    }
+
     fn reply(reply: &Reply, turn: &Turn) -> Response {
         if reply.stream {
             return sse_response(sse(reply, turn));

@@ -94,6 +94,11 @@ impl Wire for ChatCompletions {
             .into_response()
     }
 
+    /// `response_format` (`json_schema` or `json_object`).
+    fn json_schema(request: &Value) -> Option<Value> {
+        super::json_format(&request["response_format"])
+    }
+
     fn reply(reply: &Reply, turn: &Turn) -> Response {
         let call_id = format!("call_standin_{}", reply.id);
         let (content, calls, finish) = match turn {

@@ -136,6 +136,24 @@ impl Wire for GenerateContent {
             .into_response()
     }
 
+    /// `generationConfig.responseMimeType` `application/json`, its schema
+    /// `responseJsonSchema` (JSON Schema) or `responseSchema` (Gemini's
+    /// `Schema`).
+    fn json_schema(request: &Value) -> Option<Value> {
+        let config = &request["generationConfig"];
+        let mime = config["responseMimeType"].as_str()?;
+        if !mime.trim().eq_ignore_ascii_case("application/json") {
+            return None;
+        }
+        Some(
+            [&config["responseJsonSchema"], &config["responseSchema"]]
+                .into_iter()
+                .find(|s| s.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        )
+    }
+
     fn reply(reply: &Reply, turn: &Turn) -> Response {
         let chunks = chunks(reply, turn);
         if reply.stream {

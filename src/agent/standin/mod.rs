@@ -92,6 +92,30 @@ pub trait Wire {
     fn rejected() -> Response;
     /// The reply holding `turn`.
     fn reply(reply: &Reply, turn: &Turn) -> Response;
+    /// The JSON Schema a request asks its reply's text to be an instance
+    /// of, when it asks for JSON (`{}` when it names no schema); `None`
+    /// when it asks for text. Each format says so in its own field
+    /// (issue 25, item 1).
+    fn json_schema(request: &Value) -> Option<Value>;
+}
+
+/// What a request for JSON names, in the fields every OpenAI-shaped and
+/// Anthropic format uses: `{"type": "json_schema", "schema": ..}` (or the
+/// schema under `json_schema.schema`, as Chat Completions nests it) is
+/// that schema, `{"type": "json_object"}` any object; anything else asks
+/// for text.
+pub(crate) fn json_format(format: &Value) -> Option<Value> {
+    match format["type"].as_str()? {
+        "json_schema" => Some(
+            [&format["schema"], &format["json_schema"]["schema"]]
+                .into_iter()
+                .find(|s| s.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        ),
+        "json_object" => Some(json!({})),
+        _ => None,
+    }
 }
 
 /// One server-sent event: an `event:` line when `kind` is given, then the
@@ -134,6 +158,31 @@ struct Route {
 }
 
 impl Standin {
+    /// The turn that answers `request`: the player's (a census's
+    /// [`CENSUS_REPLY`]), a text reply being JSON an instance of the schema
+    /// when the request asks for JSON ([`play::json_instance`]; issue 25,
+    /// item 1). A request for JSON that declares no tool is the host's own
+    /// (gemini's model router, its next-speaker and loop checks), not the
+    /// episode's conversation: the player is not asked, so it does not
+    /// count it as one.
+    fn turn<W: Wire>(&self, request: &Value) -> Turn {
+        let conversation = W::read(request);
+        let Some(schema) = W::json_schema(request) else {
+            return match &self.player {
+                Some(player) => player.next_turn(&conversation),
+                None => Turn::Text(CENSUS_REPLY.into()),
+            };
+        };
+        let turn = match &self.player {
+            Some(player) if !conversation.tools.is_empty() => player.next_turn(&conversation),
+            _ => Turn::Text(String::new()),
+        };
+        match turn {
+            Turn::Text(_) => Turn::Text(play::json_instance(&schema).to_string()),
+            other => other,
+        }
+    }
+
     /// Answers one request in the wire format `W`.
     async fn answer<W: Wire>(&self, body: &[u8], route: Route) -> Response {
         if let Some(kept) = &self.kept {
@@ -161,10 +210,7 @@ impl Standin {
         if self.reject_key {
             return W::rejected();
         }
-        let turn = match &self.player {
-            Some(player) => player.next_turn(&W::read(&request)),
-            None => Turn::Text(CENSUS_REPLY.into()),
-        };
+        let turn = self.turn::<W>(&request);
         if turn == Turn::Hang {
             std::future::pending::<()>().await;
         }

@@ -174,6 +174,159 @@ fn content_texts(value: &Value) -> Option<String> {
     })
 }
 
+/// Deepest a schema is followed by [`json_instance`]; below it, `null`.
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// A JSON value that is an instance of `schema`, chosen generically: what
+/// the stand-in answers a request that asks for JSON (issue 25, item 1:
+/// gemini 0.61's model router asks for `{"complexity_reasoning",
+/// "complexity_score"}`, and retried for a minute and a half on a text
+/// reply). Read as JSON Schema and as Gemini's `Schema` alike (`type` in
+/// any case, or a list of types, the first not `null` taken): `const`, else the first
+/// `enum` value, else the first branch of `anyOf`/`oneOf` (the branches of
+/// `allOf` merged), else by type: an object with every declared and every
+/// required property, `""` (padded to `minLength`), `0` (or the bound a
+/// `minimum`/`maximum` sets, past an exclusive one), `false`, `null`, an
+/// array of `minItems` instances of `items`; no schema or no type, `{}`.
+pub fn json_instance(schema: &Value) -> Value {
+    instance(schema, 0)
+}
+
+fn instance(schema: &Value, depth: usize) -> Value {
+    let Some(s) = schema.as_object() else {
+        return json!({});
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return Value::Null;
+    }
+    if let Some(value) = s.get("const") {
+        return value.clone();
+    }
+    let first = |key: &str| s.get(key).and_then(Value::as_array).and_then(|a| a.first());
+    if let Some(value) = first("enum") {
+        return value.clone();
+    }
+    if let Some(branch) = first("anyOf").or_else(|| first("oneOf")) {
+        return instance(branch, depth + 1);
+    }
+    if let Some(branches) = s.get("allOf").and_then(Value::as_array) {
+        let mut merged = serde_json::Map::new();
+        for branch in branches {
+            if let Value::Object(fields) = instance(branch, depth + 1) {
+                for (k, v) in fields {
+                    merged.entry(k).or_insert(v);
+                }
+            }
+        }
+        return Value::Object(merged);
+    }
+    let kind = match s.get("type") {
+        Some(Value::String(t)) => Some(t.to_ascii_lowercase()),
+        Some(Value::Array(types)) => {
+            let types: Vec<String> = types
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_ascii_lowercase)
+                .collect();
+            types
+                .iter()
+                .find(|t| *t != "null")
+                .or(types.first())
+                .cloned()
+        }
+        _ if s.contains_key("properties") || s.contains_key("required") => Some("object".into()),
+        _ if s.contains_key("items") => Some("array".into()),
+        _ => None,
+    };
+    match kind.as_deref() {
+        Some("object") => {
+            let mut out = serde_json::Map::new();
+            for (name, property) in s
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                out.insert(name.clone(), instance(property, depth + 1));
+            }
+            for name in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(name) = name.as_str() {
+                    out.entry(name).or_insert(json!(""));
+                }
+            }
+            Value::Object(out)
+        }
+        Some("array") => {
+            let item = instance(s.get("items").unwrap_or(&Value::Null), depth + 1);
+            let n = bound(s, "minItems").map_or(0, |n| n.clamp(0.0, 64.0) as usize);
+            Value::Array(vec![item; n])
+        }
+        Some("string") => {
+            let n = bound(s, "minLength").map_or(0, |n| n.clamp(0.0, 4096.0) as usize);
+            Value::String("x".repeat(n))
+        }
+        Some(kind @ ("integer" | "number")) => number(s, kind == "integer"),
+        Some("boolean") => json!(false),
+        Some("null") => Value::Null,
+        _ => json!({}),
+    }
+}
+
+/// A numeric keyword of a schema (`minimum`, `minItems`..), as a number or
+/// as the decimal string Gemini's `Schema` writes an int64 as.
+fn bound(schema: &serde_json::Map<String, Value>, key: &str) -> Option<f64> {
+    let value = schema.get(key)?;
+    value
+        .as_f64()
+        .or_else(|| value.as_str()?.trim().parse().ok())
+        .filter(|x: &f64| x.is_finite())
+}
+
+/// 0, or the nearest number the schema's bounds allow: `minimum`
+/// (`exclusiveMinimum` as a number, or `true` beside `minimum`, one past
+/// it), then `maximum` likewise; an integer rounded away from 0.
+fn number(s: &serde_json::Map<String, Value>, integer: bool) -> Value {
+    let exclusive = |key: &str| s.get(key) == Some(&Value::Bool(true));
+    let low = bound(s, "minimum")
+        .map(|m| {
+            if exclusive("exclusiveMinimum") {
+                m + 1.0
+            } else {
+                m
+            }
+        })
+        .or_else(|| bound(s, "exclusiveMinimum").map(|m| m + 1.0));
+    let high = bound(s, "maximum")
+        .map(|m| {
+            if exclusive("exclusiveMaximum") {
+                m - 1.0
+            } else {
+                m
+            }
+        })
+        .or_else(|| bound(s, "exclusiveMaximum").map(|m| m - 1.0));
+    let mut x: f64 = 0.0;
+    if let Some(low) = low {
+        x = x.max(low);
+    }
+    if let Some(high) = high {
+        x = x.min(high);
+    }
+    if integer {
+        x = if x > 0.0 { x.ceil() } else { x.floor() };
+    }
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
 /// The tools a conversation offers: those declared with a schema, and
 /// those a discovery tool's result spelled out (each `<function>{"name":
 /// .., "parameters": ..}</function>`, as claude's `ToolSearch` answers).
@@ -399,6 +552,50 @@ mod tests {
         assert_eq!(result_text(&json!("<b>x</i>")), "<b>x</i>");
         let prose = json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]);
         assert_eq!(result_text(&prose), "a\nb");
+    }
+
+    /// Issue 25, item 1: a request for JSON gets an instance of its schema.
+    #[test]
+    fn a_json_instance_fits_its_schema_bounds_and_branches() {
+        let cases = [
+            (json!({"type": "INTEGER", "minimum": "3"}), json!(3)),
+            (json!({"type": "integer", "minimum": 2.5}), json!(3)),
+            (json!({"type": "integer", "maximum": -1.5}), json!(-2)),
+            (
+                json!({"type": "number", "minimum": 1, "exclusiveMinimum": true}),
+                json!(2),
+            ),
+            (json!({"type": "number", "exclusiveMaximum": 0}), json!(-1)),
+            (json!({"type": "string", "minLength": 3}), json!("xxx")),
+            (json!({"type": ["null", "boolean"]}), json!(false)),
+            (json!({"type": "null"}), Value::Null),
+            (json!({"const": "fixed", "type": "string"}), json!("fixed")),
+            (
+                json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+                json!(0),
+            ),
+            (
+                json!({"allOf": [{"properties": {"a": {"type": "string"}}},
+                    {"properties": {"b": {"type": "boolean"}}}]}),
+                json!({"a": "", "b": false}),
+            ),
+            (
+                json!({"required": ["undeclared"]}),
+                json!({"undeclared": ""}),
+            ),
+            (json!({"type": "array"}), json!([])),
+            (json!({}), json!({})),
+            (json!(true), json!({})),
+        ];
+        for (schema, want) in cases {
+            assert_eq!(json_instance(&schema), want, "{schema}");
+        }
+        // A schema that refers to itself without end stops at a depth.
+        let mut deep = json!({"type": "string"});
+        for _ in 0..100 {
+            deep = json!({"type": "object", "properties": {"a": deep}, "required": ["a"]});
+        }
+        assert!(json_instance(&deep).to_string().contains("null"));
     }
 
     #[test]

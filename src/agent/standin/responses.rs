@@ -240,6 +240,11 @@ impl Wire for Responses {
             .into_response()
     }
 
+    /// `text.format` (`json_schema` or `json_object`).
+    fn json_schema(request: &Value) -> Option<Value> {
+        super::json_format(&request["text"]["format"])
+    }
+
     fn reply(reply: &Reply, turn: &Turn) -> Response {
         if reply.stream {
             return sse_response(sse(reply, turn));
