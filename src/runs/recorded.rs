@@ -119,6 +119,12 @@ fn check_values(path: &Path, condition: &ConditionFile) -> Result<()> {
             ),
         ));
     }
+    if condition.settings.max_turns == Some(0) {
+        return Err(edited(
+            "settings.max_turns",
+            "0 is not a limit --max-turns takes (at least 1)".into(),
+        ));
+    }
     let figures = condition.settings.significant_figures;
     let range = crate::score::SIGNIFICANT_FIGURES;
     if !range.contains(&figures) {

@@ -613,4 +613,12 @@ fn a_census_deleted_or_made_impossible_by_hand_is_refused() {
     let o = okn().arg("report").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("it lists Bash"), "{}", stderr(&o));
+    // A turn limit no run takes (`--max-turns 0` is refused as parsed;
+    // a red team's finding) is an edit too.
+    let mut file: Value = serde_json::from_str(&recorded).unwrap();
+    file["settings"]["max_turns"] = Value::from(0);
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    let o = okn().arg("report").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("settings.max_turns"), "{}", stderr(&o));
 }
