@@ -80,7 +80,7 @@ pub fn read_condition(path: &Path) -> Result<ConditionFile> {
 /// ([`super::identity::Effort`]), `identity.repeat` one `--repeat` takes
 /// (1 to [`super::identity::MAX_REPEAT`]), `settings.significant_figures`
 /// one `--precision` takes ([`crate::score::SIGNIFICANT_FIGURES`]); a
-/// `settings.census` whose digest is that of its version and tools, and
+/// `settings.max_turns` of at least 1; a `settings.census` whose digest is that of its version and tools, and
 /// whose version is the identity's (issue 25); and no
 /// question is both listed and excluded (`meta.excluded`): it would be
 /// counted in the rates it is said to be kept out of.
