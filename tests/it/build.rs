@@ -1211,6 +1211,37 @@ fn ignored_folders_are_neither_read_nor_written() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// Issue 26, section 2 ("scratch runs get published"): following the
+/// README's examples wrote runs roots, shards and reports into the clone,
+/// and the next `build` published them. The examples now write under
+/// `scratch/`, which the repository's own `.gitignore` lists: a runs root
+/// there is never read or published.
+#[test]
+fn a_runs_root_under_the_readmes_scratch_folder_is_never_published() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::copy(
+        crate::support::repo().join(".gitignore"),
+        d.join(".gitignore"),
+    )
+    .unwrap();
+    crate::support::fixture::copy_dir(
+        &crate::support::repo().join("runs-expert-single"),
+        &d.join("scratch/runs-cross"),
+    );
+    std::fs::remove_file(d.join("scratch/runs-cross/README.html")).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !d.join("scratch/runs-cross/README.html").exists(),
+        "published"
+    );
+    let site = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    assert!(!site.contains("scratch"), "the site names it");
+    let (code, _, err) = build_args(d, &["--check"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// Red team, 2026-12-02: a `.gitignore` above the project (in a home
 /// folder) hid the project's own files; only the project's count.
 #[test]
