@@ -166,7 +166,8 @@ pub(crate) fn episode_env() -> Vec<(String, String)> {
 fn agent(args: &AgentArgs, given: &str) -> Result<Agent> {
     let refuse = |flag: &str, host: &str, why: &str| {
         Err(Error::Usage(format!(
-            "{flag} cannot be honoured by --agent {host}: {why}"
+            "{flag} cannot be honoured by --agent {host}: {why}{}",
+            run_without(&[flag.split(' ').next().unwrap_or(flag)])
         )))
     };
     let host = Host::of_agent(given);
@@ -241,24 +242,25 @@ fn agent(args: &AgentArgs, given: &str) -> Result<Agent> {
                 .parse::<Strategy>()
                 .map_err(Error::Usage)?;
             if args.model.is_some() || args.effort.is_some() {
-                return Err(Error::Usage(
+                return Err(Error::Usage(format!(
                     "--model and --effort are for a model's host (claude, codex, gemini); a \
-                     scripted agent has no model"
-                        .into(),
-                ));
+                     scripted agent has no model{}",
+                    run_without(&["--model", "--effort"])
+                )));
             }
             if args.max_turns.is_some() {
-                return Err(Error::Usage(
+                return Err(Error::Usage(format!(
                     "--max-turns is for a model's host (claude, codex, gemini); a scripted agent \
-                     plays its strategy to the end"
-                        .into(),
-                ));
+                     plays its strategy to the end{}",
+                    run_without(&["--max-turns"])
+                )));
             }
             if args.agent_program.is_some() {
-                return Err(Error::Usage(
-                    "--agent-program (--claude) is for a CLI host; a scripted agent is this program"
-                        .into(),
-                ));
+                return Err(Error::Usage(format!(
+                    "--agent-program (--claude) is for a CLI host; a scripted agent is this \
+                     program{}",
+                    run_without(&["--agent-program", "--claude"])
+                )));
             }
             Ok(Agent::Scripted(strategy))
         }
@@ -299,6 +301,38 @@ fn is_tool_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The command line this program was started with, without `flags`
+/// (each with its value, given as `--flag VALUE` or `--flag=VALUE`), as
+/// the end of a refusal: "; run it without them:" and the command, shell
+/// quoted, the program named `okn-benchmark` (issue 26, section 2: a
+/// refusal gives the command that works). Empty when nothing would be
+/// left out (the flags were not on the command line: a caller that is not
+/// the command line itself).
+fn run_without(flags: &[&str]) -> String {
+    let mut args = std::env::args().skip(1);
+    let mut kept = vec!["okn-benchmark".to_string()];
+    let mut dropped = false;
+    while let Some(arg) = args.next() {
+        if flags.contains(&arg.as_str()) {
+            args.next();
+            dropped = true;
+        } else if flags.iter().any(|f| arg.starts_with(&format!("{f}="))) {
+            dropped = true;
+        } else {
+            kept.push(arg);
+        }
+    }
+    if !dropped {
+        return String::new();
+    }
+    let line: Vec<String> = kept.iter().map(|a| crate::text::shell_quote(a)).collect();
+    format!(
+        "; run it without {}:\n  {}",
+        if flags.len() == 1 { "it" } else { "them" },
+        line.join(" ")
+    )
+}
+
 /// The flags only the openai host takes, refused for any other by name.
 ///
 /// Errors: the first of `--base-url`, `--api-key-env` and the price
@@ -323,7 +357,8 @@ fn refuse_openai_flags(args: &AgentArgs, given: &str) -> Result<()> {
     match set.iter().find(|(_, set)| *set) {
         Some((flag, _)) => Err(Error::Usage(format!(
             "{flag} cannot be honoured by --agent {given}: it is for --agent openai:MODEL (the \
-             built-in loop over an OpenAI-compatible API)"
+             built-in loop over an OpenAI-compatible API){}",
+            run_without(&[flag])
         ))),
         None => Ok(()),
     }

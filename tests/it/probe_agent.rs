@@ -263,13 +263,28 @@ fn probe_agent_refuses_the_flags_run_refuses_in_the_same_words() {
             "{flags:?}: {}",
             run.stderr
         );
-        Test::in_repo()
+        let probe = Test::in_repo()
             .args(["probe", "--profile", PROFILE])
             .args(*flags)
             .stdout("")
-            .stderr(run.stderr.as_str())
             .status(2)
             .run();
+        // The same refusal; a flag that does not apply ends with the
+        // command that works, each command's own (issue 26, section 2).
+        let reason = |e: &str| e.split("; run it without").next().unwrap_or("").to_string();
+        assert_eq!(reason(&probe.stderr), reason(&run.stderr), "{flags:?}");
+        if run.stderr.contains("; run it without") {
+            assert!(
+                run.stderr.contains(":\n  okn-benchmark run "),
+                "{}",
+                run.stderr
+            );
+            assert!(
+                probe.stderr.contains(":\n  okn-benchmark probe "),
+                "{}",
+                probe.stderr
+            );
+        }
     }
     assert!(!out.path().join("runs").exists(), "run recorded nothing");
     Test::in_repo()

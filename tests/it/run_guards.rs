@@ -820,3 +820,63 @@ fn resume_refuses_a_server_that_reports_itself_otherwise() {
     std::fs::write(d.join("demo-kg.toml"), row_limited("1")).unwrap();
     assert_status(&oracle_in(d, &["--resume"]), 0);
 }
+
+/// Issue 26, section 2: the README's `run` examples named a model, and
+/// adding `--agent scripted:skill:85:101` to them was refused ("--model and
+/// --effort are for ...") with no way on. A flag that does not apply to
+/// the host is refused with the command that works: the same line without
+/// it, which runs.
+#[test]
+fn a_flag_the_host_cannot_honour_is_refused_with_the_command_that_works() {
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().join("runs");
+    let o = crate::support::okn()
+        .args([
+            "run",
+            "--corpus",
+            "demo/benchmarks-single",
+            "--tools",
+            "all-tools",
+        ])
+        .args([
+            "--kg-hint",
+            "tags",
+            "--profile",
+            "profiles/demo-kg.local.toml",
+        ])
+        .args(["--agent", "scripted:oracle", "--model", "claude-opus-5"])
+        .args(["--effort=high", "--limit", "1", "--out"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = crate::support::stderr(&o);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("  okn-benchmark "))
+        .unwrap_or_else(|| panic!("no command given: {err}"));
+    assert!(
+        !line.contains("--model") && !line.contains("--effort"),
+        "{line}"
+    );
+    assert!(line.contains("--agent scripted:oracle"), "{line}");
+    // The command given runs as it is.
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_okn-benchmark"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("okn-benchmark {line}"))
+        .env("PATH", path)
+        .current_dir(crate::support::repo())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    assert!(
+        root.join("conditions/demo-kg-all-tools__kg-named.json")
+            .exists()
+    );
+}
