@@ -56,6 +56,25 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
             let _ = writeln!(out, "- {line}");
         }
     }
+    let censuses: Vec<(&String, &crate::agent::census::CensusRecord)> = view
+        .conditions
+        .iter()
+        .filter_map(|(name, c)| Some((name, c.file.settings.census.as_ref()?)))
+        .collect();
+    if !censuses.is_empty() {
+        // Issue 25 (a red team's finding: the census was shown only by
+        // the terminal report): what each host offered a model.
+        let _ = writeln!(out, "\n## Tool census\n");
+        let _ = writeln!(
+            out,
+            "What each condition's agent host offered a model when it was started once, before \
+the first episode, with an episode's own command and environment (docs/HOSTS.md, \"The \
+census\" in the okn-benchmark repository):\n"
+        );
+        for (name, census) in censuses {
+            let _ = writeln!(out, "- {}: {}", md_code(name), md_text(&census.summary()));
+        }
+    }
     if !view.unfinished.is_empty() {
         let _ = writeln!(out, "\n## Unfinished conditions\n");
         for (name, unfinished) in &view.unfinished {

@@ -212,6 +212,13 @@ fn a_host_that_offers_a_tool_beyond_the_proxys_is_stopped_by_the_census() {
         )),
         "{line}"
     );
+    // So does the root's README (and so its HTML page).
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("\n## Tool census\n"), "{readme}");
+    assert!(
+        readme.contains("- `demo-kg-all-tools__kg-named`: claude-cli 2.1.332"),
+        "{readme}"
+    );
 }
 
 /// Issue 25, section 3: a marker planted where a user's memory and
