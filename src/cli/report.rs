@@ -124,54 +124,11 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         .as_deref()
         .is_none_or(|p| p.as_os_str() != "-")
     {
-        for line in agent_lines(&view).into_iter().chain(census_lines(&view)) {
-            outln!("{line}");
-        }
         for line in crate::runs::verified::lines(&root) {
             outln!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One line per condition naming who played it (issue 25, "Publishing
-/// across hosts"): the agent, the host and its version, the model, as the
-/// condition recorded them ([`crate::report::AgentIdentity`]).
-fn agent_lines(view: &crate::report::view::RootView) -> Vec<String> {
-    view.conditions
-        .iter()
-        .map(|(name, condition)| {
-            let who = crate::report::AgentIdentity::of(&condition.file);
-            let text = format!(
-                "{} · host {} · model {}",
-                who.agent,
-                who.host_text(),
-                who.model_text()
-            );
-            format!("agent  {name}  {}", crate::text::printable(&text))
-        })
-        .collect()
-}
-
-/// One line per condition saying what its tool census found
-/// (`settings.census`; issue 25, "Isolation verified, not assumed"): the
-/// host's version, the tools offered, the markers planted, the digest; or
-/// why it has none (the scripted agent calls no model; a root recorded
-/// before the census existed).
-fn census_lines(view: &crate::report::view::RootView) -> Vec<String> {
-    view.conditions
-        .iter()
-        .map(|(name, condition)| {
-            let what = match (&condition.file.settings.census, &condition.file.identity) {
-                (Some(census), _) => census.summary(),
-                (None, identity) if identity.agent.starts_with("scripted:") => {
-                    "none: the scripted agent calls no model".to_string()
-                }
-                (None, _) => "not taken: recorded before okn-benchmark took a census".to_string(),
-            };
-            format!("census  {name}  {}", crate::text::printable(&what))
-        })
-        .collect()
 }
 
 pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {

@@ -166,7 +166,54 @@ pub fn terminal(view: &RootView) -> String {
     for (name, unfinished) in &view.unfinished {
         let _ = writeln!(out, "  {}", unfinished.line(name));
     }
+    // Who played each condition, and what its tool census found (issue 25).
+    for line in agent_lines(view).into_iter().chain(census_lines(view)) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// One line per condition naming who played it (issue 25, "Publishing
+/// across hosts"): the agent, the host and its version, the model, as the
+/// condition recorded them ([`crate::report::AgentIdentity`]).
+fn agent_lines(view: &RootView) -> Vec<String> {
+    view.conditions
+        .iter()
+        .map(|(name, condition)| {
+            let who = crate::report::AgentIdentity::of(&condition.file);
+            let text = format!(
+                "{} · host {} · model {}",
+                who.agent,
+                who.host_text(),
+                who.model_text()
+            );
+            format!("agent  {name}  {}", crate::text::printable(&text))
+        })
+        .collect()
+}
+
+/// One line per condition saying what its tool census found
+/// (`settings.census`; issue 25, "Isolation verified, not assumed"): the
+/// host's version, the tools offered, the markers planted, the digest; or
+/// why it has none (the scripted agent calls no model; a root recorded
+/// before the census existed).
+fn census_lines(view: &RootView) -> Vec<String> {
+    view.conditions
+        .iter()
+        .map(|(name, condition)| {
+            let what = match (&condition.file.settings.census, &condition.file.identity) {
+                (Some(census), _) => census.summary(),
+                (None, identity)
+                    if crate::agent::host::Host::of_agent(&identity.agent)
+                        == Some(crate::agent::host::Host::Scripted) =>
+                {
+                    "none: the scripted agent calls no model".to_string()
+                }
+                (None, _) => "not taken: recorded before okn-benchmark took a census".to_string(),
+            };
+            format!("census  {name}  {}", crate::text::printable(&what))
+        })
+        .collect()
 }
 
 /// One line per condition that excluded questions (`meta.excluded`):
