@@ -835,9 +835,10 @@ mod take {
     pub fn take(plan: &CensusPlan<'_>) -> Result<CensusRecord> {
         let host = plan.agent.host();
         let planted = Planted::new()?;
-        let listing = (plan.proxy)(&planted.dir.path().join("listing"));
-        let _ = std::fs::create_dir_all(planted.dir.path().join("listing"));
-        let listed = proxy_tools(&listing)?;
+        let listing_dir = planted.dir.path().join("listing");
+        std::fs::create_dir_all(&listing_dir)
+            .map_err(|e| Error::io(&listing_dir, "create", e))?;
+        let listed = proxy_tools(&(plan.proxy)(&listing_dir))?;
         let standin = crate::agent::standin::start_census()?;
         let key = format!("sk-{}", planted.nonce);
         let (agent, pointing) = pointed(plan.agent, &standin.url, plan.env, &key);
