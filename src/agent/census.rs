@@ -836,8 +836,7 @@ mod take {
         let host = plan.agent.host();
         let planted = Planted::new()?;
         let listing_dir = planted.dir.path().join("listing");
-        std::fs::create_dir_all(&listing_dir)
-            .map_err(|e| Error::io(&listing_dir, "create", e))?;
+        std::fs::create_dir_all(&listing_dir).map_err(|e| Error::io(&listing_dir, "create", e))?;
         let listed = proxy_tools(&(plan.proxy)(&listing_dir))?;
         let standin = crate::agent::standin::start_census()?;
         let key = format!("sk-{}", planted.nonce);
