@@ -30,6 +30,10 @@ pub struct Config {
     /// The `sparql-only` control's endpoint and graph naming.
     #[serde(default)]
     pub sparql_only: SparqlOnlyConfig,
+    /// Corpora's default trajectory expectations, read (and refused when
+    /// they do not fit) by `crate::expectations::defaults`.
+    #[serde(default)]
+    pub expectations: Option<toml::Value>,
 }
 
 /// The `[sparql_only]` table. The control queries `endpoint` (default: the

@@ -61,6 +61,7 @@ pub mod cli;
 pub mod config;
 pub mod corpus;
 pub mod error;
+pub mod expectations;
 pub mod format;
 pub mod fsutil;
 pub mod fuzzing;

@@ -42,12 +42,18 @@ struct JsonRecord<'a> {
     form: &'a str,
     path: String,
     metadata: &'a std::collections::BTreeMap<String, crate::corpus::header::HeaderValue>,
+    /// Its trajectory expectations, defaults applied (`docs/TRAJECTORY.md`).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    expectations: &'a [crate::expectations::Expectation],
 }
 
 pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
     let CorpusCommand::List(args) = command;
     let (corpus, selection) = args.corpus.open()?;
     let selected = corpus.select(&selection)?;
+    // Every record's expectations read, or the first that does not is
+    // refused, named with its line (issue 27, section 1).
+    let expectations = crate::expectations::defaults::for_corpus(&corpus)?;
     match args.format {
         Format::Json => {
             let records: Vec<JsonRecord<'_>> = selected
@@ -60,6 +66,7 @@ pub(crate) fn run(command: CorpusCommand) -> Result<ExitCode> {
                     form: r.form.as_str(),
                     path: r.path.to_string_lossy().replace('\\', "/"),
                     metadata: &r.metadata,
+                    expectations: &expectations[&r.id],
                 })
                 .collect();
             let mut text =

@@ -167,15 +167,32 @@ pub(crate) fn rescore(args: RescoreArgs) -> Result<ExitCode> {
             );
         }
     }
+    for m in &outcome.expectations_moved {
+        outln!(
+            "expectation  {}  {}  attempt {}  {} -> {}",
+            m.question,
+            m.condition,
+            m.attempt,
+            m.old,
+            m.new
+        );
+    }
     for problem in &outcome.problems {
         outln!("unreadable  {problem}");
     }
     outln!(
-        "{} attempt{} re-scored, {} score{} moved",
+        "{} attempt{} re-scored, {} score{} moved{}",
         outcome.attempts,
         crate::format::plural(outcome.attempts as usize),
         outcome.moved.len(),
-        crate::format::plural(outcome.moved.len())
+        crate::format::plural(outcome.moved.len()),
+        match outcome.expectations_moved.len() {
+            0 => String::new(),
+            n => format!(
+                ", {n} expectation status{} changed",
+                if n == 1 { "" } else { "es" }
+            ),
+        }
     );
     // Re-scoring judges by the recorded rows; whether the endpoint still
     // answers them is what a verification says.

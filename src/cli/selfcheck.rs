@@ -27,6 +27,9 @@ pub(crate) struct SelfcheckArgs {
 pub(crate) fn run(args: SelfcheckArgs) -> Result<ExitCode> {
     let (corpus, selection) = args.corpus.open()?;
     let selected = corpus.select(&selection)?;
+    // A trajectory expectation that does not read is refused here too
+    // (issue 27, section 1), before any ground truth is read.
+    crate::expectations::defaults::for_corpus(&corpus)?;
     let dir = ground_truth_dir(&corpus, args.ground_truth.as_deref());
     // All ground truth first, so a missing one stops before any output.
     let mut truths = Vec::new();

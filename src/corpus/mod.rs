@@ -48,6 +48,29 @@ pub struct Record {
     /// 1-based line of the file where the answer key starts.
     #[serde(skip)]
     pub query_line: u64,
+    /// The `#+ expect.ID: ...` lines of the header, as written (trajectory
+    /// expectations, `docs/TRAJECTORY.md`): each id (what follows
+    /// `expect.`), its text and its 1-based line. Read into types by
+    /// `crate::expectations`, which refuses what does not fit, naming the
+    /// line; the corpus itself only keeps them out of [`Record::metadata`].
+    #[serde(skip)]
+    pub expectations: Vec<RawExpectation>,
+}
+
+/// The key prefix of an expectation line in a record's header
+/// (`#+ expect.graphs: contract key-graphs queries=first`).
+pub const EXPECT_PREFIX: &str = "expect.";
+
+/// One `#+ expect.ID: TEXT` line of a record's header, unparsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawExpectation {
+    /// What follows `expect.` in the key.
+    pub id: String,
+    /// The value (a list value is kept as its items joined by spaces, and
+    /// refused by the parser as not one line).
+    pub text: Result<String, Vec<String>>,
+    /// 1-based line of the key in the file.
+    pub line: u64,
 }
 
 /// A loaded corpus: every record found under the root, sorted by id.
@@ -324,6 +347,25 @@ pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
             "no SELECT, ASK, CONSTRUCT or DESCRIBE query after the header",
         )
     })?;
+    let expect_keys: Vec<String> = entries
+        .keys()
+        .filter(|k| k.starts_with(EXPECT_PREFIX))
+        .cloned()
+        .collect();
+    let mut expectations = Vec::new();
+    for key in expect_keys {
+        if let Some((value, line)) = entries.remove(&key) {
+            expectations.push(RawExpectation {
+                id: key[EXPECT_PREFIX.len()..].to_string(),
+                text: match value {
+                    HeaderValue::Text(t) => Ok(t),
+                    HeaderValue::List(items) => Err(items),
+                },
+                line,
+            });
+        }
+    }
+    expectations.sort_by_key(|e| e.line);
     let id = record_id(root, path);
     Ok(Record {
         tier: tier_of(&id),
@@ -335,6 +377,7 @@ pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
         metadata: entries.into_iter().map(|(k, (v, _))| (k, v)).collect(),
         query: body.to_string(),
         query_line: header.body_line,
+        expectations,
     })
 }
 

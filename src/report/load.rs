@@ -392,6 +392,15 @@ fn check_question(
                 ));
             }
         }
+        // The expectations recorded are what the statuses are judged by
+        // again: one that no header line could give is damage (issue 27).
+        if let Some(why) = crate::expectations::misfit_of(&result.expectations) {
+            problems.push(format!(
+                "{}: {why}: the record was edited; restore it from version control, or \
+                 re-judge it from the corpus with `okn-benchmark rescore`",
+                path.display()
+            ));
+        }
         if let Some(condition) = conditions.get(name) {
             let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
             // A run recording the condition now writes result.json once
@@ -436,7 +445,13 @@ fn check_question(
                 .map_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES, |c| {
                     c.file.settings.significant_figures
                 });
-            let again = crate::runs::judge::judge_again(&files, a.attempt, truth, figures);
+            let again = crate::runs::judge::judge_again(
+                &files,
+                a.attempt,
+                truth,
+                figures,
+                &result.expectations,
+            );
             let moved = record_differences(a, &again, result.format);
             if !moved.is_empty() {
                 problems.push(disagreement_problem(root, result, a.attempt, &moved));

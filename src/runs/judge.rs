@@ -9,6 +9,8 @@ use serde_json::Value;
 pub use super::recorded::model_from_report;
 use super::recorded::{AttemptFiles, RECOVERED_NOTE};
 use super::records::{AttemptResult, Episode, HostReport};
+use crate::expectations::Expectation;
+use crate::expectations::checks::Evidence;
 use crate::layout::{AGENT_FILE, ANSWER_FILE};
 use crate::reference::GroundTruth;
 use crate::score::{ScoreOptions, score, score_unreadable};
@@ -36,18 +38,23 @@ pub fn host_failure(host: &HostReport, episode: Option<&Episode>) -> Option<Stri
 /// (`settings.significant_figures`, `run --precision`; issue 24, item 30):
 /// how `rescore` re-judges, and how loading a root checks that a recorded
 /// verdict is the one its files give.
+///
+/// `expectations` are the question's trajectory expectations
+/// ([`QuestionResult::expectations`](super::records::QuestionResult)),
+/// judged from the same files.
 pub fn judge_again(
     files: &AttemptFiles,
     attempt: u32,
     truth: &GroundTruth,
     significant_figures: u32,
+    expectations: &[Expectation],
 ) -> AttemptResult {
     let options = ScoreOptions {
         ordered: truth.meta.ordered,
         significant_figures,
         ..ScoreOptions::default()
     };
-    judge(files, attempt, truth, &options)
+    judge(files, attempt, (truth, expectations), &options)
 }
 
 /// How the note of an attempt whose answer redaction changed begins
@@ -69,7 +76,9 @@ pub fn redacted_answer_note(names: &[String]) -> String {
 
 /// Judges attempt `attempt`, whose folder's files are `files`
 /// ([`AttemptFiles::read`]), against the ground truth `truth`: its rows,
-/// and its answer key (for the trajectory facts).
+/// and its answer key (for the trajectory facts); and the question's
+/// trajectory `expectations` (`docs/TRAJECTORY.md`), each given a status,
+/// never mixed into the score.
 ///
 /// Never fails: what the files lack becomes a note and the attempt a
 /// miss; only positive evidence (a startup error recorded by the proxy, or
@@ -77,7 +86,7 @@ pub fn redacted_answer_note(names: &[String]) -> String {
 pub fn judge(
     files: &AttemptFiles,
     attempt: u32,
-    truth: &GroundTruth,
+    (truth, expectations): (&GroundTruth, &[Expectation]),
     options: &ScoreOptions,
 ) -> AttemptResult {
     let mut notes = Vec::new();
@@ -161,6 +170,14 @@ pub fn judge(
     if let Some(s) = &score {
         notes.extend(s.notes.iter().cloned());
     }
+    let evidence = Evidence {
+        calls: files.calls.as_deref(),
+        answer: files.answer.as_deref(),
+        withheld: metrics.map_or(&[][..], |m| &m.withheld[..]),
+        answer_key: &truth.meta.answer_key,
+        measured: !blocked,
+    };
+    let expectations = crate::expectations::checks::judge(expectations, &evidence);
     AttemptResult {
         attempt,
         submitted,
@@ -187,6 +204,7 @@ pub fn judge(
         soft_error_kinds,
         reply_chars: metrics.and_then(|m| m.reply_chars.clone()),
         trajectory,
+        expectations,
         // The host report (issue 25): for an older root, derived from
         // agent.json as its episode's usage was (and checked equal to it).
         usage: files.host.usage.clone(),

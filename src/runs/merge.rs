@@ -80,6 +80,8 @@ struct PlannedQuestion {
     tier: Option<String>,
     ordered_key: bool,
     scoring_version: String,
+    /// The trajectory expectations the shards judged by (issue 27).
+    expectations: Vec<crate::expectations::Expectation>,
     attempts: BTreeMap<u32, Planned>,
 }
 
@@ -501,8 +503,17 @@ impl Plan {
                 tier: result.tier.clone(),
                 ordered_key: result.ordered_key,
                 scoring_version: result.scoring_version.clone(),
+                expectations: result.expectations.clone(),
                 attempts: BTreeMap::new(),
             });
+        if question.expectations != result.expectations {
+            return Err(Error::file(
+                &result_path,
+                format!(
+                    "its trajectory expectations of {id} differ from an earlier shard's:                      re-score both roots against one corpus (okn-benchmark rescore ROOT), then                      merge"
+                ),
+            ));
+        }
         if question.scoring_version != result.scoring_version {
             return Err(Error::file(
                 &result_path,
@@ -646,6 +657,7 @@ impl Plan {
                 tier: question.tier.clone(),
                 ordered_key: question.ordered_key,
                 scoring_version: question.scoring_version.clone(),
+                expectations: question.expectations.clone(),
                 attempts,
                 summary: summary.clone(),
             };

@@ -134,6 +134,7 @@ mod tests {
             metadata: Default::default(),
             query: "SELECT * {}".into(),
             query_line: 3,
+            expectations: Vec::new(),
         }
     }
 

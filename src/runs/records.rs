@@ -143,6 +143,11 @@ pub struct AttemptResult {
     /// answer key ([`super::trajectory`]); absent when either is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trajectory: Option<super::trajectory::Trajectory>,
+    /// Each trajectory expectation of the question (by id) judged on this
+    /// attempt (`docs/TRAJECTORY.md`; issue 27): absent when the question
+    /// has none (and in every root written before them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expectations: BTreeMap<String, crate::expectations::Judged>,
     /// Wall time, seconds.
     pub wall_s: f64,
     /// Of which waiting on the server, seconds.
@@ -235,6 +240,12 @@ pub struct QuestionResult {
     pub ordered_key: bool,
     /// The scoring contract that judged it (`docs/SCORING.md`).
     pub scoring_version: String,
+    /// The trajectory expectations the question's attempts were judged
+    /// by, sorted by id (`docs/TRAJECTORY.md`; issue 27): the record's and
+    /// its corpus's defaults when it was run or last re-scored, so loading
+    /// the root judges them again without the corpus. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<crate::expectations::Expectation>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptResult>,
     /// The figures derived from them.
@@ -645,6 +656,7 @@ mod tests {
             reply_chars: None,
             usage: None,
             trajectory: None,
+            expectations: BTreeMap::new(),
             wall_s: 10.0,
             server_s: 2.0,
             model_resolved: None,

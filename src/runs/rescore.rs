@@ -23,6 +23,8 @@ use super::records::{
     Aggregate, AttemptResult, ConditionFile, QuestionResult, RUNS_FORMAT, aggregate, summarize,
 };
 use crate::error::{Error, Result};
+use crate::expectations::Expectation;
+use crate::expectations::defaults::{Defaults, for_record};
 use crate::fsutil::{read_recorded_json, write_json};
 use crate::layout::{RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruth;
@@ -52,6 +54,11 @@ pub struct RescoreOutcome {
     pub attempts: usize,
     /// Scores that moved.
     pub moved: Vec<Moved>,
+    /// Trajectory expectation statuses that changed (`field`
+    /// `expectation`, `old` and `new` as `ID: status`; an expectation
+    /// added or dropped shows `absent`), never counted as scores: an
+    /// edited expectation is applied without `--force` (issue 27).
+    pub expectations_moved: Vec<Moved>,
     /// What was noticed and did not stop the re-score, named: a
     /// `result.json` that could not be read (it is rebuilt from its
     /// attempts, which alone it is derived from), an attempt folder the
@@ -319,10 +326,32 @@ fn rescore_condition(
         .is_dir()
         .then(|| crate::corpus::Corpus::load(Path::new(&condition.settings.corpus)).ok())
         .flatten();
+    // Its defaults of trajectory expectations (`okn-benchmark.toml`); a
+    // file that does not read is named, and the recorded ones are kept.
+    let defaults = match corpus.as_ref().map(|c| Defaults::find(&c.root)) {
+        Some(Err(e)) => {
+            unusable.push(e.to_string());
+            return;
+        }
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
     for id in ids {
         let record = corpus
             .as_ref()
             .and_then(|c| c.records.iter().find(|r| r.id == id));
+        // The record's expectations as the corpus gives them now; without
+        // the corpus here, the ones recorded.
+        let expected = match (record, &defaults) {
+            (Some(record), Some(defaults)) => match for_record(record, defaults) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    unusable.push(e.to_string());
+                    continue;
+                }
+            },
+            _ => None,
+        };
         let truth = match recorded_truth(root, &id, record) {
             Ok(truth) => truth,
             Err(e) => {
@@ -336,7 +365,7 @@ fn rescore_condition(
             condition: &condition,
             same_contract,
         };
-        match scope.rescore_question(&id, &truth, outcome) {
+        match scope.rescore_question(&id, (&truth, expected), outcome) {
             Ok((path, result, episodes)) => {
                 writes.episodes.extend(episodes);
                 summaries.insert(id, result.summary.clone());
@@ -455,7 +484,7 @@ impl Scope<'_> {
     fn rescore_question(
         &self,
         id: &str,
-        truth: &GroundTruth,
+        (truth, expected): (&GroundTruth, Option<Vec<Expectation>>),
         outcome: &mut RescoreOutcome,
     ) -> Result<(std::path::PathBuf, QuestionResult, Vec<RecoveredWrite>)> {
         let Scope {
@@ -489,6 +518,9 @@ impl Scope<'_> {
                     .join("\n  "),
             ));
         }
+        let expectations = expected
+            .or_else(|| old.as_ref().map(|o| o.expectations.clone()))
+            .unwrap_or_default();
         let mut attempts = Vec::new();
         let mut episodes = Vec::new();
         for n in plan.attempts() {
@@ -521,7 +553,13 @@ impl Scope<'_> {
             if let Some((path, episode)) = files.recovered_record() {
                 episodes.push((path, episode.clone()));
             }
-            let new = judge_again(&files, n, truth, condition.settings.significant_figures);
+            let new = judge_again(
+                &files,
+                n,
+                truth,
+                condition.settings.significant_figures,
+                &expectations,
+            );
             if let Some(previous) = previous {
                 let moved = differences(id, name, previous, &new);
                 // Its verdicts and whether it is blocked ([`differences`]).
@@ -550,6 +588,9 @@ impl Scope<'_> {
                     ));
                 }
                 outcome.moved.extend(moved);
+                outcome
+                    .expectations_moved
+                    .extend(expectation_moves(id, name, previous, &new));
             }
             attempts.push(new);
             outcome.attempts += 1;
@@ -563,11 +604,40 @@ impl Scope<'_> {
             tier: crate::corpus::tier_of(id),
             ordered_key: ordered,
             scoring_version: SCORING_VERSION.into(),
+            expectations,
             attempts,
             summary,
         };
         Ok((result_path, result, episodes))
     }
+}
+
+/// The expectation statuses of one attempt that changed from `old` to
+/// `new` (see [`RescoreOutcome::expectations_moved`]).
+fn expectation_moves(
+    question: &str,
+    condition: &str,
+    old: &AttemptResult,
+    new: &AttemptResult,
+) -> Vec<Moved> {
+    let ids: std::collections::BTreeSet<&String> = old
+        .expectations
+        .keys()
+        .chain(new.expectations.keys())
+        .collect();
+    let status =
+        |r: &AttemptResult, id: &str| r.expectations.get(id).map_or("absent", |j| j.status.name());
+    ids.into_iter()
+        .filter(|id| status(old, id) != status(new, id))
+        .map(|id| Moved {
+            question: question.to_string(),
+            condition: condition.to_string(),
+            attempt: new.attempt,
+            field: "expectation",
+            old: format!("{id}: {}", status(old, id)),
+            new: format!("{id}: {}", status(new, id)),
+        })
+        .collect()
 }
 
 /// The condition-wide rates that moved from `old` to `new`.

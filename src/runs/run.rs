@@ -170,6 +170,9 @@ pub struct Prepared {
     pub selected: Vec<Record>,
     /// Their ground truth, by record id.
     pub truths: BTreeMap<String, GroundTruth>,
+    /// Their trajectory expectations (the record's and its corpus's
+    /// defaults, `docs/TRAJECTORY.md`), by record id.
+    pub expectations: BTreeMap<String, Vec<crate::expectations::Expectation>>,
     /// Records of the tier kept out by `--exclude`.
     pub excluded: Vec<Exclusion>,
     /// The condition as recorded before, when this run adds to it.
@@ -282,6 +285,15 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         return Err(Error::Usage("--repeat must be at least 1".into()));
     }
     let (selected, excluded) = select(options)?;
+    // Expectations that do not read stop the run before anything is played.
+    let defaults = crate::expectations::defaults::Defaults::find(&options.corpus.root)?;
+    let mut expectations = BTreeMap::new();
+    for record in &selected {
+        expectations.insert(
+            record.id.clone(),
+            crate::expectations::defaults::for_record(record, &defaults)?,
+        );
+    }
     let (name, mut identity) = identity(options, &excluded);
     // Before anything is read of the condition or written into it.
     let lock = ConditionLock::acquire(&root, &name, progress)?;
@@ -378,6 +390,7 @@ pub fn prepare(options: &RunOptions, progress: &mut impl FnMut(&str)) -> Result<
         identity,
         selected,
         truths,
+        expectations,
         excluded,
         recorded,
         server_info,
@@ -1114,7 +1127,8 @@ pub fn play(
                 played.ran += 1;
             }
             let files = super::recorded::AttemptFiles::read(&dir, attempt)?;
-            let result = judge(&files, attempt, truth, &score_options);
+            let expected = &prepared.expectations[&record.id];
+            let result = judge(&files, attempt, (truth, expected), &score_options);
             played.blocked += usize::from(result.blocked);
             if played.model_resolved.is_none() {
                 played.model_resolved = result.model_resolved.clone();
@@ -1142,6 +1156,7 @@ pub fn play(
             tier: record.tier.clone(),
             ordered_key: truth.meta.ordered,
             scoring_version: SCORING_VERSION.into(),
+            expectations: prepared.expectations[&record.id].clone(),
             attempts,
             summary: summary.clone(),
         };

@@ -1,0 +1,211 @@
+//! A corpus's default expectations, from the `[expectations]` table of the
+//! nearest `okn-benchmark.toml` at or above the corpus folder
+//! (`docs/TRAJECTORY.md`, "Corpus defaults"):
+//!
+//! ```toml
+//! [expectations."demo/benchmarks-single"]   # a corpus folder, relative to this file
+//! graphs = "contract key-graphs queries=first"
+//!
+//! [expectations."*"]                         # every corpus under this file
+//! discovery = "quality discovery-first"
+//! ```
+//!
+//! A record replaces a default by giving the same id, or turns it off
+//! (`#+ expect.ID: off`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Expectation, parse_line};
+use crate::corpus::Record;
+use crate::error::{Error, Result};
+use crate::toml_file::{Spanned, TomlFile};
+
+/// The file's name (`crate::config::CONFIG_FILE` in the harness).
+pub const CONFIG_FILE: &str = "okn-benchmark.toml";
+
+/// The key of the table whose defaults apply to every corpus.
+pub const EVERY_CORPUS: &str = "*";
+
+/// One default line: its id, its text and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultLine {
+    /// The expectation id (the key).
+    pub id: String,
+    /// The line (the value).
+    pub text: String,
+    /// 1-based line in `okn-benchmark.toml`.
+    pub line: u64,
+}
+
+/// The defaults that apply to one corpus: the lines of `[expectations."*"]`
+/// and of the table naming the corpus folder (which win by id).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Defaults {
+    /// The `okn-benchmark.toml` they come from, when one was found.
+    pub file: Option<PathBuf>,
+    /// By id.
+    pub lines: BTreeMap<String, DefaultLine>,
+}
+
+#[derive(serde::Deserialize)]
+struct File {
+    #[serde(default)]
+    expectations: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
+}
+
+impl Defaults {
+    /// The defaults of the corpus folder `corpus_root`: read from the
+    /// nearest `okn-benchmark.toml` at or above it. None found, or one
+    /// without `[expectations]`: no defaults.
+    ///
+    /// Errors: the file cannot be read or is not TOML; `[expectations]`
+    /// holds anything but tables of strings (named at its line).
+    pub fn find(corpus_root: &Path) -> Result<Defaults> {
+        let Ok(root) = std::fs::canonicalize(corpus_root) else {
+            return Ok(Defaults::default());
+        };
+        let Some(path) = root
+            .ancestors()
+            .map(|d| d.join(CONFIG_FILE))
+            .find(|p| p.is_file())
+        else {
+            return Ok(Defaults::default());
+        };
+        let file = TomlFile::read(&path)?;
+        let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let parsed: File = lenient(&file)?;
+        let mut lines = BTreeMap::new();
+        let mut own = BTreeMap::new();
+        for (corpus, table) in &parsed.expectations {
+            let target = if corpus == EVERY_CORPUS {
+                &mut lines
+            } else if std::fs::canonicalize(dir.join(corpus)).ok().as_deref() == Some(&root) {
+                &mut own
+            } else {
+                continue;
+            };
+            for (id, text) in table {
+                target.insert(
+                    id.clone(),
+                    DefaultLine {
+                        id: id.clone(),
+                        text: text.get_ref().clone(),
+                        line: file.line(text),
+                    },
+                );
+            }
+        }
+        lines.extend(own);
+        Ok(Defaults {
+            file: Some(file.path.clone()),
+            lines,
+        })
+    }
+}
+
+/// The `[expectations]` table of `file`, every other table ignored (they
+/// are the harness's, `crate::config`, which refuses unknown keys itself).
+fn lenient(file: &TomlFile) -> Result<File> {
+    #[derive(serde::Deserialize)]
+    struct Any {
+        #[serde(default)]
+        expectations: Option<toml::Value>,
+    }
+    let any: Any = file.parse()?;
+    if any.expectations.is_none() {
+        return Ok(File {
+            expectations: BTreeMap::new(),
+        });
+    }
+    file.parse::<File>().map_err(|e| match e {
+        Error::AtLine {
+            path,
+            line,
+            message,
+        } => Error::at_line(
+            path,
+            line,
+            format!(
+                "{message}: [expectations.\"CORPUS\"] maps ids to lines, as in \
+                 graphs = \"contract key-graphs queries=first\" (docs/TRAJECTORY.md)"
+            ),
+        ),
+        other => other,
+    })
+}
+
+/// The expectations that apply to `record`: `defaults`, then the
+/// record's own `#+ expect.ID:` lines (replacing a default of the same id,
+/// or turning it off), sorted by id.
+///
+/// Errors (exit 2), each naming the file and line: a line that does not
+/// read ([`parse_line`]); `off` with no default of that id; a record's
+/// line that could never fail on its answer key ([`super::cannot_fail`]);
+/// a list where one line belongs.
+pub fn for_record(record: &Record, defaults: &Defaults) -> Result<Vec<Expectation>> {
+    let mut out: BTreeMap<String, Expectation> = BTreeMap::new();
+    for line in defaults.lines.values() {
+        let path = defaults.file.as_deref().unwrap_or(Path::new(CONFIG_FILE));
+        match parse_line(&line.id, &line.text) {
+            Ok(Some(e)) => {
+                out.insert(e.id.clone(), e);
+            }
+            Ok(None) => {}
+            Err(why) => {
+                return Err(Error::at_line(
+                    path,
+                    line.line,
+                    format!("default expectation '{}': {why}", line.id),
+                ));
+            }
+        }
+    }
+    for raw in &record.expectations {
+        let at = |why: String| {
+            Error::at_line(
+                &record.path,
+                raw.line,
+                format!("expectation '{}': {why}", raw.id),
+            )
+        };
+        let text = raw.text.as_ref().map_err(|_| {
+            at("is a list: an expectation is one line, 'TYPE CHECK [FIELD=VALUE ...]'".into())
+        })?;
+        match parse_line(&raw.id, text).map_err(at)? {
+            Some(e) => {
+                if let Some(why) = super::cannot_fail(&e, &record.query) {
+                    return Err(at(why));
+                }
+                out.insert(e.id.clone(), e);
+            }
+            None => {
+                if out.remove(&raw.id).is_none() {
+                    return Err(at(format!(
+                        "is 'off', but no corpus default has that id{}",
+                        crate::suggest::did_you_mean(
+                            &raw.id,
+                            defaults.lines.keys().map(String::as_str)
+                        )
+                    )));
+                }
+            }
+        }
+    }
+    Ok(out.into_values().collect())
+}
+
+/// The expectations of every record of `corpus`, by record id: how
+/// `corpus list` and `selfcheck` refuse a line that does not read before
+/// anything is run (issue 27, section 1).
+///
+/// Errors: as [`Defaults::find`] and [`for_record`], the first record's
+/// in id order.
+pub fn for_corpus(corpus: &crate::corpus::Corpus) -> Result<BTreeMap<String, Vec<Expectation>>> {
+    let defaults = Defaults::find(&corpus.root)?;
+    corpus
+        .records
+        .iter()
+        .map(|r| Ok((r.id.clone(), for_record(r, &defaults)?)))
+        .collect()
+}
