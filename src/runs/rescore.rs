@@ -55,8 +55,8 @@ pub struct RescoreOutcome {
     /// Scores that moved.
     pub moved: Vec<Moved>,
     /// Trajectory expectation statuses that changed (`field`
-    /// `expectation`, `old` and `new` as `ID: status`; an expectation
-    /// added or dropped shows `absent`), never counted as scores: an
+    /// `expectation`, `old` as `ID: status` and `new` as the status; an
+    /// expectation added or dropped shows `absent`), never counted as scores: an
     /// edited expectation is applied without `--force` (issue 27).
     pub expectations_moved: Vec<Moved>,
     /// What was noticed and did not stop the re-score, named: a
@@ -635,7 +635,7 @@ fn expectation_moves(
             attempt: new.attempt,
             field: "expectation",
             old: format!("{id}: {}", status(old, id)),
-            new: format!("{id}: {}", status(new, id)),
+            new: status(new, id).to_string(),
         })
         .collect()
 }

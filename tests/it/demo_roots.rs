@@ -96,7 +96,12 @@ fn every_recorded_verdict_is_todays_verdict() {
                     )
                     .unwrap();
                     files.check_recorded(Some(recorded)).unwrap();
-                    let now = judge(&files, recorded.attempt, &truth, &options);
+                    let now = judge(
+                        &files,
+                        recorded.attempt,
+                        (&truth, &result.expectations),
+                        &options,
+                    );
                     assert_eq!(
                         (now.exact, now.strict_exact, now.ordered, now.f1),
                         (

@@ -53,6 +53,7 @@ mod score_oracle;
 mod score_properties;
 mod standin_wire;
 mod sweep;
+mod trajectory;
 mod views;
 mod w3c_results;
 mod workflows;
