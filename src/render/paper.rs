@@ -80,5 +80,15 @@ pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     out.push_str(&study::questions_table_of(&study.data, false));
     out.push('\n');
     n += 1;
+    if let Some(grid) = crate::report::tables::study_expectations(&study.data) {
+        // Issue 27: beside the rates, never in them.
+        let _ = writeln!(
+            out,
+            "Table {n}. Trajectory expectations: per condition, the attempts where each expectation held (pass, or a known gap fixed) over those where it applied, judged deterministically from the recorded tool calls; not part of any exact rate.{agents}\n"
+        );
+        out.push_str(&super::syntax::markdown(&grid));
+        out.push('\n');
+        n += 1;
+    }
     (out, n)
 }

@@ -42,6 +42,17 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     for note in view.conditions.values().filter_map(|c| c.shards_note()) {
         let _ = writeln!(out, "\n{}", md_text(&note));
     }
+    if let Some(grid) = tables::root_expectations(view) {
+        // Issue 27: beside the rates, never in them.
+        let _ = writeln!(out, "\n## Trajectory expectations\n");
+        let _ = writeln!(
+            out,
+            "How the attempts reached their answers, judged from their calls (docs/TRAJECTORY.md \
+in the okn-benchmark repository): per condition, the attempts where each expectation held over \
+those where it applied. Not part of any rate above.\n"
+        );
+        out.push_str(&md_table(&grid));
+    }
     let redacted = redacted_answers(view);
     if !redacted.is_empty() {
         let _ = writeln!(out, "\n## Answers judged after redaction\n");
@@ -100,6 +111,11 @@ pub fn terminal(view: &RootView) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", view.path.display());
     out.push_str(&term_table(&tables::root_summary(view)));
+    if let Some(grid) = tables::root_expectations(view) {
+        // Issue 27: beside the rates, never in them.
+        let _ = writeln!(out, "trajectory expectations (docs/TRAJECTORY.md):");
+        out.push_str(&term_table(&grid));
+    }
     for condition in view.conditions.values() {
         let file = &condition.file;
         if let Some(note) = condition.shards_note() {

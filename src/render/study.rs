@@ -30,7 +30,7 @@ pub use crate::report::study_file::{STUDY_FILE, is_study, root_label};
 /// "Generated regions":
 /// tables, a number inside a sentence, figure embeds, and the
 /// questions that defeat every condition or separate them).
-pub const KINDS: [(&str, &[&str]); 12] = [
+pub const KINDS: [(&str, &[&str]); 13] = [
     ("rates", &[]),
     ("agents", &[]),
     ("overhead", &[]),
@@ -47,6 +47,7 @@ pub const KINDS: [(&str, &[&str]); 12] = [
             "k",
             "format",
             "strategy",
+            "expectation",
         ],
     ),
     ("figure", &["name"]),
@@ -54,6 +55,7 @@ pub const KINDS: [(&str, &[&str]); 12] = [
     ("separating", &[]),
     ("strategies", &["condition"]),
     ("comparison", &["key"]),
+    ("expectations", &[]),
 ];
 
 /// What a `number` region can show. Per condition (`condition=KEY`):
@@ -137,11 +139,15 @@ pub enum Metric {
     /// `exploratory-calls`: calls before the first query, over the
     /// measured attempts.
     ExploratoryCalls,
+    /// `expectation-pass`, with `expectation=ID`: the pass rate of a
+    /// trajectory expectation over the condition's attempts where it
+    /// applied (`docs/TRAJECTORY.md`; issue 27).
+    ExpectationPass,
 }
 
 impl Metric {
     /// Every metric, in the order errors list them.
-    pub const ALL: [Metric; 33] = [
+    pub const ALL: [Metric; 34] = [
         Metric::ExactRate,
         Metric::StrictExactRate,
         Metric::OrderedRate,
@@ -175,6 +181,7 @@ impl Metric {
         Metric::Tokens,
         Metric::FirstQueryHit,
         Metric::ExploratoryCalls,
+        Metric::ExpectationPass,
     ];
 
     /// Its name in a region (`metric=NAME`).
@@ -213,6 +220,7 @@ impl Metric {
             Metric::Tokens => "tokens",
             Metric::FirstQueryHit => "first-query-hit",
             Metric::ExploratoryCalls => "exploratory-calls",
+            Metric::ExpectationPass => "expectation-pass",
         }
     }
 
@@ -232,6 +240,7 @@ impl Metric {
                 | Metric::F1
                 | Metric::PassAtK
                 | Metric::PassHatK
+                | Metric::ExpectationPass
         )
     }
 
@@ -272,6 +281,9 @@ impl Metric {
         }
         if matches!(self, Metric::PassAtK | Metric::PassHatK) {
             takes.push("k");
+        }
+        if self == Metric::ExpectationPass {
+            takes.push("expectation");
         }
         if matches!(self, Metric::Delta | Metric::DeltaInterval) {
             takes.push("baseline");
@@ -784,6 +796,18 @@ fn generate(study: &StudyView, region: &Region) -> std::result::Result<String, S
                 + &basis_footnote(&study.data),
         ),
         "number" => number(study, p)?,
+        // Issue 27: the trajectory expectations' pass rates per condition.
+        "expectations" => match tables::study_expectations(&study.data) {
+            Some(grid) => block(with_agents(md_table(&grid), &study.data)),
+            None => {
+                return Err(
+                    "no question of this study's conditions carries a trajectory \
+                            expectation (docs/TRAJECTORY.md): give its records #+ expect.ID: \
+                            lines, rescore the roots, or remove the region"
+                        .into(),
+                );
+            }
+        },
         "comparison" => {
             let key = p.get("key").ok_or("okn:comparison needs key=KEY")?;
             let compared = study
@@ -993,6 +1017,47 @@ fn with_agents(table: String, data: &StudyData) -> String {
         agents_footnote(data),
         basis_footnote(data)
     )
+}
+
+/// `expectation-pass` of condition `c`: the share of its attempts where
+/// expectation `expectation=ID` held, over those where it applied
+/// (`docs/TRAJECTORY.md`, "Statuses"), shown as `show` shows a rate.
+///
+/// Errors: no `expectation=`; no question of the condition carries that
+/// id (the ids it has named); it applied to none of its attempts.
+fn expectation_pass(
+    c: &StudyCondition,
+    p: &BTreeMap<String, String>,
+    show: &dyn Fn(Option<f64>) -> String,
+) -> std::result::Result<String, String> {
+    let id = p
+        .get("expectation")
+        .ok_or("metric=expectation-pass needs expectation=ID")?;
+    let mut tallies = BTreeMap::new();
+    for result in c.results.values() {
+        crate::report::view::tally_expectations(result, &mut tallies);
+    }
+    let Some(tally) = tallies.get(id) else {
+        let ids: Vec<&str> = tallies.keys().map(String::as_str).collect();
+        return Err(format!(
+            "expectation={id}: no question of condition={} carries it (it has {}){}",
+            c.key,
+            if ids.is_empty() {
+                "none".to_string()
+            } else {
+                ids.join(", ")
+            },
+            crate::suggest::did_you_mean(id, ids.iter().copied())
+        ));
+    };
+    match tally.rate() {
+        Some(rate) => Ok(show(Some(rate))),
+        None => Err(format!(
+            "expectation={id} applied to none of the attempts of condition={}: there is no pass \
+             rate to show",
+            c.key
+        )),
+    }
 }
 
 /// `first-query-hit` or `exploratory-calls` of condition `c`, a count
@@ -1212,6 +1277,7 @@ fn condition_number(
         Metric::Flaky => s.flaky.to_string(),
         Metric::Cost | Metric::CostPerExact | Metric::Tokens => return usage_value(c, metric),
         Metric::FirstQueryHit | Metric::ExploratoryCalls => return trajectory_value(c, metric),
+        Metric::ExpectationPass => return expectation_pass(c, p, show),
         Metric::MeanWallS => maybe_seconds(s.mean_wall_s),
         Metric::MeanServerS => maybe_seconds(s.mean_server_s),
         Metric::PassAtK => show(Some(s.pass[k()?].pass_at_k)),

@@ -54,6 +54,7 @@ pub fn root(path: &Path) -> RootView {
                         reply_recorded: (0, 0),
                         cost: CostView::default(),
                         trajectory: TrajectoryView::default(),
+                        expectations: BTreeMap::new(),
                     },
                 );
             }
@@ -66,6 +67,7 @@ pub fn root(path: &Path) -> RootView {
     for by_condition in results.values() {
         for (name, result) in by_condition {
             if let Some(condition) = conditions.get_mut(name) {
+                super::view::tally_expectations(result, &mut condition.expectations);
                 for attempt in &result.attempts {
                     for (label, n) in &attempt.soft_error_kinds {
                         *condition.soft_errors.entry(label.clone()).or_insert(0) += n;

@@ -1099,3 +1099,65 @@ pub fn separating(data: &StudyData) -> Option<Grid> {
     }
     Some(grid)
 }
+
+/// Trajectory expectations per condition (`docs/TRAJECTORY.md`; issue
+/// 27): one row per condition (its label, in the order given) and
+/// expectation id, with its type, check, pass rate (held over applicable)
+/// and the counts in words. Beside the rate tables, never in them;
+/// `None` when no condition has any.
+pub fn expectations(
+    conditions: &[(String, &BTreeMap<String, super::view::ExpectationTally>)],
+) -> Option<Grid> {
+    if conditions.iter().all(|(_, e)| e.is_empty()) {
+        return None;
+    }
+    let mut grid = Grid::new(vec![
+        Column::new("condition", Left),
+        Column::new("expectation", Left),
+        Column::new("type", Left),
+        Column::new("check", Left),
+        Column::new("pass rate", Right),
+        Column::new("held", Left),
+    ]);
+    for (label, tallies) in conditions {
+        for (id, t) in tallies.iter() {
+            grid.push(vec![
+                label.clone().into(),
+                Cell::Code(id.clone()),
+                t.kind.clone().into(),
+                Cell::Code(t.check.clone()),
+                Cell::Rate(t.rate()),
+                t.text().into(),
+            ]);
+        }
+    }
+    Some(grid)
+}
+
+/// [`expectations`] of a runs root's conditions.
+pub fn root_expectations(view: &RootView) -> Option<Grid> {
+    let rows: Vec<(String, &BTreeMap<String, super::view::ExpectationTally>)> = view
+        .conditions
+        .values()
+        .map(|c| (c.label.clone(), &c.expectations))
+        .collect();
+    expectations(&rows)
+}
+
+/// [`expectations`] of a study's conditions, by label, in study order.
+pub fn study_expectations(data: &StudyData) -> Option<Grid> {
+    let tallies: Vec<(String, BTreeMap<String, super::view::ExpectationTally>)> = data
+        .conditions
+        .iter()
+        .map(|c| {
+            let mut t = BTreeMap::new();
+            for result in c.results.values() {
+                super::view::tally_expectations(result, &mut t);
+            }
+            (c.label.clone(), t)
+        })
+        .collect();
+    let rows: Vec<(String, &BTreeMap<String, super::view::ExpectationTally>)> =
+        tallies.iter().map(|(l, t)| (l.clone(), t)).collect();
+    expectations(&rows)
+}

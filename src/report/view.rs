@@ -153,6 +153,104 @@ pub struct ConditionView {
     pub cost: CostView,
     /// How its attempts went about the questions.
     pub trajectory: TrajectoryView,
+    /// Each trajectory expectation (by id) over its attempts
+    /// (`docs/TRAJECTORY.md`; issue 27): reported beside the rates, never
+    /// in them. Empty when its questions carry none.
+    pub expectations: BTreeMap<String, ExpectationTally>,
+}
+
+/// One trajectory expectation over a condition's attempts (or a
+/// question's): how many held where it applied (`docs/TRAJECTORY.md`,
+/// "Statuses"). An id names one expectation across the questions that
+/// carry it; their attempts are counted together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExpectationTally {
+    /// `contract` or `quality` (the first question's, in id order).
+    pub kind: String,
+    /// The check's name (`key-graphs`).
+    pub check: String,
+    /// Attempts where it held (`pass`, `known_gap_fixed`).
+    pub held: usize,
+    /// Attempts where it applied (held or not).
+    pub applicable: usize,
+    /// Attempts where it did not apply.
+    pub not_applicable: usize,
+    /// Attempts whose status is a known gap (open or fixed).
+    pub known_gap: usize,
+}
+
+impl ExpectationTally {
+    /// Counts one attempt's status of it.
+    pub fn count(&mut self, status: crate::expectations::Status) {
+        use crate::expectations::Status;
+        match status.held() {
+            Some(held) => {
+                self.applicable += 1;
+                self.held += usize::from(held);
+            }
+            None => self.not_applicable += 1,
+        }
+        if matches!(status, Status::KnownGapOpen | Status::KnownGapFixed) {
+            self.known_gap += 1;
+        }
+    }
+
+    /// Held over applicable; `None` when it applied nowhere.
+    pub fn rate(&self) -> Option<f64> {
+        (self.applicable > 0).then(|| self.held as f64 / self.applicable as f64)
+    }
+
+    /// In words: `2 of 3 attempts (1 not applicable; known gap)`.
+    pub fn text(&self) -> String {
+        let mut notes = Vec::new();
+        if self.not_applicable > 0 {
+            notes.push(format!("{} not applicable", self.not_applicable));
+        }
+        if self.known_gap > 0 {
+            notes.push("known gap".to_string());
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        };
+        format!(
+            "{} of {} attempt{}{notes}",
+            self.held,
+            self.applicable,
+            crate::format::plural(self.applicable)
+        )
+    }
+}
+
+/// Tallies the expectation statuses of `result`'s attempts into `into`,
+/// by id, typed by the expectations `result` records.
+pub fn tally_expectations(
+    result: &crate::runs::records::QuestionResult,
+    into: &mut BTreeMap<String, ExpectationTally>,
+) {
+    for attempt in &result.attempts {
+        for (id, judged) in &attempt.expectations {
+            let tally = into.entry(id.clone()).or_insert_with(|| {
+                let e = result.expectations.iter().find(|e| &e.id == id);
+                ExpectationTally {
+                    kind: e.map_or_else(String::new, |e| kind_name(e.kind).into()),
+                    check: e.map_or_else(String::new, |e| e.check.name().into()),
+                    ..ExpectationTally::default()
+                }
+            });
+            tally.count(judged.status);
+        }
+    }
+}
+
+/// A type's name as written (`contract`).
+pub fn kind_name(kind: crate::expectations::Kind) -> &'static str {
+    match kind {
+        crate::expectations::Kind::Contract => "contract",
+        crate::expectations::Kind::Quality => "quality",
+        crate::expectations::Kind::CurrentState => "current_state",
+    }
 }
 
 /// A condition's trajectory facts over its measured attempts
