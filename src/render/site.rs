@@ -625,6 +625,27 @@ pub fn question_pages(
     context.insert("id", question);
     context.insert("text", &text);
     context.insert("attempts_table", &super::syntax::html(&attempts_grid));
+    // Issue 27: each trajectory expectation's pass rate per condition on
+    // this question, beside the attempts, never in them.
+    let tallies: Vec<(
+        String,
+        BTreeMap<String, crate::report::view::ExpectationTally>,
+    )> = recorded
+        .results
+        .iter()
+        .map(|(name, result)| {
+            let mut t = BTreeMap::new();
+            crate::report::view::tally_expectations(result, &mut t);
+            (view.label(name), t)
+        })
+        .collect();
+    let rows: Vec<(
+        String,
+        &BTreeMap<String, crate::report::view::ExpectationTally>,
+    )> = tallies.iter().map(|(l, t)| (l.clone(), t)).collect();
+    if let Some(grid) = tables::expectations(&rows) {
+        context.insert("expectations_table", &super::syntax::html(&grid));
+    }
     if let Some(truth) = &detail.ground_truth {
         let grid = tables::rows(truth, GROUND_TRUTH_ROWS_SHOWN);
         context.insert("ground_truth_shown", &grid.rows.len());
@@ -693,6 +714,53 @@ struct CallView {
     chars: usize,
     summary: String,
     arguments: String,
+    /// The ids of the trajectory expectations this call made fail
+    /// (issue 27: the failing call marked on the timeline); empty when
+    /// none.
+    fails: String,
+}
+
+/// One trajectory expectation as an attempt page shows it (issue 27).
+#[derive(Serialize)]
+struct ExpectationView {
+    id: String,
+    kind: String,
+    check: String,
+    status: String,
+    /// `bad` for a failure, `ok` for a pass, empty otherwise.
+    class: &'static str,
+    detail: String,
+    call: Option<usize>,
+}
+
+/// The trajectory expectations of attempt `a`, typed by the ones its
+/// question `result` records (`docs/TRAJECTORY.md`).
+fn expectation_views(
+    result: &QuestionResult,
+    a: &crate::runs::records::AttemptResult,
+) -> Vec<ExpectationView> {
+    use crate::expectations::Status;
+    a.expectations
+        .iter()
+        .map(|(id, judged)| {
+            let e = result.expectations.iter().find(|e| &e.id == id);
+            ExpectationView {
+                id: id.clone(),
+                kind: e
+                    .map_or("", |e| crate::report::view::kind_name(e.kind))
+                    .to_string(),
+                check: e.map_or("", |e| e.check.name()).to_string(),
+                status: judged.status.name().replace('_', " "),
+                class: match judged.status {
+                    Status::Fail => "bad",
+                    Status::Pass | Status::KnownGapFixed => "ok",
+                    _ => "",
+                },
+                detail: judged.detail.clone().unwrap_or_default(),
+                call: judged.call,
+            }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -1003,7 +1071,17 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
         context.insert("diff_missing", missing);
     }
     context.insert("diff", &diff);
-    let (calls, queries) = calls_views(v);
+    let (mut calls, queries) = calls_views(v);
+    let expectations = expectation_views(c.result, a);
+    for call in &mut calls {
+        let failing: Vec<&str> = expectations
+            .iter()
+            .filter(|e| e.call == Some(call.index))
+            .map(|e| e.id.as_str())
+            .collect();
+        call.fails = failing.join(", ");
+    }
+    context.insert("expectations", &expectations);
     context.insert(
         "calls_missing",
         if v.files.contains(CALLS_FILE) {
@@ -1114,6 +1192,7 @@ fn calls_views(v: &AttemptView) -> (Vec<CallView>, Vec<QueryView>) {
             chars: c.result_chars,
             summary: arguments_summary(&c.arguments),
             arguments: clip(&serde_json::to_string_pretty(&c.arguments).unwrap_or_default()),
+            fails: String::new(),
         });
     }
     (call_views, queries)
