@@ -29,8 +29,11 @@ use crate::error::{Error, Result};
 /// --fail-on-regression exits 1 when a question regressed beyond what its
 /// repeats can explain: the baseline was exact in every measured attempt and
 /// the candidate is not exact in at least one. A question the baseline
-/// answered only sometimes is shown, but never fails the gate. Without the
-/// flag the exit code is 0 whatever changed. Reference: docs/SCALING.md.
+/// answered only sometimes is shown, but never fails the gate. A contract
+/// trajectory expectation that held in every attempt of the baseline where
+/// it applied and fails in the candidate fails it too, even when every
+/// answer stayed exact (docs/TRAJECTORY.md). Without the flag the exit code
+/// is 0 whatever changed. Reference: docs/SCALING.md.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
     /// The runs root before the change.
@@ -109,6 +112,15 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
         errln!(
             "compare: a question regressed beyond what its repeats can explain (named above): \
              exit 1 (--fail-on-regression)"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    // Issue 27: a contract expectation that started to fail counts too,
+    // even when every answer stayed exact.
+    if args.fail_on_regression && comparison.contract_regressed() {
+        errln!(
+            "compare: a contract trajectory expectation started to fail (named above): exit 1 \
+             (--fail-on-regression)"
         );
         return Ok(ExitCode::from(1));
     }

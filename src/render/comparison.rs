@@ -7,8 +7,19 @@ use std::fmt::Write as _;
 
 use super::syntax::{markdown as md_table, md_code, md_text, terminal as term_table};
 use crate::report::compare::{
-    Class, Comparison, ConditionChange, conditions_grid, means_grid, questions_grid,
+    Class, Comparison, ConditionChange, conditions_grid, expectation_flips_grid, means_grid,
+    questions_grid,
 };
+
+/// How expectation flips are read (issue 27), said only where some
+/// expectation flipped.
+pub const EXPECTATIONS_METHOD: &str = "A trajectory expectation (docs/TRAJECTORY.md) flips \
+when a paired attempt held it in one root and failed it in the other. A contract that flips, or \
+a known gap that closes or reopens, moves the question's class as an answer that flips does: a \
+contract that starts to fail is a regression even when the answer stayed exact, and one that \
+held in every attempt of the baseline where it applied and fails in the candidate fails \
+--fail-on-regression. A quality expectation's flip is listed for a maintainer to judge and moves \
+nothing.";
 
 /// How the numbers are made, for the reader of a comparison.
 pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate (for \
@@ -37,7 +48,7 @@ fn differs_line(c: &ConditionChange) -> String {
 /// nothing does.
 fn gate_line(c: &ConditionChange) -> String {
     let ids: Vec<String> = c.beyond_repeats().map(|q| q.id.clone()).collect();
-    if ids.is_empty() {
+    let answers = if ids.is_empty() {
         "no question regressed beyond what its repeats can explain.".to_string()
     } else {
         format!(
@@ -46,6 +57,21 @@ fn gate_line(c: &ConditionChange) -> String {
             crate::format::plural(ids.len()),
             if ids.len() == 1 { "its" } else { "their" },
             ids.join(", ")
+        )
+    };
+    // Issue 27: contracts that started to fail, said only when some did.
+    let contracts: Vec<String> = c
+        .contract_regressions()
+        .map(|(q, e)| format!("{} of {}", e.id, q.id))
+        .collect();
+    if contracts.is_empty() {
+        answers
+    } else {
+        format!(
+            "{answers} {} contract expectation{} started to fail: {}.",
+            contracts.len(),
+            crate::format::plural(contracts.len()),
+            contracts.join(", ")
         )
     }
 }
@@ -76,6 +102,11 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
             out.push_str(&md_table(&questions_grid(c)));
             out.push('\n');
         }
+        if let Some(grid) = expectation_flips_grid(c) {
+            let _ = writeln!(out, "Trajectory expectations that flipped:\n");
+            out.push_str(&md_table(&grid));
+            out.push('\n');
+        }
         for (side, ids) in [
             ("baseline", &c.baseline_only),
             ("candidate", &c.candidate_only),
@@ -102,6 +133,9 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
         }
     }
     let _ = writeln!(out, "\n{}", md_text(METHOD));
+    if comparison.has_expectation_flips() {
+        let _ = writeln!(out, "\n{}", md_text(EXPECTATIONS_METHOD));
+    }
     out
 }
 
@@ -120,6 +154,10 @@ pub fn terminal(comparison: &Comparison) -> String {
         let _ = writeln!(out, "{}", differs_line(c));
         if c.questions.iter().any(|q| q.class != Class::Unchanged) {
             out.push_str(&term_table(&questions_grid(c)));
+        }
+        if let Some(grid) = expectation_flips_grid(c) {
+            let _ = writeln!(out, "trajectory expectations that flipped:");
+            out.push_str(&term_table(&grid));
         }
         for (side, ids) in [
             ("baseline", &c.baseline_only),

@@ -107,6 +107,122 @@ pub struct QuestionChange {
     pub rates: (Option<f64>, Option<f64>),
     /// Regressed beyond what its repeats can explain (the module's rule).
     pub beyond_repeats: bool,
+    /// Its trajectory expectations that flipped between the roots, by id
+    /// (issue 27; `docs/TRAJECTORY.md`): empty when none did.
+    pub expectations: Vec<ExpectationFlip>,
+}
+
+/// One trajectory expectation of a question whose status flipped in some
+/// paired attempt (held in one root, failed in the other).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpectationFlip {
+    /// The expectation id.
+    pub id: String,
+    /// `contract` or `quality` (the candidate's, else the baseline's).
+    pub kind: String,
+    /// It carries a known gap (in either root): a flip is a gap closing
+    /// or reopening, never a new regression.
+    pub known_gap: bool,
+    /// Paired attempts where it went from failing to holding.
+    pub up: u32,
+    /// Paired attempts where it went from holding to failing.
+    pub down: u32,
+    /// Held per attempt, baseline and candidate (`None`: not applicable or
+    /// absent).
+    pub before: BTreeMap<u32, Option<bool>>,
+    /// The candidate's.
+    pub after: BTreeMap<u32, Option<bool>>,
+    /// A contract, without a known gap, that held in every attempt of the
+    /// baseline where it applied and fails in some attempt of the
+    /// candidate: it fails `--fail-on-regression` even when every answer
+    /// stayed exact.
+    pub contract_regressed: bool,
+}
+
+impl ExpectationFlip {
+    /// Its flips move the question's class: a contract, or a known gap
+    /// closing or reopening. A quality expectation's flip is listed for a
+    /// maintainer to judge and moves nothing.
+    pub fn directional(&self) -> bool {
+        self.kind == "contract" || self.known_gap
+    }
+
+    /// In words: `contract, started to fail`.
+    pub fn direction(&self) -> &'static str {
+        match (self.known_gap, self.up > 0, self.down > 0) {
+            (true, true, false) => "known gap closed",
+            (true, false, true) => "known gap reopened",
+            (false, true, false) => "started to hold",
+            (false, false, true) => "started to fail",
+            _ => "flipped both ways",
+        }
+    }
+}
+
+/// The expectations of `b` and `c` (one question in two roots) whose
+/// status flipped in some paired attempt.
+fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationFlip> {
+    let held = |r: &QuestionResult, id: &str| -> BTreeMap<u32, Option<bool>> {
+        r.attempts
+            .iter()
+            .map(|a| {
+                (
+                    a.attempt,
+                    a.expectations.get(id).and_then(|j| j.status.held()),
+                )
+            })
+            .collect()
+    };
+    let ids: BTreeSet<&String> = b
+        .expectations
+        .iter()
+        .chain(&c.expectations)
+        .map(|e| &e.id)
+        .collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let (before, after) = (held(b, id), held(c, id));
+        let (mut up, mut down) = (0, 0);
+        for (n, x) in &before {
+            if let (Some(x), Some(Some(y))) = (x, after.get(n)) {
+                up += u32::from(!x && *y);
+                down += u32::from(*x && !y);
+            }
+        }
+        if up == 0 && down == 0 {
+            continue;
+        }
+        let defined = c
+            .expectations
+            .iter()
+            .find(|e| &e.id == id)
+            .or_else(|| b.expectations.iter().find(|e| &e.id == id));
+        let known_gap = [b, c].iter().any(|r| {
+            r.expectations
+                .iter()
+                .any(|e| &e.id == id && e.known_gap.is_some())
+        });
+        let kind = defined.map_or("", |e| super::view::kind_name(e.kind));
+        let applied =
+            |m: &BTreeMap<u32, Option<bool>>| m.values().flatten().copied().collect::<Vec<bool>>();
+        let (was, now) = (applied(&before), applied(&after));
+        let contract_regressed = kind == "contract"
+            && !known_gap
+            && !was.is_empty()
+            && was.iter().all(|h| *h)
+            && now.iter().any(|h| !h);
+        out.push(ExpectationFlip {
+            id: id.clone(),
+            kind: kind.to_string(),
+            known_gap,
+            up,
+            down,
+            before,
+            after,
+            contract_regressed,
+        });
+    }
+    out
 }
 
 /// The exact McNemar test over the paired per-question outcomes: a
@@ -202,6 +318,18 @@ impl ConditionChange {
     pub fn beyond_repeats(&self) -> impl Iterator<Item = &QuestionChange> {
         self.questions.iter().filter(|q| q.beyond_repeats)
     }
+
+    /// `(question, expectation)` of every contract that started to fail
+    /// on a comparable question.
+    pub fn contract_regressions(
+        &self,
+    ) -> impl Iterator<Item = (&QuestionChange, &ExpectationFlip)> {
+        self.questions
+            .iter()
+            .filter(|q| q.class != Class::NotComparable)
+            .flat_map(|q| q.expectations.iter().map(move |e| (q, e)))
+            .filter(|(_, e)| e.contract_regressed)
+    }
 }
 
 /// Two runs roots compared.
@@ -225,6 +353,24 @@ impl Comparison {
         self.conditions
             .iter()
             .any(|c| c.beyond_repeats().next().is_some())
+    }
+
+    /// True when some contract expectation started to fail
+    /// ([`ExpectationFlip::contract_regressed`]; issue 27): what
+    /// `--fail-on-regression` counts beside the answers.
+    pub fn contract_regressed(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.contract_regressions().next().is_some())
+    }
+
+    /// True when some question of a comparable pair carries a trajectory
+    /// expectation that flipped.
+    pub fn has_expectation_flips(&self) -> bool {
+        self.conditions
+            .iter()
+            .flat_map(|c| &c.questions)
+            .any(|q| !q.expectations.is_empty())
     }
 }
 
@@ -636,7 +782,16 @@ fn question_change(
         (Some(x), Some(y)) if y > x => Class::Improved,
         _ => Class::Unchanged,
     };
-    let class = match (&reason, up > 0, down > 0) {
+    // Issue 27: a contract (or a known gap) that flips moves the class
+    // like an answer that flips; a contract starting to fail is a
+    // regression even when every answer stayed exact.
+    let expectations = expectation_flips(b, c);
+    let (e_up, e_down) = expectations
+        .iter()
+        .filter(|f| f.directional())
+        .fold((0, 0), |(u, d), f| (u + f.up, d + f.down));
+    let (up_any, down_any) = (up + e_up > 0, down + e_down > 0);
+    let class = match (&reason, up_any, down_any) {
         (Some(_), _, _) => Class::NotComparable,
         (None, true, true) => Class::Mixed,
         (None, true, false) => Class::Improved,
@@ -658,6 +813,7 @@ fn question_change(
         down,
         rates,
         beyond_repeats,
+        expectations,
     }
 }
 
@@ -684,6 +840,49 @@ fn mean_change(pairs: &[(&QuestionResult, &QuestionResult)], what: Measure) -> O
         before: stats::mean(&before)?,
         after: stats::mean(&after)?,
     })
+}
+
+/// The expectations that flipped, one row per question and expectation
+/// (issue 27): type, the held marks before → after, and the direction;
+/// `None` when none flipped.
+pub fn expectation_flips_grid(c: &ConditionChange) -> Option<Grid> {
+    let rows: Vec<(&QuestionChange, &ExpectationFlip)> = c
+        .questions
+        .iter()
+        .flat_map(|q| q.expectations.iter().map(move |e| (q, e)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut grid = Grid::new(vec![
+        Column::new("question", Align::Left),
+        Column::new("expectation", Align::Left),
+        Column::new("type", Align::Left),
+        Column::new("held before → after", Align::Center),
+        Column::new("change", Align::Left),
+        Column::new("fails the gate", Align::Center),
+    ]);
+    for (q, e) in rows {
+        let tone = match (e.contract_regressed, e.down > 0, e.directional()) {
+            (true, _, _) => "bad",
+            (_, true, true) => "soft",
+            (_, false, true) => "ok",
+            _ => "muted",
+        };
+        grid.rows.push(vec![
+            Cell::Code(q.id.clone()),
+            Cell::Code(e.id.clone()),
+            Cell::Text(e.kind.clone()),
+            Cell::Text(format!("{} → {}", marks(&e.before), marks(&e.after))),
+            Cell::Text(e.direction().into()).toned(tone),
+            Cell::Text(if e.contract_regressed {
+                "yes".into()
+            } else {
+                String::new()
+            }),
+        ]);
+    }
+    Some(grid)
 }
 
 /// A question's attempts as marks, `✓✗—` by attempt number.
