@@ -56,7 +56,7 @@ pub struct RescoreOutcome {
     pub moved: Vec<Moved>,
     /// Trajectory expectation statuses that changed (`field`
     /// `expectation`, `old` as `ID: status` and `new` as the status; an
-    /// expectation added or dropped shows `absent`), never counted as scores: an
+    /// expectation added or dropped since is none), never counted as scores: an
     /// edited expectation is applied without `--force` (issue 27).
     pub expectations_moved: Vec<Moved>,
     /// What was noticed and did not stop the re-score, named: a
@@ -627,7 +627,9 @@ fn expectation_moves(
         .collect();
     let status =
         |r: &AttemptResult, id: &str| r.expectations.get(id).map_or("absent", |j| j.status.name());
+    // An expectation added or dropped since is no move of a status.
     ids.into_iter()
+        .filter(|id| old.expectations.contains_key(*id) && new.expectations.contains_key(*id))
         .filter(|id| status(old, id) != status(new, id))
         .map(|id| Moved {
             question: question.to_string(),

@@ -433,3 +433,105 @@ fn expectations_that_do_not_fit_are_refused_naming_record_and_line() {
     let text = exits(d, &["corpus", "list", "--corpus", CORPUS], 2);
     assert!(text.contains("did you mean 'trace'"), "{text}");
 }
+
+/// Issue 27, section 2 ("Done when": `compare` catching a contract flip
+/// on an exact answer): a contract that held in the baseline and fails in
+/// the candidate regresses the question though every answer stayed
+/// exact, is listed among the flips, and fails `--fail-on-regression`;
+/// a quality flip alone moves nothing.
+#[test]
+fn compare_catches_a_contract_flip_on_an_exact_answer() {
+    let dir = setup();
+    let d = dir.path();
+    defaults(
+        d,
+        &[
+            ("one-query", "contract max-queries n=1"),
+            ("budget", "quality max-calls n=1"),
+        ],
+    );
+    exits(d, &["rescore", "runs-demo"], 0);
+    assert_eq!(statuses(d, 1)["one-query"], "pass");
+    crate::support::fixture::copy_dir(&d.join("runs-demo"), &d.join("runs-candidate"));
+    // The candidate's attempt 1 queries twice and submits the same exact
+    // answer.
+    let attempt = d.join(format!(
+        "runs-candidate/{QUESTION}_results/{CONDITION}/attempt-1"
+    ));
+    let answer = exact_answer(d);
+    let mut calls = vec![query(KEY_GRAPH), query(KEY_GRAPH)];
+    calls.push(call("submit_csv", json!({"csv": answer}), "saved"));
+    for (i, c) in calls.iter_mut().enumerate() {
+        c["index"] = (i + 1).into();
+    }
+    write_json(
+        &attempt.join("calls.json"),
+        &json!({"format": 2, "calls": calls}),
+    );
+    let records: Vec<okn_benchmark::layout::CallRecord> =
+        serde_json::from_value(Value::Array(calls)).unwrap();
+    let tallies = serde_json::to_value(okn_benchmark::mcp::calllog::tallies(&records)).unwrap();
+    let mut metrics = read_json(&attempt.join("metrics.json"));
+    for member in [
+        "calls",
+        "tools_called",
+        "server_s",
+        "reply_chars",
+        "queries_ok",
+    ] {
+        metrics[member] = tallies[member].clone();
+    }
+    write_json(&attempt.join("metrics.json"), &metrics);
+    exits(d, &["rescore", "runs-candidate", "--force"], 0);
+    let result = read_json(&d.join(format!(
+        "runs-candidate/{QUESTION}_results/{CONDITION}/result.json"
+    )));
+    assert_eq!(result["attempts"][0]["exact"], true);
+    assert_eq!(
+        result["attempts"][0]["expectations"]["one-query"]["status"],
+        "fail"
+    );
+    let text = exits(d, &["compare", "runs-demo", "runs-candidate"], 0);
+    assert!(
+        text.contains(&format!("one-query of {QUESTION}")),
+        "the gate line names the contract:\n{text}"
+    );
+    assert!(text.contains("started to fail"), "{text}");
+    let question_row = text
+        .lines()
+        .find(|l| l.contains(QUESTION) && l.contains("✓✓✓ → ✓✓✓"))
+        .unwrap_or_else(|| panic!("{QUESTION}'s row is not listed:\n{text}"));
+    assert!(question_row.contains("regressed"), "{question_row}");
+    let text = exits(
+        d,
+        &[
+            "compare",
+            "runs-demo",
+            "runs-candidate",
+            "--fail-on-regression",
+        ],
+        1,
+    );
+    assert!(
+        text.contains("contract trajectory expectation started to fail"),
+        "{text}"
+    );
+    // The quality budget flipped too (listed), but alone it fails nothing:
+    // with the contract turned off in the candidate's record, the gate
+    // passes.
+    assert!(text.contains("budget"), "{text}");
+    let record = d.join(CORPUS).join(format!("{QUESTION}.rq"));
+    let original = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, format!("#+ expect.one-query: off\n{original}")).unwrap();
+    exits(d, &["rescore", "runs-candidate"], 0);
+    exits(
+        d,
+        &[
+            "compare",
+            "runs-demo",
+            "runs-candidate",
+            "--fail-on-regression",
+        ],
+        0,
+    );
+}
