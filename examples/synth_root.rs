@@ -700,7 +700,7 @@ fn attempt(
     let truth =
         okn_benchmark::runs::recorded::read_ground_truth(&root.question_dir(&q.id)).map_err(io)?;
     let files = okn_benchmark::runs::recorded::AttemptFiles::read(&dir, n).map_err(io)?;
-    Ok(judge(&files, n, &truth, options))
+    Ok(judge(&files, n, (&truth, &[]), options))
 }
 
 /// Writes one question's files under every condition; returns its summary
@@ -766,6 +766,7 @@ fn write_question(
                 tier: Some(q.tier.clone()),
                 ordered_key: q.ordered,
                 scoring_version: SCORING_VERSION.into(),
+                expectations: Vec::new(),
                 attempts,
                 summary: summary.clone(),
             },

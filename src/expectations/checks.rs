@@ -375,7 +375,7 @@ mod tests {
             measured: true,
         };
         assert_eq!(
-            judge(&[e.clone()], &evidence)["n"].status,
+            judge(std::slice::from_ref(&e), &evidence)["n"].status,
             Status::KnownGapOpen
         );
         let one = Evidence {
