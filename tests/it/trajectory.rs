@@ -620,3 +620,81 @@ fn expectations_are_published_beside_the_rates_never_in_them() {
     let text = exits(d, &["build"], 2);
     assert!(text.contains("did you mean 'graphs'"), "{text}");
 }
+
+/// Issue 27, section 1: `run` reads each record's expectations with its
+/// corpus's defaults before it plays anything (one that does not read
+/// stops it, exit 2, nothing recorded), records them in `result.json`
+/// and judges every attempt it plays, from the real proxy's `calls.json`.
+#[test]
+fn run_judges_the_expectations_of_the_records_it_plays() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let corpus = d.join("benchmarks-single");
+    crate::support::fixture::copy_dir(&repo().join("demo/benchmarks-single"), &corpus);
+    let defaults = |line: &str| {
+        std::fs::write(
+            d.join("okn-benchmark.toml"),
+            format!("[expectations.\"benchmarks-single\"]\n{line}\n"),
+        )
+        .unwrap()
+    };
+    let out = d.join("runs");
+    let run = || {
+        okn_in(&repo())
+            .args([
+                "run",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+                "--profile",
+                "profiles/demo-kg.local.toml",
+                "--tools",
+                "all-tools",
+                "--kg-hint",
+                "tags",
+            ])
+            .output()
+            .unwrap()
+    };
+    defaults("discovery = \"quality discovery-first\"\ncalls = \"quality max-call n=3\"");
+    let o = run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("okn-benchmark.toml:3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("did you mean 'max-calls'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !out.join("conditions").exists(),
+        "a refused run recorded something"
+    );
+    defaults("discovery = \"quality discovery-first\"\ncalls = \"quality max-calls n=3\"");
+    let o = run();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let result = read_json(&out.join(
+        "biobricks-ice-active-chemicals_single_results/demo-kg-all-tools__kg-named/result.json",
+    ));
+    let ids: Vec<&str> = result["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["calls", "discovery"]);
+    // The oracle runs the answer key at once: one query, no discovery.
+    let judged = &result["attempts"][0]["expectations"];
+    assert_eq!(judged["calls"]["status"], "pass", "{judged}");
+    assert_eq!(judged["discovery"]["status"], "fail", "{judged}");
+    assert_eq!(judged["discovery"]["call"], 1, "{judged}");
+    assert_eq!(result["attempts"][0]["exact"], true);
+}
