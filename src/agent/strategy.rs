@@ -761,6 +761,46 @@ mod tests {
         assert!(ds.iter().any(|d| *d >= 85) && ds.iter().any(|d| *d < 30));
     }
 
+    /// The habits follow the skill (an expert discovers more and
+    /// explores or reaches for a withheld tool less than a novice), are
+    /// the same on every draw, and only `skill` has any.
+    #[test]
+    fn habits_follow_the_skill_and_only_skill_has_them() {
+        let records = demo_records();
+        let count = |percent: u8, pick: fn(Habits) -> bool| {
+            let agent = Strategy::Skill {
+                percent,
+                seed: "7".into(),
+            };
+            let mut n = 0;
+            for record in &records {
+                for attempt in 1..=3 {
+                    let habits = agent.habits(record, attempt);
+                    assert_eq!(habits, agent.habits(record, attempt));
+                    n += usize::from(pick(habits));
+                }
+            }
+            n
+        };
+        let total = records.len() * 3;
+        let (expert, novice) = (count(85, |h| h.discover), count(40, |h| h.discover));
+        assert!(
+            expert > novice && expert > total * 7 / 10 && novice < total / 2,
+            "{expert} {novice} of {total}"
+        );
+        assert!(count(85, |h| h.explore) < count(40, |h| h.explore));
+        assert!(count(85, |h| h.reach_for_withheld) < count(40, |h| h.reach_for_withheld));
+        assert_eq!(count(100, |h| h.explore || h.reach_for_withheld), 0);
+        assert_eq!(count(0, |h| h.discover), 0);
+        for other in [
+            Strategy::Oracle,
+            Strategy::Mixed("3".into()),
+            Strategy::Hang,
+        ] {
+            assert_eq!(other.habits(&records[0], 1), Habits::default());
+        }
+    }
+
     #[test]
     fn mixed_is_deterministic_and_varies_by_attempt() {
         let mixed = Strategy::Mixed("42".into());
