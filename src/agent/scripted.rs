@@ -16,7 +16,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use super::MCP_SERVER_NAME;
-use super::strategy::{Strategy, find_record, query_tool, reply_table};
+use super::strategy::{Habits, QueryTool, Strategy, find_record, query_tool, reply_table};
 use crate::corpus::{Corpus, Record};
 use crate::error::{Error, Result};
 use crate::mcp::probe::SUBMIT_CSV;
@@ -47,7 +47,8 @@ pub async fn play(
         None => ("no record of the corpus matches the prompt".into(), None, 0),
         Some(record) => {
             let played = strategy.resolve(record, attempt);
-            let (result, turns) = answer(&client, record, &played).await;
+            let habits = strategy.habits(record, attempt);
+            let (result, turns) = answer(&client, record, &played, habits).await;
             (result, Some(played), turns)
         }
     };
@@ -111,11 +112,65 @@ pub(crate) async fn connect(mcp_config: &str) -> Result<Session> {
         .map_err(|e| Error::Other(format!("MCP initialization with the proxy failed: {e}")))
 }
 
-/// The episode proper: list the tools, run the record's answer key with
-/// the SPARQL tool, and submit what `played` makes of the rows. Returns
-/// the closing words and the MCP requests made. A `hang` strategy never
-/// returns once the query has run.
-async fn answer(client: &Session, record: &Record, played: &Strategy) -> (String, u32) {
+/// A query over every graph, with no `GRAPH`: what an agent that has not
+/// found the question's graph tries first ([`Habits::explore`]).
+const EXPLORATORY_QUERY: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 5";
+
+/// The calls `habits` makes before the answer key, given the tools the
+/// server lists (`names`): `list_graphs` and `get_schema` of the record's
+/// first tag when it discovers, `get_schema` although it is not listed when
+/// it reaches for a withheld tool (`list_graphs` listed, `get_schema` not),
+/// and [`EXPLORATORY_QUERY`] when it explores. Replies are not read: the
+/// answer is the key's, whatever these calls return. Returns the number of
+/// MCP requests made.
+async fn before_the_key(
+    client: &Session,
+    record: &Record,
+    tool: &QueryTool,
+    names: &[&str],
+    habits: Habits,
+) -> u32 {
+    let listed = |name: &str| names.contains(&name);
+    let graph = record.tags.first().cloned().unwrap_or_default();
+    let mut calls: Vec<(&str, serde_json::Map<String, Value>)> = Vec::new();
+    if habits.discover && listed("list_graphs") {
+        calls.push(("list_graphs", serde_json::Map::new()));
+        if listed("get_schema") {
+            calls.push(("get_schema", graph_argument(&graph)));
+        }
+    }
+    if habits.reach_for_withheld && listed("list_graphs") && !listed("get_schema") {
+        calls.push(("get_schema", graph_argument(&graph)));
+    }
+    if habits.explore {
+        calls.push((tool.name.as_str(), tool.arguments(EXPLORATORY_QUERY)));
+    }
+    let made = calls.len() as u32;
+    for (name, arguments) in calls {
+        let request = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        let _ = client.peer().call_tool(request).await;
+    }
+    made
+}
+
+/// `{"graph": GRAPH}`: the arguments of the demo KG server's `get_schema`.
+fn graph_argument(graph: &str) -> serde_json::Map<String, Value> {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("graph".into(), Value::String(graph.to_string()));
+    arguments
+}
+
+/// The episode proper: list the tools, make the calls `habits` asks for
+/// ([`before_the_key`]), run the record's answer key with the SPARQL tool,
+/// and submit what `played` makes of the rows. Returns the closing words
+/// and the MCP requests made. A `hang` strategy never returns once the
+/// query has run.
+async fn answer(
+    client: &Session,
+    record: &Record,
+    played: &Strategy,
+    habits: Habits,
+) -> (String, u32) {
     let tools = client.peer().list_all_tools().await.unwrap_or_default();
     let mut turns = 1;
     let schemas: Vec<(String, Value)> = tools
@@ -125,6 +180,8 @@ async fn answer(client: &Session, record: &Record, played: &Strategy) -> (String
     let Some(tool) = query_tool(schemas.iter().map(|(n, s)| (n.as_str(), s))) else {
         return ("the server has no SPARQL query tool".into(), turns);
     };
+    let names: Vec<&str> = schemas.iter().map(|(n, _)| n.as_str()).collect();
+    turns += before_the_key(client, record, &tool, &names, habits).await;
     let reply = client
         .peer()
         .call_tool(

@@ -340,6 +340,30 @@ impl Strategy {
         }
     }
 
+    /// How this strategy works through the server's tools for `record`'s
+    /// `attempt`, beside what it submits. Only `skill:PERCENT:SEED` has
+    /// habits, each drawn by SHA-256 of `SEED/ID/ATTEMPT/HABIT` against
+    /// the skill (README.md, "The demo studies"): it reads the schema
+    /// before querying with probability PERCENT %, first tries a query
+    /// that ignores the graph the question needs with probability
+    /// (100 − PERCENT) / 2 %, and, when the schema tool is withheld,
+    /// calls it anyway with probability (100 − PERCENT) %. Every other
+    /// strategy runs the answer key and submits, nothing else, as before.
+    /// The habits never change the rows submitted.
+    pub fn habits(&self, record: &Record, attempt: u32) -> Habits {
+        let Strategy::Skill { percent, seed } = self else {
+            return Habits::default();
+        };
+        let id = &record.id;
+        let draw = |habit: &str| hash(&format!("{seed}/{id}/{attempt}/{habit}")) % 100;
+        let percent = u64::from(*percent);
+        Habits {
+            discover: draw("discover") < percent,
+            explore: draw("explore") < (100 - percent) / 2,
+            reach_for_withheld: draw("reach") < 100 - percent,
+        }
+    }
+
     /// The answer this strategy submits given the oracle's `rows`, or
     /// `None` when it submits nothing.
     pub fn answer(&self, rows: &Table) -> Option<Table> {
@@ -394,6 +418,22 @@ pub fn find_record<'a>(corpus: &'a Corpus, prompt: &str) -> Option<&'a Record> {
     let prompt = prompt.replace("\r\n", "\n");
     let first = prompt.split("\n\n").next().unwrap_or("").trim();
     corpus.records.iter().find(|r| r.summary.trim() == first)
+}
+
+/// What a scripted agent does beside running the answer key
+/// ([`Strategy::habits`]): the calls a trajectory expectation
+/// (docs/TRAJECTORY.md) can tell apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Habits {
+    /// List the graphs and read the schema of the question's graph
+    /// (`list_graphs`, then `get_schema`) before querying, when offered.
+    pub discover: bool,
+    /// Run a query over every graph (`SELECT ?s ?p ?o ... LIMIT 5`, no
+    /// `GRAPH`) before the answer key.
+    pub explore: bool,
+    /// Call `get_schema` although the server lists `list_graphs` but not
+    /// `get_schema` (the condition withheld it): the proxy refuses it.
+    pub reach_for_withheld: bool,
 }
 
 /// A tool that runs SPARQL: its name and the names of its query and graph
@@ -719,6 +759,46 @@ mod tests {
         // The demo corpora hold questions of every kind for these skills.
         let ds: Vec<u8> = records.iter().map(|r| difficulty(&r.query)).collect();
         assert!(ds.iter().any(|d| *d >= 85) && ds.iter().any(|d| *d < 30));
+    }
+
+    /// The habits follow the skill (an expert discovers more and
+    /// explores or reaches for a withheld tool less than a novice), are
+    /// the same on every draw, and only `skill` has any.
+    #[test]
+    fn habits_follow_the_skill_and_only_skill_has_them() {
+        let records = demo_records();
+        let count = |percent: u8, pick: fn(Habits) -> bool| {
+            let agent = Strategy::Skill {
+                percent,
+                seed: "7".into(),
+            };
+            let mut n = 0;
+            for record in &records {
+                for attempt in 1..=3 {
+                    let habits = agent.habits(record, attempt);
+                    assert_eq!(habits, agent.habits(record, attempt));
+                    n += usize::from(pick(habits));
+                }
+            }
+            n
+        };
+        let total = records.len() * 3;
+        let (expert, novice) = (count(85, |h| h.discover), count(40, |h| h.discover));
+        assert!(
+            expert > novice && expert > total * 7 / 10 && novice < total / 2,
+            "{expert} {novice} of {total}"
+        );
+        assert!(count(85, |h| h.explore) < count(40, |h| h.explore));
+        assert!(count(85, |h| h.reach_for_withheld) < count(40, |h| h.reach_for_withheld));
+        assert_eq!(count(100, |h| h.explore || h.reach_for_withheld), 0);
+        assert_eq!(count(0, |h| h.discover), 0);
+        for other in [
+            Strategy::Oracle,
+            Strategy::Mixed("3".into()),
+            Strategy::Hang,
+        ] {
+            assert_eq!(other.habits(&records[0], 1), Habits::default());
+        }
     }
 
     #[test]
