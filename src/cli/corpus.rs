@@ -14,7 +14,8 @@ pub(crate) enum CorpusCommand {
     ///
     /// Text output is one line per record (id, tier, query form, tags) and ends
     /// with "N of M records". JSON output is an array of objects with id, tier,
-    /// tags, summary, form, path and metadata.
+    /// tags, summary, form, path and metadata, and expectations (the trajectory
+    /// expectations, defaults applied, when the record has any; docs/TRAJECTORY.md).
     List(ListArgs),
 }
 

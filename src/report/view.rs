@@ -175,8 +175,10 @@ pub struct ExpectationTally {
     pub applicable: usize,
     /// Attempts where it did not apply.
     pub not_applicable: usize,
-    /// Attempts whose status is a known gap (open or fixed).
-    pub known_gap: usize,
+    /// Attempts whose status is a known gap still open.
+    pub gap_open: usize,
+    /// Attempts whose status is a known gap fixed.
+    pub gap_fixed: usize,
 }
 
 impl ExpectationTally {
@@ -190,8 +192,10 @@ impl ExpectationTally {
             }
             None => self.not_applicable += 1,
         }
-        if matches!(status, Status::KnownGapOpen | Status::KnownGapFixed) {
-            self.known_gap += 1;
+        match status {
+            Status::KnownGapOpen => self.gap_open += 1,
+            Status::KnownGapFixed => self.gap_fixed += 1,
+            _ => {}
         }
     }
 
@@ -200,14 +204,18 @@ impl ExpectationTally {
         (self.applicable > 0).then(|| self.held as f64 / self.applicable as f64)
     }
 
-    /// In words: `2 of 3 attempts (1 not applicable; known gap)`.
+    /// In words: `2 of 3 attempts (1 not applicable; known gap fixed in
+    /// 2, open in 1)`.
     pub fn text(&self) -> String {
         let mut notes = Vec::new();
         if self.not_applicable > 0 {
             notes.push(format!("{} not applicable", self.not_applicable));
         }
-        if self.known_gap > 0 {
-            notes.push("known gap".to_string());
+        if self.gap_open + self.gap_fixed > 0 {
+            notes.push(format!(
+                "known gap fixed in {}, open in {}",
+                self.gap_fixed, self.gap_open
+            ));
         }
         let notes = if notes.is_empty() {
             String::new()

@@ -301,6 +301,17 @@ fn an_expectation_edited_in_the_record_is_applied_by_rescore_and_a_known_gap_is_
     }
     let after = read_json(&result_path(d));
     assert_eq!(after["expectations"][0]["known_gap"]["found"], "2026-11-30");
+    // Reported as fixed where it is shown: every attempt of the root ran
+    // one query.
+    let text = exits(d, &["report", "runs-demo"], 0);
+    let row = text
+        .lines()
+        .find(|l| l.contains("KG named") && l.contains("max-calls") && !l.contains("without"))
+        .unwrap_or_else(|| panic!("no row for the expectation:\n{text}"));
+    assert!(
+        row.contains("3 of 3 attempts (known gap fixed in 3, open in 0)"),
+        "{row}"
+    );
     for (a, b) in before["attempts"]
         .as_array()
         .unwrap()
@@ -330,7 +341,12 @@ fn an_expectation_edited_in_the_record_is_applied_by_rescore_and_a_known_gap_is_
     assert_eq!(statuses(d, 2)["calls"], "pass");
     // The report shows the pass rate beside the exact rate.
     let text = exits(d, &["report", "runs-demo"], 0);
-    assert!(text.contains("calls"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.contains("KG named") && l.contains("max-calls") && !l.contains("without"))
+        .unwrap_or_else(|| panic!("no row for the expectation:\n{text}"));
+    assert!(row.contains("contract"), "{row}");
+    assert!(row.contains("0.67  2 of 3 attempts"), "{row}");
 }
 
 /// Issue 27, section 2: a status is derived again on load like every
