@@ -42,6 +42,7 @@ mod probe;
 mod probe_agent;
 mod publishing;
 mod real_documents;
+mod readme_examples;
 mod records;
 mod reference;
 mod run_guards;
