@@ -161,7 +161,10 @@ impl Inputs {
             Some(format!("{what} ({})", names.join(", ")))
         };
         let kinds: Vec<String> = [
-            list(&self.ignored, "under a folder .gitignore or .ignore excludes"),
+            list(
+                &self.ignored,
+                "under a folder .gitignore or .ignore excludes",
+            ),
             list(
                 &self.shards,
                 "shards of a sweep: merge them (okn-benchmark merge --out ROOT SHARD...) and the \
@@ -448,10 +451,7 @@ fn ignored_roots(scan: &[PathBuf], found: &Inputs) -> Vec<PathBuf> {
             });
         for entry in walk.flatten() {
             let path = entry.path();
-            if entry.depth() > 0
-                && RunsRoot::has_conditions(path)
-                && !known.contains(path)
-            {
+            if entry.depth() > 0 && RunsRoot::has_conditions(path) && !known.contains(path) {
                 ignored.push(path.to_path_buf());
             }
         }

@@ -1260,8 +1260,21 @@ fn build_names_ignored_runs_roots_and_unmerged_shards_in_one_note_and_publishes_
     std::fs::remove_file(d.join("scratch/runs-cross/README.html")).unwrap();
     for k in ["1", "2"] {
         let out = crate::support::okn()
-            .args(["run", "--corpus", "demo/benchmarks-single", "--tools", "sparql-only"])
-            .args(["--kg-hint", "tags", "--agent", "scripted:oracle", "--limit", "2"])
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--tools",
+                "sparql-only",
+            ])
+            .args([
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "2",
+            ])
             .args(["--shard", &format!("{k}/2"), "--out"])
             .arg(d.join("shards").join(k))
             .output()
@@ -1282,10 +1295,17 @@ fn build_names_ignored_runs_roots_and_unmerged_shards_in_one_note_and_publishes_
         ],
         "{err}"
     );
-    assert_eq!(crate::support::snapshot(&d.join("shards")), before, "written into a shard");
+    assert_eq!(
+        crate::support::snapshot(&d.join("shards")),
+        before,
+        "written into a shard"
+    );
     assert!(!d.join("scratch/runs-cross/README.html").exists());
     let site = std::fs::read_to_string(d.join("site/index.html")).unwrap();
-    assert!(!site.contains("shards/") && !site.contains(">1<"), "the site lists a shard");
+    assert!(
+        !site.contains("shards/") && !site.contains(">1<"),
+        "the site lists a shard"
+    );
     let (code, _, err) = build_args(d, &["--check"]);
     assert_eq!(code, 0, "{err}");
     // Merged, the sweep is an ordinary runs root: published, no note.

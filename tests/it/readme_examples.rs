@@ -197,9 +197,7 @@ fn script(block: &Block) -> (String, Vec<String>) {
             continue;
         }
         let mut command: Vec<String> = (i..=end)
-            .map(|j| {
-                block.lines[j].replace("cargo run --release --", "okn-benchmark")
-            })
+            .map(|j| block.lines[j].replace("cargo run --release --", "okn-benchmark"))
             .collect();
         let last = command.last_mut().unwrap();
         if let Some(at) = comment_start(last)
@@ -343,7 +341,10 @@ fn every_documented_example_runs_as_written_from_a_fresh_copy() {
         let text = std::fs::read_to_string(repo().join(&doc)).unwrap();
         for block in blocks(&doc, &text) {
             if let Mode::Skip(reason) = &block.mode {
-                note(&format!("{}:{}: block not run: {reason}", block.file, block.line));
+                note(&format!(
+                    "{}:{}: block not run: {reason}",
+                    block.file, block.line
+                ));
                 continue;
             }
             if block.mode == Mode::Standin && !bin.join("claude").exists() {
