@@ -428,9 +428,9 @@ fn is_shard_root(dir: &Path) -> bool {
 
 /// The runs roots under `scan` that the walk left out because an ignore
 /// file excludes them (or a folder above them): every finished runs root a
-/// walk without ignore files finds (hidden and [`skipped`] names, links
-/// and the insides of runs roots still left out) that `found` holds
-/// neither as a root nor as a shard. Sorted.
+/// walk without ignore files finds (hidden and [`skipped`] names and links
+/// still left out, and nothing inside a runs root or catalog run looked
+/// at) that `found` holds neither as a root nor as a shard. Sorted.
 fn ignored_roots(scan: &[PathBuf], found: &Inputs) -> Vec<PathBuf> {
     let known: std::collections::HashSet<&Path> = found
         .roots
@@ -440,19 +440,23 @@ fn ignored_roots(scan: &[PathBuf], found: &Inputs) -> Vec<PathBuf> {
         .collect();
     let mut ignored = Vec::new();
     for dir in scan {
-        let walk = walkdir::WalkDir::new(dir)
-            .follow_links(false)
-            .into_iter()
-            .filter_entry(|e| {
-                e.depth() == 0
-                    || (e.file_type().is_dir()
-                        && !skipped(&e.file_name().to_string_lossy())
-                        && !e.path().parent().is_some_and(is_leaf))
-            });
-        for entry in walk.flatten() {
+        let mut walk = walkdir::WalkDir::new(dir).follow_links(false).into_iter();
+        while let Some(entry) = walk.next() {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_dir() {
+                continue;
+            }
             let path = entry.path();
+            if entry.depth() > 0 && skipped(&entry.file_name().to_string_lossy()) {
+                walk.skip_current_dir();
+                continue;
+            }
             if entry.depth() > 0 && RunsRoot::has_conditions(path) && !known.contains(path) {
                 ignored.push(path.to_path_buf());
+            }
+            // A runs root or catalog run is taken whole: never looked inside.
+            if is_leaf(path) {
+                walk.skip_current_dir();
             }
         }
     }

@@ -219,16 +219,40 @@ fn script(block: &Block) -> (String, Vec<String>) {
 }
 
 /// Copies the repository's tracked files (as they are in the work tree)
-/// into `to`: what a fresh clone holds.
+/// into `to`: what a fresh clone holds (issue 26, section 2).
+/// Outside a git checkout (an unpacked archive), every file but those
+/// under `target/`, `scratch/` and hidden folders.
 fn copy_tracked_files(to: &Path) {
     let listed = Command::new("git")
         .args(["ls-files", "-z"])
         .current_dir(repo())
         .output()
-        .expect("git runs");
-    assert!(listed.status.success(), "git ls-files failed");
-    for name in listed.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-        let name = std::str::from_utf8(name).expect("UTF-8 path");
+        .ok()
+        .filter(|o| o.status.success());
+    let names: Vec<String> = match listed {
+        Some(listed) => listed
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|n| !n.is_empty())
+            .map(|n| String::from_utf8(n.to_vec()).expect("UTF-8 path"))
+            .collect(),
+        None => walkdir::WalkDir::new(repo())
+            .into_iter()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() == 0
+                    || !(name.starts_with('.') && e.file_type().is_dir()
+                        || e.depth() == 1 && (name == "target" || name == "scratch"))
+            })
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let relative = e.path().strip_prefix(repo()).unwrap();
+                relative.to_string_lossy().into_owned()
+            })
+            .collect(),
+    };
+    for name in &names {
         let from = repo().join(name);
         // A file deleted in the work tree and not yet committed.
         if !from.exists() {
