@@ -109,6 +109,9 @@ pub(crate) fn run(mut args: BuildArgs) -> Result<ExitCode> {
     for warning in &plan.warnings {
         errln!("warning: {warning}");
     }
+    for note in &plan.notes {
+        errln!("note: {note}");
+    }
     let shown = |p: &PathBuf| p.strip_prefix("./").unwrap_or(p).display().to_string();
     if args.check {
         let drift = check(&plan)?;

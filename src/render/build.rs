@@ -63,6 +63,9 @@ pub struct Plan {
     pub scanned: Vec<PathBuf>,
     /// Non-fatal problems (missing images, regions outside a study), named.
     pub warnings: Vec<String>,
+    /// Runs roots found and not published, because nobody chose to
+    /// publish them: at most one line ([`Inputs::not_published_note`]).
+    pub notes: Vec<String>,
     /// When planning began: a temporary file older than this is a killed
     /// build's leftover.
     pub started: std::time::SystemTime,
@@ -86,6 +89,7 @@ impl Default for Plan {
             owned_dirs: Vec::new(),
             scanned: Vec::new(),
             warnings: Vec::new(),
+            notes: Vec::new(),
             started: std::time::SystemTime::now(),
             frozen: Vec::new(),
             frozen_outputs: Vec::new(),
@@ -122,6 +126,14 @@ pub struct Inputs {
     /// Runs roots with attempts recorded and no condition file yet (an
     /// interrupted first run): named, not published.
     pub unfinished: Vec<PathBuf>,
+    /// Shard roots (`run --shard K/N`; a condition file records its
+    /// `shard`, `docs/FORMAT.md`): a slice of a sweep, published only once
+    /// `merge` joined it (issue 26, section 2). Named, not published.
+    pub shards: Vec<PathBuf>,
+    /// Runs roots under a folder the project's `.gitignore` or `.ignore`
+    /// excludes (the README's examples write under `scratch/`): named,
+    /// not published (issue 26, section 2).
+    pub ignored: Vec<PathBuf>,
     /// Catalog runs: folders holding a catalog run's `results.json`.
     pub catalog_runs: Vec<PathBuf>,
     /// Catalog comparisons: folders holding a `comparison.toml`.
@@ -134,6 +146,46 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// The one line naming the runs roots found and not published
+    /// ([`Inputs::shards`], [`Inputs::ignored`]), or `None` when there
+    /// are none. Names at most five of each kind, then how many more.
+    pub fn not_published_note(&self) -> Option<String> {
+        let list = |roots: &[PathBuf], what: &str| -> Option<String> {
+            if roots.is_empty() {
+                return None;
+            }
+            let mut names: Vec<String> = roots.iter().take(5).map(|r| shown(r)).collect();
+            if roots.len() > 5 {
+                names.push(format!("{} more", roots.len() - 5));
+            }
+            Some(format!("{what} ({})", names.join(", ")))
+        };
+        let kinds: Vec<String> = [
+            list(
+                &self.ignored,
+                "under a folder .gitignore or .ignore excludes",
+            ),
+            list(
+                &self.shards,
+                "shards of a sweep: merge them (okn-benchmark merge --out ROOT SHARD...) and the \
+                 merged root is published",
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if kinds.is_empty() {
+            return None;
+        }
+        let count = self.ignored.len() + self.shards.len();
+        Some(format!(
+            "{count} runs root{} not published, as nobody chose to publish {}: {}",
+            crate::format::plural(count),
+            if count == 1 { "it" } else { "them" },
+            kinds.join("; ")
+        ))
+    }
+
     /// Refuses what [`discover`] could not walk.
     ///
     /// Errors: [`Error::Other`] naming each ([`Inputs::unreadable`]),
@@ -290,7 +342,11 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
             }
             if file_type.is_dir() {
                 if RunsRoot::has_conditions(path) {
-                    inputs.roots.push(path.to_path_buf());
+                    if is_shard_root(path) {
+                        inputs.shards.push(path.to_path_buf());
+                    } else {
+                        inputs.roots.push(path.to_path_buf());
+                    }
                 } else if RunsRoot::is_runs_root(path)
                     && !RunsRoot::new(path).condition_folders().is_empty()
                 {
@@ -322,8 +378,10 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
             }
         }
     }
+    inputs.ignored = ignored_roots(scan, &inputs);
     for list in [
         &mut inputs.roots,
+        &mut inputs.shards,
         &mut inputs.studies,
         &mut inputs.markdown,
         &mut inputs.catalog_runs,
@@ -337,6 +395,73 @@ pub fn discover(scan: &[PathBuf]) -> Inputs {
         .unreadable
         .extend(std::mem::take(&mut *lock(&refused)));
     inputs
+}
+
+/// A path as the terminal shows it: without a leading `./`.
+fn shown(path: &Path) -> String {
+    path.strip_prefix(".").unwrap_or(path).display().to_string()
+}
+
+/// True when a condition file of the runs root `dir` records a `shard`
+/// (`run --shard K/N`, `docs/FORMAT.md`): the root is one slice of a
+/// sweep. A condition file that cannot be read or parsed counts as none
+/// here; loading the root names it.
+fn is_shard_root(dir: &Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Slice {
+        #[serde(default)]
+        shard: Option<serde::de::IgnoredAny>,
+    }
+    let Ok(entries) = std::fs::read_dir(dir.join(crate::layout::CONDITIONS_DIR)) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        path.extension().is_some_and(|x| x == "json")
+            && crate::fsutil::read_regular(&path, crate::fsutil::Links::Follow)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<Slice>(&bytes).ok())
+                .is_some_and(|slice| slice.shard.is_some())
+    })
+}
+
+/// The runs roots under `scan` that the walk left out because an ignore
+/// file excludes them (or a folder above them): every finished runs root a
+/// walk without ignore files finds (hidden and [`skipped`] names and links
+/// still left out, and nothing inside a runs root or catalog run looked
+/// at) that `found` holds neither as a root nor as a shard. Sorted.
+fn ignored_roots(scan: &[PathBuf], found: &Inputs) -> Vec<PathBuf> {
+    let known: std::collections::HashSet<&Path> = found
+        .roots
+        .iter()
+        .chain(&found.shards)
+        .map(PathBuf::as_path)
+        .collect();
+    let mut ignored = Vec::new();
+    for dir in scan {
+        let mut walk = walkdir::WalkDir::new(dir).follow_links(false).into_iter();
+        while let Some(entry) = walk.next() {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_dir() {
+                continue;
+            }
+            let path = entry.path();
+            if entry.depth() > 0 && skipped(&entry.file_name().to_string_lossy()) {
+                walk.skip_current_dir();
+                continue;
+            }
+            if entry.depth() > 0 && RunsRoot::has_conditions(path) && !known.contains(path) {
+                ignored.push(path.to_path_buf());
+            }
+            // A runs root or catalog run is taken whole: never looked inside.
+            if is_leaf(path) {
+                walk.skip_current_dir();
+            }
+        }
+    }
+    ignored.sort();
+    ignored
 }
 
 /// The loader of assets: reads each of `paths` that is a readable file,
@@ -457,6 +582,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     inputs.refuse_unreadable()?;
     let mut plan = Plan {
         scanned: scan.to_vec(),
+        notes: inputs.not_published_note().into_iter().collect(),
         ..Plan::default()
     };
     for root in &inputs.unfinished {

@@ -1242,6 +1242,86 @@ fn a_runs_root_under_the_readmes_scratch_folder_is_never_published() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// Issue 26, section 2: `build` never publishes a runs root nobody chose
+/// to publish. Following the README's examples left a runs root under the
+/// ignored `scratch/` and three shards of a sweep (`run --shard K/N`), and
+/// the next `build` listed the shards on the site as runs roots named "1",
+/// "2", "3". Each is now named in one note on stderr, and nothing is
+/// written into it or about it; a merged root is published.
+#[test]
+fn build_names_ignored_runs_roots_and_unmerged_shards_in_one_note_and_publishes_neither() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::write(d.join(".gitignore"), "/scratch/\n").unwrap();
+    crate::support::fixture::copy_dir(
+        &crate::support::repo().join("runs-expert-single"),
+        &d.join("scratch/runs-cross"),
+    );
+    std::fs::remove_file(d.join("scratch/runs-cross/README.html")).unwrap();
+    for k in ["1", "2"] {
+        let out = crate::support::okn()
+            .args([
+                "run",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--tools",
+                "sparql-only",
+            ])
+            .args([
+                "--kg-hint",
+                "tags",
+                "--agent",
+                "scripted:oracle",
+                "--limit",
+                "2",
+            ])
+            .args(["--shard", &format!("{k}/2"), "--out"])
+            .arg(d.join("shards").join(k))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let before = crate::support::snapshot(&d.join("shards"));
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(
+        notes,
+        [
+            "note: 3 runs roots not published, as nobody chose to publish them: under a folder \
+             .gitignore or .ignore excludes (scratch/runs-cross); shards of a sweep: merge them \
+             (okn-benchmark merge --out ROOT SHARD...) and the merged root is published \
+             (shards/1, shards/2)"
+        ],
+        "{err}"
+    );
+    assert_eq!(
+        crate::support::snapshot(&d.join("shards")),
+        before,
+        "written into a shard"
+    );
+    assert!(!d.join("scratch/runs-cross/README.html").exists());
+    let site = std::fs::read_to_string(d.join("site/index.html")).unwrap();
+    assert!(
+        !site.contains("shards/") && !site.contains(">1<"),
+        "the site lists a shard"
+    );
+    let (code, _, err) = build_args(d, &["--check"]);
+    assert_eq!(code, 0, "{err}");
+    // Merged, the sweep is an ordinary runs root: published, no note.
+    let out = okn_in(d)
+        .args(["merge", "--out", "runs-sweep", "shards/1", "shards/2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::remove_dir_all(d.join("shards")).unwrap();
+    std::fs::remove_dir_all(d.join("scratch")).unwrap();
+    let (code, _, err) = build_args(d, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note: "), "{err}");
+    assert!(d.join("runs-sweep/README.html").is_file());
+}
+
 /// Red team, 2026-12-02: a `.gitignore` above the project (in a home
 /// folder) hid the project's own files; only the project's count.
 #[test]

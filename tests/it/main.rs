@@ -41,6 +41,7 @@ mod paper_doc;
 mod probe;
 mod probe_agent;
 mod publishing;
+mod readme_examples;
 mod real_documents;
 mod records;
 mod reference;
