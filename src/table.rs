@@ -890,8 +890,15 @@ mod tests {
         ] {
             let read = CsvText::read(text).unwrap();
             assert_eq!(read.in_place(), in_place, "{text:?}");
-            assert_eq!(read.to_table(), Table::from_csv_by_reader(text).unwrap(), "{text:?}");
-            assert_eq!(Table::from_csv(text).unwrap(), Table::from_csv_by_reader(text).unwrap());
+            assert_eq!(
+                read.to_table(),
+                Table::from_csv_by_reader(text).unwrap(),
+                "{text:?}"
+            );
+            assert_eq!(
+                Table::from_csv(text).unwrap(),
+                Table::from_csv_by_reader(text).unwrap()
+            );
         }
         for text in [&b"a,b\n1\n"[..], b"a\n\"open\n", b"a\n\xff\n"] {
             assert_eq!(
@@ -899,7 +906,10 @@ mod tests {
                 Table::from_csv_by_reader(text).err(),
                 "{text:?}"
             );
-            assert_eq!(Table::from_csv(text).err(), Table::from_csv_by_reader(text).err());
+            assert_eq!(
+                Table::from_csv(text).err(),
+                Table::from_csv_by_reader(text).err()
+            );
         }
     }
 

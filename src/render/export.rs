@@ -94,8 +94,12 @@ pub struct RecordChecks {
     page_on_disk: Option<fn(&std::path::Path) -> bool>,
     /// What each question broke: the root's place among the build's
     /// roots, its folder, the question id, the problems in order.
-    problems: Mutex<Vec<(usize, PathBuf, String, Vec<String>)>>,
+    problems: Mutex<Vec<QuestionProblems>>,
 }
+
+/// A question's problems ([`RecordChecks`]): its root's place among the
+/// build's roots, the root's folder, the question id, the problems.
+type QuestionProblems = (usize, PathBuf, String, Vec<String>);
 
 impl RecordChecks {
     /// Checks made by the jobs when `deferred`, else none; `page_on_disk`

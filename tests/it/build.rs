@@ -2281,7 +2281,10 @@ fn a_damaged_file_in_the_last_question_stops_build_before_any_page_is_written() 
     let (first, last) = (&questions[0], questions.last().unwrap());
     // The first question's pages go, and a page nothing makes is planted.
     let pages = d.join("site/roots/runs-demo");
-    let deleted = [pages.join(format!("q/{first}.html")), pages.join("a").join(first)];
+    let deleted = [
+        pages.join(format!("q/{first}.html")),
+        pages.join("a").join(first),
+    ];
     std::fs::remove_file(&deleted[0]).unwrap();
     std::fs::remove_dir_all(&deleted[1]).unwrap();
     let orphan = pages.join("q/gone.html");
@@ -2298,7 +2301,9 @@ fn a_damaged_file_in_the_last_question_stops_build_before_any_page_is_written() 
         let text = format!("{}{}", stdout(&out), stderr(&out));
         assert_eq!(out.status.code(), Some(2), "{args:?}:\n{text}");
         assert!(
-            text.contains(&format!("{last}_results/{CONDITION}/attempt-1/answer.csv: ")),
+            text.contains(&format!(
+                "{last}_results/{CONDITION}/attempt-1/answer.csv: "
+            )),
             "{args:?} did not name the answer:\n{text}"
         );
         assert!(text.contains("so nothing was built"), "{args:?}:\n{text}");
@@ -2309,7 +2314,10 @@ fn a_damaged_file_in_the_last_question_stops_build_before_any_page_is_written() 
         None => std::fs::remove_file(&answer).unwrap(),
     }
     let mended = build(d);
-    assert!(mended.contains("removed   site/roots/runs-demo/q/gone.html"), "{mended}");
+    assert!(
+        mended.contains("removed   site/roots/runs-demo/q/gone.html"),
+        "{mended}"
+    );
     assert!(!mended.starts_with("build: 0 written"), "{mended}");
     assert!(deleted[0].is_file() && deleted[1].is_dir(), "{mended}");
     assert!(!orphan.exists());
