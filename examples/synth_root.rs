@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use okn_benchmark::agent::census::CensusRecord;
 use okn_benchmark::fsutil::write_json;
 use okn_benchmark::layout::{
     AGENT_FILE, ANSWER_FILE, COMMAND_FILE, CWD_DIR, CallRecord, EPISODE_FILE, GROUND_TRUTH_CSV,
@@ -567,6 +568,9 @@ fn attempt(
     let mut wall = clock;
     let answer_table = if how == Play::Blocked {
         log.metrics.startup_error = Some("could not start the server: connection refused".into());
+        // A proxy that never reached its server offers only the answer's
+        // submission.
+        log.metrics.tools_offered = vec!["submit_csv".into()];
         None
     } else {
         if c.all_tools && rng.chance(0.5) {
@@ -618,7 +622,10 @@ fn attempt(
             if !c.all_tools {
                 record.forwarded = false;
             }
-            log.record(record, true);
+            // Judged as the proxy judges it: a query the agent mistyped
+            // ("SELEC") is no query to the detector.
+            let is_query = okn_benchmark::mcp::calllog::is_query(&record.tool, &record.arguments);
+            log.record(record, is_query);
             clock += 3.0 + rng.below(8000) as f64 / 1000.0;
             if last {
                 break;
@@ -886,7 +893,16 @@ fn main() -> ExitCode {
                 max_turns: None,
                 prompt_suffix: SUFFIX.into(),
                 ground_truth: None,
-                census: None,
+                // The census a claude condition records from runs-root format
+                // 5 on: the proxy's tools, under the host's names for them.
+                census: Some(CensusRecord::new(
+                    "2.1.0 (Claude Code)",
+                    tools_offered(c)
+                        .iter()
+                        .map(|t| format!("mcp__okn__{t}"))
+                        .collect(),
+                    vec!["claude-user-instructions".into()],
+                )),
             },
             meta: Meta::default(),
             aggregate: aggregate(&summaries),

@@ -270,13 +270,28 @@ pub const NOT_REGULAR: &str = "not a regular file (a named pipe, socket or devic
 /// device ([`NOT_REGULAR`]); a file that exists and cannot be opened
 /// (permission denied: never read as absent, issue 24, item 23).
 pub fn open_regular(path: &Path, links: Links) -> Result<Option<std::fs::File>> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, "read", e)),
-    };
-    if meta.file_type().is_symlink() && links == Links::Refuse {
-        return Err(Error::file(path, LINK_REFUSED));
+    Ok(open_regular_sized(path, links)?.map(|(file, _)| file))
+}
+
+/// [`open_regular`], with the file's length in bytes as the open file
+/// states it (what a reader reserves before reading it whole).
+///
+/// Errors: as [`open_regular`].
+fn open_regular_sized(path: &Path, links: Links) -> Result<Option<(std::fs::File, u64)>> {
+    // On Unix the open itself refuses a link (`O_NOFOLLOW`: ELOOP) and
+    // says a path leads nowhere, so no `lstat` goes before it (a third of
+    // the system calls of reading a runs root: docs/PERFORMANCE.md,
+    // "build and build --check").
+    #[cfg(not(unix))]
+    {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, "read", e)),
+        };
+        if meta.file_type().is_symlink() && links == Links::Refuse {
+            return Err(Error::file(path, LINK_REFUSED));
+        }
     }
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -307,7 +322,7 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<std::fs::File>> 
     if !meta.is_file() {
         return Err(Error::file(path, NOT_REGULAR));
     }
-    Ok(Some(file))
+    Ok(Some((file, meta.len())))
 }
 
 /// The bytes of the regular file at `path` ([`open_regular`]); `Ok(None)`
@@ -316,11 +331,16 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<std::fs::File>> 
 /// Errors: those of [`open_regular`]; a read that fails.
 pub fn read_regular(path: &Path, links: Links) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
-    let Some(mut file) = open_regular(path, links)? else {
+    let Some((file, len)) = open_regular_sized(path, links)? else {
         return Ok(None);
     };
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
+    // Room for the whole file and the read that finds its end: one
+    // allocation. Read through `Take`, whose reader asks nothing of the
+    // file (a `File`'s own asks its size and position again: a `statx`
+    // and an `lseek` per file); a file that grew since is read whole.
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "read", e))?;
     Ok(Some(bytes))
 }

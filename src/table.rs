@@ -66,7 +66,27 @@ impl Table {
     /// columns and no rows. Errors: invalid UTF-8, or a record whose field
     /// count differs from the header's, reported with the 1-based line where
     /// that record starts (quoted newlines counted).
+    ///
+    /// Text in the plain subset [`CsvText`] reads in place (what this tool
+    /// and most others write) is split here without the `csv` crate, whose
+    /// reader is built anew for every text (a parser table and a buffer:
+    /// a tenth of the CPU of a build's load, which reads a CSV per
+    /// attempt; docs/PERFORMANCE.md, "build and build --check"); the rest
+    /// goes through that reader. Both give the same rows
+    /// (`csv_text_is_from_csv`).
     pub fn from_csv(text: &[u8]) -> Result<Table, CsvError> {
+        let plain = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        if let Some(inner) = read_in_place(plain) {
+            return Ok(CsvText { inner }.to_table());
+        }
+        Table::from_csv_by_reader(text)
+    }
+
+    /// [`Table::from_csv`] through the `csv` crate's reader, whatever the
+    /// text.
+    ///
+    /// Errors: as [`Table::from_csv`].
+    fn from_csv_by_reader(text: &[u8]) -> Result<Table, CsvError> {
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
         if let Some(line) = unterminated_quote(text) {
             return Err(CsvError {
@@ -203,7 +223,7 @@ impl<'a> CsvText<'a> {
             return Ok(CsvText { inner });
         }
         Ok(CsvText {
-            inner: CsvInner::Table(Table::from_csv(bytes)?),
+            inner: CsvInner::Table(Table::from_csv_by_reader(bytes)?),
         })
     }
 
@@ -870,13 +890,25 @@ mod tests {
         ] {
             let read = CsvText::read(text).unwrap();
             assert_eq!(read.in_place(), in_place, "{text:?}");
-            assert_eq!(read.to_table(), Table::from_csv(text).unwrap(), "{text:?}");
+            assert_eq!(
+                read.to_table(),
+                Table::from_csv_by_reader(text).unwrap(),
+                "{text:?}"
+            );
+            assert_eq!(
+                Table::from_csv(text).unwrap(),
+                Table::from_csv_by_reader(text).unwrap()
+            );
         }
         for text in [&b"a,b\n1\n"[..], b"a\n\"open\n", b"a\n\xff\n"] {
             assert_eq!(
                 CsvText::read(text).err(),
-                Table::from_csv(text).err(),
+                Table::from_csv_by_reader(text).err(),
                 "{text:?}"
+            );
+            assert_eq!(
+                Table::from_csv(text).err(),
+                Table::from_csv_by_reader(text).err()
             );
         }
     }
@@ -896,9 +928,10 @@ mod tests {
             ],
             0..40,
         )) {
-            let want = Table::from_csv(&text);
+            let want = Table::from_csv_by_reader(&text);
             let got = CsvText::read(&text).map(|t| t.to_table());
-            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(got, want.clone());
+            proptest::prop_assert_eq!(Table::from_csv(&text), want);
         }
 
         /// Tables as `to_csv` writes them (quotes, commas and line ends
@@ -924,7 +957,7 @@ mod tests {
             let read = CsvText::read(text.as_bytes()).unwrap();
             // A one-column table with an empty cell has a blank line.
             proptest::prop_assert!(read.in_place() || width == 1 || table.rows.is_empty());
-            proptest::prop_assert_eq!(read.to_table(), Table::from_csv(text.as_bytes()).unwrap());
+            proptest::prop_assert_eq!(read.to_table(), Table::from_csv_by_reader(text.as_bytes()).unwrap());
         }
     }
 

@@ -31,6 +31,7 @@ use super::study;
 use super::{GENERATOR_MARK, Theme, markdown};
 use crate::error::{Error, Result};
 use crate::layout::RunsRoot;
+use crate::report::load::Records;
 use crate::report::view::RootView;
 
 /// Folder names never scanned.
@@ -78,6 +79,10 @@ pub struct Plan {
     /// Generated files of a runs root that nothing produces any more (a
     /// question's `summary.csv` after its episodes went): orphans by name.
     pub stale: Vec<PathBuf>,
+    /// The checks of recorded files the jobs make
+    /// ([`super::export::RecordChecks`]): [`check`] and [`write`] refuse
+    /// a root whose files break a rule before writing anything.
+    pub record_checks: Arc<super::export::RecordChecks>,
 }
 
 impl Default for Plan {
@@ -94,6 +99,7 @@ impl Default for Plan {
             frozen: Vec::new(),
             frozen_outputs: Vec::new(),
             stale: Vec::new(),
+            record_checks: Arc::default(),
         }
     }
 }
@@ -585,8 +591,11 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         notes: inputs.not_published_note().into_iter().collect(),
         ..Plan::default()
     };
+    // Only what is unfinished is wanted of these: their attempts' files
+    // are not checked (nothing of them is published).
     for root in &inputs.unfinished {
-        for (name, unfinished) in crate::report::load::root(root).unfinished {
+        let view = crate::report::load::root_with(root, Records::Deferred);
+        for (name, unfinished) in view.unfinished {
             plan.warnings.push(format!(
                 "{}: not published, no condition of it has finished: {}",
                 root.display(),
@@ -611,8 +620,16 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     let own: Vec<String> = inputs.roots.iter().map(|r| study::root_label(r)).collect();
     let names = site::site_names(&inputs.roots, &own);
     let mut roots = Vec::new();
+    // With the site, each question's files are checked as its pages read
+    // them (one read of each file for both: issue 26, section 4); the
+    // plan's passes refuse a root with a problem before writing anything.
+    let records = if with_site {
+        Records::Deferred
+    } else {
+        Records::Checked
+    };
     for (root, name) in inputs.roots.iter().zip(names) {
-        let view = crate::report::load::root(root);
+        let view = crate::report::load::root_with(root, records);
         unreadable(root, &view.problems)?;
         for (name, unfinished) in &view.unfinished {
             // An incomplete merged sweep: its README marks the condition's
@@ -702,6 +719,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     let catalogs = load_catalogs(&inputs)?;
     // A folder with nothing to publish gets no site/ (one made earlier is
     // kept current, so its pages can go).
+    let roots_empty = inputs.roots.is_empty();
     let site = with_site
         && (!inputs.roots.is_empty()
             || !inputs.studies.is_empty()
@@ -718,7 +736,12 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         readme: base.join(crate::layout::README_FILE).is_file(),
         load_question: crate::report::load::question,
         catalogs,
+        record_checks: Arc::new(super::export::RecordChecks::new(
+            records == Records::Deferred && !roots_empty,
+            |page| page.is_file(),
+        )),
     };
+    plan.record_checks = Arc::clone(&view.record_checks);
     Ok((view, plan))
 }
 
@@ -933,6 +956,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
         || rayon::join(|| owned_files(plan), || html_files(plan)),
     );
     let states = states?;
+    refuse_records(plan)?;
     let produced: BTreeSet<PathBuf> = states.iter().map(|(p, _)| p.clone()).collect();
     for (path, state) in states {
         match state {
@@ -1108,6 +1132,19 @@ fn orphans(
 /// Errors: an output that cannot be computed; a file that cannot be
 /// written or removed.
 pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
+    let checks = &plan.record_checks;
+    if checks.deferred() {
+        // First pass: every question's files checked, nothing written
+        // (a root with a problem is refused whole); a build with nothing
+        // to write ends here, having read each file once.
+        checks.skip_missing();
+        let drift = check(plan)?;
+        let current = drift.stale.is_empty() && drift.missing.is_empty();
+        if current && drift.orphaned.is_empty() && !checks.skipped() {
+            return Ok((0, drift.outputs - plan.frozen_outputs.len(), Vec::new()));
+        }
+        checks.start_second_pass();
+    }
     // Pages are looked for while the outputs are written (a page being
     // written is one this build produces, so it is never taken for an
     // orphan); owned folders only once the writing is done, since a file
@@ -1150,6 +1187,18 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
         }
     }
     Ok((written, unchanged, orphaned))
+}
+
+/// Refuses the first runs root whose files the plan's jobs found breaking
+/// a rule ([`super::export::RecordChecks`]), as loading it would have
+/// ([`refuse_unreadable`]).
+///
+/// Errors: that root, with every problem of it.
+fn refuse_records(plan: &Plan) -> Result<()> {
+    match plan.record_checks.first_problems() {
+        Some((root, problems)) => unreadable(&root, &problems),
+        None => Ok(()),
+    }
 }
 
 /// Fails when `root` holds a README.md that was not generated (it lacks

@@ -18,7 +18,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
@@ -62,6 +63,109 @@ pub struct BuildView {
     pub load_question: QuestionLoader,
     /// Catalog runs and comparisons, loaded.
     pub catalogs: Catalogs,
+    /// What the site's question jobs found checking the files of roots
+    /// loaded with their records deferred, and which pass of the build
+    /// they run in.
+    pub record_checks: Arc<RecordChecks>,
+}
+
+/// The checks of recorded files the site's question jobs make, for runs
+/// roots loaded with [`crate::report::load::Records::Deferred`]: each job
+/// reads a question's files once, checks them as loading a root would
+/// ([`crate::report::load::question`] with `check`) and makes its pages
+/// from them (issue 26, section 4). A build runs the jobs in a first pass
+/// that writes nothing, refuses the root if any question broke a rule
+/// (`render::build`), and writes in a second pass, in which the jobs only
+/// make pages.
+#[derive(Default)]
+pub struct RecordChecks {
+    /// The roots' records are checked by the jobs.
+    deferred: bool,
+    /// The first pass is over: the jobs make pages without checking.
+    second_pass: AtomicBool,
+    /// In the first pass, a question whose page is not on disk has its
+    /// pages made only in the second (a build from scratch makes each
+    /// page once).
+    skip_missing: AtomicBool,
+    /// Some question's pages were left to the second pass.
+    skipped: AtomicBool,
+    /// Whether a page is on disk (the build's own look, handed in: an
+    /// exporter never reads the disk).
+    page_on_disk: Option<fn(&std::path::Path) -> bool>,
+    /// What each question broke: the root's place among the build's
+    /// roots, its folder, the question id, the problems in order.
+    problems: Mutex<Vec<QuestionProblems>>,
+}
+
+/// A question's problems ([`RecordChecks`]): its root's place among the
+/// build's roots, the root's folder, the question id, the problems.
+type QuestionProblems = (usize, PathBuf, String, Vec<String>);
+
+impl RecordChecks {
+    /// Checks made by the jobs when `deferred`, else none; `page_on_disk`
+    /// tells whether a page is on disk.
+    pub fn new(deferred: bool, page_on_disk: fn(&std::path::Path) -> bool) -> RecordChecks {
+        RecordChecks {
+            deferred,
+            page_on_disk: Some(page_on_disk),
+            ..RecordChecks::default()
+        }
+    }
+
+    /// In the first pass of a build that may leave them to the second,
+    /// whether the pages of a question whose page is `page` are left
+    /// there: when that page is not on disk (noted, so the build makes a
+    /// second pass).
+    fn leaves(&self, page: &std::path::Path) -> bool {
+        let leaves = self.skip_missing.load(Ordering::SeqCst)
+            && self.page_on_disk.is_some_and(|on_disk| !on_disk(page));
+        if leaves {
+            self.skipped.store(true, Ordering::SeqCst);
+        }
+        leaves
+    }
+
+    /// The jobs check the roots' records.
+    pub fn deferred(&self) -> bool {
+        self.deferred
+    }
+
+    /// Starts the second pass: jobs make pages without checking.
+    pub fn start_second_pass(&self) {
+        self.second_pass.store(true, Ordering::SeqCst);
+    }
+
+    /// Lets the first pass leave a question whose page is missing to the
+    /// second.
+    pub fn skip_missing(&self) {
+        self.skip_missing.store(true, Ordering::SeqCst);
+    }
+
+    /// Some question's pages were left to the second pass.
+    pub fn skipped(&self) -> bool {
+        self.skipped.load(Ordering::SeqCst)
+    }
+
+    /// The problems found, those of the first root (in the build's order)
+    /// that has any: its folder and its problems, question by question.
+    pub fn first_problems(&self) -> Option<(PathBuf, Vec<String>)> {
+        let mut found = self.problems.lock().unwrap_or_else(|e| e.into_inner());
+        found.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+        let (index, root) = found.first().map(|f| (f.0, f.1.clone()))?;
+        let problems = found
+            .iter()
+            .filter(|f| f.0 == index)
+            .flat_map(|f| f.3.iter().cloned())
+            .collect();
+        Some((root, problems))
+    }
+
+    fn add(&self, at: (usize, PathBuf), question: String, problems: Vec<String>) {
+        self.problems
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((at.0, at.1, question, problems));
+    }
 }
 
 /// The catalog runs and comparisons a build publishes, each with its name
@@ -82,8 +186,9 @@ impl Catalogs {
 }
 
 /// A loader of one question's detail (see [`BuildView::load_question`]).
+/// Its `bool` asks for the files to be checked as they are read.
 pub type QuestionLoader =
-    fn(&crate::report::view::RootView, &str) -> Result<crate::report::view::QuestionDetail>;
+    fn(&crate::report::view::RootView, &str, bool) -> Result<crate::report::view::QuestionDetail>;
 
 /// What an exporter made.
 #[derive(Default)]
@@ -309,24 +414,38 @@ impl Exporter for Site {
             path: index,
         });
         let gathered = Arc::new(super::search::Gathered::default());
-        for root in &view.roots {
+        for (index, root) in view.roots.iter().enumerate() {
             let page = base.join(super::site::root_page(&root.name));
             exported.outputs.push(Output {
                 bytes: super::page::stamp(&page, super::site::root_index(&view.theme, root)?),
                 path: page,
             });
             for question in root.view.questions.keys() {
-                let (theme, root, question, base, load, gathered) = (
+                let (theme, root, question, base, load, gathered, checks) = (
                     Arc::clone(&view.theme),
                     Arc::clone(root),
                     question.clone(),
                     base.clone(),
                     view.load_question,
                     Arc::clone(&gathered),
+                    Arc::clone(&view.record_checks),
                 );
                 exported.jobs.push(Box::new(move || {
-                    let detail = load(&root.view, &question)?;
-                    gathered.add(&root, &detail);
+                    let first = !checks.second_pass.load(Ordering::SeqCst);
+                    let check = first && root.view.records_deferred;
+                    let mut detail = load(&root.view, &question, check)?;
+                    if first {
+                        if !detail.problems.is_empty() {
+                            let at = (index, root.view.path.clone());
+                            checks.add(at, question.clone(), std::mem::take(&mut detail.problems));
+                            return Ok(Vec::new());
+                        }
+                        gathered.add(&root, &detail);
+                        let page = base.join(super::site::question_page(&root.name, &question));
+                        if checks.leaves(&page) {
+                            return Ok(Vec::new());
+                        }
+                    }
                     Ok(super::site::question_pages(&theme, &root, &detail)?
                         .into_iter()
                         .map(|(path, bytes)| Output {

@@ -23,7 +23,9 @@ use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
 };
 use crate::runs::judge::{Disagreement, record_differences};
-use crate::runs::recorded::{AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth};
+use crate::runs::recorded::{
+    AgentReport, AttemptFiles, AttemptPlan, check_attempt_folders, read_ground_truth,
+};
 use crate::runs::records::{AttemptResult, QuestionResult, RUNS_FORMATS_READ, Usage, formats_read};
 use crate::table::Table;
 
@@ -35,6 +37,29 @@ pub const UNKNOWN_SOFT_ERROR: &str = "kind not recorded (rescore the root)";
 /// question texts and what the pages link to. An unreadable or
 /// inconsistent file is named in [`RootView::problems`] and left out.
 pub fn root(path: &Path) -> RootView {
+    root_with(path, Records::Checked)
+}
+
+/// When the files each attempt recorded are checked against its record
+/// ([`check_records`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Records {
+    /// As the root is loaded: every caller but the site's build.
+    Checked,
+    /// Question by question, as [`question`] reads the files for the
+    /// site's pages (called with `check`), so each file is read once for
+    /// both: the build that makes those pages refuses the root before it
+    /// writes anything when one breaks a rule (`render::build`; issue 26,
+    /// section 4). [`RootView::records_deferred`] says so.
+    Deferred,
+}
+
+/// [`root`], with the attempts' files checked as `records` says: with
+/// [`Records::Deferred`], [`RootView::problems`] holds none of the
+/// problems [`check_records`] finds, and whoever loads the root must call
+/// [`question`] with `check` for every question before publishing
+/// anything of it.
+pub fn root_with(path: &Path, records: Records) -> RootView {
     let runs_root = RunsRoot::new(path);
     let mut problems = Vec::new();
     let mut conditions = BTreeMap::new();
@@ -124,7 +149,9 @@ pub fn root(path: &Path) -> RootView {
         }
     }
     check_conditions(&runs_root, &conditions, &results, &mut problems);
-    check_records(&runs_root, &conditions, &results, &mut problems);
+    if records == Records::Checked {
+        check_records(&runs_root, &conditions, &results, &mut problems);
+    }
     // Each question's text is read from a prompt file: in parallel.
     let texts: Vec<Option<String>> = results
         .par_iter()
@@ -170,6 +197,7 @@ pub fn root(path: &Path) -> RootView {
         questions,
         problems,
         unfinished,
+        records_deferred: records == Records::Deferred,
     }
 }
 
@@ -361,21 +389,64 @@ fn check_question(
     id: &str,
     by_condition: &BTreeMap<String, QuestionResult>,
 ) -> Vec<String> {
-    let mut problems = Vec::new();
-    let truth = match read_ground_truth(&root.question_dir(id)) {
-        Ok(truth) => Some(truth),
-        Err(e) => {
-            problems.push(e.to_string());
-            None
-        }
-    };
+    let mut check = QuestionCheck::new(root, conditions, id);
     for (name, result) in by_condition {
+        check.result(name, result);
+        for a in &result.attempts {
+            check.attempt(name, result, a);
+        }
+    }
+    check.problems
+}
+
+/// The checks [`check_records`] makes of one question, made as its files
+/// are read: by [`check_question`] as a root is loaded, or by
+/// [`question`] as the site's pages are made (each file read once for
+/// both).
+struct QuestionCheck<'a> {
+    root: &'a RunsRoot,
+    conditions: &'a BTreeMap<String, ConditionView>,
+    id: &'a str,
+    /// The question's ground truth, when it passed its checks.
+    truth: Option<crate::reference::GroundTruth>,
+    /// What broke a rule, in the order met.
+    problems: Vec<String>,
+}
+
+impl<'a> QuestionCheck<'a> {
+    /// Reads and checks the question's ground truth ([`read_ground_truth`]).
+    fn new(
+        root: &'a RunsRoot,
+        conditions: &'a BTreeMap<String, ConditionView>,
+        id: &'a str,
+    ) -> QuestionCheck<'a> {
+        let mut problems = Vec::new();
+        let truth = match read_ground_truth(&root.question_dir(id)) {
+            Ok(truth) => Some(truth),
+            Err(e) => {
+                problems.push(e.to_string());
+                None
+            }
+        };
+        QuestionCheck {
+            root,
+            conditions,
+            id,
+            truth,
+            problems,
+        }
+    }
+
+    /// Checks condition `name`'s `result` of the question: the members
+    /// its ground truth and id give, and its attempt folders.
+    fn result(&mut self, name: &str, result: &QuestionResult) {
+        let (root, id) = (self.root, self.id);
         let path = root.condition_dir(id, name).join(RESULT_FILE);
         let derived = [
             (
                 "ordered_key",
                 result.ordered_key.to_string(),
-                truth.as_ref().map(|t| t.meta.ordered.to_string()),
+                self.truth.as_ref().map(|t| t.meta.ordered.to_string()),
                 "ground_truth.json gives",
             ),
             (
@@ -387,7 +458,7 @@ fn check_question(
         ];
         for (member, recorded, derived, from) in derived {
             if let Some(derived) = derived.filter(|d| *d != recorded) {
-                problems.push(format!(
+                self.problems.push(format!(
                     "{}: {member} is {recorded}, but {from} {derived}: the record was edited; \
                      restore it from version control",
                     path.display()
@@ -397,13 +468,13 @@ fn check_question(
         // The expectations recorded are what the statuses are judged by
         // again: one that no header line could give is damage (issue 27).
         if let Some(why) = crate::expectations::misfit_of(&result.expectations) {
-            problems.push(format!(
+            self.problems.push(format!(
                 "{}: {why}: the record was edited; restore it from version control, or \
                  re-judge it from the corpus with `okn-benchmark rescore`",
                 path.display()
             ));
         }
-        if let Some(condition) = conditions.get(name) {
+        if let Some(condition) = self.conditions.get(name) {
             let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
             // A run recording the condition now writes result.json once
             // the question's attempts are played.
@@ -415,38 +486,46 @@ fn check_question(
                         &plan,
                         (!running).then_some(&listed),
                     );
-                    problems.extend(folders.iter().map(Error::to_string));
+                    self.problems.extend(folders.iter().map(Error::to_string));
                 }
-                Err(why) => problems.push(format!(
+                Err(why) => self.problems.push(format!(
                     "{}: {why}; restore it from version control",
                     root.condition_file(name).display()
                 )),
             }
         }
-        for a in &result.attempts {
-            let files = match check_attempt(root, id, name, a) {
-                Ok(files) => files,
-                Err(e) => {
-                    problems.push(e.to_string());
-                    continue;
-                }
-            };
-            if let Some(condition) = conditions.get(name)
-                && let Err(e) = files.check_agent(&condition.file)
-            {
-                problems.push(e.to_string());
-                continue;
+    }
+
+    /// Checks attempt `a` of condition `name`'s `result` ([`check_attempt`],
+    /// the agent its condition names, and the attempt judged again against
+    /// the ground truth); returns its files and its prompt's bytes when
+    /// they could be read, whatever the later checks found.
+    fn attempt(
+        &mut self,
+        name: &str,
+        result: &QuestionResult,
+        a: &AttemptResult,
+    ) -> Option<(AttemptFiles, Option<Vec<u8>>)> {
+        let (files, prompt) = match check_attempt(self.root, self.id, name, a) {
+            Ok(read) => read,
+            Err(e) => {
+                self.problems.push(e.to_string());
+                return None;
             }
-            let Some(truth) = truth.as_ref() else {
-                continue;
-            };
+        };
+        let condition = self.conditions.get(name);
+        if let Some(condition) = condition
+            && let Err(e) = files.check_agent(&condition.file)
+        {
+            self.problems.push(e.to_string());
+            return Some((files, prompt));
+        }
+        if let Some(truth) = self.truth.as_ref() {
             // Judged again at the precision the condition records
             // (`run`/`rescore --precision`).
-            let figures = conditions
-                .get(name)
-                .map_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES, |c| {
-                    c.file.settings.significant_figures
-                });
+            let figures = condition.map_or(crate::score::DEFAULT_SIGNIFICANT_FIGURES, |c| {
+                c.file.settings.significant_figures
+            });
             let again = crate::runs::judge::judge_again(
                 &files,
                 a.attempt,
@@ -456,11 +535,12 @@ fn check_question(
             );
             let moved = record_differences(a, &again, result.format);
             if !moved.is_empty() {
-                problems.push(disagreement_problem(root, result, a.attempt, &moved));
+                self.problems
+                    .push(disagreement_problem(self.root, result, a.attempt, &moved));
             }
         }
+        Some((files, prompt))
     }
-    problems
 }
 
 /// The problem of attempt `attempt` of `result`, whose files judged again
@@ -517,7 +597,12 @@ use crate::runs::recorded::json_text;
 /// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses; a
 /// file of [`crate::layout::ATTEMPT_FILES`] that is there and cannot be
 /// opened as a regular file. Each names the file and says what to do.
-fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<AttemptFiles> {
+fn check_attempt(
+    root: &RunsRoot,
+    id: &str,
+    name: &str,
+    a: &AttemptResult,
+) -> Result<(AttemptFiles, Option<Vec<u8>>)> {
     let dir = root.attempt_dir(id, name, a.attempt);
     match std::fs::symlink_metadata(&dir) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -532,12 +617,22 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     let files = AttemptFiles::read_checked(&dir, a.attempt, Some(a))?;
     // What the attempt's page shows or links (its prompt above all) must
     // be a file that can be read: one that cannot is damage, never a file
-    // that was not recorded (issue 24, item 23).
+    // that was not recorded (issue 24, item 23). Those `read_checked` read
+    // are not opened again; the prompt is read, as its page shows it.
+    let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
+    let mut prompt = None;
     for name in crate::layout::ATTEMPT_FILES {
-        crate::fsutil::open_regular(&dir.join(name), crate::fsutil::Links::Refuse)
-            .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
+        if AttemptFiles::READ.contains(&name) {
+            continue;
+        }
+        let path = dir.join(name);
+        if name == PROMPT_FILE {
+            prompt = read_recorded(&path).map_err(damaged)?;
+        } else {
+            crate::fsutil::open_regular(&path, crate::fsutil::Links::Refuse).map_err(damaged)?;
+        }
     }
-    Ok(files)
+    Ok((files, prompt))
 }
 
 /// Said of a `result.json` a condition file lists that is gone.
@@ -734,7 +829,15 @@ fn check_result(
 /// or aggregate is what the tables and figures print, so one edited rate
 /// would be published (the red-team pass of issue 12 set a condition's
 /// `exact_rate` to 0.25 under an interval of 1.00–1.00).
-fn disagreement<T: serde::Serialize>(recorded: &T, other: &T, other_is: &str) -> Option<String> {
+fn disagreement<T: serde::Serialize + PartialEq>(
+    recorded: &T,
+    other: &T,
+    other_is: &str,
+) -> Option<String> {
+    // Equal values write equal JSON.
+    if recorded == other {
+        return None;
+    }
     let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
         (serde_json::to_value(recorded), serde_json::to_value(other))
     else {
@@ -862,29 +965,39 @@ impl Listing {
 /// Reads what the site shows of question `id` of `view` (a root loaded by
 /// [`root`]): its ground truth and every attempt folder its results name.
 ///
+/// With `check` (a root loaded with [`Records::Deferred`]), the files are
+/// checked as they are read, as [`check_records`] checks them when a root
+/// is loaded, and what breaks a rule is in [`QuestionDetail::problems`]
+/// (the detail is then not to be published): each file is read once for
+/// the check and the pages.
+///
 /// Errors: an attempt folder `result.json` names that is missing; a
 /// submitted answer whose `answer.csv` is missing; a `calls.json` that does
 /// not parse (a page would otherwise say no tool was called). Each names
 /// the file and says what to do.
-pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
+pub fn question(view: &RootView, id: &str, check: bool) -> Result<QuestionDetail> {
     let root = RunsRoot::new(&view.path);
     let qdir = root.question_dir(id);
     let listing = Listing::of(&qdir);
-    let ground_truth = listing
-        .read(GROUND_TRUTH_CSV)?
-        .and_then(|b| Table::from_csv(&b).ok());
-    let answer_key = listing
-        .read(GROUND_TRUTH_JSON)?
-        .and_then(|b| serde_json::from_slice::<crate::reference::GroundTruthMeta>(&b).ok())
-        .map(|meta| meta.answer_key);
+    let mut checking = check.then(|| QuestionCheck::new(&root, &view.conditions, id));
     let mut conditions = BTreeMap::new();
     if let Some(question) = view.questions.get(id) {
         for (name, result) in &question.results {
-            let attempts = result
-                .attempts
-                .iter()
-                .map(|a| attempt(&root, result, a))
-                .collect::<Result<Vec<_>>>()?;
+            let mut attempts = Vec::with_capacity(result.attempts.len());
+            if let Some(checking) = checking.as_mut() {
+                checking.result(name, result);
+            }
+            for a in &result.attempts {
+                let read = match checking.as_mut() {
+                    Some(checking) => match checking.attempt(name, result, a) {
+                        Some(read) => Some(read),
+                        // Named in the problems: the pages are not made.
+                        None => continue,
+                    },
+                    None => None,
+                };
+                attempts.push(attempt(&root, result, a, read)?);
+            }
             conditions.insert(
                 name.clone(),
                 ConditionAttempts {
@@ -894,25 +1007,45 @@ pub fn question(view: &RootView, id: &str) -> Result<QuestionDetail> {
             );
         }
     }
+    let (truth, problems) = match checking {
+        Some(checking) => (checking.truth, checking.problems),
+        None => (None, Vec::new()),
+    };
+    // The ground truth as checked, else as it reads.
+    let (ground_truth, answer_key) = match truth {
+        Some(truth) => (Some(truth.table), Some(truth.meta.answer_key)),
+        None => (
+            listing
+                .read(GROUND_TRUTH_CSV)?
+                .and_then(|b| Table::from_csv(&b).ok()),
+            listing
+                .read(GROUND_TRUTH_JSON)?
+                .and_then(|b| serde_json::from_slice::<crate::reference::GroundTruthMeta>(&b).ok())
+                .map(|meta| meta.answer_key),
+        ),
+    };
     Ok(QuestionDetail {
         id: id.to_string(),
         ground_truth,
         answer_key,
         files: listing.files(&[GROUND_TRUTH_CSV, GROUND_TRUTH_JSON]),
         conditions,
+        problems,
     })
 }
 
-/// Reads one attempt folder.
+/// Reads one attempt folder; `read` holds its files and its prompt's
+/// bytes when [`QuestionCheck::attempt`] has read them.
 fn attempt(
     root: &RunsRoot,
     result: &QuestionResult,
     a: &crate::runs::records::AttemptResult,
+    read: Option<(AttemptFiles, Option<Vec<u8>>)>,
 ) -> Result<AttemptView> {
     let dir = root.attempt_dir(&result.question, &result.condition, a.attempt);
     // What result.json records must be there: a page that said "nothing
     // was submitted" beside "Exact" would contradict itself.
-    if !dir.is_dir() {
+    if read.is_none() && !dir.is_dir() {
         return Err(Error::file(&dir, LOST_ATTEMPT));
     }
     let listing = Listing::of(&dir);
@@ -924,8 +1057,14 @@ fn attempt(
     // episode recovered from agent.json, where the record says it was
     // judged from one), so the page shows what the verdict rests on
     // (issue 25, section 5).
-    let mut files = AttemptFiles::read(&dir, a.attempt)?;
-    files.recover(Some(a))?;
+    let (files, prompt) = match read {
+        Some(read) => read,
+        None => {
+            let mut files = AttemptFiles::read(&dir, a.attempt)?;
+            files.recover(Some(a))?;
+            (files, listing.read(PROMPT_FILE)?)
+        }
+    };
     let answer = files
         .answer
         .as_deref()
@@ -934,11 +1073,12 @@ fn attempt(
     // that does not parse is said so, not silently left out.
     let final_message = listing
         .is_file(AGENT_FILE)
-        .then(|| final_message(&files.output.0))
+        .then(|| final_message(&files.agent, &files.output.0))
         .flatten();
-    let prompt = listing
-        .read(PROMPT_FILE)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let prompt = prompt.map(|b| match String::from_utf8(b) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    });
     let host = HostView {
         wall_s: files.episode.as_ref().map(|e| e.wall_s),
         measured_by: files.episode.as_ref().map(|e| e.source.clone()),
@@ -961,14 +1101,15 @@ fn attempt(
 /// a JSON object (claude, the scripted agent); nothing for output that is
 /// a stream of JSON lines (codex's events) or another object; a sentence
 /// saying why for output that is empty or not JSON at all.
-fn final_message(bytes: &[u8]) -> Option<String> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Some("(agent.json is empty: the agent host reported nothing)".to_string());
-    }
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
+fn final_message(report: &AgentReport, bytes: &[u8]) -> Option<String> {
+    // The report as the files were read (parsed once).
+    match report {
+        AgentReport::Absent | AgentReport::Empty => {
+            Some("(agent.json is empty: the agent host reported nothing)".to_string())
+        }
+        AgentReport::Json(v) => v.get("result").and_then(|r| r.as_str()).map(str::to_string),
         // A host that prints one JSON event a line (codex exec --json).
-        Err(_)
+        AgentReport::NotJson { .. }
             if String::from_utf8_lossy(bytes)
                 .lines()
                 .filter(|l| !l.trim().is_empty())
@@ -976,8 +1117,8 @@ fn final_message(bytes: &[u8]) -> Option<String> {
         {
             None
         }
-        Err(e) => Some(format!(
-            "(agent.json is not JSON, so no final message could be read from it: {e})"
+        AgentReport::NotJson { error, .. } => Some(format!(
+            "(agent.json is not JSON, so no final message could be read from it: {error})"
         )),
     }
 }
@@ -990,16 +1131,17 @@ mod tests {
     /// output of its host: the attempt page said it was not JSON.
     #[test]
     fn a_final_message_is_read_only_where_the_host_states_one() {
+        let message = |bytes: &[u8]| final_message(&AgentReport::of(Some(bytes)), bytes);
         assert_eq!(
-            final_message(br#"{"type":"result","result":"done"}"#).as_deref(),
+            message(br#"{"type":"result","result":"done"}"#).as_deref(),
             Some("done")
         );
         assert_eq!(
-            final_message(b"{\"type\":\"thread.started\"}\n{\"type\":\"turn.completed\"}\n"),
+            message(b"{\"type\":\"thread.started\"}\n{\"type\":\"turn.completed\"}\n"),
             None
         );
-        assert!(final_message(b"  \n").unwrap().contains("is empty"));
-        assert!(final_message(b"{ cut").unwrap().contains("is not JSON"));
+        assert!(message(b"  \n").unwrap().contains("is empty"));
+        assert!(message(b"{ cut").unwrap().contains("is not JSON"));
     }
 
     /// A listing reads as every recorded file is read: a regular file's

@@ -61,6 +61,12 @@ pub struct RootView {
     /// are in no table.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub unfinished: BTreeMap<String, Unfinished>,
+    /// Loaded with [`crate::report::load::Records::Deferred`]: the files
+    /// of its attempts are checked question by question, as the site's
+    /// pages read them ([`crate::report::load::question`] with `check`),
+    /// so [`RootView::problems`] does not hold what they break.
+    #[serde(skip)]
+    pub records_deferred: bool,
 }
 
 /// What an unfinished condition holds ([`RootView::unfinished`]).
@@ -473,6 +479,11 @@ pub struct QuestionDetail {
     pub files: BTreeSet<String>,
     /// Per condition name, in name order.
     pub conditions: BTreeMap<String, ConditionAttempts>,
+    /// What the files broke of the rules [`crate::report::load::question`]
+    /// checked them by (with `check`), each named with what to do, in the
+    /// order met: a detail with any is never published.
+    #[serde(skip)]
+    pub problems: Vec<String>,
 }
 
 /// One condition's attempts of one question.

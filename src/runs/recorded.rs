@@ -426,19 +426,25 @@ impl AgentReport {
     /// Errors: a file that exists and cannot be read.
     pub fn read(dir: &Path) -> Result<AgentReport> {
         let path = dir.join(AGENT_FILE);
-        let Some(bytes) = read_recorded(&path)? else {
-            return Ok(AgentReport::Absent);
+        Ok(AgentReport::of(read_recorded(&path)?.as_deref()))
+    }
+
+    /// The report `bytes` (an `agent.json` as read; `None` when absent)
+    /// hold.
+    pub fn of(bytes: Option<&[u8]>) -> AgentReport {
+        let Some(bytes) = bytes else {
+            return AgentReport::Absent;
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(AgentReport::Empty);
+            return AgentReport::Empty;
         }
-        Ok(match serde_json::from_slice(&bytes) {
+        match serde_json::from_slice(bytes) {
             Ok(v) => AgentReport::Json(v),
             Err(e) => AgentReport::NotJson {
                 line: e.line() as u64,
                 error: e.to_string(),
             },
-        })
+        }
     }
 }
 
@@ -476,6 +482,17 @@ pub struct AttemptFiles {
 }
 
 impl AttemptFiles {
+    /// The files of an attempt folder [`AttemptFiles::read`] reads (each
+    /// once), among [`crate::layout::ATTEMPT_FILES`].
+    pub const READ: [&'static str; 6] = [
+        METRICS_FILE,
+        CALLS_FILE,
+        AGENT_FILE,
+        EPISODE_FILE,
+        ANSWER_FILE,
+        AGENT_STDERR_FILE,
+    ];
+
     /// Reads attempt `attempt`'s folder `dir`. The proxy's files
     /// (`metrics.json`, `calls.json`) and the runner's (`episode.json`) are
     /// written whole (atomically), so one that is present and does not
@@ -493,7 +510,10 @@ impl AttemptFiles {
         let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
         let metrics = read_recorded_json::<Metrics>(&dir.join(METRICS_FILE)).map_err(damaged)?;
         let calls_file = read_calls_file(dir).map_err(damaged)?;
-        let agent = AgentReport::read(dir).map_err(damaged)?;
+        // agent.json is read once: the report and the host's output.
+        let stdout = read_recorded(&dir.join(AGENT_FILE)).map_err(damaged)?;
+        let agent = AgentReport::of(stdout.as_deref());
+        let stdout = stdout.unwrap_or_default();
         let episode = read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
         // A format no version wrote is damage too.
         let or_restore = format!(", or {RESTORE}");
@@ -521,9 +541,6 @@ impl AttemptFiles {
         }
         let calls = calls_file.map(|f| f.calls);
         let answer = read_recorded(&dir.join(ANSWER_FILE)).map_err(damaged)?;
-        let stdout = read_recorded(&dir.join(AGENT_FILE))
-            .map_err(damaged)?
-            .unwrap_or_default();
         let stderr = read_recorded(&dir.join(AGENT_STDERR_FILE))
             .map_err(damaged)?
             .unwrap_or_default();
@@ -841,10 +858,11 @@ impl AttemptFiles {
             );
         }
         if let (Some(metrics), Some(calls)) = (&self.metrics, &self.calls) {
-            if let Some((member, recorded, derived)) =
-                crate::mcp::calllog::tally_differences(metrics, calls)
-                    .into_iter()
-                    .next()
+            if !tallies_agree(metrics, calls)
+                && let Some((member, recorded, derived)) =
+                    crate::mcp::calllog::tally_differences(metrics, calls)
+                        .into_iter()
+                        .next()
             {
                 return disagree(METRICS_FILE, member, recorded, derived, CALLS_FILE);
             }
@@ -1112,6 +1130,25 @@ impl Submissions {
             last: Some((last.index, csv)),
         })
     }
+}
+
+/// Whether every tally of `metrics` (a `metrics.json`) is what `calls`
+/// give, compared as values: when they are, as in every attempt of a
+/// sound root, [`crate::mcp::calllog::tally_differences`] (which compares
+/// them as JSON, to name the one that differs) finds none, and is not
+/// asked. A `reply_chars` not recorded (format 1) is not compared, as
+/// there.
+fn tallies_agree(metrics: &Metrics, calls: &[CallRecord]) -> bool {
+    let fresh = crate::mcp::calllog::tallies(calls);
+    metrics.calls == fresh.calls
+        && metrics.unreadable_requests == fresh.unreadable_requests
+        && metrics.tools_called == fresh.tools_called
+        && metrics.refused == fresh.refused
+        && metrics.server_s == fresh.server_s
+        && (metrics.reply_chars.is_none() || metrics.reply_chars == fresh.reply_chars)
+        && metrics.upstream_soft_errors == fresh.upstream_soft_errors
+        && metrics.queries_ok == fresh.queries_ok
+        && metrics.queries_errored == fresh.queries_errored
 }
 
 /// `value` as compact JSON, as a message quotes a recorded value.

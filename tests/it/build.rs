@@ -2330,3 +2330,76 @@ fn questions_excluded_by_hand_are_named_beside_every_published_number() {
     let (code, text) = check(d);
     assert_eq!(code, 0, "{text}");
 }
+
+/// Issue 26, section 4 (`build` at the floor): with the site, a build
+/// reads each question's recorded files once, checking them as loading a
+/// root checks them while it makes the question's pages, in a first pass
+/// that writes nothing; only a root that passes every check is written. A
+/// damaged file in the question made last (no study reads the root, so no
+/// earlier load checks it) must stop `build` and `build --check` before a
+/// page of the earlier questions, deleted here, is written again, and
+/// before an orphan is removed; mended, the build writes back exactly
+/// what was deleted, and the next has nothing to write.
+#[test]
+fn a_damaged_file_in_the_last_question_stops_build_before_any_page_is_written() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::remove_dir_all(d.join("results-demo")).unwrap();
+    std::fs::remove_file(d.join("README.md")).unwrap();
+    build(d);
+    let clean = build(d);
+    assert!(clean.starts_with("build: 0 written, "), "{clean}");
+    let mut questions: Vec<String> = std::fs::read_dir(d.join("runs-demo"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix("_results").map(str::to_string)
+        })
+        .collect();
+    questions.sort();
+    let (first, last) = (&questions[0], questions.last().unwrap());
+    // The first question's pages go, and a page nothing makes is planted.
+    let pages = d.join("site/roots/runs-demo");
+    let deleted = [
+        pages.join(format!("q/{first}.html")),
+        pages.join("a").join(first),
+    ];
+    std::fs::remove_file(&deleted[0]).unwrap();
+    std::fs::remove_dir_all(&deleted[1]).unwrap();
+    let orphan = pages.join("q/gone.html");
+    std::fs::write(&orphan, generated_page_named(d, "gone.html")).unwrap();
+    // The last question's first answer, edited by hand.
+    let answer = d
+        .join(format!("runs-demo/{last}_results/{CONDITION}/attempt-1"))
+        .join("answer.csv");
+    let recorded = std::fs::read(&answer).ok();
+    std::fs::write(&answer, "edited\nby hand\n").unwrap();
+    let before = snapshot(d);
+    for args in [&["build", "--check"][..], &["build"]] {
+        let out = okn_in(d).args(args).output().unwrap();
+        let text = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{args:?}:\n{text}");
+        assert!(
+            text.contains(&format!(
+                "{last}_results/{CONDITION}/attempt-1/answer.csv: "
+            )),
+            "{args:?} did not name the answer:\n{text}"
+        );
+        assert!(text.contains("so nothing was built"), "{args:?}:\n{text}");
+        assert_eq!(snapshot(d), before, "{args:?} wrote or removed files");
+    }
+    match recorded {
+        Some(bytes) => std::fs::write(&answer, bytes).unwrap(),
+        None => std::fs::remove_file(&answer).unwrap(),
+    }
+    let mended = build(d);
+    assert!(
+        mended.contains("removed   site/roots/runs-demo/q/gone.html"),
+        "{mended}"
+    );
+    assert!(!mended.starts_with("build: 0 written"), "{mended}");
+    assert!(deleted[0].is_file() && deleted[1].is_dir(), "{mended}");
+    assert!(!orphan.exists());
+    assert_eq!(build(d), clean);
+}

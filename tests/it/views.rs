@@ -89,7 +89,18 @@ fn a_question_view_holds_its_text_and_results() {
 #[test]
 fn an_attempt_view_holds_what_its_folder_recorded() {
     let view = load::root(&repo().join(DEMO_ROOT));
-    let detail = load::question(&view, QUESTION).unwrap();
+    let detail = load::question(&view, QUESTION, false).unwrap();
+    // Issue 26, section 4: checked as it is read (a root loaded with its
+    // records deferred, as a build with the site loads one), the detail
+    // is the same, with nothing to say of a sound root.
+    let deferred = load::root_with(&repo().join(DEMO_ROOT), load::Records::Deferred);
+    assert!(deferred.records_deferred && deferred.problems.is_empty());
+    let checked = load::question(&deferred, QUESTION, true).unwrap();
+    assert_eq!(checked.problems, Vec::<String>::new());
+    assert_eq!(
+        serde_json::to_value(&checked).unwrap(),
+        serde_json::to_value(&detail).unwrap()
+    );
     let attempt = &detail.conditions[CONDITION].attempts[0];
     assert_eq!(attempt.verdict, attempt.result.verdict());
     assert!(attempt.files.contains("prompt.txt"));
