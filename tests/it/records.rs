@@ -157,6 +157,13 @@ fn exits(d: &Path, args: &[&str], code: i32) -> String {
 /// was never judged again, so a verdict flipped by hand was published
 /// (and `build --check` said current). Every attempt is judged again,
 /// whatever version it claims; `rescore` is the way on.
+
+/// The calls an attempt's `calls.json` records, in order.
+fn calls(attempt: &Path) -> Vec<Value> {
+    let log: Value = read_json(&attempt.join("calls.json"));
+    log["calls"].as_array().cloned().unwrap_or_default()
+}
+
 #[test]
 fn a_verdict_flipped_by_hand_is_refused_whatever_scoring_version_it_claims() {
     let dir = fixture();
@@ -300,7 +307,7 @@ fn every_member_of_a_recorded_attempt_is_derived_again_from_its_files() {
         (|a| a.refused = 1, "records refused 1"),
         (
             |a| a.tools_called.insert(0, "get_schema".into()),
-            "records tools_called [\"get_schema\",\"query\",\"submit_csv\"]",
+            "records tools_called [\"get_schema\",",
         ),
         (|a| a.wall_s = 0.5, "records wall_s 0.5"),
         (|a| a.server_s = 0.25, "records server_s 0.25"),
@@ -312,7 +319,7 @@ fn every_member_of_a_recorded_attempt_is_derived_again_from_its_files() {
         (
             |a| a.trajectory = None,
             "records trajectory absent, but its files judged against the ground truth give \
-             trajectory {\"first_query_hit\":true,\"exploratory_calls\":0}",
+             trajectory {\"first_query_hit\":",
         ),
         (
             |a| {
@@ -392,10 +399,16 @@ fn an_attempt_file_that_disagrees_with_the_one_it_copies_is_refused() {
     edit(&metrics, |m| {
         m["tools_offered"] = serde_json::json!(["submit_csv"])
     });
+    let forwarded = calls(&attempt_dir(d, FAILED, CONDITION, 1))
+        .iter()
+        .filter(|c| c["forwarded"] == true)
+        .count();
     refused_everywhere(
         d,
-        "attempt-1/metrics.json: startup_error is set (the server was never reached), but \
-         calls.json gives 1 call(s) forwarded to the server",
+        &format!(
+            "attempt-1/metrics.json: startup_error is set (the server was never reached), but \
+             calls.json gives {forwarded} call(s) forwarded to the server"
+        ),
     );
     let dir = fixture();
     let d = dir.path();
@@ -1156,9 +1169,14 @@ fn an_answer_edited_by_hand_is_refused_never_judged_again() {
     std::fs::copy(&key, &answer).unwrap();
     let before = snapshot(d);
     let text = exits(d, &["rescore", "runs-demo"], 2);
+    let submitted = calls(&attempt_dir(d, MISSED, CONDITION, 1))
+        .iter()
+        .rfind(|c| c["tool"] == "submit_csv")
+        .map(|c| c["index"].clone())
+        .unwrap();
     let named = format!(
         "{MISSED}_results/{CONDITION}/attempt-1/answer.csv: differs from the answer submit_csv \
-         call 2 of calls.json saved there"
+         call {submitted} of calls.json saved there"
     );
     assert!(text.contains(&named), "{text}");
     assert!(!text.contains("moved"), "{text}");
@@ -1539,6 +1557,14 @@ fn a_host_failure_written_into_agent_json_by_hand_is_refused_unless_forced() {
     report["is_error"] = true.into();
     report["result"] = "API Error: 401 authentication_error".into();
     std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+    // With the host report episode.json copies from agent.json forged to
+    // agree (runs-root format 4 on), so only the verdict can tell.
+    edit(&attempt.join("episode.json"), |e| {
+        e["host_report"]["failure"] = serde_json::json!({
+            "kind": "authentication",
+            "reason": "the agent host reported an error: API Error: 401 authentication_error"
+        })
+    });
     let before = snapshot(d);
     let text = exits(d, &["rescore", "runs-demo"], 2);
     assert!(text.contains(&format!("{NOT_NAMED}/attempt-1")), "{text}");
