@@ -123,7 +123,10 @@ impl CallLog {
     /// Errors: a file cannot be written or the journal removed (naming it).
     pub fn finish(&self) -> Result<()> {
         self.append()?;
-        write_atomic(&self.dir.join(CALLS_FILE), calls_json(&self.calls).as_bytes())?;
+        write_atomic(
+            &self.dir.join(CALLS_FILE),
+            calls_json(&self.calls).as_bytes(),
+        )?;
         self.write_metrics()?;
         self.journal.borrow_mut().take();
         remove_journal(&self.dir)
@@ -134,7 +137,10 @@ impl CallLog {
         let fail = |e: std::io::Error| Error::io(&path, "write", e);
         let mut journal = self.journal.borrow_mut();
         if journal.is_none() {
-            write_atomic(&self.dir.join(CALLS_FILE), calls_json(&self.calls).as_bytes())?;
+            write_atomic(
+                &self.dir.join(CALLS_FILE),
+                calls_json(&self.calls).as_bytes(),
+            )?;
             let mut file = File::create(&path).map_err(fail)?;
             file.write_all(journal_head().as_bytes()).map_err(fail)?;
             *journal = Some(Journal {
@@ -174,9 +180,7 @@ impl CallLog {
 fn remove_journal(dir: &Path) -> Result<()> {
     let path = dir.join(JOURNAL_FILE);
     match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io(&path, "remove", e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, "remove", e)),
         _ => Ok(()),
     }
 }
@@ -202,7 +206,9 @@ pub fn settle(dir: &Path) -> Result<()> {
         Error::at_line(
             &path,
             line,
-            format!("{e}: the proxy's journal of calls is damaged; restore it or run the attempt again"),
+            format!(
+                "{e}: the proxy's journal of calls is damaged; restore it or run the attempt again"
+            ),
         )
     })?;
     let calls_path = dir.join(CALLS_FILE);

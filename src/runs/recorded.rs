@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::fsutil::{Links, read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, AGENT_STDERR_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE,
-    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, JOURNAL_FILE, LOG_FORMAT, METRICS_FILE, Metrics, PROMPT_FILE,
-    RunsRoot, check_id,
+    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, JOURNAL_FILE, LOG_FORMAT, METRICS_FILE, Metrics,
+    PROMPT_FILE, RunsRoot, check_id,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;

@@ -1994,7 +1994,9 @@ mod regression {
                     .split(|&b| b == 0)
                     .map(|a| String::from_utf8_lossy(a).into_owned())
                     .collect();
-                let logs_there = args.windows(2).any(|w| w[0] == "--log-dir" && w[1] == log_dir);
+                let logs_there = args
+                    .windows(2)
+                    .any(|w| w[0] == "--log-dir" && w[1] == log_dir);
                 (args.get(1).map(String::as_str) == Some("proxy") && logs_there).then_some(pid)
             })
             .collect()
