@@ -18,8 +18,9 @@
 //! alike. Each call is timed from the request to its reply. It prints the
 //! median, 99th percentile and mean latency of each way and of the
 //! difference call by call (the proxy's call i minus the direct call i),
-//! and the proxy's median over the burst's first and last
-//! tenths (a log that grows with every call would show there).
+//! the median added over the burst's first and last 100 calls, and the
+//! proxy's median over its first and last tenths (a log that grows with
+//! every call would show there).
 //!
 //! `--bin` names the okn-benchmark binary (default: the one beside this
 //! example, `target/release/okn-benchmark`); run from the repository root
@@ -143,7 +144,16 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let _ = direct.cancel().await;
     let _ = proxied.cancel().await;
-    let logged = std::fs::read_to_string(log.path().join("calls.json")).unwrap_or_default();
+    // The proxy writes calls.json whole once the agent's side closes
+    // (until then its calls are in its journal, calls.jsonl): wait for it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let logged = loop {
+        let text = std::fs::read_to_string(log.path().join("calls.json")).unwrap_or_default();
+        if !log.path().join("calls.jsonl").exists() || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let (d, p) = (sorted(&times.0), sorted(&times.1));
     let tenth = (args.calls / 10).max(1);
     let (first, last) = (
@@ -170,12 +180,23 @@ async fn run(args: Args) -> Result<(), String> {
     }
     // Call i through the proxy minus call i straight to the server (the
     // two alternate, so each pair ran under the same load).
-    let mut added: Vec<f64> = times
+    let in_order: Vec<f64> = times
         .0
         .iter()
         .zip(&times.1)
         .map(|(d, p)| (p.as_secs_f64() - d.as_secs_f64()) * 1000.0)
         .collect();
+    let median = |values: &[f64]| {
+        let mut values = values.to_vec();
+        values.sort_by(f64::total_cmp);
+        values[values.len().div_ceil(2).max(1) - 1]
+    };
+    let hundred = args.calls.min(100);
+    let (added_first, added_last) = (
+        median(&in_order[..hundred]),
+        median(&in_order[in_order.len() - hundred..]),
+    );
+    let mut added = in_order.clone();
     added.sort_by(f64::total_cmp);
     let rank = |q: f64| added[((q * added.len() as f64).ceil() as usize).clamp(1, added.len()) - 1];
     println!(
@@ -185,6 +206,9 @@ async fn run(args: Args) -> Result<(), String> {
         mean(&times.1) - mean(&times.0)
     );
     println!();
+    println!(
+        "added by the proxy (call by call), median over the first {hundred} timed calls {added_first:.3} ms, over the last {hundred} {added_last:.3} ms"
+    );
     println!(
         "proxy median over the first {tenth} timed calls {:.3} ms, over the last {tenth} {:.3} ms; calls.json at the end: {} KB",
         quantile(&first, 0.5),

@@ -61,6 +61,14 @@ pub const CWD_DIR: &str = "cwd";
 pub const CALLS_FILE: &str = "calls.json";
 /// The proxy's tallies ([`Metrics`]).
 pub const METRICS_FILE: &str = "metrics.json";
+/// The proxy's journal of calls while an episode runs: JSON Lines, the
+/// first line `{"format":N}` ([`LOG_FORMAT`]), then one [`CallRecord`] a
+/// line, appended and flushed as each call ends. It is removed once
+/// `calls.json` holds every call (the proxy's end, or the runner's after
+/// a proxy that was killed); one left beside a `calls.json` with fewer
+/// calls, or with none, is the newer record ([`newer_calls`];
+/// `docs/FORMAT.md`, "calls.jsonl"; issue 26, section 4).
+pub const JOURNAL_FILE: &str = "calls.jsonl";
 /// The last submitted answer, byte for byte.
 pub const ANSWER_FILE: &str = "answer.csv";
 /// Submissions too large to log inline, as `submissions/N.csv`.
@@ -244,11 +252,75 @@ pub fn read_metrics(dir: &Path) -> Option<Metrics> {
 }
 
 /// Reads a log folder's `calls.json`, if present and well formed.
+/// A journal left by a killed proxy is read when it is newer
+/// ([`newer_calls`]).
 pub fn read_calls(dir: &Path) -> Option<Vec<CallRecord>> {
-    let text = std::fs::read_to_string(dir.join(CALLS_FILE)).ok()?;
-    serde_json::from_str::<CallsFile>(&text)
+    let calls = std::fs::read_to_string(dir.join(CALLS_FILE))
         .ok()
-        .map(|f| f.calls)
+        .and_then(|text| serde_json::from_str::<CallsFile>(&text).ok());
+    let journal = std::fs::read(dir.join(JOURNAL_FILE))
+        .ok()
+        .and_then(|bytes| parse_journal(&bytes).ok().flatten());
+    newer_calls(calls, journal).map(|f| f.calls)
+}
+
+/// The first line of a journal ([`JOURNAL_FILE`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JournalHead {
+    format: u32,
+}
+
+/// The first line of a journal of [`LOG_FORMAT`], with its line end.
+pub fn journal_head() -> String {
+    format!("{{\"format\":{LOG_FORMAT}}}\n")
+}
+
+/// The calls a journal's bytes hold ([`JOURNAL_FILE`]), as a
+/// [`CallsFile`] of the journal's format. A last line without its line
+/// end is a write the proxy did not finish (it was killed): it is not
+/// read. An empty journal (killed before its first line was written) is
+/// `None`.
+///
+/// Errors: `(line, what is wrong)`, the line 1-based, for a complete
+/// line that is not what the journal holds.
+pub fn parse_journal(bytes: &[u8]) -> std::result::Result<Option<CallsFile>, (u64, String)> {
+    let complete = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(end) => &bytes[..=end],
+        None => return Ok(None),
+    };
+    let mut lines = complete.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    let Some(head) = lines.next() else {
+        return Ok(None);
+    };
+    let head: JournalHead = serde_json::from_slice(head).map_err(|e| {
+        (
+            1,
+            format!("{e}: the first line of a journal is {{\"format\":N}}"),
+        )
+    })?;
+    let mut calls = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let call: CallRecord =
+            serde_json::from_slice(line).map_err(|e| (i as u64 + 2, e.to_string()))?;
+        calls.push(call);
+    }
+    Ok(Some(CallsFile {
+        format: head.format,
+        calls,
+    }))
+}
+
+/// Which record of an episode's calls is the newer: the journal when
+/// `calls.json` is missing or holds fewer calls (a proxy killed
+/// mid-episode appends to the journal and writes `calls.json` only at its
+/// start and end), else `calls.json` ([`JOURNAL_FILE`]).
+pub fn newer_calls(calls: Option<CallsFile>, journal: Option<CallsFile>) -> Option<CallsFile> {
+    match (calls, journal) {
+        (Some(c), Some(j)) if j.calls.len() > c.calls.len() => Some(j),
+        (None, j) => j,
+        (c, _) => c,
+    }
 }
 
 /// Rounds seconds to milliseconds, the resolution every time in an

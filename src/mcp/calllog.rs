@@ -1,28 +1,46 @@
-//! The proxy's record of an episode: `calls.json` (every tool call in order)
-//! and `metrics.json` (what the report needs), rewritten atomically after
-//! every call so that an episode killed mid-way still has its log.
+//! The proxy's record of an episode: `calls.json` (every tool call in
+//! order), `metrics.json` (what the report needs) and, while the episode
+//! runs, the journal `calls.jsonl` (`docs/FORMAT.md`, "calls.jsonl").
 //!
-//! Calls are only ever appended, so each is serialized once, when first
-//! written, and kept as text: a rewrite after the thousandth call copies
-//! the text of the 999 before it rather than serializing them again (the
-//! whole rewrite had made the proxy's added latency grow from about 1 ms
-//! at the first call of a burst to 4 ms at the thousandth;
-//! docs/PERFORMANCE.md, "The proxy's cost per call"). The text is byte for
-//! byte what `serde_json`'s pretty printer writes for the whole file.
+//! As each call ends, its line is appended to the journal and flushed,
+//! and `metrics.json` is replaced atomically; `calls.json` is written
+//! whole at the proxy's start (no calls) and at its end (every call), and
+//! the journal then removed. So a call costs the same at the thousandth
+//! as at the first: rewriting `calls.json` whole after every call had made
+//! the proxy's added latency grow with the episode (1.1 ms over the first
+//! 100 calls of a burst to 2.4 ms over the last 100; docs/PERFORMANCE.md,
+//! "The proxy's cost per call"; issue 26, section 4). A proxy killed
+//! mid-episode leaves its calls in the journal, one complete line each:
+//! [`settle`] (the runner, once the agent host has ended) and every reader
+//! of an attempt ([`crate::layout::newer_calls`]) take them from there.
+//! `calls.json` is byte for byte what `serde_json`'s pretty printer writes
+//! for the whole file.
 //!
 //! Times are seconds (`f64`, millisecond resolution) from the proxy's start.
 
 use std::cell::RefCell;
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
-use crate::layout::{CALLS_FILE, CallRecord, LOG_FORMAT, METRICS_FILE, Metrics, round_seconds};
+use crate::layout::{
+    CALLS_FILE, CallRecord, CallsFile, JOURNAL_FILE, LOG_FORMAT, METRICS_FILE, Metrics,
+    journal_head, newer_calls, parse_journal, round_seconds,
+};
 use crate::mcp::redact::Redactor;
 pub use crate::mcp::soft_error::{soft_error, soft_error_in_reply, soft_error_in_value};
+
+/// The journal open for appending, and how many calls it holds.
+#[derive(Debug)]
+struct Journal {
+    file: File,
+    written: usize,
+}
 
 /// The in-memory log and where it is written.
 #[derive(Debug)]
@@ -33,9 +51,8 @@ pub struct CallLog {
     calls: Vec<CallRecord>,
     /// Metrics so far.
     pub metrics: Metrics,
-    /// The first calls of `calls`, as `calls.json` holds them: one string
-    /// per call, pretty-printed and indented as an element of the array.
-    written: RefCell<Vec<String>>,
+    /// The journal, once the first [`CallLog::flush`] created it.
+    journal: RefCell<Option<Journal>>,
     /// The profile's values, replaced in every member of every call
     /// recorded and of the metrics written (issue 24, item 27).
     redactor: Redactor,
@@ -49,7 +66,7 @@ impl CallLog {
             started: Instant::now(),
             calls: Vec::new(),
             metrics,
-            written: RefCell::new(Vec::new()),
+            journal: RefCell::new(None),
             redactor: Redactor::default(),
         }
     }
@@ -87,13 +104,68 @@ impl CallLog {
         self.calls.push(call);
     }
 
-    /// Writes `calls.json` and `metrics.json` atomically
-    /// ([`write_atomic`]).
+    /// Appends the calls recorded since the last flush to the journal,
+    /// one line each, in one write, then replaces `metrics.json`
+    /// atomically ([`write_atomic`]). The first flush writes `calls.json`
+    /// with the calls so far (none, at the proxy's start) and starts the
+    /// journal afresh.
     ///
     /// Errors: a file cannot be written (naming it).
     pub fn flush(&self) -> Result<()> {
-        let calls = self.calls_text();
-        write_atomic(&self.dir.join(CALLS_FILE), calls.as_bytes())?;
+        self.append()?;
+        self.write_metrics()
+    }
+
+    /// Writes `calls.json` whole and `metrics.json`, then removes the
+    /// journal: the episode's end (a log written so is what the journal
+    /// and the flushes before held).
+    ///
+    /// Errors: a file cannot be written or the journal removed (naming it).
+    pub fn finish(&self) -> Result<()> {
+        self.append()?;
+        write_atomic(
+            &self.dir.join(CALLS_FILE),
+            calls_json(&self.calls).as_bytes(),
+        )?;
+        self.write_metrics()?;
+        self.journal.borrow_mut().take();
+        remove_journal(&self.dir)
+    }
+
+    fn append(&self) -> Result<()> {
+        let path = self.dir.join(JOURNAL_FILE);
+        let fail = |e: std::io::Error| Error::io(&path, "write", e);
+        let mut journal = self.journal.borrow_mut();
+        if journal.is_none() {
+            write_atomic(
+                &self.dir.join(CALLS_FILE),
+                calls_json(&self.calls).as_bytes(),
+            )?;
+            let mut file = File::create(&path).map_err(fail)?;
+            file.write_all(journal_head().as_bytes()).map_err(fail)?;
+            *journal = Some(Journal {
+                file,
+                written: self.calls.len(),
+            });
+        }
+        let Some(journal) = journal.as_mut() else {
+            return Ok(());
+        };
+        let mut lines = String::new();
+        for call in &self.calls[journal.written..] {
+            lines.push_str(&serde_json::to_string(call).unwrap_or_default());
+            lines.push('\n');
+        }
+        if !lines.is_empty() {
+            // One write of whole lines, straight to the file (no buffer
+            // to lose): a kill can cut only the last line short.
+            journal.file.write_all(lines.as_bytes()).map_err(fail)?;
+            journal.written = self.calls.len();
+        }
+        Ok(())
+    }
+
+    fn write_metrics(&self) -> Result<()> {
         // Every member, the tools offered and the server's name included
         // (a tool may be named after a value; issue 24, item 27).
         let mut value = serde_json::to_value(&self.metrics).unwrap_or_default();
@@ -102,29 +174,82 @@ impl CallLog {
         metrics.push('\n');
         write_atomic(&self.dir.join(METRICS_FILE), metrics.as_bytes())
     }
+}
 
-    /// The text of `calls.json`: what `serde_json::to_string_pretty` writes
-    /// for a [`CallsFile`] of these calls, and a line end; the calls not
-    /// serialized before are serialized now and kept.
-    fn calls_text(&self) -> String {
-        let mut written = self.written.borrow_mut();
-        for call in self.calls.iter().skip(written.len()) {
-            written.push(array_element(call));
-        }
-        let mut text =
-            String::with_capacity(64 + written.iter().map(|e| e.len() + 2).sum::<usize>());
-        text.push_str(&format!("{{\n  \"format\": {LOG_FORMAT},\n  \"calls\": ["));
-        for (i, element) in written.iter().enumerate() {
-            text.push_str(if i == 0 { "\n" } else { ",\n" });
-            text.push_str(element);
-        }
-        text.push_str(if written.is_empty() {
-            "]\n}\n"
-        } else {
-            "\n  ]\n}\n"
-        });
-        text
+/// Removes `dir`'s journal, if any.
+fn remove_journal(dir: &Path) -> Result<()> {
+    let path = dir.join(JOURNAL_FILE);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, "remove", e)),
+        _ => Ok(()),
     }
+}
+
+/// After an episode whose proxy may have been killed (the agent host has
+/// ended): when log folder `dir` holds a journal newer than its
+/// `calls.json` ([`newer_calls`]), writes `calls.json` from it, the bytes
+/// the proxy writes at its end for those calls; then removes the journal.
+/// So a finished attempt's files are the same whether or not its proxy
+/// was killed (`docs/FORMAT.md`, "calls.jsonl").
+///
+/// Errors: a journal or `calls.json` that cannot be read, or a complete
+/// journal line that is not a call (naming the file and line; the journal
+/// is kept); a file that cannot be written.
+pub fn settle(dir: &Path) -> Result<()> {
+    let path = dir.join(JOURNAL_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&path, "read", e)),
+    };
+    let journal = parse_journal(&bytes).map_err(|(line, e)| {
+        Error::at_line(
+            &path,
+            line,
+            format!(
+                "{e}: the proxy's journal of calls is damaged; restore it or run the attempt again"
+            ),
+        )
+    })?;
+    let calls_path = dir.join(CALLS_FILE);
+    let calls = match std::fs::read(&calls_path) {
+        Ok(bytes) => Some(
+            serde_json::from_slice::<CallsFile>(&bytes)
+                .map_err(|e| Error::at_line(&calls_path, e.line() as u64, e.to_string()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&calls_path, "read", e)),
+    };
+    let had = calls.as_ref().map(|c| c.calls.len());
+    if let Some(newer) = newer_calls(calls, journal)
+        && had != Some(newer.calls.len())
+    {
+        let text = calls_json_of(newer.format, &newer.calls);
+        write_atomic(&calls_path, text.as_bytes())?;
+    }
+    remove_journal(dir)
+}
+
+/// The text of `calls.json` for `calls`: what `serde_json::to_string_pretty`
+/// writes for a [`CallsFile`] of [`LOG_FORMAT`], and a line end.
+pub fn calls_json(calls: &[CallRecord]) -> String {
+    calls_json_of(LOG_FORMAT, calls)
+}
+
+fn calls_json_of(format: u32, calls: &[CallRecord]) -> String {
+    let elements: Vec<String> = calls.iter().map(array_element).collect();
+    let mut text = String::with_capacity(64 + elements.iter().map(|e| e.len() + 2).sum::<usize>());
+    text.push_str(&format!("{{\n  \"format\": {format},\n  \"calls\": ["));
+    for (i, element) in elements.iter().enumerate() {
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        text.push_str(element);
+    }
+    text.push_str(if elements.is_empty() {
+        "]\n}\n"
+    } else {
+        "\n  ]\n}\n"
+    });
+    text
 }
 
 /// `call` pretty-printed as an element of the `calls` array of
@@ -258,7 +383,7 @@ pub fn carries_query(arguments: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{CallsFile, read_calls, read_metrics};
+    use crate::layout::{read_calls, read_metrics};
 
     /// Issue 24, item 6: the tallies a reader derives from `calls.json`
     /// are the ones the proxy wrote, and an edited one is named.
@@ -320,9 +445,11 @@ mod tests {
         );
     }
 
-    /// The kept text of the calls is the whole file serde_json writes,
-    /// byte for byte, after every call (an empty log too), with arguments
-    /// holding empty arrays and objects, line ends and quotes.
+    /// `calls.json` is the whole file serde_json writes, byte for byte,
+    /// at the start (an empty log) and at the end, with arguments holding
+    /// empty arrays and objects, line ends and quotes; between, the
+    /// journal holds every call flushed (issue 26, section 4), and a
+    /// journal settled after a kill gives the same bytes.
     #[test]
     fn calls_json_is_what_a_whole_serialization_writes() {
         let dir = tempfile::tempdir().unwrap();
@@ -337,11 +464,13 @@ mod tests {
         log.flush().unwrap();
         let on_disk = || std::fs::read_to_string(dir.path().join(CALLS_FILE)).unwrap();
         assert_eq!(on_disk(), whole(&log));
+        let empty = on_disk();
+        let mut flushed = 0;
         for i in 0..12 {
             let call = CallRecord {
                 index: 0,
                 tool: format!("tool {i}"),
-                arguments: serde_json::json!({"query": "SELECT * {\n ?s ?p ?o }", "n": [], "m": {}, "deep": {"a": [1, {"b": []}]}}),
+                arguments: serde_json::json!({"query": "SELECT * {\n ?s ?p ?o }", "n": [], "m": {}, "deep": {"a": [1, {"b": []}]}, "f": 0.1, "u": "\u{e9}\u{1F600}"}),
                 start_s: i as f64 / 7.0,
                 duration_s: if i % 3 == 0 { 0.25 } else { 0.125 },
                 ok: i % 4 != 0,
@@ -356,12 +485,39 @@ mod tests {
             log.record(call, i % 2 == 0);
             if i % 5 != 4 {
                 log.flush().unwrap();
-                assert_eq!(on_disk(), whole(&log), "after call {i}");
+                flushed = log.calls().len();
             }
+            // calls.json is not rewritten; the journal holds what was flushed.
+            assert_eq!(on_disk(), empty, "after call {i}");
+            assert_eq!(read_calls(dir.path()).unwrap(), log.calls()[..flushed]);
         }
-        log.flush().unwrap();
+        // A proxy killed now: the runner settles the journal.
+        let killed = tempfile::tempdir().unwrap();
+        for file in [CALLS_FILE, JOURNAL_FILE] {
+            std::fs::copy(dir.path().join(file), killed.path().join(file)).unwrap();
+        }
+        settle(killed.path()).unwrap();
+        assert!(!killed.path().join(JOURNAL_FILE).exists());
+        log.finish().unwrap();
         assert_eq!(on_disk(), whole(&log));
+        assert!(!dir.path().join(JOURNAL_FILE).exists());
         assert_eq!(read_calls(dir.path()).unwrap().len(), 12);
+        // Settled, the killed proxy's calls.json is what the proxy writes
+        // for the calls it had flushed.
+        let mut upto = log.calls().to_vec();
+        upto.truncate(flushed);
+        assert_eq!(
+            std::fs::read_to_string(killed.path().join(CALLS_FILE)).unwrap(),
+            calls_json(&upto)
+        );
+        // A journal cut mid-line keeps its complete lines; a complete
+        // line that is not a call is named.
+        let mut bytes = journal_head().into_bytes();
+        bytes.extend(serde_json::to_string(&upto[0]).unwrap().as_bytes());
+        bytes.extend(b"\n{\"index\": 2, \"to");
+        assert_eq!(parse_journal(&bytes).unwrap().unwrap().calls, upto[..1]);
+        bytes.extend(b"\n");
+        assert_eq!(parse_journal(&bytes).unwrap_err().0, 3);
     }
 
     #[test]

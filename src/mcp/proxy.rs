@@ -39,8 +39,8 @@
 //! - every request with an id is answered under that id as the agent wrote
 //!   it, one rmcp would not echo as written travelling as an alias
 //!   ([`super::framing::Aliases`]);
-//! - it writes `calls.json` and `metrics.json` ([`super::calllog`]) after
-//!   every call.
+//! - it appends each call to its journal and writes `metrics.json` after
+//!   every call, and `calls.json` at its start and end ([`super::calllog`]).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -546,7 +546,7 @@ impl Proxy {
     }
 
     /// Serves MCP on stdin/stdout until the agent host closes it, then
-    /// flushes the log and drops the upstream.
+    /// writes the log whole ([`CallLog::finish`]) and drops the upstream.
     ///
     /// rmcp reads and writes through in-memory pipes: [`framing::read_lines`]
     /// stands between stdin and rmcp, answering (and recording) each line
@@ -612,7 +612,7 @@ impl Proxy {
         reader.abort();
         let _ = writer.await;
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.log.flush()
+        state.log.finish()
     }
 
     fn record(&self, call: CallRecord, is_query: bool) {

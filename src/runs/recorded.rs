@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::fsutil::{Links, read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, AGENT_STDERR_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE,
-    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, LOG_FORMAT, METRICS_FILE, Metrics, PROMPT_FILE,
-    RunsRoot, check_id,
+    GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, JOURNAL_FILE, LOG_FORMAT, METRICS_FILE, Metrics,
+    PROMPT_FILE, RunsRoot, check_id,
 };
 use crate::reference::{GroundTruth, GroundTruthMeta};
 use crate::table::Table;
@@ -372,15 +372,32 @@ pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
     Ok(GroundTruth { meta, table })
 }
 
-/// Reads an attempt folder's `calls.json`, when it has one.
+/// Reads an attempt folder's `calls.json`, when it has one, or, in an
+/// attempt not `finished` (no `episode.json`), the proxy's journal
+/// (`calls.jsonl`) when that is newer: an attempt whose proxy and runner
+/// were killed mid-episode has only the journal's record of its last
+/// calls ([`crate::layout::newer_calls`]; `docs/FORMAT.md`,
+/// "calls.jsonl"). A finished attempt holds no journal (the runner
+/// settles it before it writes `episode.json`), so none is looked for.
 ///
-/// Errors: one that cannot be read or does not parse (naming its line).
-pub fn read_calls_file(dir: &Path) -> Result<Option<CallsFile>> {
+/// Errors: one that cannot be read or does not parse (naming its line);
+/// a complete journal line that is not a call.
+pub fn read_calls_file(dir: &Path, finished: bool) -> Result<Option<CallsFile>> {
     let path = dir.join(CALLS_FILE);
-    match read_recorded(&path)? {
-        Some(bytes) => parse_calls_file(&path, &bytes).map(Some),
-        None => Ok(None),
+    let calls = match read_recorded(&path)? {
+        Some(bytes) => Some(parse_calls_file(&path, &bytes)?),
+        None => None,
+    };
+    if finished {
+        return Ok(calls);
     }
+    let path = dir.join(JOURNAL_FILE);
+    let journal = match read_recorded(&path)? {
+        Some(bytes) => crate::layout::parse_journal(&bytes)
+            .map_err(|(line, e)| Error::at_line(&path, line, e))?,
+        None => None,
+    };
+    Ok(crate::layout::newer_calls(calls, journal))
 }
 
 /// Parses the bytes of the `calls.json` at `path` (for a reader that
@@ -509,12 +526,12 @@ impl AttemptFiles {
     pub fn read(dir: &Path, attempt: u32) -> Result<AttemptFiles> {
         let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
         let metrics = read_recorded_json::<Metrics>(&dir.join(METRICS_FILE)).map_err(damaged)?;
-        let calls_file = read_calls_file(dir).map_err(damaged)?;
+        let episode = read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
+        let calls_file = read_calls_file(dir, episode.is_some()).map_err(damaged)?;
         // agent.json is read once: the report and the host's output.
         let stdout = read_recorded(&dir.join(AGENT_FILE)).map_err(damaged)?;
         let agent = AgentReport::of(stdout.as_deref());
         let stdout = stdout.unwrap_or_default();
-        let episode = read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
         // A format no version wrote is damage too.
         let or_restore = format!(", or {RESTORE}");
         let formats = [

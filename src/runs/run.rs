@@ -1415,6 +1415,10 @@ fn play_attempt(
         options.agent_timeout,
     )?;
     drop(env);
+    // A proxy killed with the host (a timeout, a signal) left its last
+    // calls in its journal: calls.json is written from it, as the proxy
+    // writes it at its end (docs/FORMAT.md, "calls.jsonl").
+    crate::mcp::calllog::settle(dir)?;
     // A host killed before it reported leaves no agent.json (an empty one
     // would read as a JSON error on the attempt page); episode.json says
     // how it ended.

@@ -1303,11 +1303,44 @@ pub(super) fn groups_of<K: Rows + ?Sized>(key: &K, by_name: bool) -> usize {
 
 impl KeyNumbers {
     /// The canonical text of every numeric key cell, with its group and,
-    /// for a decimal, its value.
-    pub(super) fn read<K: Rows + ?Sized>(key: &K, context: &KeyContext<'_>) -> KeyNumbers {
+    /// for a decimal, its value, in row order. Chunks of rows are read in
+    /// parallel and joined (issue 26, section 4: read on one core, this
+    /// pass was a fixed cost of every score of a large key).
+    pub(super) fn read<K: Rows + ?Sized + Sync>(key: &K, context: &KeyContext<'_>) -> KeyNumbers {
+        let rows = key.row_count();
+        let parts: Vec<KeyNumbers> = (0..rows.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| Self::read_rows(key, context, c * CHUNK..((c + 1) * CHUNK).min(rows)))
+            .collect();
+        let mut numbers = KeyNumbers {
+            text: String::with_capacity(parts.iter().map(|p| p.text.len()).sum()),
+            entries: Vec::with_capacity(parts.iter().map(|p| p.entries.len()).sum()),
+        };
+        for part in parts {
+            let base = numbers.text.len() as u32;
+            let at = |(start, end): (u32, u32)| (start + base, end + base);
+            numbers.text.push_str(&part.text);
+            numbers
+                .entries
+                .extend(part.entries.into_iter().map(|entry| KeyNumber {
+                    group: entry.group,
+                    canonical: at(entry.canonical),
+                    decimal: entry.decimal.map(|(value, text)| (value, at(text))),
+                }));
+        }
+        numbers
+    }
+
+    /// [`KeyNumbers::read`] over key rows `range`, the ranges in the
+    /// entries relative to the text returned.
+    fn read_rows<K: Rows + ?Sized>(
+        key: &K,
+        context: &KeyContext<'_>,
+        range: std::ops::Range<usize>,
+    ) -> KeyNumbers {
         let mut numbers = KeyNumbers::default();
         let mut cells = Vec::new();
-        for row in 0..key.row_count() {
+        for row in range {
             key.row_into(row, &mut cells);
             for (column, text) in cells.iter().enumerate() {
                 let unwrapped_text = unwrapped(text);

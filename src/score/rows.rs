@@ -248,7 +248,9 @@ fn same_row(a: &mut Canon<'_>, b: &mut Canon<'_>, tier: usize, sorted: bool) -> 
 struct KeyRow {
     /// The row's hashes, `[strict, normalized]`.
     hashes: [u64; 2],
-    /// The hash of its text as written (0 when it was not read in place).
+    /// The hash of its text as written (0 when it was not read in place);
+    /// for sorted tuples, of the multiset of its cells trimmed
+    /// ([`texts_hash`]).
     line: u64,
 }
 
@@ -256,8 +258,55 @@ impl KeyRow {
     fn of<K: Rows + ?Sized>(key: &K, index: usize, canon: &Canon<'_>, sorted: bool) -> KeyRow {
         KeyRow {
             hashes: [canon.hash(STRICT, sorted), canon.hash(NORMALIZED, sorted)],
-            line: key.row_text(index).map_or(0, hash),
+            line: if sorted {
+                if canon.cells.iter().any(|c| matches!(c, Cow::Owned(_))) {
+                    0
+                } else {
+                    texts_hash(&canon.cells)
+                }
+            } else {
+                key.row_text(index).map_or(0, hash)
+            },
         }
+    }
+}
+
+/// The hash of the multiset of `cells`' texts, trimmed: equal for two
+/// rows holding the same texts in any order (a sorted tuple's row as
+/// written, before any cell is canonicalized).
+fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
+    cells
+        .iter()
+        .fold(mix(cells.len() as u64 ^ 0x7e57), |acc, cell| {
+            acc.wrapping_add(mix(hash(cell.trim())))
+        })
+}
+
+/// True when `a` and `b` hold the same texts, trimmed, in any order. A
+/// cell unescaped from a quoted field (owned) is not compared: the rows
+/// are then left to the comparison of their canonical values.
+fn same_texts(a: &[Cow<'_, str>], b: &[Cow<'_, str>]) -> bool {
+    let n = a.len();
+    if n != b.len() || a.iter().chain(b).any(|c| matches!(c, Cow::Owned(_))) {
+        return false;
+    }
+    fn sorted<'a>(cells: &'a [Cow<'_, str>], out: &mut [&'a str]) {
+        for (o, c) in out.iter_mut().zip(cells) {
+            *o = c.trim();
+        }
+        out.sort_unstable();
+    }
+    const SMALL: usize = 16;
+    if n <= SMALL {
+        let (mut x, mut y) = ([""; SMALL], [""; SMALL]);
+        sorted(a, &mut x[..n]);
+        sorted(b, &mut y[..n]);
+        x[..n] == y[..n]
+    } else {
+        let (mut x, mut y) = (vec![""; n], vec![""; n]);
+        sorted(a, &mut x);
+        sorted(b, &mut y);
+        x == y
     }
 }
 
@@ -288,11 +337,13 @@ struct Lines {
 }
 
 impl Lines {
-    /// The table of `key`'s rows (`rows`, as read). Rows of one text are
-    /// one entry, the first: they are in the same classes, and a table
-    /// holding each would make every insertion walk past all the others
-    /// (quadratic in a key whose rows repeat; issue 24 red team).
-    fn new<K: Rows + ?Sized>(key: &K, rows: &[KeyRow]) -> Lines {
+    /// The table of the key's rows (`rows`, as read; `same` says whether
+    /// two are of one text). Rows of one text are one entry, the first:
+    /// they are in the same classes, and a table holding each would make
+    /// every insertion walk past all the others (quadratic in a key whose
+    /// rows repeat; issue 24 red team). A row of `line` 0 (not read in
+    /// place, or a sorted tuple with an unescaped cell) is left out.
+    fn new(rows: &[KeyRow], mut same: impl FnMut(usize, usize) -> bool) -> Lines {
         let size = table_size(rows.len());
         let mut lines = Lines {
             slots: vec![(0, EMPTY); size],
@@ -300,11 +351,14 @@ impl Lines {
         let mask = size - 1;
         for (j, row) in rows.iter().enumerate() {
             let hash = row.line;
+            if hash == 0 {
+                continue;
+            }
             let mut i = hash as usize & mask;
             let mut seen = false;
             while lines.slots[i].1 != EMPTY {
                 let (t, other) = lines.slots[i];
-                if t == tag(hash) && key.row_text(other as usize) == key.row_text(j) {
+                if t == tag(hash) && same(other as usize, j) {
                     seen = true;
                     break;
                 }
@@ -321,15 +375,15 @@ impl Lines {
         hash as usize & (self.slots.len() - 1)
     }
 
-    /// A key row whose text is `text` (of hash `hash`), if any.
-    fn find<K: Rows + ?Sized>(&self, key: &K, hash: u64, text: &str) -> Option<usize> {
+    /// A key row of hash `hash` that `is` the text looked for, if any.
+    fn find(&self, hash: u64, mut is: impl FnMut(usize) -> bool) -> Option<usize> {
         let mut i = self.start(hash);
         loop {
             let (t, row) = self.slots[i];
             if row == EMPTY {
                 return None;
             }
-            if t == tag(hash) && key.row_text(row as usize) == Some(text) {
+            if t == tag(hash) && is(row as usize) {
                 return Some(row as usize);
             }
             i = (i + 1) & (self.slots.len() - 1);
@@ -575,16 +629,35 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
     /// same text is known to be that row in both tiers: columns matched by
     /// name and in the key's order, every row read in place, and
     /// [`KeyContext::same_text_is_same`].
+    ///
+    /// For sorted tuples, the same with the multiset of a row's cells,
+    /// trimmed, for its text: an answer row holding a key row's texts in
+    /// any order is that row's in both tiers, as every cell is read in the
+    /// one group of all columns (issue 26, section 4: such a row is
+    /// neither canonicalized nor sorted by value, nor is the key's).
     fn verbatim(&self, rows: KeyRows) -> Option<(Lines, Vec<u16>)> {
-        let Layout::ByName(permutation) = self.layout else {
-            return None;
-        };
-        let in_order = permutation.iter().enumerate().all(|(i, &a)| i == a);
-        let in_place = self.key.row_count() == 0 || self.key.row_text(0).is_some();
-        if !in_order || !in_place || !self.context.same_text_is_same {
+        if !self.context.same_text_is_same {
             return None;
         }
-        let lines = Lines::new(self.key, &rows.rows);
+        let lines = match self.layout {
+            Layout::ByName(permutation) => {
+                let in_order = permutation.iter().enumerate().all(|(i, &a)| i == a);
+                let in_place = self.key.row_count() == 0 || self.key.row_text(0).is_some();
+                if !in_order || !in_place {
+                    return None;
+                }
+                let key = self.key;
+                Lines::new(&rows.rows, |a, b| key.row_text(a) == key.row_text(b))
+            }
+            Layout::SortedTuple { .. } => {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                Lines::new(&rows.rows, |i, j| {
+                    self.key.row_into(i, &mut a);
+                    self.key.row_into(j, &mut b);
+                    same_texts(&a, &b)
+                })
+            }
+        };
         drop(rows.rows);
         Some((lines, rows.unwrapped))
     }
@@ -751,6 +824,25 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         let Some((lines, unwrapped)) = verbatim else {
             return same;
         };
+        if let Layout::SortedTuple { answer_width } = self.layout {
+            let (mut cells, mut key_cells) = (Vec::new(), Vec::new());
+            for (b, i) in range.enumerate() {
+                self.answer.row_into(i, &mut cells);
+                cells.truncate(answer_width);
+                if cells.iter().any(|c| matches!(c, Cow::Owned(_))) {
+                    continue;
+                }
+                let found = lines.find(texts_hash(&cells), |j| {
+                    self.key.row_into(j, &mut key_cells);
+                    same_texts(&cells, &key_cells)
+                });
+                if let Some(j) = found {
+                    same[b] = Some([tables[STRICT].of_key[j], tables[NORMALIZED].of_key[j]]);
+                    tally.unwrapped += usize::from(unwrapped[j]);
+                }
+            }
+            return same;
+        }
         let mut hashes = [0u64; BATCH];
         let mut loaded = 0u32;
         for (b, i) in range.clone().enumerate() {
@@ -768,7 +860,7 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
             let Some(text) = self.answer.row_text(i) else {
                 continue;
             };
-            if let Some(j) = lines.find(self.key, hashes[b], text) {
+            if let Some(j) = lines.find(hashes[b], |j| self.key.row_text(j) == Some(text)) {
                 same[b] = Some([tables[STRICT].of_key[j], tables[NORMALIZED].of_key[j]]);
                 tally.unwrapped += usize::from(unwrapped[j]);
             }

@@ -1979,6 +1979,90 @@ mod regression {
         );
     }
 
+    /// The process ids of `okn-benchmark proxy` whose log folder is
+    /// `log_dir` (Linux /proc).
+    fn proxies_of(log_dir: &Path) -> Vec<u32> {
+        let log_dir = log_dir.to_string_lossy().into_owned();
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let line = std::fs::read(e.path().join("cmdline")).ok()?;
+                let args: Vec<String> = line
+                    .split(|&b| b == 0)
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let logs_there = args
+                    .windows(2)
+                    .any(|w| w[0] == "--log-dir" && w[1] == log_dir);
+                (args.get(1).map(String::as_str) == Some("proxy") && logs_there).then_some(pid)
+            })
+            .collect()
+    }
+
+    /// Issue 26, section 4 (the proxy's journal): the proxy appends each
+    /// call to `calls.jsonl` instead of rewriting `calls.json` after every
+    /// call. A proxy killed with `kill -9` mid-episode leaves its calls in
+    /// that journal alone, and the attempt's record keeps them: the runner
+    /// writes `calls.json` from the journal (the bytes the proxy writes at
+    /// its end) and removes it, so the finished attempt's files are what
+    /// they were before the journal, and `rescore` agrees.
+    #[test]
+    fn a_proxy_killed_mid_episode_leaves_a_journal_whose_calls_the_attempt_keeps() {
+        let (_keep, out) = out_dir();
+        // The hang strategy runs its query, then waits until the timeout.
+        let child = hanging_run(&out, "12", "1");
+        let attempt = out.join(CONDITION_DIR).join("attempt-1");
+        let journal = attempt.join("calls.jsonl");
+        let lines = || {
+            std::fs::read_to_string(&journal)
+                .map(|t| t.lines().map(String::from).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        wait_until("the query call in the journal", || lines().len() >= 2);
+        let journaled = lines();
+        assert_eq!(journaled[0], r#"{"format":2}"#);
+        let call: Value = serde_json::from_str(&journaled[1]).unwrap();
+        assert_eq!(call["index"], 1);
+        assert_eq!(call["forwarded"], true);
+        // calls.json is written at the proxy's start and end only.
+        let before = json(&attempt.join("calls.json"));
+        assert_eq!(before["calls"], serde_json::json!([]));
+        let proxies = proxies_of(&attempt);
+        assert_eq!(proxies.len(), 1, "one proxy for the attempt: {proxies:?}");
+        let status = Command::new("kill")
+            .args(["-s", "KILL", &proxies[0].to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The attempt is recorded with the journal's call.
+        assert!(attempt.join("episode.json").is_file());
+        assert!(!journal.exists(), "a finished attempt keeps no journal");
+        let calls = json(&attempt.join("calls.json"));
+        assert_eq!(calls["calls"].as_array().unwrap().len(), 1, "{calls}");
+        assert_eq!(calls["calls"][0], call);
+        let text = std::fs::read_to_string(attempt.join("calls.json")).unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(&calls).unwrap() + "\n");
+        let metrics = json(&attempt.join("metrics.json"));
+        assert_eq!(metrics["calls"], 1);
+        let result = json(&out.join(CONDITION_DIR).join("result.json"));
+        assert_eq!(
+            result["attempts"][0]["tools_called"],
+            serde_json::json!([call["tool"]]),
+            "{result}"
+        );
+        // Loading the root again reads the same calls, and finds it whole.
+        let o = okn()
+            .args(["rescore", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+
     /// `run` over `demo/benchmarks-single`'s first question with the
     /// `hang` strategy (each attempt times out after `timeout` s and is
     /// recorded so), started in the background.

@@ -394,3 +394,64 @@ fn a_key_whose_rows_repeat_one_text_is_counted_row_for_row() {
     let out = score(&rows(20_000, "a,1"), &rows(20_000, "a,1")).run();
     assert_eq!(verdict(&out), (true, true, 1.0, 1.0));
 }
+
+/// Issue 26, section 4 (the scorer at the floor): with renamed columns,
+/// an answer row holding a key row's texts in any order (trimmed) is
+/// matched by their multiset, without canonicalizing either row; rows
+/// that hold other texts of equal values (`4.250`), or a quoted cell with
+/// an escaped quote, are compared by their canonical values as before.
+/// The verdict is the one the same answer gets with the key's column
+/// names in another order (where every row is canonicalized), a repeated
+/// key row is counted row for row, and the cells in IRI syntax are
+/// counted alike.
+#[test]
+fn sorted_tuples_matched_by_their_texts_score_as_canonical_values_do() {
+    let key = "place,val,label\n\
+               <http://ex.org/p/one>,1.50,\"a, b\"\n\
+               http://ex.org/p/two, 2.5 ,x\n\
+               http://ex.org/p/two, 2.5 ,x\n\
+               http://ex.org/p/three,3,\"say \"\"hi\"\"\"\n\
+               http://ex.org/p/four,4.25,y\n";
+    let rows = "\"a, b\",1.50,<http://ex.org/p/one>\n\
+                x,2.5,http://ex.org/p/two\n\
+                \"say \"\"hi\"\"\",3,http://ex.org/p/three\n\
+                y,4.250,http://ex.org/p/four\n\
+                z,9,http://ex.org/p/nine\n";
+    let renamed = score(key, &format!("L,V,P\n{rows}")).run().json();
+    let by_name = score(key, &format!("label,val,place\n{rows}")).run().json();
+    assert_eq!(renamed["columns"], "sorted-tuple");
+    assert_eq!(by_name["columns"], "by-name");
+    assert_eq!(renamed["matched_rows"], 4, "{renamed}");
+    assert_eq!(renamed["row_precision"], 0.8);
+    assert_eq!(renamed["row_recall"], 0.8);
+    for member in [
+        "exact",
+        "strict_exact",
+        "f1",
+        "strict_f1",
+        "matched_rows",
+        "key_rows",
+        "answer_rows",
+    ] {
+        assert_eq!(renamed[member], by_name[member], "{member}");
+    }
+    // The notes too, but the one saying how columns were matched.
+    let notes = |json: &Value| -> Vec<String> {
+        json["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .filter(|n| !n.starts_with("the answer's column names differ"))
+            .collect()
+    };
+    assert_eq!(notes(&renamed), notes(&by_name));
+    assert_eq!(
+        notes(&renamed),
+        ["1 answer cell written in literal or IRI syntax read as its value (normalized tier only)"]
+    );
+    // The same texts, every row as the key wrote it: exact in both tiers.
+    let same = key.replacen("place,val,label", "P,V,L", 1);
+    let out = score(key, &same).run();
+    assert_eq!(verdict(&out), (true, true, 1.0, 1.0));
+}
