@@ -71,6 +71,12 @@ fn edit(path: &Path, change: impl FnOnce(&mut Value)) {
     write_json(path, &value);
 }
 
+/// The calls an attempt's `calls.json` records, in order.
+fn calls(attempt: &Path) -> Vec<Value> {
+    let log: Value = read_json(&attempt.join("calls.json"));
+    log["calls"].as_array().cloned().unwrap_or_default()
+}
+
 /// Edits the `result.json` of `question` under `condition` as a forger
 /// would who covers their tracks: `change`, then the summary recomputed
 /// from the attempts, the condition file's copy of it and the condition's
@@ -157,12 +163,6 @@ fn exits(d: &Path, args: &[&str], code: i32) -> String {
 /// was never judged again, so a verdict flipped by hand was published
 /// (and `build --check` said current). Every attempt is judged again,
 /// whatever version it claims; `rescore` is the way on.
-
-/// The calls an attempt's `calls.json` records, in order.
-fn calls(attempt: &Path) -> Vec<Value> {
-    let log: Value = read_json(&attempt.join("calls.json"));
-    log["calls"].as_array().cloned().unwrap_or_default()
-}
 
 #[test]
 fn a_verdict_flipped_by_hand_is_refused_whatever_scoring_version_it_claims() {
