@@ -5,7 +5,7 @@
 use crate::format::published_name;
 use std::fmt::Write as _;
 
-use super::syntax::{markdown as md_table, md_code, md_text, terminal as term_table};
+use super::syntax::{markdown_fitted as md_table, md_code, md_text, terminal as term_table};
 use crate::report::compare::{
     Class, Comparison, ConditionChange, conditions_grid, means_grid, questions_grid,
 };

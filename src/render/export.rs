@@ -258,8 +258,17 @@ impl Exporter for Pages {
             .par_iter()
             .map(|(path, text)| {
                 let mut warnings = Vec::new();
-                let bytes =
-                    super::page::page_with(&view.theme, path, text, &mut warnings, &assets)?;
+                // A page of the site, unless it is a runs root's README,
+                // whose page `freeze` and `run` make without a site.
+                let in_root = view.roots.iter().any(|r| path.starts_with(&r.view.path));
+                let site = (view.site && !in_root).then_some(view.base.as_path());
+                let bytes = super::page::page_framed(
+                    &view.theme,
+                    (path, text),
+                    &mut warnings,
+                    &assets,
+                    site,
+                )?;
                 Ok((
                     Output {
                         path: super::page::html_path(path),
@@ -291,6 +300,10 @@ impl Exporter for Site {
         let figures = made_figures(made);
         let base = &view.base;
         let index = base.join(super::site::SITE_DIR).join("index.html");
+        let project = view
+            .markdown
+            .get(&base.join(crate::layout::README_FILE))
+            .and_then(|text| super::site::project_name(text));
         exported.outputs.push(Output {
             bytes: super::page::stamp(
                 &index,
@@ -302,6 +315,7 @@ impl Exporter for Site {
                         roots: &view.roots,
                         readme: view.readme,
                         catalogs: &catalog_index(view),
+                        project: project.as_deref(),
                     },
                     &figures,
                 )?,

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use rayon::prelude::*;
 
 use super::Output;
-use super::syntax::{csv, markdown as md_table, md_code, md_text, terminal as term_table};
+use super::syntax::{csv, markdown_fitted as md_table, md_code, md_text, terminal as term_table};
 use crate::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
 use crate::report::tables;
 use crate::report::view::RootView;

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::figures::FigureKind;
-use super::syntax::{markdown as md_table, md_code, md_text};
+use super::syntax::{markdown_fitted as md_table, md_code, md_text};
 use crate::error::{Error, Result, line_at};
 use crate::format::{
     interval, maybe_seconds, percent, rate, signed, signed_interval as delta_interval,

@@ -134,6 +134,100 @@ pub fn markdown(grid: &Grid) -> String {
     out
 }
 
+/// How wide a page's table may be, in estimated characters, before it is
+/// split ([`fitted`]): about 1,160 px of a 1,280 px window at the
+/// stylesheet's table font (issue 26, section 3: tables fit 1280 px).
+pub const TABLE_BUDGET: usize = 120;
+
+/// The characters a column is estimated to need on a page: a header wraps
+/// between words (its longest word, plus the sort mark), a number never
+/// wraps, words and identifiers wrap at about 16 and 20 characters; plus
+/// the cell's padding.
+fn column_width(grid: &Grid, column: usize) -> usize {
+    let longest_word = |text: &str| {
+        text.split_whitespace()
+            .map(crate::text::display_width)
+            .max()
+            .unwrap_or(0)
+    };
+    let header = longest_word(&grid.columns[column].header.text()) + 2;
+    let cells = grid
+        .rows
+        .iter()
+        .filter_map(|r| r.get(column))
+        .map(|cell| {
+            let text = cell.text();
+            let whole = crate::text::display_width(&text);
+            match cell {
+                _ if !cell.is_words() => whole,
+                Cell::Code(_) => whole.min(20),
+                _ => whole.min(16).max(longest_word(&text)),
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    header.max(cells) + 3
+}
+
+/// The grid as tables that fit a page: the columns after the first packed,
+/// in order, into as few tables as keep each within [`TABLE_BUDGET`]
+/// (estimated by [`column_width`]), every table repeating the first
+/// column, which names the rows. A grid that fits is returned whole.
+pub fn fitted(grid: &Grid) -> Vec<Grid> {
+    if grid.columns.len() < 3 {
+        return vec![grid.clone()];
+    }
+    let widths: Vec<usize> = (0..grid.columns.len())
+        .map(|c| column_width(grid, c))
+        .collect();
+    let first = widths[0].max(19);
+    let mut chunks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = first;
+    for (c, &w) in widths.iter().enumerate().skip(1) {
+        let current = chunks.last_mut().expect("one chunk");
+        if !current.is_empty() && used + w > TABLE_BUDGET {
+            chunks.push(vec![c]);
+            used = first + w;
+        } else {
+            current.push(c);
+            used += w;
+        }
+    }
+    chunks
+        .into_iter()
+        .map(|chunk| {
+            let take = std::iter::once(0).chain(chunk).collect::<Vec<_>>();
+            Grid {
+                columns: take.iter().map(|&c| grid.columns[c].clone()).collect(),
+                rows: grid
+                    .rows
+                    .iter()
+                    .map(|r| take.iter().filter_map(|&c| r.get(c).cloned()).collect())
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The grid as Markdown tables that fit a page ([`fitted`]), a blank line
+/// between them.
+pub fn markdown_fitted(grid: &Grid) -> String {
+    fitted(grid)
+        .iter()
+        .map(markdown)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The grid as whole HTML tables that fit a page ([`fitted`]), each
+/// `<table>` holding [`html`]'s `<thead>` and `<tbody>`.
+pub fn html_fitted(grid: &Grid) -> String {
+    fitted(grid)
+        .iter()
+        .map(|g| format!("<table>\n{}\n</table>\n", html(g)))
+        .collect()
+}
+
 /// A cell as HTML content, escaped.
 fn html_cell(cell: &Cell) -> String {
     use super::escape_html;
