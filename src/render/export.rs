@@ -141,8 +141,10 @@ impl Exporter for Figures {
             let figures: Vec<Result<Output>> = files
                 .par_iter()
                 .map(|(kind, file)| {
-                    let svg = super::figures::render(*kind, &study.figure_data(file))
-                        .map_err(|e| Error::file(&file.path, e.to_string()))?;
+                    let subject = super::figures::subject(&study.data, file);
+                    let svg =
+                        super::figures::render_titled(*kind, &study.figure_data(file), &subject)
+                            .map_err(|e| Error::file(&file.path, e.to_string()))?;
                     Ok(Output {
                         path: file.path.clone(),
                         bytes: svg.into_bytes(),
