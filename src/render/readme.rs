@@ -39,6 +39,7 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     );
     let _ = writeln!(out, "## Conditions\n");
     out.push_str(&md_table(&tables::root_conditions(view)));
+    let _ = writeln!(out, "\n{}", md_text(crate::format::ORDERED_NOTE));
     for note in view.conditions.values().filter_map(|c| c.shards_note()) {
         let _ = writeln!(out, "\n{}", md_text(&note));
     }
@@ -170,7 +171,7 @@ pub fn terminal(view: &RootView) -> String {
     for line in agent_lines(view).into_iter().chain(census_lines(view)) {
         let _ = writeln!(out, "{line}");
     }
-    out
+    super::syntax::fit_terminal(&out)
 }
 
 /// One line per condition naming who played it (issue 25, "Publishing

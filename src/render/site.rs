@@ -521,6 +521,7 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
         &super::syntax::html_fitted(&tables::site_conditions(view)),
     );
     context.insert("questions_table", &super::syntax::html_fitted(&questions));
+    context.insert("ordered_note", crate::format::ORDERED_NOTE);
     context.insert("frozen", &view.frozen);
     context.insert("problems", &view.problems);
     let unfinished: Vec<String> = view

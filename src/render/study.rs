@@ -1243,7 +1243,11 @@ fn condition_number(
 /// the exact rate, its bootstrap interval over questions, strict and ordered
 /// rates, mean F1, question and attempt counts, and blocked attempts.
 pub fn rates_table(data: &StudyData) -> String {
-    md_table(&tables::study_rates(data))
+    format!(
+        "{}\n{}\n",
+        md_table(&tables::study_rates(data)),
+        md_text(crate::format::ORDERED_NOTE)
+    )
 }
 
 /// The pairwise deltas table (Markdown): every other condition against

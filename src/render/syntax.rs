@@ -294,12 +294,18 @@ pub fn html(grid: &Grid) -> String {
     out
 }
 
+/// How wide terminal output may be, in columns (issue 26, section 3).
+pub const TERMINAL_WIDTH: usize = 100;
+
 /// The grid as aligned terminal text: a line per row (header first), each
 /// indented two spaces, columns two spaces apart and padded to their
 /// widest cell (in terminal columns, [`crate::text::display_width`]),
 /// left-aligned columns padded on the right
 /// and the rest on the left; trailing spaces trimmed; control characters
-/// escaped ([`crate::text::printable`]).
+/// escaped ([`crate::text::printable`]). A grid whose lines would be wider
+/// than [`TERMINAL_WIDTH`] is written as records instead: per row, its
+/// first cell on a line, then `header value` pairs joined by ` · `,
+/// wrapped within the width.
 pub fn terminal(grid: &Grid) -> String {
     let rows: Vec<Vec<String>> =
         std::iter::once(grid.columns.iter().map(|c| c.header.text()).collect())
@@ -318,6 +324,10 @@ pub fn terminal(grid: &Grid) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    let total = 2 + widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+    if total > TERMINAL_WIDTH {
+        return terminal_records(&rows);
+    }
     let mut out = String::new();
     for row in &rows {
         let line: Vec<String> = row
@@ -330,6 +340,88 @@ pub fn terminal(grid: &Grid) -> String {
             })
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// `text` with every line wider than [`TERMINAL_WIDTH`] wrapped between
+/// words, its continuation lines indented two spaces past the line's own
+/// indent (issue 26, section 3: terminal output fits 100 columns).
+pub fn fit_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if crate::text::display_width(body) <= TERMINAL_WIDTH {
+            out.push_str(line);
+            continue;
+        }
+        let indent = &body[..body.len() - body.trim_start_matches(' ').len()];
+        let wrapped = wrap_terminal(body.trim_start_matches(' '), &format!("{indent}  "));
+        // The first line keeps the line's own indent.
+        out.push_str(indent);
+        out.push_str(wrapped.trim_start_matches(' '));
+        if !line.ends_with('\n') && out.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
+}
+
+/// `rows` (the header first) as records: see [`terminal`].
+fn terminal_records(rows: &[Vec<String>]) -> String {
+    let Some((header, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for row in body {
+        let _ = writeln!(
+            out,
+            "  {}",
+            row.first().map(String::as_str).unwrap_or_default()
+        );
+        let pairs: Vec<String> = header
+            .iter()
+            .zip(row)
+            .skip(1)
+            .map(|(h, v)| format!("{h} {v}"))
+            .collect();
+        out.push_str(&wrap_units(pairs.iter().map(String::as_str), " · ", "    "));
+    }
+    out
+}
+
+/// `text` wrapped between words to lines of at most [`TERMINAL_WIDTH`]
+/// columns (a word longer than that alone on its line), each line
+/// starting with `indent` and ending with a line feed.
+pub fn wrap_terminal(text: &str, indent: &str) -> String {
+    wrap_units(text.split(' ').filter(|w| !w.is_empty()), " ", indent)
+}
+
+/// `units` joined by `joiner`, wrapped between units as [`wrap_terminal`]
+/// wraps words (a joiner that ends a line is dropped).
+fn wrap_units<'a>(units: impl Iterator<Item = &'a str>, joiner: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    let mut empty = true;
+    for unit in units {
+        let wide = crate::text::display_width(&line)
+            + crate::text::display_width(joiner)
+            + crate::text::display_width(unit);
+        if !empty && wide > TERMINAL_WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push_str(joiner);
+        }
+        line.push_str(unit);
+        empty = false;
+    }
+    if !empty {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
