@@ -17,7 +17,7 @@
 //! tables and writers outside `build` (`render::paper`, `render::manuscript`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -262,7 +262,15 @@ impl Exporter for Pages {
                 let mut warnings = Vec::new();
                 // A page of the site, unless it is a runs root's README,
                 // whose page `freeze` and `run` make without a site.
-                let in_root = view.roots.iter().any(|r| path.starts_with(&r.view.path));
+                let in_root = view.roots.iter().any(|r| {
+                    let plain = |p: &Path| -> PathBuf {
+                        let p = p.strip_prefix(&view.base).unwrap_or(p);
+                        p.components()
+                            .filter(|c| !matches!(c, std::path::Component::CurDir))
+                            .collect()
+                    };
+                    plain(path).starts_with(plain(&r.view.path))
+                });
                 let site = (view.site && !in_root).then_some(view.base.as_path());
                 let bytes = super::page::page_framed(
                     &view.theme,

@@ -65,8 +65,8 @@ pub fn render(kind: FigureKind, study: &StudyData) -> Result<String> {
 
 /// What a figure file holds, for its title: the agent a per-agent file
 /// shows and its conditions (`Expert (skill 85): 2 conditions`); for a
-/// whole study, its agents by label, or its conditions and the agent that
-/// played them when every condition had the same one (issue 26, section
+/// whole study, its agents by label, or its conditions and the agent host
+/// that played them when every condition had the same one (issue 26, section
 /// 3: every figure says in its title what it holds).
 pub fn subject(study: &StudyData, file: &crate::report::study::FigureFile) -> String {
     let conditions = |n: usize| format!("{n} condition{}", crate::format::plural(n));
@@ -89,7 +89,7 @@ pub fn subject(study: &StudyData, file: &crate::report::study::FigureFile) -> St
     let agents: std::collections::BTreeSet<String> = study
         .conditions
         .iter()
-        .map(|c| c.stats().agent.clone())
+        .map(|c| c.stats().identity.host_text())
         .collect();
     match agents.len() {
         1 => format!(
