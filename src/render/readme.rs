@@ -171,7 +171,18 @@ pub fn terminal(view: &RootView) -> String {
     for line in agent_lines(view).into_iter().chain(census_lines(view)) {
         let _ = writeln!(out, "{line}");
     }
-    super::syntax::fit_terminal(&out)
+    // Within the terminal's 100 columns (issue 26, section 3); a line
+    // naming a file (a damaged one, a folder) is left whole, so its path
+    // can be copied and searched for.
+    out.split_inclusive('\n')
+        .map(|line| {
+            if line.contains('/') {
+                line.to_string()
+            } else {
+                super::syntax::fit_terminal(line)
+            }
+        })
+        .collect()
 }
 
 /// One line per condition naming who played it (issue 25, "Publishing
