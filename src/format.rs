@@ -383,6 +383,12 @@ pub fn published_name(path: &std::path::Path) -> String {
     }
 }
 
+/// What the "ordered" rate counts, said wherever the number is shown
+/// (issue 26, section 3): it can exceed "exact", being taken over fewer
+/// questions (`docs/SCORING.md`, "Ordered").
+pub const ORDERED_NOTE: &str = "Ordered is the exact rate over the questions whose answer key \
+orders its rows (a top-level ORDER BY) only, the others left out, so it can exceed exact.";
+
 #[cfg(test)]
 mod tests {
     use super::*;

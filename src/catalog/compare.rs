@@ -234,18 +234,18 @@ fn judged_otherwise(b: &super::format::Query, c: &super::format::Query) -> Vec<S
         ) {
             (Some(x), Some(y)) if x == y => {}
             (Some(x), Some(y)) => out.push(format!(
-                "expectation {} is {} in the baseline, but {} in the candidate",
+                "the query's expectation no. {} is {} in the baseline, but {} in the candidate",
                 i + 1,
                 shown(&x),
                 shown(&y)
             )),
             (Some(x), None) => out.push(format!(
-                "expectation {} ({}) is in the baseline's catalog only",
+                "the query's expectation no. {} ({}) is in the baseline's catalog only",
                 i + 1,
                 shown(&x)
             )),
             (None, Some(y)) => out.push(format!(
-                "expectation {} ({}) is in the candidate's catalog only",
+                "the query's expectation no. {} ({}) is in the candidate's catalog only",
                 i + 1,
                 shown(&y)
             )),
@@ -423,7 +423,7 @@ impl Moved {
         for e in &pb.expectations {
             let Some(after) = pc.expectations.iter().find(|x| x.index == e.index) else {
                 self.other.push(format!(
-                    "{label}expectation {} ({}) was not evaluated in the candidate's run",
+                    "{label}the query's expectation no. {} ({}) was not evaluated in the candidate's run",
                     e.index + 1,
                     e.check
                 ));
@@ -432,7 +432,7 @@ impl Moved {
             if after.check != e.check || after.kind != e.kind {
                 // Name both type and check: either may be what differs.
                 self.other.push(format!(
-                    "{label}expectation {} is {} {} in one catalog and {} {} in the other",
+                    "{label}the query's expectation no. {} is {} {} in one catalog and {} {} in the other",
                     e.index + 1,
                     super::report::kind_name(e.kind),
                     e.check,
@@ -445,12 +445,12 @@ impl Moved {
                 continue;
             }
             let line = format!(
-                "{label}{} {} (expectation {}): {} → {}",
+                "{label}the {} check {} (the query's expectation no. {}): in the baseline it {}; in the candidate it {}",
                 super::report::kind_name(e.kind),
                 e.check,
                 e.index + 1,
-                status_name(e.status),
-                status_name(after.status)
+                status_words(e.status),
+                status_words(after.status)
             );
             match direction(e, e.status, after.status) {
                 Some(true) => self.better.push(line),
@@ -461,10 +461,19 @@ impl Moved {
         if pb.candidates != pc.candidates {
             let first = |p: &PhrasingResult| p.candidates.as_ref().and_then(|c| c.first().cloned());
             if first(pb) != first(pc) {
+                let named = |p: &PhrasingResult| {
+                    first(p).map_or_else(
+                        || "none".to_string(),
+                        |iri| match candidate_label(p, &iri) {
+                            Some(name) => format!("{name} ({iri})"),
+                            None => iri,
+                        },
+                    )
+                };
                 self.other.push(format!(
-                    "{label}the top candidate moved: {} → {}",
-                    first(pb).unwrap_or_else(|| "none".into()),
-                    first(pc).unwrap_or_else(|| "none".into())
+                    "{label}the top candidate changed: in the baseline {}; in the candidate {}",
+                    named(pb),
+                    named(pc)
                 ));
             } else {
                 self.other
@@ -472,6 +481,51 @@ impl Moved {
             }
         }
     }
+}
+
+/// A status as a server's maintainer says it, to follow "the check ...":
+/// `passes`, `fails`, `could not be evaluated`, `fails, as a known gap`,
+/// `passes, fixing a known gap` (issue 26, section 3).
+pub fn status_words(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "passes",
+        Status::Fail => "fails",
+        Status::Error => "could not be evaluated",
+        Status::KnownGapOpen => "fails, as a known gap",
+        Status::KnownGapFixed => "passes, fixing a known gap",
+    }
+}
+
+/// The label the reply of `p` gives candidate `iri`: the `label`, `name`
+/// or `title` string beside a member whose value is `iri`, in the first
+/// JSON object of the reply (structured content, else its text) that has
+/// one; `None` when the reply names none.
+pub fn candidate_label(p: &PhrasingResult, iri: &str) -> Option<String> {
+    fn find(v: &serde_json::Value, iri: &str) -> Option<String> {
+        match v {
+            serde_json::Value::Object(map) => {
+                if map.values().any(|x| x.as_str() == Some(iri)) {
+                    for key in ["label", "name", "title"] {
+                        if let Some(name) = map.get(key).and_then(|x| x.as_str())
+                            && name != iri
+                            && !name.trim().is_empty()
+                        {
+                            return Some(name.to_string());
+                        }
+                    }
+                }
+                map.values().find_map(|x| find(x, iri))
+            }
+            serde_json::Value::Array(items) => items.iter().find_map(|x| find(x, iri)),
+            _ => None,
+        }
+    }
+    let reply = p.reply.as_ref()?;
+    if let Some(found) = reply.structured.as_ref().and_then(|v| find(v, iri)) {
+        return Some(found);
+    }
+    let parsed: serde_json::Value = serde_json::from_str(&reply.text).ok()?;
+    find(&parsed, iri)
 }
 
 /// A status as `results.json` writes it ([`Status::name`]).

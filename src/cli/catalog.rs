@@ -360,27 +360,36 @@ fn compare_runs(args: CompareArgs) -> Result<ExitCode> {
             outln!("wrote {}", path.display());
         }
         None => {
+            // Lines wider than the terminal's 100 columns are wrapped
+            // (issue 26, section 3).
+            let mut text = String::new();
             for note in compare::differences(&baseline, &candidate) {
-                outln!("{}", crate::catalog::report::terminal(&note));
+                text.push_str(&crate::catalog::report::terminal(&note));
+                text.push('\n');
             }
             for q in &compared {
                 if q.class == compare::Class::Unchanged {
                     continue;
                 }
-                outln!(
-                    "{}: {}",
+                text.push_str(&format!(
+                    "{}: {}\n",
                     crate::catalog::report::terminal(&q.id),
                     q.class.name()
-                );
+                ));
                 for r in &q.reasons {
-                    outln!("  {}", crate::catalog::report::terminal(r));
+                    text.push_str(&format!("  {}\n", crate::catalog::report::terminal(r)));
                 }
             }
             let unchanged = compared
                 .iter()
                 .filter(|q| q.class == compare::Class::Unchanged)
                 .count();
-            outln!("{} of {} queries unchanged", unchanged, compared.len());
+            text.push_str(&format!(
+                "{} of {} queries unchanged\n",
+                unchanged,
+                compared.len()
+            ));
+            out!("{}", crate::render::syntax::fit_terminal(&text));
         }
     }
     Ok(ExitCode::SUCCESS)

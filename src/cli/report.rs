@@ -125,7 +125,11 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
         .is_none_or(|p| p.as_os_str() != "-")
     {
         for line in crate::runs::verified::lines(&root) {
-            outln!("{line}");
+            // Within the terminal's 100 columns (issue 26, section 3).
+            out!(
+                "{}",
+                crate::render::syntax::fit_terminal(&format!("{line}\n"))
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,9 @@
 use crate::format::published_name;
 use std::fmt::Write as _;
 
-use super::syntax::{markdown as md_table, md_code, md_text, terminal as term_table};
+use super::syntax::{
+    markdown_fitted as md_table, md_code, md_text, terminal as term_table, wrap_terminal,
+};
 use crate::report::compare::{
     Class, Comparison, ConditionChange, conditions_grid, expectation_flips_grid, means_grid,
     questions_grid,
@@ -91,12 +93,12 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
     );
     out.push_str(&md_table(&conditions_grid(comparison)));
     for c in &comparison.conditions {
-        let name = if c.baseline == c.candidate {
-            md_code(&c.baseline)
-        } else {
-            format!("{} → {}", md_code(&c.baseline), md_code(&c.candidate))
-        };
-        let _ = writeln!(out, "\n**{name}**: {}\n", md_text(&gate_line(c)));
+        let _ = writeln!(
+            out,
+            "\n**{}**: {}\n",
+            md_text(&c.label()),
+            md_text(&gate_line(c))
+        );
         let _ = writeln!(out, "{}\n", md_text(&differs_line(c)));
         if c.questions.iter().any(|q| q.class != Class::Unchanged) {
             out.push_str(&md_table(&questions_grid(c)));
@@ -142,16 +144,22 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
 /// The comparison for the terminal.
 pub fn terminal(comparison: &Comparison) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "baseline {} · candidate {}",
-        comparison.baseline.display(),
-        comparison.candidate.display()
-    );
+    out.push_str(&wrap_terminal(
+        &format!(
+            "baseline {} · candidate {}",
+            comparison.baseline.display(),
+            comparison.candidate.display()
+        ),
+        "",
+    ));
     out.push_str(&term_table(&conditions_grid(comparison)));
     for c in &comparison.conditions {
-        let _ = writeln!(out, "\n{}: {}", c.candidate, gate_line(c));
-        let _ = writeln!(out, "{}", differs_line(c));
+        out.push('\n');
+        out.push_str(&wrap_terminal(
+            &format!("{}: {}", c.label(), gate_line(c)),
+            "",
+        ));
+        out.push_str(&wrap_terminal(&differs_line(c), ""));
         if c.questions.iter().any(|q| q.class != Class::Unchanged) {
             out.push_str(&term_table(&questions_grid(c)));
         }
@@ -164,7 +172,10 @@ pub fn terminal(comparison: &Comparison) -> String {
             ("candidate", &c.candidate_only),
         ] {
             if !ids.is_empty() {
-                let _ = writeln!(out, "only in the {side}: {}", ids.join(", "));
+                out.push_str(&wrap_terminal(
+                    &format!("only in the {side}: {}", ids.join(", ")),
+                    "",
+                ));
             }
         }
         out.push_str(&term_table(&means_grid(c)));
@@ -174,18 +185,21 @@ pub fn terminal(comparison: &Comparison) -> String {
         ("candidate", &comparison.candidate_only),
     ] {
         if !names.is_empty() {
-            let _ = writeln!(
-                out,
-                "conditions only in the {side} (not compared): {}",
-                names.join(", ")
-            );
+            out.push_str(&wrap_terminal(
+                &format!(
+                    "conditions only in the {side} (not compared): {}",
+                    names.join(", ")
+                ),
+                "",
+            ));
         }
     }
-    let _ = writeln!(
-        out,
-        "\nΔ exact: paired bootstrap over questions (95%, 2000 resamples); McNemar: exact \
+    out.push('\n');
+    out.push_str(&wrap_terminal(
+        "Δ exact: paired bootstrap over questions (95%, 2000 resamples); McNemar: exact \
          two-sided binomial on the questions whose majority outcome changed (b exact before \
-         only, c after only), exact because the counts are small."
-    );
+         only, c after only), exact because the counts are small.",
+        "",
+    ));
     out
 }

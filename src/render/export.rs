@@ -17,7 +17,7 @@
 //! tables and writers outside `build` (`render::paper`, `render::manuscript`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -246,8 +246,10 @@ impl Exporter for Figures {
             let figures: Vec<Result<Output>> = files
                 .par_iter()
                 .map(|(kind, file)| {
-                    let svg = super::figures::render(*kind, &study.figure_data(file))
-                        .map_err(|e| Error::file(&file.path, e.to_string()))?;
+                    let subject = super::figures::subject(&study.data, file);
+                    let svg =
+                        super::figures::render_titled(*kind, &study.figure_data(file), &subject)
+                            .map_err(|e| Error::file(&file.path, e.to_string()))?;
                     Ok(Output {
                         path: file.path.clone(),
                         bytes: svg.into_bytes(),
@@ -363,8 +365,25 @@ impl Exporter for Pages {
             .par_iter()
             .map(|(path, text)| {
                 let mut warnings = Vec::new();
-                let bytes =
-                    super::page::page_with(&view.theme, path, text, &mut warnings, &assets)?;
+                // A page of the site, unless it is a runs root's README,
+                // whose page `freeze` and `run` make without a site.
+                let in_root = view.roots.iter().any(|r| {
+                    let plain = |p: &Path| -> PathBuf {
+                        let p = p.strip_prefix(&view.base).unwrap_or(p);
+                        p.components()
+                            .filter(|c| !matches!(c, std::path::Component::CurDir))
+                            .collect()
+                    };
+                    plain(path).starts_with(plain(&r.view.path))
+                });
+                let site = (view.site && !in_root).then_some(view.base.as_path());
+                let bytes = super::page::page_framed(
+                    &view.theme,
+                    (path, text),
+                    &mut warnings,
+                    &assets,
+                    site,
+                )?;
                 Ok((
                     Output {
                         path: super::page::html_path(path),
@@ -396,6 +415,10 @@ impl Exporter for Site {
         let figures = made_figures(made);
         let base = &view.base;
         let index = base.join(super::site::SITE_DIR).join("index.html");
+        let project = view
+            .markdown
+            .get(&base.join(crate::layout::README_FILE))
+            .and_then(|text| super::site::project_name(text));
         exported.outputs.push(Output {
             bytes: super::page::stamp(
                 &index,
@@ -407,6 +430,7 @@ impl Exporter for Site {
                         roots: &view.roots,
                         readme: view.readme,
                         catalogs: &catalog_index(view),
+                        project: project.as_deref(),
                     },
                     &figures,
                 )?,

@@ -63,6 +63,63 @@ pub fn render(kind: FigureKind, study: &StudyData) -> Result<String> {
     drawn.map_err(|e| Error::Other(format!("figure {}: cannot draw: {e}", kind.name())))
 }
 
+/// What a figure file holds, for its title: the agent a per-agent file
+/// shows and its conditions (`Expert (skill 85): 2 conditions`); for a
+/// whole study, its agents by label, or its conditions and the agent host
+/// that played them when every condition had the same one (issue 26, section
+/// 3: every figure says in its title what it holds).
+pub fn subject(study: &StudyData, file: &crate::report::study::FigureFile) -> String {
+    let conditions = |n: usize| format!("{n} condition{}", crate::format::plural(n));
+    if let Some(agent) = &file.agent {
+        let n = study
+            .conditions
+            .iter()
+            .filter(|c| c.agent.as_deref() == Some(agent.key.as_str()))
+            .count();
+        return format!("{}: {}", agent.label, conditions(n));
+    }
+    if !study.agents.is_empty() {
+        let labels: Vec<&str> = study.agents.iter().map(|a| a.label.as_str()).collect();
+        return format!(
+            "{} × {}",
+            labels.join(", "),
+            conditions(study.base_keys().len())
+        );
+    }
+    let agents: std::collections::BTreeSet<String> = study
+        .conditions
+        .iter()
+        .map(|c| c.stats().identity.host_text())
+        .collect();
+    match agents.len() {
+        1 => format!(
+            "{}, played by {}",
+            conditions(study.conditions.len()),
+            agents.first().map(String::as_str).unwrap_or_default()
+        ),
+        _ => conditions(study.conditions.len()),
+    }
+}
+
+/// Renders figure `kind` of `study` as [`render`] does, its title (the
+/// drawn heading and the SVG `<title>`) followed by `subject`
+/// ([`subject`]): `Exact rate per question and condition — Expert
+/// (skill 85): 2 conditions`.
+///
+/// Errors: those of [`render`].
+pub fn render_titled(kind: FigureKind, study: &StudyData, subject: &str) -> Result<String> {
+    let svg = render(kind, study)?;
+    let plain = escape_html(kind.title());
+    let full = escape_html(&format!("{} — {subject}", kind.title()));
+    Ok(svg
+        .replacen(
+            &format!("<title>{plain}</title>"),
+            &format!("<title>{full}</title>"),
+            1,
+        )
+        .replacen(&format!(">{plain}</text>"), &format!(">{full}</text>"), 1))
+}
+
 impl FigureKind {
     /// The heading drawn at the top of the figure (also its SVG `<title>`).
     pub fn title(self) -> &'static str {

@@ -67,7 +67,12 @@ pub fn convert(file: &Path, tables: bool, out: Option<&Path>, force: bool) -> Re
     rtf::convert(&page_text, &source_dir, &wanted);
     let mut assets = super::build::load_assets(wanted.paths());
     assets.extend(build::page_assets(&page, &text));
-    let mut html = super::page::page_with(&theme, &page, &text, &mut warnings, &assets)?;
+    // A project with a site gets the page `build` makes there: with the
+    // site's search box and a trail back (issue 26, section 3).
+    let site = Path::new(super::site::SITE_DIR)
+        .is_dir()
+        .then_some(Path::new("."));
+    let mut html = super::page::page_framed(&theme, (&page, &text), &mut warnings, &assets, site)?;
     if !html_path.with_extension("md").is_file() {
         // A page with no Markdown beside it is not `build`'s: with build's
         // mark, `build` would remove it as orphaned.

@@ -88,6 +88,23 @@ pub fn page_with(
     warnings: &mut Vec<String>,
     assets: &dyn Assets,
 ) -> Result<Vec<u8>> {
+    page_framed(theme, (path, text), warnings, assets, None)
+}
+
+/// Renders one Markdown text as [`page_with`] does; with `site` (the
+/// build's base folder, which holds a `site/`), the page is one of the
+/// site's: the search box, which loads the site's search index, and a
+/// trail back to the site's index above its text (issue 26, section 3:
+/// a study's SUMMARY.html and the project's README.html reach the site).
+///
+/// Errors: a template that fails to render.
+pub fn page_framed(
+    theme: &Theme,
+    (path, text): (&Path, &str),
+    warnings: &mut Vec<String>,
+    assets: &dyn Assets,
+    site: Option<&Path>,
+) -> Result<Vec<u8>> {
     let base = path.parent().unwrap_or(Path::new(""));
     let text = page_text(path, text);
     let rendered = markdown::render(&text, base, &page_prefix(path), assets);
@@ -124,8 +141,15 @@ pub fn page_with(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    Ok(stamp(
-        &html_path(path),
-        theme.page(&title, &rendered.body, None)?.into_bytes(),
-    ))
+    let html = match site {
+        Some(base) => {
+            let page = html_path(path.strip_prefix(base).unwrap_or(path));
+            let index = Path::new(super::site::SITE_DIR).join("index.html");
+            let nav = super::site::crumbs(&page, &[("Results", Some(index)), (&title, None)]);
+            let search = super::site::relative_link(&page, &super::site::search_index_path());
+            theme.site_page(&title, &rendered.body, Some(&nav), &search)?
+        }
+        None => theme.page(&title, &rendered.body, None)?,
+    };
+    Ok(stamp(&html_path(path), html.into_bytes()))
 }

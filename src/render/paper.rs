@@ -27,7 +27,8 @@ pub fn across_table(studies: &[StudyView], n: usize) -> String {
         .map(|s| (s.title.as_str(), &s.data))
         .collect();
     format!(
-        "## Main results across studies\n\nTable {n}. Main results of every study, in order: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, ordered and mean F1 per condition and agent, with the agent host's version and the model; n is the number of measured questions, blocked the attempts that measured nothing. Rates are compared within a study, never across corpora.\n\n{}\n",
+        "## Main results across studies\n\nTable {n}. Main results of every study, in order: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, ordered and mean F1 per condition and agent, with the agent host's version and the model; n is the number of measured questions, blocked the attempts that measured nothing. Rates are compared within a study, never across corpora. {}\n\n{}\n",
+        crate::format::ORDERED_NOTE,
         super::syntax::markdown(&crate::report::tables::across_studies(&rows))
     )
 }
@@ -45,7 +46,8 @@ pub fn study_tables(study: &StudyView, first: usize) -> (String, usize) {
     let _ = writeln!(out, "## {}\n", study.title);
     let _ = writeln!(
         out,
-        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, strict exact, ordered and mean F1, with each condition's agent, its host's version and the model; n is the number of measured questions.\n"
+        "Table {n}. Main results: exact rate (mean over questions of exact attempts over measured attempts) with a 95% bootstrap interval over questions, strict exact, ordered and mean F1, with each condition's agent, its host's version and the model; n is the number of measured questions. {}\n",
+        crate::format::ORDERED_NOTE
     );
     out.push_str(&main_table(study));
     out.push('\n');

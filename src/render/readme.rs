@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use rayon::prelude::*;
 
 use super::Output;
-use super::syntax::{csv, markdown as md_table, md_code, md_text, terminal as term_table};
+use super::syntax::{csv, markdown_fitted as md_table, md_code, md_text, terminal as term_table};
 use crate::layout::{README_FILE, RunsRoot, SUMMARY_FILE};
 use crate::report::tables;
 use crate::report::view::RootView;
@@ -39,6 +39,7 @@ out and counted); a condition's rate and mean F1 average the questions, each wei
     );
     let _ = writeln!(out, "## Conditions\n");
     out.push_str(&md_table(&tables::root_conditions(view)));
+    let _ = writeln!(out, "\n{}", md_text(crate::format::ORDERED_NOTE));
     for note in view.conditions.values().filter_map(|c| c.shards_note()) {
         let _ = writeln!(out, "\n{}", md_text(&note));
     }
@@ -186,7 +187,18 @@ pub fn terminal(view: &RootView) -> String {
     for line in agent_lines(view).into_iter().chain(census_lines(view)) {
         let _ = writeln!(out, "{line}");
     }
-    out
+    // Within the terminal's 100 columns (issue 26, section 3); a line
+    // naming a file (a damaged one, a folder) is left whole, so its path
+    // can be copied and searched for.
+    out.split_inclusive('\n')
+        .map(|line| {
+            if line.contains('/') {
+                line.to_string()
+            } else {
+                super::syntax::fit_terminal(line)
+            }
+        })
+        .collect()
 }
 
 /// One line per condition naming who played it (issue 25, "Publishing

@@ -257,6 +257,38 @@ pub struct Published<'a> {
     pub readme: bool,
     /// The catalog runs and comparisons, as the index lists them.
     pub catalogs: &'a [IndexCatalog],
+    /// The project's name, the title of the base's `README.md`
+    /// ([`project_name`]), when it has one: the index's heading names it
+    /// (issue 26, section 3).
+    pub project: Option<&'a str>,
+}
+
+/// The title of a README (its first `# ` heading outside a fenced code
+/// block, trailing `#`s and code backticks dropped), or `None`.
+pub fn project_name(readme: &str) -> Option<String> {
+    let mut fence: Option<&str> = None;
+    for line in readme.lines() {
+        let trimmed = line.trim_start();
+        for mark in ["```", "~~~"] {
+            if trimmed.starts_with(mark) {
+                fence = match fence {
+                    Some(open) if open == mark => None,
+                    None => Some(mark),
+                    other => other,
+                };
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        if let Some(title) = line.strip_prefix("# ") {
+            let title = title.trim().trim_end_matches('#').trim().replace('`', "");
+            if !title.is_empty() {
+                return Some(title);
+            }
+        }
+    }
+    None
 }
 
 /// `site/index.html`: every study (its pages, roots, rates and figures,
@@ -276,6 +308,7 @@ pub fn index_page(
         roots,
         readme,
         catalogs,
+        project,
     } = *published;
     let page = Path::new(SITE_DIR).join("index.html");
     let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
@@ -411,8 +444,9 @@ pub fn index_page(
         readme.then(|| relative_link(&page, &Path::new(README_FILE).with_extension("html")));
     context.insert("readme", &readme);
     context.insert("search", &search_link(&page));
+    let title = project.map_or_else(|| "Results".to_string(), |p| format!("{p}: results"));
     Ok(theme
-        .render("site/index.html", "Results", None, context)?
+        .render("site/index.html", &title, None, context)?
         .into_bytes())
 }
 
@@ -484,9 +518,10 @@ pub fn root_index(theme: &Theme, root: &SiteRoot) -> Result<Vec<u8>> {
     context.insert("questions", &view.questions.len());
     context.insert(
         "conditions_table",
-        &super::syntax::html(&tables::site_conditions(view)),
+        &super::syntax::html_fitted(&tables::site_conditions(view)),
     );
-    context.insert("questions_table", &super::syntax::html(&questions));
+    context.insert("questions_table", &super::syntax::html_fitted(&questions));
+    context.insert("ordered_note", crate::format::ORDERED_NOTE);
     context.insert("frozen", &view.frozen);
     context.insert("problems", &view.problems);
     let unfinished: Vec<String> = view
@@ -624,7 +659,10 @@ pub fn question_pages(
     let mut context = tera::Context::new();
     context.insert("id", question);
     context.insert("text", &text);
-    context.insert("attempts_table", &super::syntax::html(&attempts_grid));
+    context.insert(
+        "attempts_table",
+        &super::syntax::html_fitted(&attempts_grid),
+    );
     // Issue 27: each trajectory expectation's pass rate per condition on
     // this question, beside the attempts, never in them.
     let tallies: Vec<(

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::figures::FigureKind;
-use super::syntax::{markdown as md_table, md_code, md_text};
+use super::syntax::{markdown_fitted as md_table, md_code, md_text};
 use crate::error::{Error, Result, line_at};
 use crate::format::{
     interval, maybe_seconds, percent, rate, signed, signed_interval as delta_interval,
@@ -1309,7 +1309,11 @@ fn condition_number(
 /// the exact rate, its bootstrap interval over questions, strict and ordered
 /// rates, mean F1, question and attempt counts, and blocked attempts.
 pub fn rates_table(data: &StudyData) -> String {
-    md_table(&tables::study_rates(data))
+    format!(
+        "{}\n{}\n",
+        md_table(&tables::study_rates(data)),
+        md_text(crate::format::ORDERED_NOTE)
+    )
 }
 
 /// The pairwise deltas table (Markdown): every other condition against

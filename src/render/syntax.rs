@@ -134,6 +134,100 @@ pub fn markdown(grid: &Grid) -> String {
     out
 }
 
+/// How wide a page's table may be, in estimated characters, before it is
+/// split ([`fitted`]): about 1,160 px of a 1,280 px window at the
+/// stylesheet's table font (issue 26, section 3: tables fit 1280 px).
+pub const TABLE_BUDGET: usize = 120;
+
+/// The characters a column is estimated to need on a page: a header wraps
+/// between words (its longest word, plus the sort mark), a number never
+/// wraps, words and identifiers wrap at about 16 and 20 characters; plus
+/// the cell's padding.
+fn column_width(grid: &Grid, column: usize) -> usize {
+    let longest_word = |text: &str| {
+        text.split_whitespace()
+            .map(crate::text::display_width)
+            .max()
+            .unwrap_or(0)
+    };
+    let header = longest_word(&grid.columns[column].header.text()) + 2;
+    let cells = grid
+        .rows
+        .iter()
+        .filter_map(|r| r.get(column))
+        .map(|cell| {
+            let text = cell.text();
+            let whole = crate::text::display_width(&text);
+            match cell {
+                _ if !cell.is_words() => whole,
+                Cell::Code(_) => whole.min(20),
+                _ => whole.min(16).max(longest_word(&text)),
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    header.max(cells) + 3
+}
+
+/// The grid as tables that fit a page: the columns after the first packed,
+/// in order, into as few tables as keep each within [`TABLE_BUDGET`]
+/// (estimated by [`column_width`]), every table repeating the first
+/// column, which names the rows. A grid that fits is returned whole.
+pub fn fitted(grid: &Grid) -> Vec<Grid> {
+    if grid.columns.len() < 3 {
+        return vec![grid.clone()];
+    }
+    let widths: Vec<usize> = (0..grid.columns.len())
+        .map(|c| column_width(grid, c))
+        .collect();
+    let first = widths[0].max(19);
+    let mut chunks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = first;
+    for (c, &w) in widths.iter().enumerate().skip(1) {
+        let current = chunks.last_mut().expect("one chunk");
+        if !current.is_empty() && used + w > TABLE_BUDGET {
+            chunks.push(vec![c]);
+            used = first + w;
+        } else {
+            current.push(c);
+            used += w;
+        }
+    }
+    chunks
+        .into_iter()
+        .map(|chunk| {
+            let take = std::iter::once(0).chain(chunk).collect::<Vec<_>>();
+            Grid {
+                columns: take.iter().map(|&c| grid.columns[c].clone()).collect(),
+                rows: grid
+                    .rows
+                    .iter()
+                    .map(|r| take.iter().filter_map(|&c| r.get(c).cloned()).collect())
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The grid as Markdown tables that fit a page ([`fitted`]), a blank line
+/// between them.
+pub fn markdown_fitted(grid: &Grid) -> String {
+    fitted(grid)
+        .iter()
+        .map(markdown)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The grid as whole HTML tables that fit a page ([`fitted`]), each
+/// `<table>` holding [`html`]'s `<thead>` and `<tbody>`.
+pub fn html_fitted(grid: &Grid) -> String {
+    fitted(grid)
+        .iter()
+        .map(|g| format!("<table>\n{}\n</table>\n", html(g)))
+        .collect()
+}
+
 /// A cell as HTML content, escaped.
 fn html_cell(cell: &Cell) -> String {
     use super::escape_html;
@@ -200,12 +294,18 @@ pub fn html(grid: &Grid) -> String {
     out
 }
 
+/// How wide terminal output may be, in columns (issue 26, section 3).
+pub const TERMINAL_WIDTH: usize = 100;
+
 /// The grid as aligned terminal text: a line per row (header first), each
 /// indented two spaces, columns two spaces apart and padded to their
 /// widest cell (in terminal columns, [`crate::text::display_width`]),
 /// left-aligned columns padded on the right
 /// and the rest on the left; trailing spaces trimmed; control characters
-/// escaped ([`crate::text::printable`]).
+/// escaped ([`crate::text::printable`]). A grid whose lines would be wider
+/// than [`TERMINAL_WIDTH`] is written as records instead: per row, its
+/// first cell on a line, then `header value` pairs joined by ` · `,
+/// wrapped within the width.
 pub fn terminal(grid: &Grid) -> String {
     let rows: Vec<Vec<String>> =
         std::iter::once(grid.columns.iter().map(|c| c.header.text()).collect())
@@ -224,6 +324,10 @@ pub fn terminal(grid: &Grid) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    let total = 2 + widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+    if total > TERMINAL_WIDTH {
+        return terminal_records(&rows);
+    }
     let mut out = String::new();
     for row in &rows {
         let line: Vec<String> = row
@@ -236,6 +340,88 @@ pub fn terminal(grid: &Grid) -> String {
             })
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// `text` with every line wider than [`TERMINAL_WIDTH`] wrapped between
+/// words, its continuation lines indented two spaces past the line's own
+/// indent (issue 26, section 3: terminal output fits 100 columns).
+pub fn fit_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if crate::text::display_width(body) <= TERMINAL_WIDTH {
+            out.push_str(line);
+            continue;
+        }
+        let indent = &body[..body.len() - body.trim_start_matches(' ').len()];
+        let wrapped = wrap_terminal(body.trim_start_matches(' '), &format!("{indent}  "));
+        // The first line keeps the line's own indent.
+        out.push_str(indent);
+        out.push_str(wrapped.trim_start_matches(' '));
+        if !line.ends_with('\n') && out.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
+}
+
+/// `rows` (the header first) as records: see [`terminal`].
+fn terminal_records(rows: &[Vec<String>]) -> String {
+    let Some((header, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for row in body {
+        let _ = writeln!(
+            out,
+            "  {}",
+            row.first().map(String::as_str).unwrap_or_default()
+        );
+        let pairs: Vec<String> = header
+            .iter()
+            .zip(row)
+            .skip(1)
+            .map(|(h, v)| format!("{h} {v}"))
+            .collect();
+        out.push_str(&wrap_units(pairs.iter().map(String::as_str), " · ", "    "));
+    }
+    out
+}
+
+/// `text` wrapped between words to lines of at most [`TERMINAL_WIDTH`]
+/// columns (a word longer than that alone on its line), each line
+/// starting with `indent` and ending with a line feed.
+pub fn wrap_terminal(text: &str, indent: &str) -> String {
+    wrap_units(text.split(' ').filter(|w| !w.is_empty()), " ", indent)
+}
+
+/// `units` joined by `joiner`, wrapped between units as [`wrap_terminal`]
+/// wraps words (a joiner that ends a line is dropped).
+fn wrap_units<'a>(units: impl Iterator<Item = &'a str>, joiner: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    let mut empty = true;
+    for unit in units {
+        let wide = crate::text::display_width(&line)
+            + crate::text::display_width(joiner)
+            + crate::text::display_width(unit);
+        if !empty && wide > TERMINAL_WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push_str(joiner);
+        }
+        line.push_str(unit);
+        empty = false;
+    }
+    if !empty {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }

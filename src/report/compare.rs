@@ -285,6 +285,11 @@ pub struct ConditionChange {
     pub baseline: String,
     /// The candidate's.
     pub candidate: String,
+    /// The baseline condition's label ([`crate::report::label`]), as the
+    /// rest of a study names it.
+    pub baseline_label: String,
+    /// The candidate condition's label.
+    pub candidate_label: String,
     /// Every question both hold, by id.
     pub questions: Vec<QuestionChange>,
     /// Question ids only the baseline holds.
@@ -309,6 +314,17 @@ pub struct ConditionChange {
 }
 
 impl ConditionChange {
+    /// The pair as people name it: the label, or `baseline → candidate`
+    /// labels where they differ (issue 26, section 3: labels, not
+    /// condition keys).
+    pub fn label(&self) -> String {
+        if self.baseline_label == self.candidate_label {
+            self.baseline_label.clone()
+        } else {
+            format!("{} → {}", self.baseline_label, self.candidate_label)
+        }
+    }
+
     /// Questions of `class`.
     pub fn count(&self, class: Class) -> usize {
         self.questions.iter().filter(|q| q.class == class).count()
@@ -667,6 +683,8 @@ fn compare_condition(
     Ok(ConditionChange {
         baseline: b_name.to_string(),
         candidate: c_name.to_string(),
+        baseline_label: crate::report::label(&baseline.conditions[b_name].file),
+        candidate_label: crate::report::label(&candidate.conditions[c_name].file),
         baseline_only: before
             .keys()
             .filter(|id| !after.contains_key(*id))
@@ -914,12 +932,7 @@ pub fn conditions_grid(comparison: &Comparison) -> Grid {
     columns.push(Column::new("Δ mean F1", Align::Right));
     let mut grid = Grid::new(columns);
     for c in &comparison.conditions {
-        let name = if c.baseline == c.candidate {
-            c.baseline.clone()
-        } else {
-            format!("{} → {}", c.baseline, c.candidate)
-        };
-        let mut row = vec![Cell::Code(name), Cell::Count(c.questions.len() as u64)];
+        let mut row = vec![Cell::Text(c.label()), Cell::Count(c.questions.len() as u64)];
         for class in Class::ALL {
             let n = c.count(class);
             let cell = Cell::Count(n as u64);

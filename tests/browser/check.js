@@ -93,6 +93,23 @@ async function visit(context, entry, scheme) {
     sortable_headers: document.querySelectorAll("th.sortable").length,
     csp_violations: window.__okn ? window.__okn.csp.slice() : ["recorder missing"],
     overflow_x: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    // Every figure (an inline SVG drawn as one, an image) and what its
+    // title says: an SVG's <title> or aria-label, an image's alt.
+    figures: Array.prototype.filter
+      .call(document.querySelectorAll("svg, img"), (e) => e.tagName.toLowerCase() === "img" || !e.parentElement.closest("svg"))
+      .map((e) => {
+        const title = e.tagName.toLowerCase() === "img"
+          ? e.getAttribute("alt") || ""
+          : (e.querySelector(":scope > title") ? e.querySelector(":scope > title").textContent : "") || e.getAttribute("aria-label") || "";
+        return title.trim();
+      }),
+    // Text a reader sees in headings, tables and figure titles.
+    shown_text: Array.prototype.map
+      .call(document.querySelectorAll("h1, h2, h3, h4, th, td, svg title, figcaption, p strong"), (e) => e.textContent)
+      .join("\n"),
+    // Tables wider than their box (they would scroll sideways).
+    scrolling_tables: Array.prototype.filter
+      .call(document.querySelectorAll("table"), (t) => t.scrollWidth > t.clientWidth + 1).length,
   }));
   let sort = null;
   if (entry.sort && scheme === "light") {
@@ -164,7 +181,12 @@ async function visit(context, entry, scheme) {
             );
             return tops.size;
           });
-          const wrapped = Array.prototype.filter.call(t.querySelectorAll("td.num"), (td) => {
+          // A header whose text is cut off (clamped, hidden): nothing is.
+          const clamped = Array.prototype.filter.call(t.querySelectorAll("thead th"), (th) => {
+            const inner = th.querySelector("span") || th;
+            return inner.scrollHeight > inner.clientHeight + 1 || inner.scrollWidth > inner.clientWidth + 1;
+          }).map((th) => th.textContent);
+          const wrapped = Array.prototype.filter.call(t.querySelectorAll("td.num, td[style*='text-align: right']"), (td) => {
             const range = document.createRange();
             range.selectNodeContents(td);
             const tops = new Set(Array.prototype.map.call(range.getClientRects(), (r) => Math.round(r.top)));
@@ -175,6 +197,7 @@ async function visit(context, entry, scheme) {
             scrolls: t.scrollWidth > t.clientWidth,
             sticky_first: first ? getComputedStyle(first).position === "sticky" : null,
             header_lines: heads.length ? Math.max.apply(null, heads) : 0,
+            clamped,
             long_headers_titled: Array.prototype.every.call(t.querySelectorAll("th.long"), (th) => th.title.length > 0),
             wrapped,
           };

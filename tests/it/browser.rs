@@ -155,6 +155,7 @@ fn planted_site() -> tempfile::TempDir {
     std::fs::write(&agent_path, serde_json::to_vec(&agent).unwrap()).unwrap();
     add_odd_question(d);
     plant_redirects(d);
+    add_comparison(d);
     // The planted answer no longer earns the verdict recorded for it:
     // judged again, as a user would after editing an answer (build refuses
     // a verdict its files do not give; rescore refuses a verdict moved under
@@ -172,6 +173,22 @@ fn planted_site() -> tempfile::TempDir {
         String::from_utf8_lossy(&out.stderr)
     );
     dir
+}
+
+/// Issue 26, section 3: the study compares its root with itself (a
+/// comparison region in SUMMARY.md and a comparison page on the site),
+/// so the pages show a comparison's condition names.
+fn add_comparison(d: &Path) {
+    let study = d.join("results-demo/study.toml");
+    let mut toml = std::fs::read_to_string(&study).unwrap();
+    toml.push_str(
+        "\n[[comparisons]]\nkey = \"again\"\ntitle = \"The root against itself\"\nbaseline = \"../runs-demo\"\ncandidate = \"../runs-demo\"\n",
+    );
+    std::fs::write(&study, toml).unwrap();
+    let summary = d.join("results-demo/SUMMARY.md");
+    let mut text = std::fs::read_to_string(&summary).unwrap();
+    text.push_str("\n<!-- okn:comparison key=again -->\n<!-- /okn:comparison -->\n");
+    std::fs::write(&summary, text).unwrap();
 }
 
 /// Where a planted redirect would send the reader: a page of its own.
@@ -605,15 +622,29 @@ type Visit<'a> = (&'a str, PathBuf, Option<(usize, usize)>);
 /// The widths the wide tables are checked at: a laptop and a phone.
 const LAYOUT_WIDTHS: [u32; 2] = [1280, 390];
 
+/// The pages a reader takes in at a glance (issue 26, section 3), checked
+/// by [`glance_problems`].
+const GLANCE_PAGES: [&str; 7] = [
+    "index",
+    "root",
+    "question",
+    "summary",
+    "questions",
+    "readme",
+    "comparison",
+];
+
 /// The pages whose tables are checked for fit (the root's conditions, a
 /// study's results, its question table).
 const LAYOUT_PAGES: [&str; 3] = ["root", "summary", "questions"];
 
 /// Tables that do not fit (issue: publishing as the seed's studies do it,
 /// "Tables that fit"): at each width, a page never scrolls sideways as a
-/// whole, every table keeps its first column in view, no header runs past
-/// two lines (a long one carries its whole text as a title), and no number
-/// or interval wraps inside itself ("0.56–" / "0.86").
+/// whole, every table keeps its first column in view, a long header
+/// carries its whole text as a title and none is cut off (issue 26,
+/// section 3: clamped headers made two columns read alike), no table
+/// scrolls at 1280 px, and no number or interval wraps inside itself
+/// ("0.56–" / "0.86"), in generated and in Markdown tables alike.
 fn layout_problems(name: &str, page: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(widths) = page["layout"].as_array() else {
@@ -633,10 +664,18 @@ fn layout_problems(name: &str, page: &Value) -> Vec<String> {
                     "{name} at {width} px: table {i}'s first column is not sticky"
                 ));
             }
-            if t["header_lines"].as_f64().unwrap_or(0.0) > 2.0 {
+            // Issue 26, section 3: a header is wrapped, never clamped
+            // into ambiguity, and at a laptop's width no table scrolls.
+            if !strings(&t["clamped"]).is_empty() {
                 problems.push(format!(
-                    "{name} at {width} px: table {i}'s headers run to {} lines",
-                    t["header_lines"]
+                    "{name} at {width} px: table {i} cuts off the headers {:?}",
+                    strings(&t["clamped"])
+                ));
+            }
+            if width.as_u64() == Some(1280) && t["scrolls"] == Value::Bool(true) {
+                problems.push(format!(
+                    "{name} at {width} px: table {i} does not fit ({} columns)",
+                    t["columns"]
                 ));
             }
             if t["long_headers_titled"] != Value::Bool(true) {
@@ -650,6 +689,56 @@ fn layout_problems(name: &str, page: &Value) -> Vec<String> {
                     strings(&t["wrapped"])
                 ));
             }
+        }
+    }
+    problems
+}
+
+/// The condition keys of the fixture's root and the labels its pages
+/// show for them: (key, label).
+fn condition_keys(d: &Path) -> Vec<(String, String)> {
+    std::fs::read_dir(d.join("runs-demo/conditions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let file: okn_benchmark::runs::records::ConditionFile =
+                serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            let label = okn_benchmark::report::label(&file);
+            (file.name, label)
+        })
+        .collect()
+}
+
+/// Issue 26, section 3, at a laptop's width (1280 px): the page does not
+/// scroll sideways and no table of it does, every figure (inline SVG,
+/// image) has a title saying what it holds, and no heading, table or
+/// figure title shows a condition's raw key where its label exists.
+fn glance_problems(name: &str, page: &Value, keys: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if page["overflow_x"].as_f64() != Some(0.0) {
+        problems.push(format!(
+            "{name}: the page scrolls sideways by {} px at 1280 px",
+            page["overflow_x"]
+        ));
+    }
+    if page["scrolling_tables"].as_u64() != Some(0) {
+        problems.push(format!(
+            "{name}: {} tables scroll sideways at 1280 px",
+            page["scrolling_tables"]
+        ));
+    }
+    for title in strings(&page["figures"]) {
+        if title.is_empty() {
+            problems.push(format!("{name}: a figure without a title"));
+        }
+    }
+    let shown = page["shown_text"].as_str().unwrap_or_default();
+    for (key, label) in keys {
+        if key != label && shown.contains(key.as_str()) {
+            problems.push(format!(
+                "{name}: shows the condition key '{key}' where its label '{label}' exists"
+            ));
         }
     }
     problems
@@ -915,6 +1004,11 @@ fn pages_work_from_file_urls_in_headless_chromium() {
             None,
         ),
         ("summary", d.join("results-demo/SUMMARY.html"), None),
+        (
+            "comparison",
+            d.join("site/comparisons/demo-again.html"),
+            None,
+        ),
         ("questions", d.join("results-demo/QUESTIONS.html"), None),
         ("readme", d.join("README.html"), None),
         ("control-blocked", blocked, None),
@@ -972,8 +1066,13 @@ fn pages_work_from_file_urls_in_headless_chromium() {
             assert_eq!(phone["sticky_first"], true, "{phone}");
         }
     }
+    let keys = condition_keys(d);
+    assert!(keys.len() > 1, "{keys:?}");
     for (name, _, sort) in pages.iter().filter(|p| !p.0.starts_with("control-")) {
         let p = by_name[*name];
+        if GLANCE_PAGES.contains(name) {
+            failures.extend(glance_problems(name, p, &keys));
+        }
         for key in [
             "console_errors",
             "console_warnings",
@@ -1037,4 +1136,22 @@ fn pages_work_from_file_urls_in_headless_chromium() {
     }
     // The study page inlines its figure as SVG.
     assert!(by_name["summary"]["svgs"].as_u64().unwrap_or(0) > 0);
+    // Issue 26, section 3: the probes saw what they check. The study's
+    // figure is titled with what it holds; the comparison's pages name
+    // conditions by label.
+    let figures = strings(&by_name["summary"]["figures"]);
+    assert!(
+        figures
+            .iter()
+            .any(|t| t.starts_with("Exact rate per question and condition — ")),
+        "{figures:?}"
+    );
+    let label = &keys.iter().find(|(k, _)| k == CONDITION).unwrap().1;
+    let shown = by_name["comparison"]["shown_text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        shown.contains(label.as_str()),
+        "{label} not on the comparison page"
+    );
 }

@@ -130,7 +130,11 @@ fn a_second_build_changes_nothing_and_check_is_clean() {
         6,
         "{index}"
     );
-    assert!(index.contains("<title>Exact rate per question and condition</title>"));
+    // Issue 26, section 3: each figure's title says what it holds.
+    assert!(index.contains(
+        "<title>Exact rate per question and condition — 2 conditions, played by okn-benchmark \
+         0.1.0 (scripted agent)</title>"
+    ));
 }
 
 /// Changes a file and returns its old bytes.

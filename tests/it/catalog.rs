@@ -532,7 +532,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     let worse = compare("base", "cand");
     assert!(
         worse.starts_with(
-            "maine-by-name: regressed\n  contract call_succeeds (expectation 1): pass → fail\n"
+            "maine-by-name: regressed\n  the contract check call_succeeds (the query's expectation no. 1): in the baseline it passes; in\n    the candidate it fails\n"
         ),
         "{worse}"
     );
@@ -543,7 +543,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
     let better = compare("cand", "base");
     assert!(
         better.starts_with(
-            "maine-by-name: improved\n  contract call_succeeds (expectation 1): fail → pass\n"
+            "maine-by-name: improved\n  the contract check call_succeeds (the query's expectation no. 1): in the baseline it fails; in\n    the candidate it passes\n"
         ),
         "{better}"
     );
@@ -1070,9 +1070,11 @@ mod publishing {
             "| mixed | 1 |",
             "| unchanged | 3 |",
             "## diabetes-by-name: regressed",
-            "- quality no\\_rejected\\_above\\_acceptable (expectation 4): pass → fail",
-            "- the top candidate moved: http://purl.obolibrary.org/obo/DOID\\_9351 → http://purl.obolibrary.org/obo/DOID\\_9352",
-            "- rephrasing 1 (\"Maine counties\"): quality acceptable\\_in\\_top (expectation 3): fail → pass",
+            // Issue 26, section 3: in a server maintainer's words, the
+            // candidates with their labels.
+            "- the quality check no\\_rejected\\_above\\_acceptable (the query's expectation no. 4): in the baseline it passes; in the candidate it fails",
+            "- the top candidate changed: in the baseline diabetes mellitus (http://purl.obolibrary.org/obo/DOID\\_9351); in the candidate type 2 diabetes mellitus (http://purl.obolibrary.org/obo/DOID\\_9352)",
+            "- rephrasing 1 (\"Maine counties\"): the quality check acceptable\\_in\\_top (the query's expectation no. 3): in the baseline it fails; in the candidate it passes",
         ] {
             assert!(comparison.contains(line), "{line}\n{comparison}");
         }
@@ -1584,7 +1586,7 @@ mod derived_again {
              maine-by-name: not comparable\n  \
              argument 'label' is \"Maine\" in the baseline, but \"Maine counties\" in the candidate\n\
              diabetes-by-name: not comparable\n  \
-             expectation 3 is {\"type\":\"quality\",\"check\":\"acceptable_in_top\",\"n\":1} in the \
+             the query's expectation no. 3 is {\"type\":\"quality\",\"check\":\"acceptable_in_top\",\"n\":1} in the\n    \
              baseline, but {\"type\":\"quality\",\"check\":\"acceptable_in_top\",\"n\":2} in the candidate\n\
              graphs-listed: not comparable\n  in the baseline's run only\n\
              2 of 5 queries unchanged\n"

@@ -32,6 +32,7 @@ mod corpus;
 mod credentials;
 mod demo_roots;
 mod fuzzing;
+mod glance;
 mod hosts;
 mod http_endpoint;
 mod mcp_proxy;

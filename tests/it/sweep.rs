@@ -517,21 +517,27 @@ fn compare_names_the_known_flips_of_the_published_pair() {
     // baseline's exact attempts of them all turn inexact, and nothing
     // improves (the agent and its seeds are the same).
     for line in [
-        "spoke-genelab-spoke-okn-spaceflight-disease-genes_cross  regressed                ✓✓✓ → ✗✗✗          1.00         0.00             yes",
-        "spoke-genelab-ubergraph-anatomy-gene-counts_cross        regressed                ✓✓✓ → ✗✗✗          1.00         0.00             yes",
-        "spatialkg-spoke-okn-place-density_cross                  regressed                ✗✓✓ → ✗✗✗          0.67         0.00\n",
+        // Printed as records (issue 26, section 3: within 100 columns).
+        "  spoke-genelab-spoke-okn-spaceflight-disease-genes_cross\n    class regressed · attempts before → after ✓✓✓ → ✗✗✗ · exact before 1.00 · exact after 0.00\n    beyond repeats yes\n",
+        "  spoke-genelab-ubergraph-anatomy-gene-counts_cross\n    class regressed · attempts before → after ✓✓✓ → ✗✗✗ · exact before 1.00 · exact after 0.00\n    beyond repeats yes\n",
+        "  spatialkg-spoke-okn-place-density_cross\n    class regressed · attempts before → after ✗✓✓ → ✗✗✗ · exact before 0.67 · exact after 0.00\n    beyond repeats\n",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
+    // Named by label, within 100 columns (issue 26, section 3).
     assert!(out.contains(
-        "demo-kg-all-tools__kg-named                                       12          3      0         0          9               0           0.83 → 0.61    −0.22         −0.44 to 0.00      0.250 (3/0)      −0.07"
+        "  demo-kg, all tools · KG named\n    questions 12 · regressed 3 · mixed 0 · improved 0 · unchanged 9 · not comparable 0\n    exact before → after 0.83 → 0.61 · Δ exact −0.22 · 95% paired bootstrap −0.44 to 0.00\n    McNemar p (b/c) 0.250 (3/0) · Δ mean F1 −0.07\n"
     ), "{out}");
     // place-density was flaky in the baseline (✗✓✓): regressed, but within
     // what its repeats explain.
-    assert!(out.contains(
-        "demo-kg-all-tools__kg-named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
+    let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains(
+        "demo-kg, all tools · KG named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
     ), "{out}");
-    assert!(out.contains("McNemar: exact two-sided binomial"), "{out}");
+    assert!(
+        joined.contains("McNemar: exact two-sided binomial"),
+        "{out}"
+    );
     // What the comparison compares: the server's build changed (and, in
     // roots of runs-root format 3, where it is reached: identity.upstream).
     let v = env!("CARGO_PKG_VERSION");
@@ -576,9 +582,13 @@ fn compare_names_the_known_flips_of_the_published_pair() {
         "--fail-on-regression",
     ]);
     assert_eq!(named.status.code(), Some(1), "{}", stderr(&named));
-    assert!(stdout(&named).contains("conditions only in the baseline (not compared): demo-kg-all-tools-without-get_schema-lookup_uri__kg-named, demo-kg-all-tools__kg-not-named"));
-    assert!(stdout(&named).contains(
-        "demo-kg-all-tools__kg-named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
+    let named_text = stdout(&named)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(named_text.contains("conditions only in the baseline (not compared): demo-kg-all-tools-without-get_schema-lookup_uri__kg-named, demo-kg-all-tools__kg-not-named"));
+    assert!(named_text.contains(
+        "demo-kg, all tools · KG named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
     ), "{}", stdout(&named));
     let same = compare(&[
         "runs-expert-cross",
@@ -587,7 +597,9 @@ fn compare_names_the_known_flips_of_the_published_pair() {
     ]);
     assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
     assert!(
-        stdout(&same).contains("12          0      0         0         12               0"),
+        stdout(&same).contains(
+            "questions 12 · regressed 0 · mixed 0 · improved 0 · unchanged 12 · not comparable 0"
+        ),
         "{}",
         stdout(&same)
     );
@@ -694,10 +706,17 @@ fn a_moved_ground_truth_is_not_comparable() {
     // spaceflight question, ✗✗✓ → ✗✗✗) is within.
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let out = stdout(&output);
+    // A question's record: its id's line and the line under it (the
+    // table is wider than 100 columns, so printed as records; issue 26,
+    // section 3).
     let line = |id: &str| {
-        out.lines()
-            .find(|l| l.trim_start().starts_with(id))
-            .unwrap_or_else(|| panic!("{id}\n{out}"))
+        let lines: Vec<&str> = out.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(id))
+            .unwrap_or_else(|| panic!("{id}\n{out}"));
+        lines[at..(at + 2).min(lines.len())]
+            .join(" ")
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
@@ -707,14 +726,17 @@ fn a_moved_ground_truth_is_not_comparable() {
         "spoke-genelab-ubergraph-anatomy-gene-counts_cross",
     ] {
         assert!(
-            line(id).contains("not comparable: the ground truth moved ✓✓✓ → ✗✗✗"),
+            line(id).contains(
+                "class not comparable: the ground truth moved · attempts before → after ✓✓✓ → ✗✗✗"
+            ),
             "{}",
             line(id)
         );
     }
     assert_eq!(
         line("spoke-genelab-spoke-okn-spaceflight-disease-genes_cross"),
-        "spoke-genelab-spoke-okn-spaceflight-disease-genes_cross regressed ✗✗✓ → ✗✗✗ 0.33 0.00"
+        "spoke-genelab-spoke-okn-spaceflight-disease-genes_cross class regressed · attempts before → \
+         after ✗✗✓ → ✗✗✗ · exact before 0.33 · exact after 0.00"
     );
 }
 
@@ -814,15 +836,22 @@ fn compare_calls_a_question_asked_in_another_prompt_not_comparable() {
         .output()
         .unwrap();
     let out = stdout(&output);
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with(id))
-        .unwrap_or_else(|| panic!("{id}\n{out}"))
+    // The question's record (issue 26, section 3: a table wider than 100
+    // columns is printed as records): its id's line and the next.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with(id))
+        .unwrap_or_else(|| panic!("{id}\n{out}"));
+    let line = lines[at..(at + 2).min(lines.len())]
+        .join(" ")
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        line.contains("not comparable: its prompt differs between the roots ✓✓✓ → ✗✗✗"),
+        line.contains(
+            "class not comparable: its prompt differs between the roots · attempts before → after ✓✓✓ → ✗✗✗"
+        ),
         "{line}"
     );
     // The other regression beyond repeats still fails the gate.
