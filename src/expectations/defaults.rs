@@ -3,7 +3,7 @@
 //! (`docs/TRAJECTORY.md`, "Corpus defaults"):
 //!
 //! ```toml
-//! [expectations."demo/benchmarks-single"]   # a corpus folder, relative to this file
+//! [expectations."corpus/questions"]   # a corpus folder, relative to this file
 //! graphs = "contract key-graphs queries=first"
 //!
 //! [expectations."*"]                         # every corpus under this file

@@ -600,7 +600,7 @@ fn a_public_value_is_never_redacted_and_a_redacted_answer_is_named() {
     );
     let o = okn().arg("report").arg(&secret).output().unwrap();
     assert!(
-        stdout(&o).contains("attempt 1: judged as saved, after redaction"),
+        crate::support::flat(&stdout(&o)).contains("attempt 1: judged as saved, after redaction"),
         "{}",
         stdout(&o)
     );

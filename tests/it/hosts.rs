@@ -538,7 +538,7 @@ fn openai_answers_exactly_through_the_proxy_with_the_standins_usage_recorded() {
     let o = okn().arg("report").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains(&format!(
+        crate::support::flat(&stdout(&o)).contains(&format!(
             "{OPENAI_CONDITION}: cost reported by 0 of 1 attempts (no honest total); {prompt} \
              input and {completion} output tokens"
         )),

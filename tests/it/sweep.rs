@@ -541,10 +541,22 @@ fn compare_names_the_known_flips_of_the_published_pair() {
     // What the comparison compares: the server's build changed (and, in
     // roots of runs-root format 3, where it is reached: identity.upstream).
     let v = env!("CARGO_PKG_VERSION");
-    let recorded = out
+    // One sentence, wrapped to fit 100 columns: its lines joined again
+    // (a wrap breaks at a space) up to the one that ends it.
+    let mut recorded = String::new();
+    for l in out
         .lines()
-        .find(|l| l.contains("Recorded differently: "))
-        .unwrap_or_else(|| panic!("{out}"));
+        .skip_while(|l| !l.contains("Recorded differently: "))
+    {
+        if !recorded.is_empty() {
+            recorded.push(' ');
+        }
+        recorded.push_str(l);
+        if l.ends_with('.') {
+            break;
+        }
+    }
+    assert!(!recorded.is_empty(), "{out}");
     assert!(
         recorded.contains(&format!(
             "settings.server_build: 'okn-demo-kg {v}' → 'okn-demo-kg {v}+row-limit.5'"
