@@ -282,6 +282,22 @@ fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
         })
 }
 
+/// [`texts_hash`] of a row read in place (`line`, its text as written),
+/// up to `width` cells, without splitting it into a vector; `None` when
+/// the row holds a quote (it is then split as [`Rows::row_into`] does).
+fn line_texts_hash(line: &str, width: usize) -> Option<u64> {
+    if line.as_bytes().contains(&b'"') {
+        return None;
+    }
+    let (n, sum) = line
+        .split(',')
+        .take(width)
+        .fold((0u64, 0u64), |(n, sum), cell| {
+            (n + 1, sum.wrapping_add(mix(hash(cell.trim()))))
+        });
+    Some(mix(n ^ 0x7e57).wrapping_add(sum))
+}
+
 /// True when `a` and `b` hold the same texts, trimmed, in any order. A
 /// cell unescaped from a quoted field (owned) is not compared: the rows
 /// are then left to the comparison of their canonical values.
@@ -825,18 +841,9 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
             return same;
         };
         if let Layout::SortedTuple { answer_width } = self.layout {
-            let (mut cells, mut key_cells) = (Vec::new(), Vec::new());
-            for (b, i) in range.enumerate() {
-                self.answer.row_into(i, &mut cells);
-                cells.truncate(answer_width);
-                if cells.iter().any(|c| matches!(c, Cow::Owned(_))) {
-                    continue;
-                }
-                let found = lines.find(texts_hash(&cells), |j| {
-                    self.key.row_into(j, &mut key_cells);
-                    same_texts(&cells, &key_cells)
-                });
-                if let Some(j) = found {
+            let found = self.same_tuples(lines, range, answer_width);
+            for (b, j) in found.into_iter().enumerate() {
+                if let Some(j) = j {
                     same[b] = Some([tables[STRICT].of_key[j], tables[NORMALIZED].of_key[j]]);
                     tally.unwrapped += usize::from(unwrapped[j]);
                 }
@@ -870,6 +877,65 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
 
     /// Loads what classifying `batch` will read: the table slots its
     /// hashes start at, then the key rows those slots name.
+    /// For each answer row of `range` (read up to `answer_width` cells)
+    /// holding a key row's texts in some order, that key row. The rows'
+    /// texts are hashed first, then their table slots and the key rows
+    /// they name loaded, before any is compared, so that the waits for
+    /// memory overlap (as [`Self::same_rows`] does for rows matched by
+    /// name).
+    fn same_tuples(
+        &self,
+        lines: &Lines,
+        range: std::ops::Range<usize>,
+        answer_width: usize,
+    ) -> [Option<usize>; BATCH] {
+        let mut found = [None; BATCH];
+        let mut hashes = [0u64; BATCH];
+        let mut loaded = 0u32;
+        let (mut cells, mut key_cells) = (Vec::new(), Vec::new());
+        for (b, i) in range.clone().enumerate() {
+            let hash = match self
+                .answer
+                .row_text(i)
+                .and_then(|t| line_texts_hash(t, answer_width))
+            {
+                Some(hash) => hash,
+                None => {
+                    self.answer.row_into(i, &mut cells);
+                    cells.truncate(answer_width);
+                    if cells.iter().any(|c| matches!(c, Cow::Owned(_))) {
+                        continue;
+                    }
+                    texts_hash(&cells)
+                }
+            };
+            hashes[b] = hash;
+            loaded ^= lines.slots[lines.start(hash)].0;
+        }
+        std::hint::black_box(loaded);
+        for &hash in &hashes[..range.len()] {
+            if hash == 0 {
+                continue;
+            }
+            let (t, row) = lines.slots[lines.start(hash)];
+            if t == tag(hash) && row != EMPTY {
+                self.key.touch(row as usize);
+            }
+        }
+        for (b, i) in range.enumerate() {
+            if hashes[b] == 0 {
+                continue;
+            }
+            self.answer.row_into(i, &mut cells);
+            cells.truncate(answer_width);
+            found[b] = lines.find(hashes[b], |j| {
+                self.key.row_into(j, &mut key_cells);
+                same_texts(&cells, &key_cells)
+            });
+        }
+        found
+    }
+
     fn load(&self, tables: &[Classes; 2], batch: &[Canon<'v>]) {
         let mut loaded = 0u32;
         for row in batch {
