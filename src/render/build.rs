@@ -735,6 +735,7 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
         site,
         readme: base.join(crate::layout::README_FILE).is_file(),
         load_question: crate::report::load::question,
+        check_question: crate::report::load::question_problems,
         catalogs,
         record_checks: Arc::new(super::export::RecordChecks::new(
             records == Records::Deferred && !roots_empty,
@@ -1138,10 +1139,8 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
         // (a root with a problem is refused whole); a build with nothing
         // to write ends here, having read each file once.
         checks.skip_missing();
-        let drift = check(plan)?;
-        let current = drift.stale.is_empty() && drift.missing.is_empty();
-        if current && drift.orphaned.is_empty() && !checks.skipped() {
-            return Ok((0, drift.outputs - plan.frozen_outputs.len(), Vec::new()));
+        if let Some(unchanged) = first_pass(plan)? {
+            return Ok((0, unchanged, Vec::new()));
         }
         checks.start_second_pass();
     }
@@ -1187,6 +1186,30 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
         }
     }
     Ok((written, unchanged, orphaned))
+}
+
+/// The first pass of [`write`] for roots whose records the site's jobs
+/// check ([`super::export::RecordChecks`]): every output computed and
+/// compared with the disk, nothing written. Returns the number of outputs
+/// when every one is current and no generated file is orphaned (the build
+/// has nothing to do), else `None`. Once an output differs, or a question
+/// was left to the second pass (its page is missing: it was only
+/// checked), the folders are not walked for orphans: the second pass
+/// does that (issue 26, section 4).
+///
+/// Errors: an output that cannot be computed; the first root whose files
+/// break a rule ([`refuse_records`]).
+fn first_pass(plan: &Plan) -> Result<Option<usize>> {
+    let states = for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes)))?;
+    refuse_records(plan)?;
+    let current = states.iter().all(|(_, state)| *state == State::Current);
+    if !current || plan.record_checks.skipped() || !plan.stale.is_empty() {
+        return Ok(None);
+    }
+    let (owned, pages) = rayon::join(|| owned_files(plan), || html_files(plan));
+    let produced: BTreeSet<PathBuf> = states.iter().map(|(p, _)| p.clone()).collect();
+    let orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    Ok(orphaned.is_empty().then_some(states.len()))
 }
 
 /// Refuses the first runs root whose files the plan's jobs found breaking

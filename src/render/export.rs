@@ -61,6 +61,10 @@ pub struct BuildView {
     /// pages are made (question by question, so memory stays flat however
     /// many attempts a root holds): `report::load::question` in a build.
     pub load_question: QuestionLoader,
+    /// Checks one question's files without making its detail, for a
+    /// question whose pages the first pass leaves to the second:
+    /// `report::load::question_problems` in a build.
+    pub check_question: QuestionChecker,
     /// Catalog runs and comparisons, loaded.
     pub catalogs: Catalogs,
     /// What the site's question jobs found checking the files of roots
@@ -189,6 +193,10 @@ impl Catalogs {
 /// Its `bool` asks for the files to be checked as they are read.
 pub type QuestionLoader =
     fn(&crate::report::view::RootView, &str, bool) -> Result<crate::report::view::QuestionDetail>;
+
+/// A check of one question's files that makes no detail (see
+/// [`BuildView::check_question`]): the problems found, in order.
+pub type QuestionChecker = fn(&crate::report::view::RootView, &str) -> Vec<String>;
 
 /// What an exporter made.
 #[derive(Default)]
@@ -445,30 +453,49 @@ impl Exporter for Site {
                 path: page,
             });
             for question in root.view.questions.keys() {
-                let (theme, root, question, base, load, gathered, checks) = (
+                let (theme, root, question, base, gathered, checks) = (
                     Arc::clone(&view.theme),
                     Arc::clone(root),
                     question.clone(),
                     base.clone(),
-                    view.load_question,
                     Arc::clone(&gathered),
                     Arc::clone(&view.record_checks),
                 );
+                let (load, check_only) = (view.load_question, view.check_question);
+                // The first pass left this question's pages to the second:
+                // it checked the files only, so the second gathers what the
+                // search index holds of it.
+                let left = AtomicBool::new(false);
                 exported.jobs.push(Box::new(move || {
                     let first = !checks.second_pass.load(Ordering::SeqCst);
                     let check = first && root.view.records_deferred;
+                    let at = (index, root.view.path.clone());
+                    if first {
+                        let page = base.join(super::site::question_page(&root.name, &question));
+                        if checks.leaves(&page) {
+                            // Checked only: no detail, no pages, until the
+                            // second pass makes them (issue 26, section 4).
+                            left.store(true, Ordering::SeqCst);
+                            let problems = if check {
+                                check_only(&root.view, &question)
+                            } else {
+                                Vec::new()
+                            };
+                            if !problems.is_empty() {
+                                checks.add(at, question.clone(), problems);
+                            }
+                            return Ok(Vec::new());
+                        }
+                    }
                     let mut detail = load(&root.view, &question, check)?;
                     if first {
                         if !detail.problems.is_empty() {
-                            let at = (index, root.view.path.clone());
                             checks.add(at, question.clone(), std::mem::take(&mut detail.problems));
                             return Ok(Vec::new());
                         }
                         gathered.add(&root, &detail);
-                        let page = base.join(super::site::question_page(&root.name, &question));
-                        if checks.leaves(&page) {
-                            return Ok(Vec::new());
-                        }
+                    } else if left.load(Ordering::SeqCst) {
+                        gathered.add(&root, &detail);
                     }
                     Ok(super::site::question_pages(&theme, &root, &detail)?
                         .into_iter()
@@ -491,11 +518,17 @@ impl Exporter for Site {
                 });
             }
         }
-        let (theme, path) = (
+        let (theme, path, checks) = (
             Arc::clone(&view.theme),
             base.join(super::site::search_index_path()),
+            Arc::clone(&view.record_checks),
         );
         exported.last.push(Box::new(move || {
+            // A first pass that left questions to the second has not
+            // gathered them: the index is made in the second.
+            if checks.skipped() && !checks.second_pass.load(Ordering::SeqCst) {
+                return Ok(Vec::new());
+            }
             Ok(vec![Output {
                 bytes: gathered.index(theme.search_script()),
                 path: path.clone(),

@@ -382,6 +382,20 @@ fn check_records(
     problems.extend(found.into_iter().flatten());
 }
 
+/// The problems of question `id` of `view` (a root loaded with
+/// [`Records::Deferred`]): its files read and checked as [`question`] with
+/// `check` reads and checks them, in the same order, without making the
+/// detail its pages show. A build's first pass uses it for a question
+/// whose pages it leaves to the second (issue 26, section 4).
+pub fn question_problems(view: &RootView, id: &str) -> Vec<String> {
+    let root = RunsRoot::new(&view.path);
+    match view.questions.get(id) {
+        Some(question) => check_question(&root, &view.conditions, id, &question.results),
+        // No results: only the ground truth is read.
+        None => QuestionCheck::new(&root, &view.conditions, id).problems,
+    }
+}
+
 /// [`check_records`] for question `id`: its problems, in order.
 fn check_question(
     root: &RunsRoot,

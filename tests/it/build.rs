@@ -2407,3 +2407,66 @@ fn a_damaged_file_in_the_last_question_stops_build_before_any_page_is_written() 
     assert!(!orphan.exists());
     assert_eq!(build(d), clean);
 }
+
+/// Issue 26, section 4 (`build` at the floor), a build from scratch: the
+/// first pass only checks a question whose page is missing (its pages and
+/// its part of the search index are made by the second pass, from one
+/// more read), so a damaged file in such a question must still stop
+/// `build` before anything is written, and once mended, the build must
+/// write back the same pages and the same search index a build that had
+/// them on disk makes, after which there is nothing to write.
+#[test]
+fn a_damaged_question_the_first_pass_only_checks_stops_build_before_any_write() {
+    let dir = fixture();
+    let d = dir.path();
+    std::fs::remove_dir_all(d.join("results-demo")).unwrap();
+    std::fs::remove_file(d.join("README.md")).unwrap();
+    build(d);
+    let clean = build(d);
+    assert!(clean.starts_with("build: 0 written, "), "{clean}");
+    let index = d.join("site/search-index.js");
+    let clean_index = std::fs::read(&index).unwrap();
+    let mut questions: Vec<String> = std::fs::read_dir(d.join("runs-demo"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix("_results").map(str::to_string)
+        })
+        .collect();
+    questions.sort();
+    let last = questions.last().unwrap();
+    // The last question's pages go (the first pass leaves it to the
+    // second), and its first answer is edited by hand.
+    let pages = d.join("site/roots/runs-demo");
+    let page = pages.join(format!("q/{last}.html"));
+    let clean_page = std::fs::read(&page).unwrap();
+    std::fs::remove_file(&page).unwrap();
+    std::fs::remove_dir_all(pages.join("a").join(last)).unwrap();
+    let answer = d
+        .join(format!("runs-demo/{last}_results/{CONDITION}/attempt-1"))
+        .join("answer.csv");
+    let recorded = std::fs::read(&answer).ok();
+    std::fs::write(&answer, "edited\nby hand\n").unwrap();
+    let before = snapshot(d);
+    let out = okn_in(d).arg("build").output().unwrap();
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{last}_results/{CONDITION}/attempt-1/answer.csv: "
+        )),
+        "the answer is not named:\n{text}"
+    );
+    assert!(text.contains("so nothing was built"), "{text}");
+    assert_eq!(snapshot(d), before, "build wrote or removed files");
+    match recorded {
+        Some(bytes) => std::fs::write(&answer, bytes).unwrap(),
+        None => std::fs::remove_file(&answer).unwrap(),
+    }
+    let mended = build(d);
+    assert!(!mended.starts_with("build: 0 written"), "{mended}");
+    assert_eq!(std::fs::read(&page).unwrap(), clean_page, "{mended}");
+    assert_eq!(std::fs::read(&index).unwrap(), clean_index, "{mended}");
+    assert_eq!(build(d), clean);
+}
