@@ -106,8 +106,8 @@ pub fn outcome(expectation: &Expectation, evidence: &Evidence<'_>) -> Outcome {
         CheckName::ToolOrder => {
             tool_order(&tools, expectation.tools.as_deref().unwrap_or_default())
         }
-        CheckName::MaxCalls => at_most(&tools, expectation.n.unwrap_or(0), "call"),
-        CheckName::MaxQueries => at_most(&queries, expectation.n.unwrap_or(0), "query"),
+        CheckName::MaxCalls => at_most(&tools, expectation.n.unwrap_or(0), "calls"),
+        CheckName::MaxQueries => at_most(&queries, expectation.n.unwrap_or(0), "queries"),
         CheckName::Traceable => traceable(&calls, evidence.answer),
         CheckName::AbsenceAfterQuery => absence_after_query(&calls, &queries, evidence.answer),
         CheckName::WithheldUnattempted => {
@@ -215,7 +215,8 @@ fn tool_order(tools: &[&CallRecord], wanted: &[String]) -> Outcome {
     Outcome::Fail(why, None)
 }
 
-/// `max-calls`, `max-queries`: at most `n` of `calls`; the one past `n`
+/// `max-calls`, `max-queries`: at most `n` of `calls` (`what`, plural:
+/// "calls", "queries"); the one past `n`
 /// is the failing call.
 fn at_most(calls: &[&CallRecord], n: usize, what: &str) -> Outcome {
     match calls.get(n) {
