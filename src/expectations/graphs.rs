@@ -108,7 +108,7 @@ mod tests {
         let text = "PREFIX kg: <https://purl.org/okn/frink/kg/>\n\
                     # GRAPH <urn:comment>\n\
                     SELECT * FROM <urn:from> WHERE { GRAPH kg:fiokg { ?s ?p ?o } \
-                    FILTER(?o != \"FROM <urn:string>\" && ?o != 'GRAPH <urn:single>') \
+                    FILTER(?o != \"FROM <urn:string>\" && ?o != 'GRAPH <urn:quoted>') \
                     GRAPH nope:x { } }";
         let named: Vec<String> = graphs_named(text).into_iter().collect();
         assert_eq!(named, ["https://purl.org/okn/frink/kg/fiokg", "urn:from"]);
