@@ -61,6 +61,20 @@ pub struct Record {
 /// (`#+ expect.graphs: contract key-graphs queries=first`).
 pub const EXPECT_PREFIX: &str = "expect.";
 
+/// A header key meant as an expectation but not written `expect.ID`
+/// (issue 27, item 5): `expect` in any case alone or followed by a
+/// character that is not a letter or digit (`Expect.x`, `expect:`,
+/// `expect_x`), other than the exact `expect.` prefix. Such a line would
+/// otherwise be kept as metadata silently.
+fn looks_like_expect(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("expect") else {
+        return false;
+    };
+    let loose = rest.chars().next().is_none_or(|c| !c.is_alphanumeric());
+    loose && !(key.starts_with(EXPECT_PREFIX) && key.len() > EXPECT_PREFIX.len())
+}
+
 /// One `#+ expect.ID: TEXT` line of a record's header, unparsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawExpectation {
@@ -347,6 +361,16 @@ pub fn parse_record(root: &Path, path: &Path) -> Result<Record> {
             "no SELECT, ASK, CONSTRUCT or DESCRIBE query after the header",
         )
     })?;
+    if let Some((key, (_, line))) = entries.iter().find(|(k, _)| looks_like_expect(k)) {
+        return Err(Error::at_line(
+            path,
+            *line,
+            format!(
+                "'#+ {key}:' is not an expectation: did you mean expect.ID (lower case, with an \
+                 id: '#+ expect.graphs: contract key-graphs')?"
+            ),
+        ));
+    }
     let expect_keys: Vec<String> = entries
         .keys()
         .filter(|k| k.starts_with(EXPECT_PREFIX))

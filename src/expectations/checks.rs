@@ -106,8 +106,8 @@ pub fn outcome(expectation: &Expectation, evidence: &Evidence<'_>) -> Outcome {
         CheckName::ToolOrder => {
             tool_order(&tools, expectation.tools.as_deref().unwrap_or_default())
         }
-        CheckName::MaxCalls => at_most(&tools, expectation.n.unwrap_or(0), "call"),
-        CheckName::MaxQueries => at_most(&queries, expectation.n.unwrap_or(0), "query"),
+        CheckName::MaxCalls => at_most(&tools, expectation.n.unwrap_or(0), "calls"),
+        CheckName::MaxQueries => at_most(&queries, expectation.n.unwrap_or(0), "queries"),
         CheckName::Traceable => traceable(&calls, evidence.answer),
         CheckName::AbsenceAfterQuery => absence_after_query(&calls, &queries, evidence.answer),
         CheckName::WithheldUnattempted => {
@@ -215,14 +215,15 @@ fn tool_order(tools: &[&CallRecord], wanted: &[String]) -> Outcome {
     Outcome::Fail(why, None)
 }
 
-/// `max-calls`, `max-queries`: at most `n` of `calls`; the one past `n`
+/// `max-calls`, `max-queries`: at most `n` of `calls` (`what`, plural:
+/// "calls", "queries"); the one past `n`
 /// is the failing call.
 fn at_most(calls: &[&CallRecord], n: usize, what: &str) -> Outcome {
     match calls.get(n) {
         None => Outcome::Pass,
         Some(c) => Outcome::Fail(
             format!(
-                "{} {what} calls, more than {n} (call {} was one too many)",
+                "{} {what}, more than {n} (call {} was one too many)",
                 calls.len(),
                 c.index
             ),
@@ -285,7 +286,7 @@ fn traceable(calls: &[&CallRecord], answer: Option<&[u8]>) -> Outcome {
     for iri in &iris {
         if before
             .iter()
-            .any(|c| c.tool != SUBMIT_CSV && c.result_preview.contains(iri.as_str()))
+            .any(|c| c.tool != SUBMIT_CSV && reply_shows_iri(&c.result_preview, iri))
         {
             continue;
         }
@@ -301,6 +302,32 @@ fn traceable(calls: &[&CallRecord], answer: Option<&[u8]>) -> Outcome {
         );
     }
     Outcome::Pass
+}
+
+/// `reply` shows `iri` whole (issue 27, item 2): as written, or in its
+/// JSON-escaped form (`/` as `\/`), and not as the start of a longer IRI
+/// (the character after it, if any, is not one an IRI can continue with:
+/// `…/gene/3569` is not shown by `…/gene/35690`).
+fn reply_shows_iri(reply: &str, iri: &str) -> bool {
+    let escaped = iri.replace('/', "\\/");
+    [iri, escaped.as_str()].iter().any(|form| {
+        reply
+            .match_indices(form)
+            .any(|(at, m)| !continues_iri(&reply[at + m.len()..]))
+    })
+}
+
+/// `rest` (the text after a match) begins with a character that would
+/// continue the IRI: a letter or digit (any script), one of
+/// `-._~/?#%:@&=+$*!`, or a JSON-escaped `\/`. Quotes, brackets,
+/// whitespace, `,` and `;` end an IRI as replies write it.
+fn continues_iri(rest: &str) -> bool {
+    let mut chars = rest.chars();
+    match chars.next() {
+        None => false,
+        Some('\\') => chars.next() == Some('/'),
+        Some(c) => c.is_alphanumeric() || "-._~/?#%:@&=+$*!".contains(c),
+    }
 }
 
 /// A call that ran without error: the protocol said so, the proxy saw no

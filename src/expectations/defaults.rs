@@ -77,6 +77,7 @@ impl Defaults {
         let parsed: File = lenient(&file)?;
         let mut lines = BTreeMap::new();
         let mut own = BTreeMap::new();
+        check_every_table(&file, &dir, &parsed)?;
         for (corpus, table) in &parsed.expectations {
             let target = if corpus == EVERY_CORPUS {
                 &mut lines
@@ -102,6 +103,85 @@ impl Defaults {
             lines,
         })
     }
+}
+
+/// Every table of `[expectations]` is checked, whichever corpus is being
+/// read (issue 27, item 4): each line must read ([`parse_line`]), and a
+/// key other than `"*"` must name an existing folder relative to the
+/// file's folder `dir`, so no default is ignored silently.
+///
+/// Errors (exit 2), naming the file and the line: the first line that
+/// does not read; a key naming no folder, with the corpus folders that do
+/// exist (folders holding `.rq` records) as a hint.
+fn check_every_table(file: &TomlFile, dir: &Path, parsed: &File) -> Result<()> {
+    for (corpus, table) in &parsed.expectations {
+        for (id, text) in table {
+            if let Err(why) = parse_line(id, text.get_ref()) {
+                return Err(Error::at_line(
+                    &file.path,
+                    file.line(text),
+                    format!("default expectation '{id}' of [expectations.\"{corpus}\"]: {why}"),
+                ));
+            }
+        }
+        if corpus == EVERY_CORPUS || dir.join(corpus).is_dir() {
+            continue;
+        }
+        let line = file
+            .text
+            .lines()
+            .position(|l| {
+                l.trim_start().starts_with("[expectations") && l.contains(corpus.as_str())
+            })
+            .map_or(1, |i| i as u64 + 1);
+        let folders = corpus_folders(dir);
+        let hint = if folders.is_empty() {
+            "no folder here holds .rq records".to_string()
+        } else {
+            format!("corpus folders here: {}", folders.join(", "))
+        };
+        return Err(Error::at_line(
+            &file.path,
+            line,
+            format!(
+                "[expectations.\"{corpus}\"] names no folder relative to this file{}: give a \
+                 corpus folder or \"*\" ({hint})",
+                crate::suggest::did_you_mean(corpus, folders.iter().map(String::as_str))
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The folders under `dir` (at most 4 levels down, hidden ones and
+/// `target` skipped) that hold a `.rq` record, relative to `dir` with `/`
+/// separators, sorted: the hint of a corpus key that names none.
+fn corpus_folders(dir: &Path) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let walk = walkdir::WalkDir::new(dir)
+        .max_depth(5)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !(e.file_name().to_string_lossy().starts_with('.') || e.file_name() == "target")
+        });
+    for entry in walk.flatten() {
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|x| x == "rq") {
+            let Some(parent) = entry.path().parent() else {
+                continue;
+            };
+            if let Ok(rel) = parent.strip_prefix(dir)
+                && !rel.as_os_str().is_empty()
+            {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(parts.join("/"));
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// The `[expectations]` table of `file`, every other table ignored (they

@@ -3,9 +3,11 @@
 //! `trajectory`; `docs/TRAJECTORY.md`, `key-graphs`). Shared by the
 //! trajectory facts (`runs::trajectory`) and the expectation checks.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+
+use crate::sparql::lex::{Token, tokens};
 
 /// A graph named by a call (an IRI, or a shortname from a `graph`
 /// argument) is one of the key's graphs: the same IRI, or a shortname that
@@ -52,27 +54,63 @@ pub fn graphs_of_call(arguments: &Value) -> BTreeSet<String> {
 }
 
 /// The IRIs a SPARQL text names after `GRAPH`, `FROM` or `FROM NAMED`
-/// (keywords in any case; comments and strings are not told apart, which
-/// at worst names a graph a comment mentions).
+/// (keywords in any case), read from its tokens (`sparql::lex`), so a
+/// comment or a string literal never names a graph (issue 27, item 1). A
+/// prefixed name after the keyword (`GRAPH kg:fiokg`) is resolved with the
+/// text's `PREFIX` declarations; one whose prefix is not declared names
+/// nothing. Relative IRIs are kept as written (`BASE` is not applied).
 pub fn graphs_named(sparql: &str) -> BTreeSet<String> {
-    let lower = sparql.to_ascii_lowercase();
+    let tokens = tokens(sparql);
+    let mut prefixes: BTreeMap<&str, &str> = BTreeMap::new();
+    for w in tokens.windows(3) {
+        if let [Token::Word(k), Token::Word(p), Token::Iri(iri)] = w
+            && k.eq_ignore_ascii_case("prefix")
+            && p.ends_with(':')
+        {
+            prefixes.insert(p, iri);
+        }
+    }
     let mut found = BTreeSet::new();
-    for keyword in ["graph", "from named", "from"] {
-        let mut at = 0;
-        while let Some(i) = lower[at..].find(keyword) {
-            let start = at + i;
-            at = start + keyword.len();
-            let before = lower[..start].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '?' || c == '$') {
-                continue;
+    for (i, token) in tokens.iter().enumerate() {
+        let Token::Word(k) = token else { continue };
+        if !(k.eq_ignore_ascii_case("graph") || k.eq_ignore_ascii_case("from")) {
+            continue;
+        }
+        let mut next = tokens.get(i + 1);
+        if k.eq_ignore_ascii_case("from")
+            && matches!(next, Some(Token::Word(n)) if n.eq_ignore_ascii_case("named"))
+        {
+            next = tokens.get(i + 2);
+        }
+        match next {
+            Some(Token::Iri(iri)) => {
+                found.insert(iri.to_string());
             }
-            let rest = sparql[at..].trim_start();
-            if let Some(iri) = rest.strip_prefix('<')
-                && let Some(end) = iri.find('>')
-            {
-                found.insert(iri[..end].to_string());
+            Some(Token::Word(name)) => {
+                if let Some(colon) = name.find(':')
+                    && let Some(base) = prefixes.get(&name[..=colon])
+                {
+                    found.insert(format!("{base}{}", &name[colon + 1..]));
+                }
             }
+            _ => {}
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_and_strings_name_no_graph_and_prefixed_names_resolve() {
+        let text = "PREFIX kg: <https://purl.org/okn/frink/kg/>\n\
+                    # GRAPH <urn:comment>\n\
+                    SELECT * FROM <urn:from> WHERE { GRAPH kg:fiokg { ?s ?p ?o } \
+                    FILTER(?o != \"FROM <urn:string>\" && ?o != 'GRAPH <urn:quoted>') \
+                    GRAPH nope:x { } }";
+        let named: Vec<String> = graphs_named(text).into_iter().collect();
+        assert_eq!(named, ["https://purl.org/okn/frink/kg/fiokg", "urn:from"]);
+    }
 }

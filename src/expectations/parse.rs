@@ -294,29 +294,72 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
             check.name()
         ));
     }
-    if let Some(gap) = &e.known_gap
-        && !is_date(&gap.found)
-    {
-        return Some(format!(
-            "known_gap='{}' is not a date: write known_gap=YYYY-MM-DD (when it was found failing)",
-            gap.found
-        ));
+    if let Some(gap) = &e.known_gap {
+        if !is_date(&gap.found) {
+            return Some(format!(
+                "known_gap='{}' is not a date: write known_gap=YYYY-MM-DD (when it was found \
+                 failing)",
+                gap.found
+            ));
+        }
+        let today = today_utc();
+        if gap.found > today {
+            return Some(format!(
+                "known_gap={} is in the future (today is {today} UTC): write the date it was \
+                 found failing",
+                gap.found
+            ));
+        }
     }
     None
 }
 
-/// `YYYY-MM-DD` with a month 01-12 and a day 01-31.
+/// `YYYY-MM-DD` naming a real day of the proleptic Gregorian calendar
+/// (issue 27, item 3: `2026-02-30` is not one; 29 February only in a
+/// leap year).
 fn is_date(text: &str) -> bool {
     let parts: Vec<&str> = text.split('-').collect();
     let [y, m, d] = parts.as_slice() else {
         return false;
     };
     let digits = |s: &str, n: usize| s.len() == n && s.chars().all(|c| c.is_ascii_digit());
-    digits(y, 4)
-        && digits(m, 2)
-        && digits(d, 2)
-        && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
-        && (1..=31).contains(&d.parse::<u32>().unwrap_or(0))
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
+        return false;
+    }
+    let (y, m, d) = (
+        y.parse::<i64>().unwrap_or(0),
+        m.parse::<u32>().unwrap_or(0),
+        d.parse::<u32>().unwrap_or(0),
+    );
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// Today's UTC date as `YYYY-MM-DD` (so it compares with a known gap's
+/// date as text), from the system clock; days to civil date by Howard
+/// Hinnant's `civil_from_days`.
+fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// Why `expectation`, written in a record whose answer key is `key`,

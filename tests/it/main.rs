@@ -56,6 +56,7 @@ mod score_properties;
 mod standin_wire;
 mod sweep;
 mod trajectory;
+mod trajectory_faults;
 mod views;
 mod w3c_results;
 mod workflows;
