@@ -80,7 +80,7 @@ pub struct Plan {
     /// question's `summary.csv` after its episodes went): orphans by name.
     pub stale: Vec<PathBuf>,
     /// The checks of recorded files the jobs make
-    /// ([`super::export::RecordChecks`]): [`check`] and [`write`] refuse
+    /// ([`super::export::RecordChecks`]): [`check`] and [`write()`] refuse
     /// a root whose files break a rule before writing anything.
     pub record_checks: Arc<super::export::RecordChecks>,
 }

@@ -171,7 +171,7 @@ fn column_width(grid: &Grid, column: usize) -> usize {
 
 /// The grid as tables that fit a page: the columns after the first packed,
 /// in order, into as few tables as keep each within [`TABLE_BUDGET`]
-/// (estimated by [`column_width`]), every table repeating the first
+/// (estimated by `column_width`), every table repeating the first
 /// column, which names the rows. A grid that fits is returned whole.
 pub fn fitted(grid: &Grid) -> Vec<Grid> {
     if grid.columns.len() < 3 {

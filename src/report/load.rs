@@ -41,7 +41,7 @@ pub fn root(path: &Path) -> RootView {
 }
 
 /// When the files each attempt recorded are checked against its record
-/// ([`check_records`]).
+/// (`check_records`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Records {
     /// As the root is loaded: every caller but the site's build.
@@ -56,7 +56,7 @@ pub enum Records {
 
 /// [`root`], with the attempts' files checked as `records` says: with
 /// [`Records::Deferred`], [`RootView::problems`] holds none of the
-/// problems [`check_records`] finds, and whoever loads the root must call
+/// problems `check_records` finds, and whoever loads the root must call
 /// [`question`] with `check` for every question before publishing
 /// anything of it.
 pub fn root_with(path: &Path, records: Records) -> RootView {
@@ -980,7 +980,7 @@ impl Listing {
 /// [`root`]): its ground truth and every attempt folder its results name.
 ///
 /// With `check` (a root loaded with [`Records::Deferred`]), the files are
-/// checked as they are read, as [`check_records`] checks them when a root
+/// checked as they are read, as `check_records` checks them when a root
 /// is loaded, and what breaks a rule is in [`QuestionDetail::problems`]
 /// (the detail is then not to be published): each file is read once for
 /// the check and the pages.
