@@ -295,7 +295,7 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
         ));
     }
     if let Some(gap) = &e.known_gap {
-        if !is_date(&gap.found) {
+        if !crate::catalog::validate::is_date(&gap.found) {
             return Some(format!(
                 "known_gap='{}' is not a date: write known_gap=YYYY-MM-DD (when it was found \
                  failing)",
@@ -314,52 +314,12 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
     None
 }
 
-/// `YYYY-MM-DD` naming a real day of the proleptic Gregorian calendar
-/// (issue 27, item 3: `2026-02-30` is not one; 29 February only in a
-/// leap year).
-fn is_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    let [y, m, d] = parts.as_slice() else {
-        return false;
-    };
-    let digits = |s: &str, n: usize| s.len() == n && s.chars().all(|c| c.is_ascii_digit());
-    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
-        return false;
-    }
-    let (y, m, d) = (
-        y.parse::<i64>().unwrap_or(0),
-        m.parse::<u32>().unwrap_or(0),
-        d.parse::<u32>().unwrap_or(0),
-    );
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&d)
-}
-
 /// Today's UTC date as `YYYY-MM-DD` (so it compares with a known gap's
-/// date as text), from the system clock; days to civil date by Howard
-/// Hinnant's `civil_from_days`.
+/// date as text): the date part of [`crate::format::utc_now`].
 fn today_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let now = crate::format::utc_now();
+    now.split_once('T')
+        .map_or(now.clone(), |(date, _)| date.to_string())
 }
 
 /// Why `expectation`, written in a record whose answer key is `key`,
