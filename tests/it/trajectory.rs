@@ -20,11 +20,11 @@ use crate::support::{okn_in, repo, stderr, stdout};
 
 /// The corpus the fixture's root was recorded from, as its settings name
 /// it (relative to the work folder).
-const CORPUS: &str = "demo/benchmarks-cross";
+pub(crate) const CORPUS: &str = "demo/benchmarks-cross";
 
 /// The graphs [`QUESTION`]'s answer key names.
-const KEY_GRAPH: &str = "https://purl.org/okn/frink/kg/spoke-okn";
-const OTHER_GRAPH: &str = "https://purl.org/okn/frink/kg/fiokg";
+pub(crate) const KEY_GRAPH: &str = "https://purl.org/okn/frink/kg/spoke-okn";
+pub(crate) const OTHER_GRAPH: &str = "https://purl.org/okn/frink/kg/fiokg";
 
 /// The fixture, with the corpus its root was recorded from beside it (its
 /// records only: `rescore` reads their expectations), made independent of
@@ -34,7 +34,7 @@ const OTHER_GRAPH: &str = "https://purl.org/okn/frink/kg/fiokg";
 /// under [`CONDITION`] is left with the oracle's trajectory, the answer
 /// key's one query (the last the agent made) and its recorded answer, so
 /// the tests below craft every other call they judge.
-fn setup() -> tempfile::TempDir {
+pub(crate) fn setup() -> tempfile::TempDir {
     let dir = fixture();
     let d = dir.path();
     let to = d.join(CORPUS);
@@ -82,7 +82,7 @@ fn setup() -> tempfile::TempDir {
 }
 
 /// Writes `okn-benchmark.toml` in `d` giving the corpus these defaults.
-fn defaults(d: &Path, lines: &[(&str, &str)]) {
+pub(crate) fn defaults(d: &Path, lines: &[(&str, &str)]) {
     let mut text = format!("[expectations.\"{CORPUS}\"]\n");
     for (id, line) in lines {
         text.push_str(&format!("{id} = \"{line}\"\n"));
@@ -92,36 +92,36 @@ fn defaults(d: &Path, lines: &[(&str, &str)]) {
 
 /// `okn-benchmark ARGS` in `d`: its exit code must be `code`; stdout and
 /// stderr together.
-fn exits(d: &Path, args: &[&str], code: i32) -> String {
+pub(crate) fn exits(d: &Path, args: &[&str], code: i32) -> String {
     let o = okn_in(d).args(args).output().unwrap();
     let text = format!("{}{}", stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(code), "{args:?}:\n{text}");
     text
 }
 
-fn attempt_dir(d: &Path, n: u32) -> PathBuf {
+pub(crate) fn attempt_dir(d: &Path, n: u32) -> PathBuf {
     d.join(format!(
         "runs-demo/{QUESTION}_results/{CONDITION}/attempt-{n}"
     ))
 }
 
-fn result_path(d: &Path) -> PathBuf {
+pub(crate) fn result_path(d: &Path) -> PathBuf {
     d.join(format!(
         "runs-demo/{QUESTION}_results/{CONDITION}/result.json"
     ))
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn write_json(path: &Path, value: &Value) {
+pub(crate) fn write_json(path: &Path, value: &Value) {
     std::fs::write(path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
 }
 
 /// One call as the proxy logs it: ok, forwarded, with `reply` as its
 /// whole reply.
-fn call(tool: &str, arguments: Value, reply: &str) -> Value {
+pub(crate) fn call(tool: &str, arguments: Value, reply: &str) -> Value {
     json!({
         "index": 0, "tool": tool, "arguments": arguments, "start_s": 0.0,
         "duration_s": 0.001, "ok": true, "soft_error": null, "refused": false,
@@ -130,7 +130,7 @@ fn call(tool: &str, arguments: Value, reply: &str) -> Value {
     })
 }
 
-fn query(graph: &str) -> Value {
+pub(crate) fn query(graph: &str) -> Value {
     call(
         "query",
         json!({"query_string": format!("SELECT * WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")}),
@@ -139,7 +139,7 @@ fn query(graph: &str) -> Value {
 }
 
 /// The fixture's recorded answer of attempt 1 (exact).
-fn exact_answer(d: &Path) -> String {
+pub(crate) fn exact_answer(d: &Path) -> String {
     std::fs::read_to_string(attempt_dir(d, 1).join("answer.csv")).unwrap()
 }
 
@@ -147,7 +147,7 @@ fn exact_answer(d: &Path) -> String {
 /// ending in a `submit_csv` of `answer`, under a condition that withheld
 /// `withheld`: `calls.json`, `metrics.json`'s tallies and `answer.csv`
 /// together.
-fn craft(d: &Path, n: u32, mut calls: Vec<Value>, answer: &str, withheld: &[&str]) {
+pub(crate) fn craft(d: &Path, n: u32, mut calls: Vec<Value>, answer: &str, withheld: &[&str]) {
     calls.push(call("submit_csv", json!({"csv": answer}), "saved"));
     for (i, c) in calls.iter_mut().enumerate() {
         c["index"] = (i + 1).into();
