@@ -207,12 +207,26 @@ fn tool_order(tools: &[&CallRecord], wanted: &[String]) -> Outcome {
     if next == wanted.len() {
         return Outcome::Pass;
     }
-    let why = if next == 0 {
-        format!("no call to {}", wanted[0])
-    } else {
-        format!("no call to {} after {}", wanted[next], wanted[next - 1])
-    };
-    Outcome::Fail(why, None)
+    if next == 0 {
+        return Outcome::Fail(format!("no call to {}", wanted[0]), None);
+    }
+    // A call to the missing tool that came too early is the failing call;
+    // with none, no call is to blame, and none is marked.
+    match tools.iter().find(|c| !c.refused && c.tool == wanted[next]) {
+        Some(early) => Outcome::Fail(
+            format!(
+                "{} was called (call {}) only before {}",
+                wanted[next],
+                early.index,
+                wanted[next - 1]
+            ),
+            Some(early.index),
+        ),
+        None => Outcome::Fail(
+            format!("no call to {} after {}", wanted[next], wanted[next - 1]),
+            None,
+        ),
+    }
 }
 
 /// `max-calls`, `max-queries`: at most `n` of `calls` (`what`, plural:

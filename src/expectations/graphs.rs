@@ -58,9 +58,14 @@ pub fn graphs_of_call(arguments: &Value) -> BTreeSet<String> {
 /// comment or a string literal never names a graph (issue 27, item 1). A
 /// prefixed name after the keyword (`GRAPH kg:fiokg`) is resolved with the
 /// text's `PREFIX` declarations; one whose prefix is not declared names
-/// nothing. Relative IRIs are kept as written (`BASE` is not applied).
+/// nothing. `GRAPH ?g` names the IRIs the text binds `?g` to: in a
+/// `VALUES ?g { ... }` or `VALUES (?g ...) { (...) ... }` block, or a
+/// `BIND(<iri> AS ?g)` (issue 27, red team: a graph chosen through a
+/// variable was read as no graph). Relative IRIs are kept as written
+/// (`BASE` is not applied).
 pub fn graphs_named(sparql: &str) -> BTreeSet<String> {
     let tokens = tokens(sparql);
+    let is = |t: Option<&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.eq_ignore_ascii_case(word));
     let mut prefixes: BTreeMap<&str, &str> = BTreeMap::new();
     for w in tokens.windows(3) {
         if let [Token::Word(k), Token::Word(p), Token::Iri(iri)] = w
@@ -70,31 +75,111 @@ pub fn graphs_named(sparql: &str) -> BTreeSet<String> {
             prefixes.insert(p, iri);
         }
     }
+    // An IRI term: written whole, or a prefixed name whose prefix is
+    // declared.
+    let iri_of = |t: Option<&Token>| -> Option<String> {
+        match t? {
+            Token::Iri(iri) => Some(iri.to_string()),
+            Token::Word(name) => {
+                let colon = name.find(':')?;
+                let base = prefixes.get(&name[..=colon])?;
+                Some(format!("{base}{}", &name[colon + 1..]))
+            }
+            _ => None,
+        }
+    };
     let mut found = BTreeSet::new();
+    let mut graph_vars = BTreeSet::new();
     for (i, token) in tokens.iter().enumerate() {
         let Token::Word(k) = token else { continue };
         if !(k.eq_ignore_ascii_case("graph") || k.eq_ignore_ascii_case("from")) {
             continue;
         }
         let mut next = tokens.get(i + 1);
-        if k.eq_ignore_ascii_case("from")
-            && matches!(next, Some(Token::Word(n)) if n.eq_ignore_ascii_case("named"))
-        {
+        if k.eq_ignore_ascii_case("from") && is(next, "named") {
             next = tokens.get(i + 2);
         }
         match next {
-            Some(Token::Iri(iri)) => {
-                found.insert(iri.to_string());
+            Some(Token::Var(v)) if k.eq_ignore_ascii_case("graph") => {
+                graph_vars.insert(*v);
             }
-            Some(Token::Word(name)) => {
-                if let Some(colon) = name.find(':')
-                    && let Some(base) = prefixes.get(&name[..=colon])
-                {
-                    found.insert(format!("{base}{}", &name[colon + 1..]));
-                }
-            }
-            _ => {}
+            other => found.extend(iri_of(other)),
         }
+    }
+    if graph_vars.is_empty() {
+        return found;
+    }
+    for (i, token) in tokens.iter().enumerate() {
+        let Token::Word(k) = token else { continue };
+        if k.eq_ignore_ascii_case("bind") {
+            // BIND ( term AS ?v )
+            if let (Some(Token::Punct('(')), Some(Token::Var(v))) =
+                (tokens.get(i + 1), tokens.get(i + 4))
+                && is(tokens.get(i + 3), "as")
+                && graph_vars.contains(v)
+            {
+                found.extend(iri_of(tokens.get(i + 2)));
+            }
+        } else if k.eq_ignore_ascii_case("values") {
+            found.extend(values_bound(&tokens[i + 1..], &graph_vars, &iri_of));
+        }
+    }
+    found
+}
+
+/// The IRIs a `VALUES` block (`tokens` from just after the keyword) binds
+/// any of `vars` to: `?v { t ... }` or `(?a ?b) { (t t) ... }`, `UNDEF`
+/// and literals naming nothing.
+fn values_bound(
+    tokens: &[Token],
+    vars: &BTreeSet<&str>,
+    iri_of: &dyn Fn(Option<&Token>) -> Option<String>,
+) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    match tokens.first() {
+        Some(Token::Var(v)) => {
+            if !vars.contains(v) || !matches!(tokens.get(1), Some(Token::Punct('{'))) {
+                return found;
+            }
+            for t in tokens[2..]
+                .iter()
+                .take_while(|t| !matches!(t, Token::Punct('}')))
+            {
+                found.extend(iri_of(Some(t)));
+            }
+        }
+        Some(Token::Punct('(')) => {
+            let names: Vec<&str> = tokens[1..]
+                .iter()
+                .map_while(|t| match t {
+                    Token::Var(v) => Some(*v),
+                    _ => None,
+                })
+                .collect();
+            let wanted: Vec<usize> = (0..names.len())
+                .filter(|k| vars.contains(names[*k]))
+                .collect();
+            let mut at = 1 + names.len();
+            if wanted.is_empty()
+                || !matches!(tokens.get(at), Some(Token::Punct(')')))
+                || !matches!(tokens.get(at + 1), Some(Token::Punct('{')))
+            {
+                return found;
+            }
+            at += 2;
+            // Each row: ( term ... ).
+            while let Some(Token::Punct('(')) = tokens.get(at) {
+                let row: Vec<&Token> = tokens[at + 1..]
+                    .iter()
+                    .take_while(|t| !matches!(t, Token::Punct(')')))
+                    .collect();
+                for k in &wanted {
+                    found.extend(iri_of(row.get(*k).copied()));
+                }
+                at += row.len() + 2;
+            }
+        }
+        _ => {}
     }
     found
 }
@@ -112,5 +197,28 @@ mod tests {
                     GRAPH nope:x { } }";
         let named: Vec<String> = graphs_named(text).into_iter().collect();
         assert_eq!(named, ["https://purl.org/okn/frink/kg/fiokg", "urn:from"]);
+    }
+
+    #[test]
+    fn a_graph_chosen_through_a_variable_names_what_the_text_binds_it_to() {
+        let one = "SELECT * WHERE { VALUES ?g { <urn:a> <urn:b> } GRAPH ?g { ?s ?p ?o } }";
+        assert_eq!(
+            graphs_named(one).into_iter().collect::<Vec<_>>(),
+            ["urn:a", "urn:b"]
+        );
+        let rows = "PREFIX kg: <urn:kg/> SELECT * WHERE { GRAPH ?g { ?s ?p ?o } \
+                    VALUES (?x ?g) { (1 kg:c) (UNDEF <urn:d>) (\"<urn:no>\" UNDEF) } }";
+        assert_eq!(
+            graphs_named(rows).into_iter().collect::<Vec<_>>(),
+            ["urn:d", "urn:kg/c"]
+        );
+        let bound = "SELECT * WHERE { BIND(<urn:e> AS ?g) GRAPH ?g { ?s ?p ?o } }";
+        assert_eq!(
+            graphs_named(bound).into_iter().collect::<Vec<_>>(),
+            ["urn:e"]
+        );
+        // A variable no clause binds, or another variable's values: nothing.
+        let unbound = "SELECT * WHERE { VALUES ?h { <urn:f> } GRAPH ?g { ?s ?p ?o } }";
+        assert!(graphs_named(unbound).is_empty());
     }
 }

@@ -181,8 +181,60 @@ pub fn misfit_of(expectations: &[Expectation]) -> Option<String> {
         .then(|| "its expectations are not sorted by id, each once".to_string())
 }
 
+/// How two lists of one question's expectations differ, one phrase per
+/// expectation id that differs, in id order: `` `x` only in `a_name` ``,
+/// or `` `x`: known_gap (none) in a_name, {"found":"2020-01-01"} in
+/// b_name `` for each member that differs (as `result.json` writes it).
+/// Empty when they are the same. What `build` says of a `result.json`
+/// whose expectations are not its corpus's, and `compare` of an
+/// expectation defined otherwise in the two roots (issue 27).
+pub fn differences(a: &[Expectation], b: &[Expectation], names: (&str, &str)) -> Vec<String> {
+    let by_id = |list: &[Expectation]| -> std::collections::BTreeMap<String, serde_json::Value> {
+        list.iter()
+            .map(|e| (e.id.clone(), serde_json::to_value(e).unwrap_or_default()))
+            .collect()
+    };
+    let (x, y) = (by_id(a), by_id(b));
+    let ids: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+    let show = |v: Option<&serde_json::Value>| match v {
+        None => "(none)".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    let mut out = Vec::new();
+    for id in ids {
+        let id_shown = crate::text::printable(id);
+        match (x.get(id), y.get(id)) {
+            (Some(p), Some(q)) if p != q => {
+                let members: Vec<String> = crate::fsutil::member_differences(p, q)
+                    .into_iter()
+                    .map(|(k, p, q)| {
+                        format!(
+                            "{k} {} in {}, {} in {}",
+                            crate::text::printable(&show(p)),
+                            names.0,
+                            crate::text::printable(&show(q)),
+                            names.1
+                        )
+                    })
+                    .collect();
+                out.push(format!("`{id_shown}`: {}", members.join("; ")));
+            }
+            (Some(_), None) => out.push(format!("`{id_shown}` only in {}", names.0)),
+            (None, Some(_)) => out.push(format!("`{id_shown}` only in {}", names.1)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The status one expectation ends in for one attempt
 /// (`docs/TRAJECTORY.md`, "Statuses"); its type decides what it means.
+/// The catalog's statuses (`crate::catalog::checks::Status`) bear the
+/// same names but one: a catalog check runs a tool call, which can fail to
+/// run (`error`); an expectation reads calls already recorded, which
+/// never fails to run but may give it nothing to judge
+/// (`not_applicable`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]

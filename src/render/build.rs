@@ -631,6 +631,11 @@ pub fn load(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<(BuildView
     for (root, name) in inputs.roots.iter().zip(names) {
         let view = crate::report::load::root_with(root, records);
         unreadable(root, &view.problems)?;
+        // Expectations that could not be checked against a corpus from
+        // here: said, not written into the pages (issue 27).
+        for note in super::readme::expectation_notes(&view) {
+            plan.notes.push(format!("{}: {note}", shown(root)));
+        }
         for (name, unfinished) in &view.unfinished {
             // An incomplete merged sweep: its README marks the condition's
             // row, and a study that names it is refused (docs/PUBLISHING.md,

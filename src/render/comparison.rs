@@ -21,7 +21,10 @@ a known gap that closes or reopens, moves the question's class as an answer that
 contract that starts to fail is a regression even when the answer stayed exact, and one that \
 held in every attempt of the baseline where it applied and fails in the candidate fails \
 --fail-on-regression. A quality expectation's flip is listed for a maintainer to judge and moves \
-nothing.";
+nothing. An expectation the two roots define otherwise (another type, check, field or known gap, \
+or in one root only) is not the same measurement: it is listed as not comparable and moves \
+nothing, and when it is a contract that does not hold in the candidate, --fail-on-regression \
+fails until both roots are judged by one corpus's expectations (okn-benchmark rescore).";
 
 /// How the numbers are made, for the reader of a comparison.
 pub const METHOD: &str = "Attempt k of the baseline is paired with attempt k of the candidate (for \
@@ -66,7 +69,7 @@ fn gate_line(c: &ConditionChange) -> String {
         .contract_regressions()
         .map(|(q, e)| format!("{} of {}", e.id, q.id))
         .collect();
-    if contracts.is_empty() {
+    let mut line = if contracts.is_empty() {
         answers
     } else {
         format!(
@@ -75,6 +78,41 @@ fn gate_line(c: &ConditionChange) -> String {
             crate::format::plural(contracts.len()),
             contracts.join(", ")
         )
+    };
+    // Contracts the roots define otherwise and the candidate does not
+    // hold: the gate cannot judge them.
+    let unjudgeable: Vec<String> = c
+        .questions
+        .iter()
+        .filter(|q| q.class != Class::NotComparable)
+        .flat_map(|q| q.expectations.iter().map(move |e| (q, e)))
+        .filter(|(_, e)| e.unjudgeable)
+        .map(|(q, e)| format!("{} of {}", e.id, q.id))
+        .collect();
+    if !unjudgeable.is_empty() {
+        line = format!(
+            "{line} {} contract expectation{} defined otherwise in the two roots, not held in \
+             the candidate, cannot be judged: {}.",
+            unjudgeable.len(),
+            crate::format::plural(unjudgeable.len()),
+            unjudgeable.join(", ")
+        );
+    }
+    line
+}
+
+/// The heading over [`expectation_flips_grid`]: it names the
+/// expectations the roots define otherwise only where there are some.
+fn flips_heading(c: &ConditionChange, first: &str) -> String {
+    let redefined = c
+        .questions
+        .iter()
+        .flat_map(|q| &q.expectations)
+        .any(|e| e.redefined.is_some());
+    if redefined {
+        format!("{first} expectations that flipped, or that the two roots define otherwise")
+    } else {
+        format!("{first} expectations that flipped")
     }
 }
 
@@ -105,7 +143,7 @@ pub fn markdown(comparison: &Comparison, heading: Option<&str>) -> String {
             out.push('\n');
         }
         if let Some(grid) = expectation_flips_grid(c) {
-            let _ = writeln!(out, "Trajectory expectations that flipped:\n");
+            let _ = writeln!(out, "{}:\n", flips_heading(c, "Trajectory"));
             out.push_str(&md_table(&grid));
             out.push('\n');
         }
@@ -164,7 +202,7 @@ pub fn terminal(comparison: &Comparison) -> String {
             out.push_str(&term_table(&questions_grid(c)));
         }
         if let Some(grid) = expectation_flips_grid(c) {
-            let _ = writeln!(out, "trajectory expectations that flipped:");
+            let _ = writeln!(out, "{}:", flips_heading(c, "trajectory"));
             out.push_str(&term_table(&grid));
         }
         for (side, ids) in [

@@ -105,6 +105,20 @@ census\" in the okn-benchmark repository):\n"
     out
 }
 
+/// Its conditions' notes on their trajectory expectations
+/// ([`crate::report::view::expectation_notes`]): said on the terminal
+/// (`report`, `build`), never written into a generated file, whose bytes
+/// must not depend on where the tool runs (the corpus is found from
+/// there).
+pub fn expectation_notes(view: &RootView) -> Vec<String> {
+    let conditions: Vec<(&str, Option<&String>)> = view
+        .conditions
+        .values()
+        .map(|c| (c.label.as_str(), c.expectations_note.as_ref()))
+        .collect();
+    crate::report::view::expectation_notes(&conditions)
+}
+
 /// The terminal report: the root's folder, its condition table as
 /// aligned text, then what the Markdown leaves out (exclusions, blocked
 /// questions, unreadable files) and the unfinished conditions.
@@ -116,6 +130,9 @@ pub fn terminal(view: &RootView) -> String {
         // Issue 27: beside the rates, never in them.
         let _ = writeln!(out, "trajectory expectations (docs/TRAJECTORY.md):");
         out.push_str(&term_table(&grid));
+    }
+    for note in expectation_notes(view) {
+        let _ = writeln!(out, "  {note}");
     }
     for condition in view.conditions.values() {
         let file = &condition.file;

@@ -137,6 +137,19 @@ pub struct ExpectationFlip {
     /// candidate: it fails `--fail-on-regression` even when every answer
     /// stayed exact.
     pub contract_regressed: bool,
+    /// How the two roots define it, when they define it otherwise (a
+    /// type, check, field or known gap changed, or it is in one root
+    /// only: [`crate::expectations::differences`]): its statuses are not
+    /// the same measurement, so none of its flips is counted, and it moves
+    /// no class. `None` when both define it alike.
+    pub redefined: Option<String>,
+    /// Redefined, a contract in the candidate or the baseline, and not
+    /// held in every attempt of the candidate where it applied: whether
+    /// it regressed cannot be judged, so `--fail-on-regression` fails
+    /// until both roots are judged by one definition (`okn-benchmark
+    /// rescore` against one corpus). A known gap added only in the
+    /// candidate is caught here (issue 27).
+    pub unjudgeable: bool,
 }
 
 impl ExpectationFlip {
@@ -144,11 +157,14 @@ impl ExpectationFlip {
     /// closing or reopening. A quality expectation's flip is listed for a
     /// maintainer to judge and moves nothing.
     pub fn directional(&self) -> bool {
-        self.kind == "contract" || self.known_gap
+        self.redefined.is_none() && (self.kind == "contract" || self.known_gap)
     }
 
-    /// In words: `contract, started to fail`.
+    /// In words: `started to fail`.
     pub fn direction(&self) -> &'static str {
+        if self.redefined.is_some() {
+            return "not comparable: defined otherwise";
+        }
         match (self.known_gap, self.up > 0, self.down > 0) {
             (true, true, false) => "known gap closed",
             (true, false, true) => "known gap reopened",
@@ -189,14 +205,21 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
                 down += u32::from(*x && !y);
             }
         }
-        if up == 0 && down == 0 {
+        let find = |r: &'_ QuestionResult| r.expectations.iter().find(|e| &e.id == id).cloned();
+        let (b_def, c_def) = (find(b), find(c));
+        // Defined otherwise in the two roots: not the same measurement.
+        let redefined = (b_def != c_def).then(|| {
+            crate::expectations::differences(
+                b_def.as_slice(),
+                c_def.as_slice(),
+                ("the baseline", "the candidate"),
+            )
+            .join("; ")
+        });
+        if redefined.is_none() && up == 0 && down == 0 {
             continue;
         }
-        let defined = c
-            .expectations
-            .iter()
-            .find(|e| &e.id == id)
-            .or_else(|| b.expectations.iter().find(|e| &e.id == id));
+        let defined = c_def.as_ref().or(b_def.as_ref());
         let known_gap = [b, c].iter().any(|r| {
             r.expectations
                 .iter()
@@ -206,11 +229,29 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
         let applied =
             |m: &BTreeMap<u32, Option<bool>>| m.values().flatten().copied().collect::<Vec<bool>>();
         let (was, now) = (applied(&before), applied(&after));
-        let contract_regressed = kind == "contract"
+        let contract_regressed = redefined.is_none()
+            && kind == "contract"
             && !known_gap
             && !was.is_empty()
             && was.iter().all(|h| *h)
             && now.iter().any(|h| !h);
+        let contract_somewhere = [&b_def, &c_def].iter().any(|d| {
+            d.as_ref()
+                .is_some_and(|e| e.kind == crate::expectations::Kind::Contract)
+        });
+        // Not held: failing, or an open known gap (which `held` reads as
+        // not held too).
+        let unheld = c.attempts.iter().any(|a| {
+            a.expectations
+                .get(id.as_str())
+                .is_some_and(|j| j.status.held() == Some(false))
+        });
+        let unjudgeable = redefined.is_some() && contract_somewhere && unheld;
+        let (up, down) = if redefined.is_some() {
+            (0, 0)
+        } else {
+            (up, down)
+        };
         out.push(ExpectationFlip {
             id: id.clone(),
             kind: kind.to_string(),
@@ -220,6 +261,8 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
             before,
             after,
             contract_regressed,
+            redefined,
+            unjudgeable,
         });
     }
     out
@@ -378,6 +421,19 @@ impl Comparison {
         self.conditions
             .iter()
             .any(|c| c.contract_regressions().next().is_some())
+    }
+
+    /// True when some contract expectation is defined otherwise in the
+    /// two roots and does not hold in the candidate
+    /// ([`ExpectationFlip::unjudgeable`]): `--fail-on-regression` cannot
+    /// judge it, and fails.
+    pub fn contract_unjudgeable(&self) -> bool {
+        self.conditions
+            .iter()
+            .flat_map(|c| &c.questions)
+            .filter(|q| q.class != Class::NotComparable)
+            .flat_map(|q| &q.expectations)
+            .any(|e| e.unjudgeable)
     }
 
     /// True when some question of a comparable pair carries a trajectory
@@ -881,7 +937,11 @@ pub fn expectation_flips_grid(c: &ConditionChange) -> Option<Grid> {
         Column::new("fails the gate", Align::Center),
     ]);
     for (q, e) in rows {
-        let tone = match (e.contract_regressed, e.down > 0, e.directional()) {
+        let tone = match (
+            e.contract_regressed || e.unjudgeable,
+            e.down > 0,
+            e.directional(),
+        ) {
             (true, _, _) => "bad",
             (_, true, true) => "soft",
             (_, false, true) => "ok",
@@ -892,8 +952,12 @@ pub fn expectation_flips_grid(c: &ConditionChange) -> Option<Grid> {
             Cell::Code(e.id.clone()),
             Cell::Text(e.kind.clone()),
             Cell::Text(format!("{} → {}", marks(&e.before), marks(&e.after))),
-            Cell::Text(e.direction().into()).toned(tone),
-            Cell::Text(if e.contract_regressed {
+            Cell::Text(match &e.redefined {
+                Some(how) => format!("{} ({how})", e.direction()),
+                None => e.direction().into(),
+            })
+            .toned(tone),
+            Cell::Text(if e.contract_regressed || e.unjudgeable {
                 "yes".into()
             } else {
                 String::new()

@@ -80,6 +80,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
                         cost: CostView::default(),
                         trajectory: TrajectoryView::default(),
                         expectations: BTreeMap::new(),
+                        expectations_note: None,
                     },
                 );
             }
@@ -88,6 +89,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
     }
     let mut unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
+    check_expectations(&runs_root, &mut conditions, &results, &mut problems);
     incomplete(&runs_root, &conditions, &results, &mut unfinished);
     for by_condition in results.values() {
         for (name, result) in by_condition {
@@ -198,6 +200,129 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
         problems,
         unfinished,
         records_deferred: records == Records::Deferred,
+    }
+}
+
+/// Checks each recorded list of trajectory expectations against the one
+/// its corpus gives now (`docs/TRAJECTORY.md`, "Checked against the
+/// corpus"; issue 27): the list in `result.json` is what its statuses are
+/// judged by again, so a hand-added `known_gap`, a contract made a
+/// quality or a deleted list would otherwise be published and silence
+/// `compare --fail-on-regression`. The corpus is the condition's
+/// `settings.corpus`, found as `rescore` finds it (relative to where the
+/// tool runs). In an open root a list that differs is named in
+/// `problems` (`rescore` applies the corpus's, no model called); in a
+/// frozen root, which nothing may rewrite, it stands and is said in the
+/// condition's [`ConditionView::expectations_note`], as is a corpus that
+/// is not here or does not load, or a question it no longer has.
+fn check_expectations(
+    root: &RunsRoot,
+    conditions: &mut BTreeMap<String, ConditionView>,
+    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    problems: &mut Vec<String>,
+) {
+    use crate::expectations::defaults::{Defaults, for_record};
+    let frozen = !matches!(
+        crate::runs::frozen::marker(&root.root),
+        crate::runs::frozen::Marker::Open
+    );
+    let mut corpora: BTreeMap<
+        String,
+        std::result::Result<(crate::corpus::Corpus, Defaults), String>,
+    > = BTreeMap::new();
+    for (name, condition) in conditions.iter_mut() {
+        let given = condition.file.settings.corpus.clone();
+        let here = corpora.entry(given.clone()).or_insert_with(|| {
+            let path = Path::new(&given);
+            if !path.is_dir() {
+                return Err(format!(
+                    "the corpus it was recorded from, {}, is not a folder from here",
+                    crate::text::printable(&given)
+                ));
+            }
+            let corpus = crate::corpus::Corpus::load(path).map_err(|e| e.to_string())?;
+            let defaults = Defaults::find(&corpus.root).map_err(|e| e.to_string())?;
+            Ok((corpus, defaults))
+        });
+        let mut unchecked: Option<String> = None;
+        let (mut absent, mut stale) = (Vec::new(), Vec::new());
+        for (id, by_condition) in results {
+            let Some(result) = by_condition.get(name) else {
+                continue;
+            };
+            let current = match &*here {
+                Err(why) => {
+                    if !result.expectations.is_empty() {
+                        unchecked.get_or_insert_with(|| why.clone());
+                    }
+                    continue;
+                }
+                Ok((corpus, defaults)) => match corpus.records.iter().find(|r| &r.id == id) {
+                    None => {
+                        if !result.expectations.is_empty() {
+                            absent.push(id.clone());
+                        }
+                        continue;
+                    }
+                    Some(record) => match for_record(record, defaults) {
+                        Ok(list) => list,
+                        Err(e) => {
+                            unchecked.get_or_insert_with(|| {
+                                format!("its corpus's expectations do not read ({e})")
+                            });
+                            continue;
+                        }
+                    },
+                },
+            };
+            let moved = crate::expectations::differences(
+                &result.expectations,
+                &current,
+                ("result.json", "the corpus"),
+            );
+            if moved.is_empty() {
+                continue;
+            }
+            if frozen {
+                stale.push(format!("{id}: {}", moved.join("; ")));
+            } else {
+                problems.push(format!(
+                    "{}: its trajectory expectations are not the ones its corpus {} gives \
+                     now: {}: apply the corpus's with `okn-benchmark rescore {}` (no model is \
+                     called), or restore result.json from version control",
+                    root.condition_dir(id, name).join(RESULT_FILE).display(),
+                    crate::text::printable(&given),
+                    moved.join("; "),
+                    root.root.display()
+                ));
+            }
+        }
+        let mut notes = Vec::new();
+        if let Some(why) = unchecked {
+            notes.push(format!(
+                "its trajectory expectations are as result.json records them, not checked \
+                 against a corpus: {why}"
+            ));
+        }
+        if !absent.is_empty() {
+            notes.push(format!(
+                "its corpus {} no longer has {} of its questions ({}): their trajectory \
+                 expectations are as result.json records them",
+                crate::text::printable(&given),
+                absent.len(),
+                absent.join(", ")
+            ));
+        }
+        if let Some(first) = stale.first() {
+            notes.push(format!(
+                "the root is frozen, so its trajectory expectations stay as they were judged; \
+                 its corpus {} now gives others for {} question{} (first, {first})",
+                crate::text::printable(&given),
+                stale.len(),
+                crate::format::plural(stale.len())
+            ));
+        }
+        condition.expectations_note = (!notes.is_empty()).then(|| notes.join(". "));
     }
 }
 

@@ -163,6 +163,14 @@ pub struct ConditionView {
     /// (`docs/TRAJECTORY.md`; issue 27): reported beside the rates, never
     /// in them. Empty when its questions carry none.
     pub expectations: BTreeMap<String, ExpectationTally>,
+    /// Why its recorded expectations were not checked against the corpus
+    /// it was recorded from, or why they stand though that corpus now
+    /// gives others (a frozen root); said by `report` and `build` on the
+    /// terminal (`docs/TRAJECTORY.md`, "Checked against the corpus"),
+    /// never written into a generated file. `None` when
+    /// every recorded list is the one its corpus gives now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations_note: Option<String>,
 }
 
 /// One trajectory expectation over a condition's attempts (or a
@@ -235,6 +243,32 @@ impl ExpectationTally {
             crate::format::plural(self.applicable)
         )
     }
+}
+
+/// Conditions' notes on their trajectory expectations
+/// ([`ConditionView::expectations_note`]), given as `(label, note)` in
+/// the order shown: one line per distinct note, `LABEL, LABEL: NOTE.`,
+/// or `Every condition: NOTE.` when all share it. Empty when none has
+/// one.
+pub fn expectation_notes<'a>(conditions: &[(&'a str, Option<&'a String>)]) -> Vec<String> {
+    let mut grouped: Vec<(&String, Vec<&str>)> = Vec::new();
+    for (label, note) in conditions {
+        let Some(note) = note else { continue };
+        match grouped.iter_mut().find(|(n, _)| n == note) {
+            Some((_, labels)) => labels.push(label),
+            None => grouped.push((note, vec![label])),
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(note, labels)| {
+            if labels.len() == conditions.len() && labels.len() > 1 {
+                format!("Every condition: {note}.")
+            } else {
+                format!("{}: {note}.", labels.join(", "))
+            }
+        })
+        .collect()
 }
 
 /// Tallies the expectation statuses of `result`'s attempts into `into`,

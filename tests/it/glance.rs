@@ -90,8 +90,14 @@ fn report_fits_100_columns() {
         &repo().join("runs-expert-cross"),
         &dir.path().join("runs-expert-cross"),
     );
-    // Its corpus, for the ground-truth line.
+    // Its corpus, for the ground-truth line, and the corpus's defaults of
+    // trajectory expectations its records are checked against.
     crate::support::fixture::copy_dir(&repo().join("demo"), &dir.path().join("demo"));
+    std::fs::copy(
+        repo().join("okn-benchmark.toml"),
+        dir.path().join("okn-benchmark.toml"),
+    )
+    .unwrap();
     let text = run_ok(dir.path(), &["report", "runs-expert-cross"]);
     assert_eq!(too_wide(&text), Vec::<String>::new(), "{text}");
     // What was wrapped is all there: the verification hint, whole.

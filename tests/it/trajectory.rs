@@ -550,36 +550,7 @@ fn compare_catches_a_contract_flip_on_an_exact_answer() {
     );
     exits(d, &["rescore", "runs-demo"], 0);
     assert_eq!(statuses(d, 1)["one-query"], "pass");
-    crate::support::fixture::copy_dir(&d.join("runs-demo"), &d.join("runs-candidate"));
-    // The candidate's attempt 1 queries twice and submits the same exact
-    // answer.
-    let attempt = d.join(format!(
-        "runs-candidate/{QUESTION}_results/{CONDITION}/attempt-1"
-    ));
-    let answer = exact_answer(d);
-    let mut calls = vec![query(KEY_GRAPH), query(KEY_GRAPH)];
-    calls.push(call("submit_csv", json!({"csv": answer}), "saved"));
-    for (i, c) in calls.iter_mut().enumerate() {
-        c["index"] = (i + 1).into();
-    }
-    write_json(
-        &attempt.join("calls.json"),
-        &json!({"format": 2, "calls": calls}),
-    );
-    let records: Vec<okn_benchmark::layout::CallRecord> =
-        serde_json::from_value(Value::Array(calls)).unwrap();
-    let tallies = serde_json::to_value(okn_benchmark::mcp::calllog::tallies(&records)).unwrap();
-    let mut metrics = read_json(&attempt.join("metrics.json"));
-    for member in [
-        "calls",
-        "tools_called",
-        "server_s",
-        "reply_chars",
-        "queries_ok",
-    ] {
-        metrics[member] = tallies[member].clone();
-    }
-    write_json(&attempt.join("metrics.json"), &metrics);
+    candidate_querying_twice(d);
     exits(d, &["rescore", "runs-candidate", "--force"], 0);
     let result = read_json(&d.join(format!(
         "runs-candidate/{QUESTION}_results/{CONDITION}/result.json"
@@ -615,13 +586,18 @@ fn compare_catches_a_contract_flip_on_an_exact_answer() {
         "{text}"
     );
     // The quality budget flipped too (listed), but alone it fails nothing:
-    // with the contract turned off in the candidate's record, the gate
-    // passes.
+    // with the contract turned off in the record, and both roots judged
+    // by it again, the gate passes.
     assert!(text.contains("budget"), "{text}");
     let record = d.join(CORPUS).join(format!("{QUESTION}.rq"));
     let original = std::fs::read_to_string(&record).unwrap();
     std::fs::write(&record, format!("#+ expect.one-query: off\n{original}")).unwrap();
+    // A root judged by other expectations than its corpus gives now is
+    // refused until it is judged again.
+    let text = exits(d, &["compare", "runs-demo", "runs-candidate"], 2);
+    assert!(text.contains("`one-query` only in result.json"), "{text}");
     exits(d, &["rescore", "runs-candidate"], 0);
+    exits(d, &["rescore", "runs-demo"], 0);
     exits(
         d,
         &[
@@ -632,6 +608,43 @@ fn compare_catches_a_contract_flip_on_an_exact_answer() {
         ],
         0,
     );
+}
+
+/// Copies `runs-demo` to `runs-candidate`, whose attempt 1 of
+/// [`QUESTION`] under [`CONDITION`] then queries twice and submits the same
+/// exact answer (its `calls.json` and `metrics.json` made to agree); the
+/// caller re-judges it (`rescore runs-candidate --force`).
+pub(crate) fn candidate_querying_twice(d: &Path) {
+    crate::support::fixture::copy_dir(&d.join("runs-demo"), &d.join("runs-candidate"));
+    // The candidate's attempt 1 queries twice and submits the same exact
+    // answer.
+    let attempt = d.join(format!(
+        "runs-candidate/{QUESTION}_results/{CONDITION}/attempt-1"
+    ));
+    let answer = exact_answer(d);
+    let mut calls = vec![query(KEY_GRAPH), query(KEY_GRAPH)];
+    calls.push(call("submit_csv", json!({"csv": answer}), "saved"));
+    for (i, c) in calls.iter_mut().enumerate() {
+        c["index"] = (i + 1).into();
+    }
+    write_json(
+        &attempt.join("calls.json"),
+        &json!({"format": 2, "calls": calls}),
+    );
+    let records: Vec<okn_benchmark::layout::CallRecord> =
+        serde_json::from_value(Value::Array(calls)).unwrap();
+    let tallies = serde_json::to_value(okn_benchmark::mcp::calllog::tallies(&records)).unwrap();
+    let mut metrics = read_json(&attempt.join("metrics.json"));
+    for member in [
+        "calls",
+        "tools_called",
+        "server_s",
+        "reply_chars",
+        "queries_ok",
+    ] {
+        metrics[member] = tallies[member].clone();
+    }
+    write_json(&attempt.join("metrics.json"), &metrics);
 }
 
 /// Issue 27, section 2: the pass rates are published beside exact and F1,

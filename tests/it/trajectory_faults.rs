@@ -1,8 +1,10 @@
-//! Faults a red team found in the trajectory expectations (issue 27,
-//! items 1-5), each kept by a test through the real binary: graph names
-//! read from SPARQL tokens only, whole-IRI tracing, real and past
-//! known-gap dates, every corpus default checked, and header keys that
-//! look like expectations, over the fixture and helpers of `trajectory.rs`.
+//! Faults a red team found in the trajectory expectations (issue 27),
+//! each kept by a test through the real binary: graph names read from
+//! SPARQL tokens only, whole-IRI tracing, real and past known-gap dates,
+//! every corpus default checked, header keys that look like expectations,
+//! a recorded list of expectations checked against its corpus, and
+//! `compare` over expectations the two roots define otherwise; over the
+//! fixture and helpers of `trajectory.rs`.
 
 use std::path::Path;
 
@@ -10,8 +12,8 @@ use serde_json::{Value, json};
 
 use crate::support::fixture::QUESTION;
 use crate::trajectory::{
-    CORPUS, KEY_GRAPH, OTHER_GRAPH, call, craft, defaults, exact_answer, exits, query, read_json,
-    result_path, setup,
+    CORPUS, KEY_GRAPH, OTHER_GRAPH, call, candidate_querying_twice, craft, defaults, exact_answer,
+    exits, query, read_json, result_path, setup, write_json,
 };
 
 /// The expectation `id` of attempt `n` as `result.json` records it.
@@ -233,4 +235,229 @@ fn max_calls_detail_reads_plainly_and_misspelt_expect_keys_are_refused() {
         assert!(text.contains(&format!("{QUESTION}.rq:1")), "{key}: {text}");
         assert!(text.contains("expect.ID"), "{key}: {text}");
     }
+}
+
+/// Issue 27, red team: the list of expectations a `result.json` records
+/// was taken as written, so one edited by hand (a known gap added with its
+/// statuses made to match, a contract made a quality, the list deleted
+/// with its statuses) loaded, was published, and silenced `compare
+/// --fail-on-regression`. It is checked against the corpus the condition
+/// was recorded from: refused by name, with `rescore` as the way back.
+#[test]
+fn a_recorded_list_of_expectations_edited_by_hand_is_refused_against_the_corpus() {
+    let dir = setup();
+    let d = dir.path();
+    defaults(d, &[("one-query", "contract max-queries n=1")]);
+    exits(d, &["rescore", "runs-demo"], 0);
+    let path = result_path(d);
+    let pristine = std::fs::read(&path).unwrap();
+    let known_gap = |r: &mut Value| {
+        r["expectations"][0]["known_gap"] = json!({"found": "2020-01-01"});
+        for a in r["attempts"].as_array_mut().unwrap() {
+            a["expectations"]["one-query"]["status"] = "known_gap_fixed".into();
+        }
+    };
+    let quality = |r: &mut Value| r["expectations"][0]["type"] = "quality".into();
+    let deleted = |r: &mut Value| {
+        r.as_object_mut().unwrap().remove("expectations");
+        for a in r["attempts"].as_array_mut().unwrap() {
+            a.as_object_mut().unwrap().remove("expectations");
+        }
+    };
+    type Edit<'a> = (&'a str, &'a dyn Fn(&mut Value), &'a str);
+    let edits: [Edit; 3] = [
+        (
+            "known gap",
+            &known_gap,
+            "`one-query`: known_gap {\"found\":\"2020-01-01\"} in result.json, (none) in the corpus",
+        ),
+        (
+            "type",
+            &quality,
+            "`one-query`: type quality in result.json, contract in the corpus",
+        ),
+        ("deleted", &deleted, "`one-query` only in the corpus"),
+    ];
+    for (what, edit, said) in edits {
+        std::fs::write(&path, &pristine).unwrap();
+        let mut result = read_json(&path);
+        edit(&mut result);
+        write_json(&path, &result);
+        for args in [&["report", "runs-demo"][..], &["build", "--check"][..]] {
+            let text = exits(d, args, 2);
+            assert!(text.contains(said), "{what}, {args:?}: {text}");
+            assert!(
+                text.contains("not the ones its corpus demo/benchmarks-cross gives now"),
+                "{what}: {text}"
+            );
+            assert!(text.contains("okn-benchmark rescore"), "{what}: {text}");
+        }
+        // `rescore` applies the corpus's list again, no model called.
+        exits(d, &["rescore", "runs-demo"], 0);
+        assert_eq!(std::fs::read(&path).unwrap(), pristine, "{what}");
+        exits(d, &["report", "runs-demo"], 0);
+    }
+}
+
+/// Issue 27, red team: where the corpus cannot be read, the recorded list
+/// cannot be checked, and the report says so beside the expectations
+/// rather than publishing them as checked; in a frozen root, which nothing
+/// may rewrite, a list its corpus no longer gives stands and is said to.
+#[test]
+fn expectations_that_cannot_be_checked_are_said_to_be_unchecked() {
+    let dir = setup();
+    let d = dir.path();
+    defaults(d, &[("one-query", "contract max-queries n=1")]);
+    exits(d, &["rescore", "runs-demo"], 0);
+    let before = exits(d, &["report", "runs-demo"], 0);
+    assert!(!before.contains("not checked"), "{before}");
+    std::fs::rename(d.join(CORPUS), d.join("corpus-elsewhere")).unwrap();
+    let text = exits(d, &["report", "runs-demo"], 0);
+    assert!(
+        text.contains(
+            "Every condition: its trajectory expectations are as result.json records them, not \
+             checked against a corpus: the corpus it was recorded from, demo/benchmarks-cross, \
+             is not a folder from here."
+        ),
+        "{text}"
+    );
+    // `build` says so too, and writes nothing of it into a page: a page's
+    // bytes must not depend on where the tool runs.
+    let text = exits(d, &["build"], 0);
+    assert!(
+        crate::support::flat(&text).contains(
+            "note: runs-demo: Every condition: its trajectory expectations are as result.json \
+             records them, not checked against a corpus"
+        ),
+        "{text}"
+    );
+    let readme = std::fs::read_to_string(d.join("runs-demo/README.md")).unwrap();
+    assert!(!readme.contains("not checked"), "{readme}");
+    std::fs::rename(d.join("corpus-elsewhere"), d.join(CORPUS)).unwrap();
+    exits(
+        d,
+        &[
+            "freeze",
+            "runs-demo",
+            "--reason",
+            "published with the paper",
+        ],
+        0,
+    );
+    defaults(
+        d,
+        &[("one-query", "contract max-queries n=1 known_gap=2026-11-30")],
+    );
+    let text = exits(d, &["report", "runs-demo"], 0);
+    assert!(
+        text.contains(
+            "the root is frozen, so its trajectory expectations stay as they were judged"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("`one-query`: known_gap (none) in result.json"),
+        "{text}"
+    );
+}
+
+/// Issue 27, red team: `compare` read an expectation the two roots define
+/// otherwise as a flip of one measurement (`max-queries n=10` against
+/// `n=1` "started to fail"), and a known gap added only in the candidate
+/// turned a failing contract into "known gap reopened", which passed
+/// `--fail-on-regression`. Defined otherwise, it is not comparable and
+/// moves no class; a contract so redefined that the candidate does not
+/// hold fails the gate, which cannot judge it.
+#[test]
+fn compare_does_not_compare_an_expectation_the_roots_define_otherwise() {
+    let dir = setup();
+    let d = dir.path();
+    defaults(d, &[("one-query", "contract max-queries n=1")]);
+    exits(d, &["rescore", "runs-demo"], 0);
+    candidate_querying_twice(d);
+    exits(d, &["freeze", "runs-demo", "--reason", "the baseline"], 0);
+    // The candidate's corpus gives the contract a known gap: attempt 1
+    // (two queries) leaves it open.
+    defaults(
+        d,
+        &[("one-query", "contract max-queries n=1 known_gap=2026-11-30")],
+    );
+    exits(d, &["rescore", "runs-candidate", "--force"], 0);
+    let candidate = read_json(&d.join(format!(
+        "runs-candidate/{QUESTION}_results/{}/result.json",
+        crate::support::fixture::CONDITION
+    )));
+    assert_eq!(
+        candidate["attempts"][0]["expectations"]["one-query"]["status"],
+        "known_gap_open"
+    );
+    let text = exits(d, &["compare", "runs-demo", "runs-candidate"], 0);
+    assert!(text.contains("not comparable: defined otherwise"), "{text}");
+    assert!(!text.contains("known gap reopened"), "{text}");
+    let text = exits(
+        d,
+        &[
+            "compare",
+            "runs-demo",
+            "runs-candidate",
+            "--fail-on-regression",
+        ],
+        1,
+    );
+    let text = crate::support::flat(&text);
+    assert!(text.contains("cannot be judged"), "{text}");
+    assert!(text.contains(&format!("one-query of {QUESTION}")), "{text}");
+    // Loosened in the candidate so that it holds: not comparable still,
+    // never "started to fail", and nothing for the gate.
+    defaults(d, &[("one-query", "contract max-queries n=10")]);
+    exits(d, &["rescore", "runs-candidate"], 0);
+    let text = exits(
+        d,
+        &[
+            "compare",
+            "runs-demo",
+            "runs-candidate",
+            "--fail-on-regression",
+        ],
+        0,
+    );
+    assert!(text.contains("not comparable: defined otherwise"), "{text}");
+    assert!(
+        text.contains("n 1 in the baseline, 10 in the candidate"),
+        "{text}"
+    );
+    assert!(!text.contains("started to fail"), "{text}");
+}
+
+/// Issue 27, red team: a `tool-order` failure named no call, so the site's
+/// timeline marked none, even where a call to the missing tool came too
+/// early; that call is the failing one now, and where the tool was never
+/// called, no call is blamed.
+#[test]
+fn a_tool_order_failure_names_the_call_that_came_too_early() {
+    let dir = setup();
+    let d = dir.path();
+    defaults(
+        d,
+        &[("order", "quality tool-order tools=list_graphs,query")],
+    );
+    let answer = exact_answer(d);
+    let listing = || call("list_graphs", json!({}), "spoke-okn");
+    craft(d, 1, vec![query(KEY_GRAPH), listing()], &answer, &[]);
+    craft(d, 2, vec![listing()], &answer, &[]);
+    exits(d, &["rescore", "runs-demo", "--force"], 0);
+    let early = expectation(d, 1, "order");
+    assert_eq!(early["status"], "fail", "{early}");
+    assert_eq!(early["call"], 1, "{early}");
+    assert_eq!(
+        early["detail"], "query was called (call 1) only before list_graphs",
+        "{early}"
+    );
+    let never = expectation(d, 2, "order");
+    assert_eq!(never["status"], "fail", "{never}");
+    assert_eq!(never.get("call"), None, "{never}");
+    assert_eq!(
+        never["detail"], "no call to query after list_graphs",
+        "{never}"
+    );
 }

@@ -54,7 +54,6 @@ pub fn work_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-/// Stdout of a finished command as UTF-8.
 /// `text` with every run of whitespace, line ends included, made one
 /// space: terminal output compared whatever width it was wrapped at
 /// (issue 26, section 3: terminal output fits 100 columns).
@@ -62,6 +61,7 @@ pub fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Stdout of a finished command as UTF-8.
 pub fn stdout(output: &std::process::Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("UTF-8 stdout")
 }
