@@ -86,6 +86,13 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
     let baseline = crate::report::load::root(&args.baseline);
     let candidate = crate::report::load::root(&args.candidate);
     let comparison = crate::report::compare::compare(&baseline, &candidate, &mapping)?;
+    // Expectations that could not be checked against a corpus from here
+    // are said, as `report` and `build` say them (issue 27).
+    for view in [&baseline, &candidate] {
+        for note in crate::render::readme::expectation_notes(view) {
+            errln!("note: {}: {note}", view.path.display());
+        }
+    }
     match args.markdown.as_deref() {
         Some(path) if path == Path::new("-") => out!(
             "{MARK}\n{}",
@@ -129,9 +136,10 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
     if args.fail_on_regression && comparison.contract_unjudgeable() {
         errln!(
             "compare: a contract trajectory expectation is defined otherwise in the two roots \
-             and does not hold in the candidate (named above), so whether it regressed cannot \
-             be judged: re-judge both roots by one corpus's expectations (okn-benchmark rescore \
-             ROOT, no model called), then compare again: exit 1 (--fail-on-regression)"
+             and not held, or not judged, in the candidate (named above), so whether it \
+             regressed cannot be judged: re-judge both roots by one corpus's expectations \
+             (okn-benchmark rescore ROOT, no model called), then compare again: exit 1 \
+             (--fail-on-regression)"
         );
         return Ok(ExitCode::from(1));
     }

@@ -64,13 +64,20 @@ pub const EXPECT_PREFIX: &str = "expect.";
 /// A header key meant as an expectation but not written `expect.ID`
 /// (issue 27, item 5): `expect` in any case alone or followed by a
 /// character that is not a letter or digit (`Expect.x`, `expect:`,
-/// `expect_x`), other than the exact `expect.` prefix. Such a line would
+/// `expect_x`), and `expects`, `expectation` or `expectations` so
+/// followed (`expects.x`), other than the exact `expect.` prefix. Such a line would
 /// otherwise be kept as metadata silently.
 fn looks_like_expect(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     let Some(rest) = lower.strip_prefix("expect") else {
         return false;
     };
+    // `expects.x`, `expectation.x`, `expectations.x` too (issue 27, red
+    // team); `expected_rows` and the like stay metadata.
+    let rest = ["ations", "ation", "s"]
+        .iter()
+        .find_map(|s| rest.strip_prefix(s))
+        .unwrap_or(rest);
     let loose = rest.chars().next().is_none_or(|c| !c.is_alphanumeric());
     loose && !(key.starts_with(EXPECT_PREFIX) && key.len() > EXPECT_PREFIX.len())
 }

@@ -24,6 +24,12 @@ use crate::toml_file::{Spanned, TomlFile};
 /// The file's name (`crate::config::CONFIG_FILE` in the harness).
 pub const CONFIG_FILE: &str = "okn-benchmark.toml";
 
+/// The tables `okn-benchmark.toml` may hold: the harness's
+/// (`crate::config::Config`: `reference`, `sparql_only`) and
+/// `expectations`. Anything else is refused, so a misspelt table is never
+/// ignored (issue 27, red team).
+pub const TABLES: [&str; 3] = ["reference", "sparql_only", "expectations"];
+
 /// The key of the table whose defaults apply to every corpus.
 pub const EVERY_CORPUS: &str = "*";
 
@@ -114,9 +120,29 @@ impl Defaults {
 /// does not read; a key naming no folder, with the corpus folders that do
 /// exist (folders holding `.rq` records) as a hint.
 fn check_every_table(file: &TomlFile, dir: &Path, parsed: &File) -> Result<()> {
+    // The line of a table's header, for the refusals that name a key.
+    let line_of = |corpus: &str| {
+        file.text
+            .lines()
+            .position(|l| l.trim_start().starts_with("[expectations") && l.contains(corpus))
+            .map_or(1, |i| i as u64 + 1)
+    };
+    // Canonical folder → the key that named it first.
+    let mut named: BTreeMap<PathBuf, &String> = BTreeMap::new();
     for (corpus, table) in &parsed.expectations {
         for (id, text) in table {
-            if let Err(why) = parse_line(id, text.get_ref()) {
+            let refused = match parse_line(id, text.get_ref()) {
+                Err(why) => Some(why),
+                // `off` turns a default off in a record; as a default it
+                // would mean nothing (issue 27, red team).
+                Ok(None) => Some(
+                    "is 'off', which a record writes to turn a default off; a default gives an \
+                     expectation: remove the line"
+                        .to_string(),
+                ),
+                Ok(Some(_)) => None,
+            };
+            if let Some(why) = refused {
                 return Err(Error::at_line(
                     &file.path,
                     file.line(text),
@@ -124,16 +150,35 @@ fn check_every_table(file: &TomlFile, dir: &Path, parsed: &File) -> Result<()> {
                 ));
             }
         }
-        if corpus == EVERY_CORPUS || dir.join(corpus).is_dir() {
+        if corpus.trim().is_empty() {
+            return Err(Error::at_line(
+                &file.path,
+                line_of("\"\""),
+                "[expectations.\"\"] names no corpus folder: give a folder relative to this \
+                 file, or \"*\" for every corpus"
+                    .to_string(),
+            ));
+        }
+        if corpus == EVERY_CORPUS {
             continue;
         }
-        let line = file
-            .text
-            .lines()
-            .position(|l| {
-                l.trim_start().starts_with("[expectations") && l.contains(corpus.as_str())
-            })
-            .map_or(1, |i| i as u64 + 1);
+        if let Ok(real) = std::fs::canonicalize(dir.join(corpus))
+            && real.is_dir()
+        {
+            // Two spellings of one folder: one table would win silently.
+            if let Some(first) = named.insert(real, corpus) {
+                return Err(Error::at_line(
+                    &file.path,
+                    line_of(corpus),
+                    format!(
+                        "[expectations.\"{corpus}\"] names the same folder as \
+                         [expectations.\"{first}\"]: give each corpus one table"
+                    ),
+                ));
+            }
+            continue;
+        }
+        let line = line_of(corpus);
         let folders = corpus_folders(dir);
         let hint = if folders.is_empty() {
             "no folder here holds .rq records".to_string()
@@ -191,6 +236,30 @@ fn lenient(file: &TomlFile) -> Result<File> {
     struct Any {
         #[serde(default)]
         expectations: Option<toml::Value>,
+    }
+    // A misspelt table (`[expectation."..."]`) would leave every default
+    // of it unread: the file's tables are the harness's (`crate::config`)
+    // and this one, and no other is taken.
+    let top: toml::Table = file.parse()?;
+    if let Some(key) = top.keys().find(|k| !TABLES.contains(&k.as_str())) {
+        let line = file
+            .text
+            .lines()
+            .position(|l| {
+                let l = l.trim_start();
+                l.starts_with(&format!("[{key}")) || l.starts_with(key.as_str())
+            })
+            .map_or(1, |i| i as u64 + 1);
+        return Err(Error::at_line(
+            &file.path,
+            line,
+            format!(
+                "unknown table or key '{key}'{}: {} holds {}",
+                crate::suggest::did_you_mean(key, TABLES.iter().copied()),
+                CONFIG_FILE,
+                TABLES.join(", ")
+            ),
+        ));
     }
     let any: Any = file.parse()?;
     if any.expectations.is_none() {

@@ -262,6 +262,20 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
         }
     }
     let submit = crate::layout::SUBMIT_CSV;
+    // A tool's name holds no space or control character (MCP tool names
+    // are single words: letters, digits, `_`, `-`, `.`).
+    let spaced = |t: &String| t.chars().any(|c| c.is_whitespace() || c.is_control());
+    if let Some(t) = e
+        .tool
+        .iter()
+        .chain(e.tools.iter().flatten())
+        .find(|t| spaced(t))
+    {
+        return Some(format!(
+            "tool name '{}' holds a space or control character, which no MCP tool name holds",
+            t.escape_debug()
+        ));
+    }
     if let Some(tool) = &e.tool {
         if tool.trim().is_empty() {
             return Some("tool= names no tool".into());
@@ -295,6 +309,9 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
         ));
     }
     if let Some(gap) = &e.known_gap {
+        if gap.note.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Some("note= is empty: say what is wrong, or leave the note out".into());
+        }
         if !crate::catalog::validate::is_date(&gap.found) {
             return Some(format!(
                 "known_gap='{}' is not a date: write known_gap=YYYY-MM-DD (when it was found \
@@ -369,6 +386,12 @@ mod tests {
             ("current_state traceable", "catalog's"),
             ("traceable", "type comes first"),
             ("quality tool-unused tool=submit_csv", "cannot tell"),
+            ("quality tool-used tool=\"get schema\"", "holds a space"),
+            ("quality tool-order tools=\"a,b c\"", "holds a space"),
+            (
+                "quality discovery-first known_gap=2026-11-02 note=\" \"",
+                "note= is empty",
+            ),
             ("quality traceable note=\"open", "not closed"),
         ] {
             let err = parse_line("x", line).unwrap_err();

@@ -91,8 +91,8 @@ fn gate_line(c: &ConditionChange) -> String {
         .collect();
     if !unjudgeable.is_empty() {
         line = format!(
-            "{line} {} contract expectation{} defined otherwise in the two roots, not held in \
-             the candidate, cannot be judged: {}.",
+            "{line} {} contract expectation{} defined otherwise in the two roots, not held or \
+             not judged in the candidate, cannot be judged: {}.",
             unjudgeable.len(),
             crate::format::plural(unjudgeable.len()),
             unjudgeable.join(", ")

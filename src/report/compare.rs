@@ -144,12 +144,19 @@ pub struct ExpectationFlip {
     /// no class. `None` when both define it alike.
     pub redefined: Option<String>,
     /// Redefined, a contract in the candidate or the baseline, and not
-    /// held in every attempt of the candidate where it applied: whether
+    /// held in every attempt of the candidate where it applied, or not
+    /// defined in the candidate at all (turned off there): whether
     /// it regressed cannot be judged, so `--fail-on-regression` fails
     /// until both roots are judged by one definition (`okn-benchmark
     /// rescore` against one corpus). A known gap added only in the
     /// candidate is caught here (issue 27).
     pub unjudgeable: bool,
+    /// It applied to no attempt of the baseline (not applicable
+    /// throughout) and fails in some attempt of the candidate: listed, as
+    /// no paired flip shows it, but not a regression the gate counts (the
+    /// baseline gives no evidence it held, as an answer's gate needs a
+    /// measured baseline).
+    pub unjudged_before: bool,
 }
 
 impl ExpectationFlip {
@@ -164,6 +171,9 @@ impl ExpectationFlip {
     pub fn direction(&self) -> &'static str {
         if self.redefined.is_some() {
             return "not comparable: defined otherwise";
+        }
+        if self.unjudged_before && self.up == 0 && self.down == 0 {
+            return "fails, judged in no attempt of the baseline";
         }
         match (self.known_gap, self.up > 0, self.down > 0) {
             (true, true, false) => "known gap closed",
@@ -216,7 +226,13 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
             )
             .join("; ")
         });
-        if redefined.is_none() && up == 0 && down == 0 {
+        let applied =
+            |m: &BTreeMap<u32, Option<bool>>| m.values().flatten().copied().collect::<Vec<bool>>();
+        let (was, now) = (applied(&before), applied(&after));
+        // Judged in no attempt of the baseline and failing in the
+        // candidate: no flip to count, but not to be left unsaid.
+        let unjudged_before = was.is_empty() && now.iter().any(|h| !h);
+        if redefined.is_none() && up == 0 && down == 0 && !unjudged_before {
             continue;
         }
         let defined = c_def.as_ref().or(b_def.as_ref());
@@ -226,9 +242,6 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
                 .any(|e| &e.id == id && e.known_gap.is_some())
         });
         let kind = defined.map_or("", |e| super::view::kind_name(e.kind));
-        let applied =
-            |m: &BTreeMap<u32, Option<bool>>| m.values().flatten().copied().collect::<Vec<bool>>();
-        let (was, now) = (applied(&before), applied(&after));
         let contract_regressed = redefined.is_none()
             && kind == "contract"
             && !known_gap
@@ -246,7 +259,9 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
                 .get(id.as_str())
                 .is_some_and(|j| j.status.held() == Some(false))
         });
-        let unjudgeable = redefined.is_some() && contract_somewhere && unheld;
+        // Not defined in the candidate at all (a contract turned off
+        // there) is no evidence that it holds either.
+        let unjudgeable = redefined.is_some() && contract_somewhere && (unheld || c_def.is_none());
         let (up, down) = if redefined.is_some() {
             (0, 0)
         } else {
@@ -263,6 +278,7 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
             contract_regressed,
             redefined,
             unjudgeable,
+            unjudged_before,
         });
     }
     out
@@ -943,6 +959,7 @@ pub fn expectation_flips_grid(c: &ConditionChange) -> Option<Grid> {
             e.directional(),
         ) {
             (true, _, _) => "bad",
+            _ if e.unjudged_before && e.up == 0 => "soft",
             (_, true, true) => "soft",
             (_, false, true) => "ok",
             _ => "muted",
@@ -960,7 +977,7 @@ pub fn expectation_flips_grid(c: &ConditionChange) -> Option<Grid> {
             Cell::Text(if e.contract_regressed || e.unjudgeable {
                 "yes".into()
             } else {
-                String::new()
+                "no".into()
             }),
         ]);
     }
@@ -1101,7 +1118,7 @@ pub fn questions_grid(c: &ConditionChange) -> Grid {
             Cell::Text(if q.beyond_repeats {
                 "yes".into()
             } else {
-                String::new()
+                "no".into()
             }),
         ]);
     }

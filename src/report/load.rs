@@ -244,6 +244,20 @@ fn check_expectations(
             let defaults = Defaults::find(&corpus.root).map_err(|e| e.to_string())?;
             Ok((corpus, defaults))
         });
+        // A corpus that is here but whose expectations do not read is bad
+        // input, never a reason to take the recorded ones unchecked.
+        let here = match here {
+            Err(why) if Path::new(&given).is_dir() => {
+                problems.push(format!(
+                    "{}: the trajectory expectations of its corpus {} do not read, so its \
+                     result.json files cannot be checked against them: {why}",
+                    root.condition_file(name).display(),
+                    crate::text::printable(&given)
+                ));
+                continue;
+            }
+            here => here,
+        };
         let mut unchecked: Option<String> = None;
         let (mut absent, mut stale) = (Vec::new(), Vec::new());
         for (id, by_condition) in results {
@@ -267,9 +281,11 @@ fn check_expectations(
                     Some(record) => match for_record(record, defaults) {
                         Ok(list) => list,
                         Err(e) => {
-                            unchecked.get_or_insert_with(|| {
-                                format!("its corpus's expectations do not read ({e})")
-                            });
+                            problems.push(format!(
+                                "{}: its record's trajectory expectations do not read, so it \
+                                 cannot be checked against them: {e}",
+                                root.condition_dir(id, name).join(RESULT_FILE).display()
+                            ));
                             continue;
                         }
                     },

@@ -81,7 +81,8 @@ pub fn read_condition(path: &Path) -> Result<ConditionFile> {
 /// (1 to [`super::identity::MAX_REPEAT`]), `settings.significant_figures`
 /// one `--precision` takes ([`crate::score::SIGNIFICANT_FIGURES`]); a
 /// `settings.max_turns` of at least 1; a `settings.census` whose digest is that of its version and tools, and
-/// whose version is the identity's (issue 25); and no
+/// whose version is the identity's (issue 25); a `settings.corpus` that
+/// is `identity.corpus` (both `--corpus` as given); and no
 /// question is both listed and excluded (`meta.excluded`): it would be
 /// counted in the rates it is said to be kept out of.
 ///
@@ -116,6 +117,18 @@ fn check_values(path: &Path, condition: &ConditionFile) -> Result<()> {
             format!(
                 "{repeat} is not a number of attempts --repeat takes (1 to {})",
                 super::identity::MAX_REPEAT
+            ),
+        ));
+    }
+    // Both are `--corpus` as given: the corpus a root's expectations are
+    // checked against is found by `settings.corpus` (issue 27, red team).
+    if condition.settings.corpus != condition.identity.corpus {
+        return Err(edited(
+            "settings.corpus",
+            format!(
+                "'{}' is not identity.corpus '{}', and run writes both from --corpus",
+                crate::text::printable(&condition.settings.corpus),
+                crate::text::printable(&condition.identity.corpus)
             ),
         ));
     }

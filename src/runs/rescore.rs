@@ -587,10 +587,43 @@ impl Scope<'_> {
                         ),
                     ));
                 }
+                let status_moves = expectation_moves(id, name, previous, &new);
+                // A status that moves under the very expectation it was
+                // judged by (the corpus did not change it) can only move
+                // because its evidence did (issue 27, red team): as a
+                // verdict, it needs --force.
+                let unexplained: Vec<String> = status_moves
+                    .iter()
+                    .filter(|m| {
+                        let id = m.old.split(':').next().unwrap_or_default();
+                        let was = old
+                            .as_ref()
+                            .and_then(|o| o.expectations.iter().find(|e| e.id == id));
+                        was.is_some() && was == expectations.iter().find(|e| e.id == id)
+                    })
+                    .map(|m| format!("{} -> {}", m.old, m.new))
+                    .collect();
+                if let Some(figures) = same_contract
+                    && !unexplained.is_empty()
+                    && old
+                        .as_ref()
+                        .is_some_and(|o| o.scoring_version == SCORING_VERSION)
+                {
+                    return Err(Error::file(
+                        &dir,
+                        format!(
+                            "judged again under scoring version {SCORING_VERSION} at {figures} \
+                             significant figures, by the trajectory expectations it was judged \
+                             by, an expectation's status moves ({}): the files it rests on \
+                             (calls.json, answer.csv) changed since it was judged; restore them \
+                             from version control, or judge them as they are now with \
+                             `okn-benchmark rescore --force`",
+                            unexplained.join(", ")
+                        ),
+                    ));
+                }
                 outcome.moved.extend(moved);
-                outcome
-                    .expectations_moved
-                    .extend(expectation_moves(id, name, previous, &new));
+                outcome.expectations_moved.extend(status_moves);
             }
             attempts.push(new);
             outcome.attempts += 1;

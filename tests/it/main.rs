@@ -57,6 +57,7 @@ mod standin_wire;
 mod sweep;
 mod trajectory;
 mod trajectory_faults;
+mod trajectory_gate;
 mod views;
 mod w3c_results;
 mod workflows;
