@@ -263,7 +263,7 @@ pub(super) fn misfit(e: &Expectation) -> Option<String> {
     }
     let submit = crate::layout::SUBMIT_CSV;
     // A tool's name holds no space or control character (MCP tool names
-    // are single words: letters, digits, `_`, `-`, `.`).
+    // are one word each: letters, digits, `_`, `-`, `.`).
     let spaced = |t: &String| t.chars().any(|c| c.is_whitespace() || c.is_control());
     if let Some(t) = e
         .tool
