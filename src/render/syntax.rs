@@ -404,6 +404,25 @@ fn wrap_units<'a>(units: impl Iterator<Item = &'a str>, joiner: &str, indent: &s
     let mut line = String::from(indent);
     let mut empty = true;
     for unit in units {
+        // A unit that fits no line on its own (a record's long value) is
+        // wrapped between its words, its own lines after the line so far,
+        // the lines after its first indented two columns more.
+        if unit.contains(' ')
+            && crate::text::display_width(indent) + crate::text::display_width(unit)
+                > TERMINAL_WIDTH
+        {
+            if !empty {
+                out.push_str(line.trim_end());
+                out.push('\n');
+            }
+            let deeper = format!("{indent}  ");
+            let wrapped = wrap_terminal(unit, &deeper);
+            out.push_str(indent);
+            out.push_str(wrapped.strip_prefix(deeper.as_str()).unwrap_or(&wrapped));
+            line = String::from(indent);
+            empty = true;
+            continue;
+        }
         let wide = crate::text::display_width(&line)
             + crate::text::display_width(joiner)
             + crate::text::display_width(unit);
@@ -471,6 +490,28 @@ fn rtf_cell(cell: &Cell) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_record_value_wider_than_a_line_is_wrapped_between_its_words() {
+        let value = "not comparable: defined otherwise (`one-query`: known_gap (none) in the \
+                     baseline, {\"found\":\"2026-11-30\"} in the candidate)";
+        let rows = vec![
+            vec!["question".to_string(), "change".to_string(), "gate".to_string()],
+            vec!["q1".to_string(), value.to_string(), "no".to_string()],
+        ];
+        let text = terminal_records(&rows);
+        for line in text.lines() {
+            assert!(crate::text::display_width(line) <= TERMINAL_WIDTH, "{text}");
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let wanted: Vec<&str> = "q1 change"
+            .split(' ')
+            .chain(value.split(' '))
+            .chain(["gate", "no"])
+            .collect();
+        assert_eq!(words, wanted, "{text}");
+        assert!(text.contains("\n      "), "continued lines indented deeper: {text}");
+    }
     use super::*;
     use crate::report::grid::Column;
 

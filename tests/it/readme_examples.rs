@@ -182,9 +182,7 @@ fn script(block: &Block) -> (String, Vec<String>) {
         while end + 1 < block.lines.len() && block.lines[end].trim_end().ends_with('\\') {
             end += 1;
         }
-        let first = block.lines[i]
-            .trim_start()
-            .replace("cargo run --release --", "okn-benchmark");
+        let first = as_installed(block.lines[i].trim_start());
         if let Some((_, why)) = SKIPPED_COMMANDS.iter().find(|(p, _)| first.starts_with(p)) {
             skipped.push(format!(
                 "{}:{}: `{}` not run: {why}",
@@ -197,7 +195,7 @@ fn script(block: &Block) -> (String, Vec<String>) {
             continue;
         }
         let mut command: Vec<String> = (i..=end)
-            .map(|j| block.lines[j].replace("cargo run --release --", "okn-benchmark"))
+            .map(|j| as_installed(&block.lines[j]))
             .collect();
         let last = command.last_mut().unwrap();
         if let Some(at) = comment_start(last)
@@ -414,4 +412,12 @@ fn example_blocks_are_read_with_their_markers_and_exit_codes() {
     assert_eq!(lines[3], ":");
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].starts_with("T.md:9: `git clone x` not run: needs the network"));
+}
+
+/// `line` with the README's build-and-run spellings (`cargo run --`,
+/// `cargo run --release --`) made the installed binary's name, which the
+/// examples run.
+fn as_installed(line: &str) -> String {
+    line.replace("cargo run --release --", "okn-benchmark")
+        .replace("cargo run --", "okn-benchmark")
 }
