@@ -64,6 +64,19 @@ pub fn graphs_of_call(arguments: &Value) -> BTreeSet<String> {
 /// variable was read as no graph). Relative IRIs are kept as written
 /// (`BASE` is not applied).
 pub fn graphs_named(sparql: &str) -> BTreeSet<String> {
+    // Only a text holding the word `GRAPH` or `FROM` (in any case) can name
+    // a graph: every other string of a call's arguments (most of them) is
+    // answered without lexing it (issue 26, section 4: a root's attempts
+    // are judged again each time it is loaded).
+    let holds = |word: &[u8]| {
+        sparql
+            .as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+    };
+    if !holds(b"graph") && !holds(b"from") {
+        return BTreeSet::new();
+    }
     let tokens = tokens(sparql);
     let is = |t: Option<&Token>, word: &str| matches!(t, Some(Token::Word(w)) if w.eq_ignore_ascii_case(word));
     let mut prefixes: BTreeMap<&str, &str> = BTreeMap::new();
