@@ -32,8 +32,11 @@ use crate::error::{Error, Result};
 /// answered only sometimes is shown, but never fails the gate. A contract
 /// trajectory expectation that held in every attempt of the baseline where
 /// it applied and fails in the candidate fails it too, even when every
-/// answer stayed exact (docs/TRAJECTORY.md). Without the flag the exit code
-/// is 0 whatever changed. Reference: docs/SCALING.md.
+/// answer stayed exact; so does a contract the two roots define otherwise
+/// (a known gap added, turned off) that the candidate does not hold: re-judge
+/// both by one corpus (`rescore`) to compare them (docs/TRAJECTORY.md).
+/// Without the flag the exit code is 0 whatever changed. Reference:
+/// docs/SCALING.md.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
     /// The runs root before the change.

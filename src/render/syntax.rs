@@ -496,7 +496,11 @@ mod tests {
         let value = "not comparable: defined otherwise (`one-query`: known_gap (none) in the \
                      baseline, {\"found\":\"2026-11-30\"} in the candidate)";
         let rows = vec![
-            vec!["question".to_string(), "change".to_string(), "gate".to_string()],
+            vec![
+                "question".to_string(),
+                "change".to_string(),
+                "gate".to_string(),
+            ],
             vec!["q1".to_string(), value.to_string(), "no".to_string()],
         ];
         let text = terminal_records(&rows);
@@ -510,7 +514,10 @@ mod tests {
             .chain(["gate", "no"])
             .collect();
         assert_eq!(words, wanted, "{text}");
-        assert!(text.contains("\n      "), "continued lines indented deeper: {text}");
+        assert!(
+            text.contains("\n      "),
+            "continued lines indented deeper: {text}"
+        );
     }
     use super::*;
     use crate::report::grid::Column;

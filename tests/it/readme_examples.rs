@@ -194,9 +194,7 @@ fn script(block: &Block) -> (String, Vec<String>) {
             i = end + 1;
             continue;
         }
-        let mut command: Vec<String> = (i..=end)
-            .map(|j| as_installed(&block.lines[j]))
-            .collect();
+        let mut command: Vec<String> = (i..=end).map(|j| as_installed(&block.lines[j])).collect();
         let last = command.last_mut().unwrap();
         if let Some(at) = comment_start(last)
             && let Some(code) = expected_exit(&last[at..])
