@@ -227,7 +227,7 @@ impl<'a> CsvText<'a> {
         })
     }
 
-    /// True when the text was read in place (not through [`Table::from_csv`]).
+    /// True when the text was read in place (not through the `csv` crate's reader).
     pub fn in_place(&self) -> bool {
         matches!(self.inner, CsvInner::InPlace { .. })
     }

@@ -111,6 +111,26 @@ impl Defaults {
     }
 }
 
+/// The corpus a runs root's condition was recorded from (`--corpus` as
+/// its condition file records it, `settings.corpus`), found as `rescore`
+/// and the loaders find it: relative to where the tool runs. `Ok(None)`
+/// when it is not a folder from here (a git corpus, a root copied
+/// elsewhere): its recorded expectations cannot be checked.
+///
+/// Errors: a folder that is here but does not load as a corpus
+/// ([`crate::corpus::Corpus::load`]), or whose `okn-benchmark.toml` does
+/// not read ([`Defaults::find`]): bad input, never a reason to take the
+/// recorded expectations unchecked (issue 27).
+pub fn recorded_corpus(given: &str) -> Result<Option<(crate::corpus::Corpus, Defaults)>> {
+    let path = Path::new(given);
+    if !path.is_dir() {
+        return Ok(None);
+    }
+    let corpus = crate::corpus::Corpus::load(path)?;
+    let defaults = Defaults::find(&corpus.root)?;
+    Ok(Some((corpus, defaults)))
+}
+
 /// Every table of `[expectations]` is checked, whichever corpus is being
 /// read (issue 27, item 4): each line must read ([`parse_line`]), and a
 /// key other than `"*"` must name an existing folder relative to the

@@ -146,7 +146,7 @@ pub fn page_framed(
             let page = html_path(path.strip_prefix(base).unwrap_or(path));
             let index = Path::new(super::site::SITE_DIR).join("index.html");
             let nav = super::site::crumbs(&page, &[("Results", Some(index)), (&title, None)]);
-            let search = super::site::relative_link(&page, &super::site::search_index_path());
+            let search = super::site::search_link(&page);
             theme.site_page(&title, &rendered.body, Some(&nav), &search)?
         }
         None => theme.page(&title, &rendered.body, None)?,

@@ -160,7 +160,7 @@ pub fn attempt_page(name: &str, question: &str, condition: &str, attempt: u32) -
 /// The link from the site page at `page` to the search index
 /// (`render::search`); a template context holding it as `search` makes
 /// a site page (its search box, its policy).
-fn search_link(page: &Path) -> String {
+pub(crate) fn search_link(page: &Path) -> String {
     relative_link(page, &search_index_path())
 }
 

@@ -253,12 +253,8 @@ fn expectation_flips(b: &QuestionResult, c: &QuestionResult) -> Vec<ExpectationF
                 .is_some_and(|e| e.kind == crate::expectations::Kind::Contract)
         });
         // Not held: failing, or an open known gap (which `held` reads as
-        // not held too).
-        let unheld = c.attempts.iter().any(|a| {
-            a.expectations
-                .get(id.as_str())
-                .is_some_and(|j| j.status.held() == Some(false))
-        });
+        // not held too), in some attempt of the candidate.
+        let unheld = now.iter().any(|h| !h);
         // Not defined in the candidate at all (a contract turned off
         // there) is no evidence that it holds either.
         let unjudgeable = redefined.is_some() && contract_somewhere && (unheld || c_def.is_none());

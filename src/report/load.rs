@@ -221,42 +221,34 @@ fn check_expectations(
     results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
     problems: &mut Vec<String>,
 ) {
-    use crate::expectations::defaults::{Defaults, for_record};
+    use crate::expectations::defaults::for_record;
     let frozen = !matches!(
         crate::runs::frozen::marker(&root.root),
         crate::runs::frozen::Marker::Open
     );
-    let mut corpora: BTreeMap<
-        String,
-        std::result::Result<(crate::corpus::Corpus, Defaults), String>,
-    > = BTreeMap::new();
+    let mut corpora = BTreeMap::new();
     for (name, condition) in conditions.iter_mut() {
         let given = condition.file.settings.corpus.clone();
-        let here = corpora.entry(given.clone()).or_insert_with(|| {
-            let path = Path::new(&given);
-            if !path.is_dir() {
-                return Err(format!(
-                    "the corpus it was recorded from, {}, is not a folder from here",
-                    crate::text::printable(&given)
-                ));
-            }
-            let corpus = crate::corpus::Corpus::load(path).map_err(|e| e.to_string())?;
-            let defaults = Defaults::find(&corpus.root).map_err(|e| e.to_string())?;
-            Ok((corpus, defaults))
-        });
-        // A corpus that is here but whose expectations do not read is bad
-        // input, never a reason to take the recorded ones unchecked.
+        let here = corpora
+            .entry(given.clone())
+            .or_insert_with(|| crate::expectations::defaults::recorded_corpus(&given));
         let here = match here {
-            Err(why) if Path::new(&given).is_dir() => {
+            Ok(Some(here)) => Ok(&*here),
+            Ok(None) => Err(format!(
+                "the corpus it was recorded from, {}, is not a folder from here",
+                crate::text::printable(&given)
+            )),
+            // Here, but its expectations do not read: bad input, never a
+            // reason to take the recorded ones unchecked.
+            Err(e) => {
                 problems.push(format!(
                     "{}: the trajectory expectations of its corpus {} do not read, so its \
-                     result.json files cannot be checked against them: {why}",
+                     result.json files cannot be checked against them: {e}",
                     root.condition_file(name).display(),
                     crate::text::printable(&given)
                 ));
                 continue;
             }
-            here => here,
         };
         let mut unchecked: Option<String> = None;
         let (mut absent, mut stale) = (Vec::new(), Vec::new());
@@ -264,7 +256,7 @@ fn check_expectations(
             let Some(result) = by_condition.get(name) else {
                 continue;
             };
-            let current = match &*here {
+            let current = match &here {
                 Err(why) => {
                     if !result.expectations.is_empty() {
                         unchecked.get_or_insert_with(|| why.clone());

@@ -24,7 +24,7 @@ use super::records::{
 };
 use crate::error::{Error, Result};
 use crate::expectations::Expectation;
-use crate::expectations::defaults::{Defaults, for_record};
+use crate::expectations::defaults::for_record;
 use crate::fsutil::{read_recorded_json, write_json};
 use crate::layout::{RESULT_FILE, RunsRoot};
 use crate::reference::GroundTruth;
@@ -320,22 +320,19 @@ fn rescore_condition(
 ) {
     let ids: Vec<String> = condition.questions.keys().cloned().collect();
     let mut summaries = BTreeMap::new();
-    // The corpus the condition was recorded from, when it is a folder here:
-    // an answer key edited since is named, not judged against.
-    let corpus = Path::new(&condition.settings.corpus)
-        .is_dir()
-        .then(|| crate::corpus::Corpus::load(Path::new(&condition.settings.corpus)).ok())
-        .flatten();
-    // Its defaults of trajectory expectations (`okn-benchmark.toml`); a
-    // file that does not read is named, and the recorded ones are kept.
-    let defaults = match corpus.as_ref().map(|c| Defaults::find(&c.root)) {
-        Some(Err(e)) => {
-            unusable.push(e.to_string());
-            return;
-        }
-        Some(Ok(d)) => Some(d),
-        None => None,
-    };
+    // The corpus the condition was recorded from, when it is a folder here
+    // (an answer key edited since is named, not judged against), and its
+    // defaults of trajectory expectations (`okn-benchmark.toml`); one that
+    // is here but does not read is named, as the loaders name it.
+    let (corpus, defaults) =
+        match crate::expectations::defaults::recorded_corpus(&condition.settings.corpus) {
+            Ok(Some((corpus, defaults))) => (Some(corpus), Some(defaults)),
+            Ok(None) => (None, None),
+            Err(e) => {
+                unusable.push(e.to_string());
+                return;
+            }
+        };
     for id in ids {
         let record = corpus
             .as_ref()
@@ -588,42 +585,16 @@ impl Scope<'_> {
                     ));
                 }
                 let status_moves = expectation_moves(id, name, previous, &new);
-                // A status that moves under the very expectation it was
-                // judged by (the corpus did not change it) can only move
-                // because its evidence did (issue 27, red team): as a
-                // verdict, it needs --force.
-                let unexplained: Vec<String> = status_moves
-                    .iter()
-                    .filter(|m| {
-                        let id = m.old.split(':').next().unwrap_or_default();
-                        let was = old
-                            .as_ref()
-                            .and_then(|o| o.expectations.iter().find(|e| e.id == id));
-                        was.is_some() && was == expectations.iter().find(|e| e.id == id)
-                    })
-                    .map(|m| format!("{} -> {}", m.old, m.new))
-                    .collect();
                 if let Some(figures) = same_contract
-                    && !unexplained.is_empty()
-                    && old
-                        .as_ref()
-                        .is_some_and(|o| o.scoring_version == SCORING_VERSION)
+                    && let Some(old) = old.as_ref()
+                    && old.scoring_version == SCORING_VERSION
                 {
-                    return Err(Error::file(
-                        &dir,
-                        format!(
-                            "judged again under scoring version {SCORING_VERSION} at {figures} \
-                             significant figures, by the trajectory expectations it was judged \
-                             by, an expectation's status moves ({}): the files it rests on \
-                             (calls.json, answer.csv) changed since it was judged; restore them \
-                             from version control, or judge them as they are now with \
-                             `okn-benchmark rescore --force`",
-                            unexplained.join(", ")
-                        ),
-                    ));
+                    refuse_unexplained_moves(&dir, figures, &status_moves, (old, &expectations))?;
                 }
                 outcome.moved.extend(moved);
-                outcome.expectations_moved.extend(status_moves);
+                outcome
+                    .expectations_moved
+                    .extend(status_moves.into_iter().map(|(_, m)| m));
             }
             attempts.push(new);
             outcome.attempts += 1;
@@ -645,32 +616,74 @@ impl Scope<'_> {
     }
 }
 
+/// Refuses the status moves of attempt folder `dir` (judged again at
+/// `figures` significant figures under this scoring version) that moved
+/// under the very expectation `old` (its question's `result.json`) judged
+/// them by, `now` giving it alike: the corpus did not change it, so only
+/// its evidence can have (issue 27, red team). As a verdict, it needs
+/// `--force`.
+///
+/// Errors: [`Error::File`] naming `dir` and each such move.
+fn refuse_unexplained_moves(
+    dir: &Path,
+    figures: u32,
+    moves: &[(String, Moved)],
+    (old, now): (&QuestionResult, &[Expectation]),
+) -> Result<()> {
+    let unexplained: Vec<String> = moves
+        .iter()
+        .filter(|(id, _)| {
+            let was = old.expectations.iter().find(|e| &e.id == id);
+            was.is_some() && was == now.iter().find(|e| &e.id == id)
+        })
+        .map(|(_, m)| format!("{} -> {}", m.old, m.new))
+        .collect();
+    if unexplained.is_empty() {
+        return Ok(());
+    }
+    Err(Error::file(
+        dir,
+        format!(
+            "judged again under scoring version {SCORING_VERSION} at {figures} significant \
+             figures, by the trajectory expectations it was judged by, an expectation's status \
+             moves ({}): the files it rests on (calls.json, answer.csv) changed since it was \
+             judged; restore them from version control, or judge them as they are now with \
+             `okn-benchmark rescore --force`",
+            unexplained.join(", ")
+        ),
+    ))
+}
+
 /// The expectation statuses of one attempt that changed from `old` to
-/// `new` (see [`RescoreOutcome::expectations_moved`]).
+/// `new` (see [`RescoreOutcome::expectations_moved`]), each with its
+/// expectation's id. An expectation added or dropped since is no move of
+/// a status.
 fn expectation_moves(
     question: &str,
     condition: &str,
     old: &AttemptResult,
     new: &AttemptResult,
-) -> Vec<Moved> {
-    let ids: std::collections::BTreeSet<&String> = old
-        .expectations
-        .keys()
-        .chain(new.expectations.keys())
-        .collect();
-    let status =
-        |r: &AttemptResult, id: &str| r.expectations.get(id).map_or("absent", |j| j.status.name());
-    // An expectation added or dropped since is no move of a status.
-    ids.into_iter()
-        .filter(|id| old.expectations.contains_key(*id) && new.expectations.contains_key(*id))
-        .filter(|id| status(old, id) != status(new, id))
-        .map(|id| Moved {
-            question: question.to_string(),
-            condition: condition.to_string(),
-            attempt: new.attempt,
-            field: "expectation",
-            old: format!("{id}: {}", status(old, id)),
-            new: status(new, id).to_string(),
+) -> Vec<(String, Moved)> {
+    old.expectations
+        .iter()
+        .filter_map(|(id, was)| {
+            Some((
+                id,
+                was.status.name(),
+                new.expectations.get(id)?.status.name(),
+            ))
+        })
+        .filter(|(_, was, now)| was != now)
+        .map(|(id, was, now)| {
+            let moved = Moved {
+                question: question.to_string(),
+                condition: condition.to_string(),
+                attempt: new.attempt,
+                field: "expectation",
+                old: format!("{id}: {was}"),
+                new: now.to_string(),
+            };
+            (id.clone(), moved)
         })
         .collect()
 }

@@ -273,13 +273,18 @@ impl KeyRow {
 
 /// The hash of the multiset of `cells`' texts, trimmed: equal for two
 /// rows holding the same texts in any order (a sorted tuple's row as
-/// written, before any cell is canonicalized).
+/// written, before any cell is canonicalized). The one rule both
+/// [`texts_hash`] and [`line_texts_hash`] apply, so they always agree.
+fn multiset_hash<'a>(cells: impl Iterator<Item = &'a str>) -> u64 {
+    let (n, sum) = cells.fold((0u64, 0u64), |(n, sum), cell| {
+        (n + 1, sum.wrapping_add(mix(hash(cell.trim()))))
+    });
+    mix(n ^ 0x7e57).wrapping_add(sum)
+}
+
+/// [`multiset_hash`] of a row split into cells.
 fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
-    cells
-        .iter()
-        .fold(mix(cells.len() as u64 ^ 0x7e57), |acc, cell| {
-            acc.wrapping_add(mix(hash(cell.trim())))
-        })
+    multiset_hash(cells.iter().map(|c| c.as_ref()))
 }
 
 /// [`texts_hash`] of a row read in place (`line`, its text as written),
@@ -289,13 +294,7 @@ fn line_texts_hash(line: &str, width: usize) -> Option<u64> {
     if line.as_bytes().contains(&b'"') {
         return None;
     }
-    let (n, sum) = line
-        .split(',')
-        .take(width)
-        .fold((0u64, 0u64), |(n, sum), cell| {
-            (n + 1, sum.wrapping_add(mix(hash(cell.trim()))))
-        });
-    Some(mix(n ^ 0x7e57).wrapping_add(sum))
+    Some(multiset_hash(line.split(',').take(width)))
 }
 
 /// True when `a` and `b` hold the same texts, trimmed, in any order. A
@@ -875,8 +874,6 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         same
     }
 
-    /// Loads what classifying `batch` will read: the table slots its
-    /// hashes start at, then the key rows those slots name.
     /// For each answer row of `range` (read up to `answer_width` cells)
     /// holding a key row's texts in some order, that key row. The rows'
     /// texts are hashed first, then their table slots and the key rows
@@ -936,6 +933,8 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         found
     }
 
+    /// Loads what classifying `batch` will read: the table slots its
+    /// hashes start at, then the key rows those slots name.
     fn load(&self, tables: &[Classes; 2], batch: &[Canon<'v>]) {
         let mut loaded = 0u32;
         for row in batch {

@@ -101,7 +101,7 @@ fn report_fits_100_columns() {
     let text = run_ok(dir.path(), &["report", "runs-expert-cross"]);
     assert_eq!(too_wide(&text), Vec::<String>::new(), "{text}");
     // What was wrapped is all there: the verification hint, whole.
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = crate::support::flat(&text);
     assert!(
         joined.contains(
             "('okn-benchmark reference --corpus demo/benchmarks-cross --verify' checks it)"
@@ -125,7 +125,7 @@ fn catalog_compare_speaks_a_maintainers_words_within_100_columns() {
         ],
     );
     assert_eq!(too_wide(&text), Vec::<String>::new(), "{text}");
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = crate::support::flat(&text);
     for internal in ["known_gap", "(expectation ", "→"] {
         assert!(!joined.contains(internal), "'{internal}' in:\n{text}");
     }

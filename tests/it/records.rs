@@ -532,7 +532,7 @@ fn the_hand_exclusion_recipe_leaves_a_finished_root_that_freezes() {
         assert!(!text.contains(word), "report says '{word}':\n{text}");
     }
     // Read whole: a line is wrapped within 100 columns (issue 26, section 3).
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = crate::support::flat(&text);
     assert!(
         joined.contains(&format!(
             "{CONDITION}: excluded {QUESTION} (its answer key is under review)"

@@ -2020,7 +2020,7 @@ mod regression {
     fn a_proxy_killed_mid_episode_leaves_a_journal_whose_calls_the_attempt_keeps() {
         let (_keep, out) = out_dir();
         // The hang strategy runs its query, then waits until the timeout.
-        let child = hanging_run(&out, "12", "1");
+        let child = hanging_run(&out, "6", "1");
         let attempt = out.join(CONDITION_DIR).join("attempt-1");
         let journal = attempt.join("calls.jsonl");
         let lines = || {

@@ -530,7 +530,7 @@ fn compare_names_the_known_flips_of_the_published_pair() {
     ), "{out}");
     // place-density was flaky in the baseline (✗✓✓): regressed, but within
     // what its repeats explain.
-    let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = crate::support::flat(&out);
     assert!(joined.contains(
         "demo-kg, all tools · KG named: 2 questions regressed beyond what their repeats can explain: spoke-genelab-spoke-okn-spaceflight-disease-genes_cross, spoke-genelab-ubergraph-anatomy-gene-counts_cross."
     ), "{out}");

@@ -661,6 +661,9 @@ fn expectations_are_published_beside_the_rates_never_in_them() {
     // What the recorded agent did elsewhere in the condition, counted from
     // the statuses recorded: attempt 2 of the question held, and fails below.
     let (held, applied) = tally(d, "graphs");
+    // Pinned as well, so a wrong judgment published consistently fails:
+    // every attempt of the condition queried a graph, 34 the key's first.
+    assert_eq!((held, applied), (34, 36));
     assert_eq!(statuses(d, 2)["graphs"], "pass");
     let held = held - 1;
     let rate = format!("{:.2}", held as f64 / applied as f64);
