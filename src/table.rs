@@ -275,7 +275,7 @@ impl Rows for CsvText<'_> {
                 if quoted {
                     split_quoted(line, out);
                 } else {
-                    out.extend(line.split(',').map(Cow::Borrowed));
+                    split_plain(line, out);
                 }
             }
             CsvInner::Table(table) => table.row_into(index, out),
@@ -340,7 +340,7 @@ fn read_in_place(bytes: &[u8]) -> Option<CsvInner<'_>> {
                 if record.quoted {
                     split_quoted(line, &mut cells);
                 } else {
-                    cells.extend(line.split(',').map(Cow::Borrowed));
+                    split_plain(line, &mut cells);
                 }
                 columns = Some(cells.into_iter().map(Cow::into_owned).collect());
             }
@@ -480,6 +480,40 @@ fn quoted_record_at(bytes: &[u8], start: usize) -> Option<Record> {
             Some(_) => return None,
         }
     }
+}
+
+/// Splits one record of the plain subset that holds no quote into its
+/// fields, appended to `out`: what `line.split(',')` gives, read byte by
+/// byte (a comma is one byte in UTF-8, so every boundary is a character
+/// boundary), which is several times faster on short records than the
+/// character searcher `split` uses (issue 26, section 4).
+pub(crate) fn split_plain<'s>(line: &'s str, out: &mut Vec<Cow<'s, str>>) {
+    out.extend(plain_fields(line).map(Cow::Borrowed));
+}
+
+/// The fields of one record that holds no quote, in order: the same as
+/// `line.split(',')`.
+pub(crate) fn plain_fields(line: &str) -> impl Iterator<Item = &str> {
+    let bytes = line.as_bytes();
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let rest = &bytes[start..];
+        let field_start = start;
+        match rest.iter().position(|&b| b == b',') {
+            Some(at) => {
+                start += at + 1;
+                line.get(field_start..field_start + at)
+            }
+            None => {
+                done = true;
+                line.get(field_start..)
+            }
+        }
+    })
 }
 
 /// Splits one record of the plain subset that holds a quoted field into
@@ -727,6 +761,24 @@ pub fn term_to_cell(term: &Term) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_record_splits_as_split_on_commas_does() {
+        for line in [
+            "",
+            ",",
+            "a",
+            "a,b",
+            ",a,",
+            "a,,b",
+            "é,ü,𝄞",
+            "x ,  y,\tz",
+            ",,,",
+        ] {
+            let fields: Vec<&str> = plain_fields(line).collect();
+            assert_eq!(fields, line.split(',').collect::<Vec<_>>(), "{line:?}");
+        }
+    }
 
     fn t(cols: &[&str], rows: &[&[&str]]) -> Table {
         Table {

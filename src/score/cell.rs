@@ -99,6 +99,22 @@ fn is_datatype_suffix(rest: &str) -> bool {
     }
 }
 
+/// `text.trim()`, without looking further when the first and last bytes
+/// are printable ASCII (no byte from `!` to `~` is, or begins, Unicode
+/// white space): most cells are, and `trim` decodes characters at both
+/// ends.
+pub fn trim(text: &str) -> &str {
+    match text.as_bytes() {
+        [first, .., last] if is_graphic(*first) && is_graphic(*last) => text,
+        [only] if is_graphic(*only) => text,
+        _ => text.trim(),
+    }
+}
+
+fn is_graphic(byte: u8) -> bool {
+    (b'!'..=b'~').contains(&byte)
+}
+
 /// Text in Unicode Normalization Form C, so a composed `é` and `e` + a
 /// combining accent are one value (normalized tier only).
 pub fn nfc(text: &str) -> Cow<'_, str> {
@@ -187,6 +203,30 @@ fn has_whitespace(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_is_str_trim() {
+        for text in [
+            "",
+            "a",
+            " ",
+            "ab",
+            " a",
+            "a ",
+            "\ta\n",
+            "\u{a0}x",
+            "x\u{2003}",
+            "\u{85}",
+            "é",
+            "é ",
+            "a b",
+            "\u{3000}",
+            "~",
+            "!x!",
+        ] {
+            assert_eq!(trim(text), text.trim(), "{text:?}");
+        }
+    }
 
     #[test]
     fn literal_syntax_becomes_the_lexical_form() {

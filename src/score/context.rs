@@ -476,7 +476,7 @@ fn key_cell_in<'x>(
     figures: u32,
     scratch: &mut String,
 ) -> KeyCell<'x> {
-    let t = text.trim();
+    let t = cell::trim(text);
     let strict_number = number_val(t, figures, scratch);
     let strict = strict_number.map_or(Val::Text(t), |(v, _)| v);
     let value = cell::unwrap_syntax(t);
@@ -1189,7 +1189,7 @@ impl<'v> KeyContext<'v> {
     where
         'v: 'x,
     {
-        let t = text.trim();
+        let t = cell::trim(text);
         let g = &self.groups[group];
         let number = self.answer_number(t, g, scratch);
         let strict = number.map_or(Val::Text(t), |(v, _)| v);

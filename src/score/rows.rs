@@ -274,10 +274,10 @@ impl KeyRow {
 /// The hash of the multiset of `cells`' texts, trimmed: equal for two
 /// rows holding the same texts in any order (a sorted tuple's row as
 /// written, before any cell is canonicalized). The one rule both
-/// [`texts_hash`] and [`line_texts_hash`] apply, so they always agree.
+/// [`texts_hash`] and [`Fields::hash`] apply, so they always agree.
 fn multiset_hash<'a>(cells: impl Iterator<Item = &'a str>) -> u64 {
     let (n, sum) = cells.fold((0u64, 0u64), |(n, sum), cell| {
-        (n + 1, sum.wrapping_add(mix(hash(cell.trim()))))
+        (n + 1, sum.wrapping_add(mix(hash(super::cell::trim(cell)))))
     });
     mix(n ^ 0x7e57).wrapping_add(sum)
 }
@@ -287,41 +287,108 @@ fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
     multiset_hash(cells.iter().map(|c| c.as_ref()))
 }
 
-/// [`texts_hash`] of a row read in place (`line`, its text as written),
-/// up to `width` cells, without splitting it into a vector; `None` when
-/// the row holds a quote (it is then split as [`Rows::row_into`] does).
-fn line_texts_hash(line: &str, width: usize) -> Option<u64> {
-    if line.as_bytes().contains(&b'"') {
-        return None;
+/// The cells of a row read in place (its text as written, without a
+/// quote), trimmed and sorted: what [`texts_hash`] hashes, taken once and
+/// kept for the confirmation of the key row its hash finds (issue 26,
+/// section 4: a row is split once, never into a vector).
+struct Fields<'a> {
+    cells: [&'a str; FIELDS],
+    len: usize,
+}
+
+/// The widest row [`Fields`] holds; a wider one is split as
+/// [`Rows::row_into`] does.
+const FIELDS: usize = 16;
+
+impl<'a> Fields<'a> {
+    /// The first `width` cells of `line`, trimmed and sorted; `None` when
+    /// it holds a quote or more than [`FIELDS`] cells are wanted.
+    fn of(line: &'a str, width: usize) -> Option<Fields<'a>> {
+        if line.as_bytes().contains(&b'"') {
+            return None;
+        }
+        let mut fields = Fields {
+            cells: [""; FIELDS],
+            len: 0,
+        };
+        for cell in crate::table::plain_fields(line).take(width) {
+            *fields.cells.get_mut(fields.len)? = super::cell::trim(cell);
+            fields.len += 1;
+        }
+        fields.cells[..fields.len].sort_unstable();
+        Some(fields)
     }
-    Some(multiset_hash(line.split(',').take(width)))
+
+    /// [`texts_hash`] of the row.
+    fn hash(&self) -> u64 {
+        multiset_hash(self.cells[..self.len].iter().copied())
+    }
+
+    /// [`same_texts`] of the row and a key row's text as written; `None`
+    /// when that holds a quote (it is then split as [`Rows::row_into`]
+    /// does).
+    fn same_as(&self, key_line: &str) -> Option<bool> {
+        let key = Fields::of(key_line, usize::MAX);
+        if key.is_none() && key_line.as_bytes().contains(&b'"') {
+            return None;
+        }
+        Some(key.is_some_and(|key| key.cells[..key.len] == self.cells[..self.len]))
+    }
 }
 
 /// True when `a` and `b` hold the same texts, trimmed, in any order. A
 /// cell unescaped from a quoted field (owned) is not compared: the rows
 /// are then left to the comparison of their canonical values.
 fn same_texts(a: &[Cow<'_, str>], b: &[Cow<'_, str>]) -> bool {
-    let n = a.len();
-    if n != b.len() || a.iter().chain(b).any(|c| matches!(c, Cow::Owned(_))) {
+    if a.len() != b.len() || a.iter().chain(b).any(|c| matches!(c, Cow::Owned(_))) {
         return false;
     }
-    fn sorted<'a>(cells: &'a [Cow<'_, str>], out: &mut [&'a str]) {
-        for (o, c) in out.iter_mut().zip(cells) {
-            *o = c.trim();
-        }
-        out.sort_unstable();
-    }
+    same_text_multisets(a.iter().map(|c| c.as_ref()), b.iter().map(|c| c.as_ref()))
+}
+
+/// True when the two sequences of texts are equal as multisets of their
+/// trimmed texts (sorted and compared; on the stack up to 16 cells).
+fn same_text_multisets<'a, 'b>(
+    a: impl Iterator<Item = &'a str>,
+    b: impl Iterator<Item = &'b str>,
+) -> bool {
     const SMALL: usize = 16;
+    let (mut x, mut y) = ([""; SMALL], [""; SMALL]);
+    let (mut n, mut m) = (0, 0);
+    let (mut big_x, mut big_y) = (Vec::new(), Vec::new());
+    for cell in a {
+        if n < SMALL {
+            x[n] = super::cell::trim(cell);
+        } else {
+            if n == SMALL {
+                big_x.extend_from_slice(&x);
+            }
+            big_x.push(super::cell::trim(cell));
+        }
+        n += 1;
+    }
+    for cell in b {
+        if m < SMALL {
+            y[m] = super::cell::trim(cell);
+        } else {
+            if m == SMALL {
+                big_y.extend_from_slice(&y);
+            }
+            big_y.push(super::cell::trim(cell));
+        }
+        m += 1;
+    }
+    if n != m {
+        return false;
+    }
     if n <= SMALL {
-        let (mut x, mut y) = ([""; SMALL], [""; SMALL]);
-        sorted(a, &mut x[..n]);
-        sorted(b, &mut y[..n]);
+        x[..n].sort_unstable();
+        y[..n].sort_unstable();
         x[..n] == y[..n]
     } else {
-        let (mut x, mut y) = (vec![""; n], vec![""; n]);
-        sorted(a, &mut x);
-        sorted(b, &mut y);
-        x == y
+        big_x.sort_unstable();
+        big_y.sort_unstable();
+        big_x == big_y
     }
 }
 
@@ -890,13 +957,14 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
         let mut hashes = [0u64; BATCH];
         let mut loaded = 0u32;
         let (mut cells, mut key_cells) = (Vec::new(), Vec::new());
+        let mut fields: [Option<Fields<'_>>; BATCH] = Default::default();
         for (b, i) in range.clone().enumerate() {
-            let hash = match self
+            fields[b] = self
                 .answer
                 .row_text(i)
-                .and_then(|t| line_texts_hash(t, answer_width))
-            {
-                Some(hash) => hash,
+                .and_then(|t| Fields::of(t, answer_width));
+            let hash = match &fields[b] {
+                Some(fields) => fields.hash(),
                 None => {
                     self.answer.row_into(i, &mut cells);
                     cells.truncate(answer_width);
@@ -923,9 +991,19 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
             if hashes[b] == 0 {
                 continue;
             }
-            self.answer.row_into(i, &mut cells);
-            cells.truncate(answer_width);
+            let mut split = false;
             found[b] = lines.find(hashes[b], |j| {
+                if let Some(fields) = &fields[b]
+                    && let Some(key_line) = self.key.row_text(j)
+                    && let Some(same) = fields.same_as(key_line)
+                {
+                    return same;
+                }
+                if !split {
+                    self.answer.row_into(i, &mut cells);
+                    cells.truncate(answer_width);
+                    split = true;
+                }
                 self.key.row_into(j, &mut key_cells);
                 same_texts(&cells, &key_cells)
             });
