@@ -494,23 +494,18 @@ pub(crate) fn split_plain<'s>(line: &'s str, out: &mut Vec<Cow<'s, str>>) {
 /// The fields of one record that holds no quote, in order: the same as
 /// `line.split(',')`.
 pub(crate) fn plain_fields(line: &str) -> impl Iterator<Item = &str> {
-    let bytes = line.as_bytes();
-    let mut start = 0;
-    let mut done = false;
+    let mut rest = Some(line);
     std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        let rest = &bytes[start..];
-        let field_start = start;
-        match rest.iter().position(|&b| b == b',') {
+        let text = rest?;
+        // The comma's own position in `text`: a character boundary.
+        match text.bytes().position(|b| b == b',') {
             Some(at) => {
-                start += at + 1;
-                line.get(field_start..field_start + at)
+                rest = Some(&text[at + 1..]);
+                Some(&text[..at])
             }
             None => {
-                done = true;
-                line.get(field_start..)
+                rest = None;
+                Some(text)
             }
         }
     })

@@ -490,6 +490,8 @@ fn rtf_cell(cell: &Cell) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::report::grid::Column;
 
     #[test]
     fn a_record_value_wider_than_a_line_is_wrapped_between_its_words() {
@@ -519,8 +521,6 @@ mod tests {
             "continued lines indented deeper: {text}"
         );
     }
-    use super::*;
-    use crate::report::grid::Column;
 
     fn grid() -> Grid {
         let mut g = Grid::new(vec![

@@ -104,15 +104,11 @@ fn is_datatype_suffix(rest: &str) -> bool {
 /// white space): most cells are, and `trim` decodes characters at both
 /// ends.
 pub fn trim(text: &str) -> &str {
-    match text.as_bytes() {
-        [first, .., last] if is_graphic(*first) && is_graphic(*last) => text,
-        [only] if is_graphic(*only) => text,
+    let bytes = text.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
         _ => text.trim(),
     }
-}
-
-fn is_graphic(byte: u8) -> bool {
-    (b'!'..=b'~').contains(&byte)
 }
 
 /// Text in Unicode Normalization Form C, so a composed `é` and `e` + a

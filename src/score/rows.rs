@@ -287,36 +287,51 @@ fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
     multiset_hash(cells.iter().map(|c| c.as_ref()))
 }
 
-/// The cells of a row read in place (its text as written, without a
-/// quote), trimmed and sorted: what [`texts_hash`] hashes, taken once and
-/// kept for the confirmation of the key row its hash finds (issue 26,
-/// section 4: a row is split once, never into a vector).
+/// A row's cells, trimmed and sorted, on the stack: what [`texts_hash`]
+/// hashes and [`same_texts`] compares. For a row read in place it is
+/// taken once and kept for the confirmation of the key row its hash finds
+/// (issue 26, section 4: such a row is split once, never into a vector).
 struct Fields<'a> {
     cells: [&'a str; FIELDS],
     len: usize,
 }
 
-/// The widest row [`Fields`] holds; a wider one is split as
-/// [`Rows::row_into`] does.
+/// Compares the cells in use only: a derived comparison, of all
+/// [`FIELDS`] slots, made `score` of the 100,000-row renamed pair a third
+/// slower (`scripts/bench-score`).
+impl PartialEq for Fields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cells[..self.len] == other.cells[..other.len]
+    }
+}
+
+/// The widest row [`Fields`] holds; a wider one is compared in vectors.
 const FIELDS: usize = 16;
 
 impl<'a> Fields<'a> {
-    /// The first `width` cells of `line`, trimmed and sorted; `None` when
-    /// it holds a quote or more than [`FIELDS`] cells are wanted.
-    fn of(line: &'a str, width: usize) -> Option<Fields<'a>> {
-        if line.as_bytes().contains(&b'"') {
-            return None;
-        }
+    /// `cells`, trimmed and sorted; `None` when there are more than
+    /// [`FIELDS`].
+    fn collect(cells: impl Iterator<Item = &'a str>) -> Option<Fields<'a>> {
         let mut fields = Fields {
             cells: [""; FIELDS],
             len: 0,
         };
-        for cell in crate::table::plain_fields(line).take(width) {
+        for cell in cells {
             *fields.cells.get_mut(fields.len)? = super::cell::trim(cell);
             fields.len += 1;
         }
         fields.cells[..fields.len].sort_unstable();
         Some(fields)
+    }
+
+    /// The first `width` cells of `line` (a row's text as written);
+    /// `None` when it holds a quote (it is then split as
+    /// [`Rows::row_into`] does) or more than [`FIELDS`] cells are wanted.
+    fn of(line: &'a str, width: usize) -> Option<Fields<'a>> {
+        if line.as_bytes().contains(&b'"') {
+            return None;
+        }
+        Fields::collect(crate::table::plain_fields(line).take(width))
     }
 
     /// [`texts_hash`] of the row.
@@ -325,14 +340,12 @@ impl<'a> Fields<'a> {
     }
 
     /// [`same_texts`] of the row and a key row's text as written; `None`
-    /// when that holds a quote (it is then split as [`Rows::row_into`]
-    /// does).
+    /// when that holds a quote.
     fn same_as(&self, key_line: &str) -> Option<bool> {
-        let key = Fields::of(key_line, usize::MAX);
-        if key.is_none() && key_line.as_bytes().contains(&b'"') {
+        if key_line.as_bytes().contains(&b'"') {
             return None;
         }
-        Some(key.is_some_and(|key| key.cells[..key.len] == self.cells[..self.len]))
+        Some(Fields::collect(crate::table::plain_fields(key_line)).is_some_and(|key| key == *self))
     }
 }
 
@@ -343,53 +356,16 @@ fn same_texts(a: &[Cow<'_, str>], b: &[Cow<'_, str>]) -> bool {
     if a.len() != b.len() || a.iter().chain(b).any(|c| matches!(c, Cow::Owned(_))) {
         return false;
     }
-    same_text_multisets(a.iter().map(|c| c.as_ref()), b.iter().map(|c| c.as_ref()))
-}
-
-/// True when the two sequences of texts are equal as multisets of their
-/// trimmed texts (sorted and compared; on the stack up to 16 cells).
-fn same_text_multisets<'a, 'b>(
-    a: impl Iterator<Item = &'a str>,
-    b: impl Iterator<Item = &'b str>,
-) -> bool {
-    const SMALL: usize = 16;
-    let (mut x, mut y) = ([""; SMALL], [""; SMALL]);
-    let (mut n, mut m) = (0, 0);
-    let (mut big_x, mut big_y) = (Vec::new(), Vec::new());
-    for cell in a {
-        if n < SMALL {
-            x[n] = super::cell::trim(cell);
-        } else {
-            if n == SMALL {
-                big_x.extend_from_slice(&x);
-            }
-            big_x.push(super::cell::trim(cell));
-        }
-        n += 1;
+    if a.len() <= FIELDS {
+        return Fields::collect(a.iter().map(|c| c.as_ref()))
+            == Fields::collect(b.iter().map(|c| c.as_ref()));
     }
-    for cell in b {
-        if m < SMALL {
-            y[m] = super::cell::trim(cell);
-        } else {
-            if m == SMALL {
-                big_y.extend_from_slice(&y);
-            }
-            big_y.push(super::cell::trim(cell));
-        }
-        m += 1;
+    fn sorted<'a>(cells: &'a [Cow<'_, str>]) -> Vec<&'a str> {
+        let mut texts: Vec<&str> = cells.iter().map(|c| super::cell::trim(c)).collect();
+        texts.sort_unstable();
+        texts
     }
-    if n != m {
-        return false;
-    }
-    if n <= SMALL {
-        x[..n].sort_unstable();
-        y[..n].sort_unstable();
-        x[..n] == y[..n]
-    } else {
-        big_x.sort_unstable();
-        big_y.sort_unstable();
-        big_x == big_y
-    }
+    sorted(a) == sorted(b)
 }
 
 /// What reading the key keeps: per row its [`KeyRow`] and its cells

@@ -455,3 +455,60 @@ fn sorted_tuples_matched_by_their_texts_score_as_canonical_values_do() {
     let out = score(key, &same).run();
     assert_eq!(verdict(&out), (true, true, 1.0, 1.0));
 }
+
+/// Issue 26, section 4: a renamed answer row is matched by its texts
+/// trimmed and sorted on the stack, up to 16 cells, and anything else
+/// (a key row with a quoted field, a row of 17 cells) the way it was
+/// before. Every such row scores as it does with the key's column names.
+#[test]
+fn sorted_tuples_of_every_width_and_quoting_score_as_by_name() {
+    let names: Vec<String> = (0..17).map(|c| format!("c{c}")).collect();
+    let renamed: Vec<String> = (0..17).rev().map(|c| format!("r{c}")).collect();
+    let row = |r: usize| -> Vec<String> { (0..17).map(|c| format!("v{r}_{c}")).collect() };
+    for width in [1, 16, 17] {
+        let key: String = std::iter::once(names[..width].join(","))
+            .chain((0..3).map(|r| row(r)[..width].join(",")))
+            .map(|l| l + "\n")
+            .collect();
+        // The answer: rows 0 and 1 reversed and padded with spaces (row 1
+        // twice, so one copy matches nothing), row 2 changed in its last cell.
+        let body: Vec<String> = [0, 1, 1, 2]
+            .iter()
+            .map(|&r| {
+                let mut cells: Vec<String> = row(r)[..width]
+                    .iter()
+                    .rev()
+                    .map(|c| format!(" {c}\t"))
+                    .collect();
+                if r == 2 {
+                    cells[0] = "other".to_string();
+                }
+                cells.join(",") + "\n"
+            })
+            .collect();
+        let renamed_header: Vec<&str> = renamed[17 - width..].iter().map(String::as_str).collect();
+        let by_name_header: Vec<&str> = names[..width].iter().rev().map(String::as_str).collect();
+        let out = score(
+            &key,
+            &format!("{}\n{}", renamed_header.join(","), body.concat()),
+        )
+        .run()
+        .json();
+        let by_name = score(
+            &key,
+            &format!("{}\n{}", by_name_header.join(","), body.concat()),
+        )
+        .run()
+        .json();
+        assert_eq!(out["columns"], "sorted-tuple", "{width}: {out}");
+        assert_eq!(out["matched_rows"], 2, "{width}: {out}");
+        assert_eq!(out["matched_rows"], by_name["matched_rows"], "{width}");
+        assert_eq!(out["f1"], by_name["f1"], "{width}");
+    }
+    // A key row with a quoted field, the answer's the same text unquoted.
+    let key = "a,b\n\"x y\",2\n3,4\n";
+    let out = score(key, "p,q\n2,x y\n4,3\n").run().json();
+    assert_eq!(out["columns"], "sorted-tuple", "{out}");
+    assert_eq!(out["matched_rows"], 2, "{out}");
+    assert_eq!(out["exact"], true, "{out}");
+}
