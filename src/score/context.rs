@@ -218,6 +218,27 @@ enum Locals<'v> {
 }
 
 impl Locals<'_> {
+    /// True when the index holds an entry under `key` ([`local_key`]): a
+    /// local name of that key, or another one sharing its hash. False
+    /// without an index.
+    fn has_key(&self, key: u64) -> bool {
+        let Locals::Index { entries, slots } = self else {
+            return false;
+        };
+        let mask = slots.len() - 1;
+        let mut i = key as usize & mask;
+        loop {
+            let at = slots[i] as usize;
+            if at == 0 {
+                return false;
+            }
+            if entries[at - 1].key == key {
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// The key IRI of `group` whose local name is `local`.
     fn get(&self, group: usize, local: &str) -> Option<&str> {
         match self {
@@ -299,9 +320,22 @@ pub(super) struct KeyScan<'v> {
     /// Some IRI's local name, written bare, reads as another local name
     /// (`x:Paris` of `urn:x:Paris`).
     compound_locals: bool,
+    /// The [`local_key`] of every value that is not an absolute IRI, in
+    /// NFC, and of its local name: a value that is a key IRI's local name
+    /// in its group has one of the keys that IRI has
+    /// ([`KeyContext::plain_value_is_a_local_name`] then says whether one
+    /// is, in a second reading of the key that most keys are spared).
+    plain_keys: Vec<u64>,
 }
 
 impl KeyScan<'_> {
+    /// Room for what `cells` cells may add, so that the lists are not
+    /// copied as they grow (memory not written to is not taken).
+    pub(super) fn reserve(&mut self, cells: usize) {
+        self.iris.reserve(cells);
+        self.plain_keys.reserve(2 * cells);
+    }
+
     pub(super) fn new(groups: usize) -> Self {
         KeyScan {
             decimals: Vec::new(),
@@ -311,6 +345,7 @@ impl KeyScan<'_> {
             first_bytes: vec![[0; 4]; groups],
             numeric_locals: vec![false; groups],
             compound_locals: false,
+            plain_keys: Vec::new(),
             owned_iri: false,
             reduced_any: false,
         }
@@ -321,10 +356,15 @@ impl KeyScan<'_> {
 enum Facts<'x> {
     /// A value that is not an absolute IRI (and not a decimal);
     /// `ambiguous`: it has a local name that is not the whole of it, so an
-    /// answer cell of the same text might read as that name.
-    Plain { ambiguous: bool },
-    /// A non-integral number, with its value.
-    Decimal { value: f64, exact: bool },
+    /// answer cell of the same text might read as that name; `keys`, as
+    /// [`KeyScan::plain_keys`] gathers them.
+    Plain { ambiguous: bool, keys: NameKeys },
+    /// A non-integral number, with its value (and `keys`, as for plain).
+    Decimal {
+        value: f64,
+        exact: bool,
+        keys: NameKeys,
+    },
     /// An absolute IRI with a local name (`key`, its first byte, whether
     /// it reads as a number, whether written bare it reads as another
     /// local name); the IRI when borrowed and its local name in NFC.
@@ -392,8 +432,8 @@ pub(super) fn key_cell<'v>(
                         compound,
                         iri: None,
                     },
-                    Facts::Decimal { value, exact } => Facts::Decimal { value, exact },
-                    Facts::Plain { ambiguous } => Facts::Plain { ambiguous },
+                    Facts::Decimal { value, exact, keys } => Facts::Decimal { value, exact, keys },
+                    Facts::Plain { ambiguous, keys } => Facts::Plain { ambiguous, keys },
                     Facts::Neither => Facts::Neither,
                 },
             }
@@ -402,12 +442,14 @@ pub(super) fn key_cell<'v>(
     if let Some(Place { scan, row, column }) = place {
         let kinds = &mut scan.kinds[group];
         match read.facts {
-            Facts::Plain { ambiguous } => {
+            Facts::Plain { ambiguous, keys } => {
                 kinds.1 = true;
                 scan.ambiguous[group] |= ambiguous;
+                scan.plain_keys.extend(keys.0.into_iter().flatten());
             }
-            Facts::Decimal { value, exact } => {
+            Facts::Decimal { value, exact, keys } => {
                 kinds.1 = true;
+                scan.plain_keys.extend(keys.0.into_iter().flatten());
                 scan.decimals.push(KeyDecimal {
                     value,
                     row,
@@ -452,19 +494,50 @@ fn number_val<'x>(text: &'x str, figures: u32, scratch: &mut String) -> Option<(
     ))
 }
 
-/// The facts of a number of `text`: a decimal's value, or plain (and
-/// nothing to learn unless `gather`).
-fn number_facts<'x>(text: &str, decimal: bool, gather: bool) -> Facts<'x> {
+/// The facts of a number of `text` in `group`: a decimal's value, or
+/// plain (and nothing to learn unless `gather`).
+fn number_facts<'x>(text: &str, decimal: bool, (group, gather): (usize, bool)) -> Facts<'x> {
+    let local = if gather { cell::local_name(text) } else { None };
+    let keys = NameKeys::of(group, text, local, gather);
     if !decimal || !gather {
-        return Facts::Plain { ambiguous: false };
+        return Facts::Plain {
+            ambiguous: false,
+            keys,
+        };
     }
     let value = approx(text);
     if !tolerance::a_double_holds(value) {
         // Never snapped onto, so it needs no guard (issue 24, item 3).
-        return Facts::Plain { ambiguous: false };
+        return Facts::Plain {
+            ambiguous: false,
+            keys,
+        };
     }
     let exact = number::read(text).is_some_and(|r| r.f64_is_exact_key(value));
-    Facts::Decimal { value, exact }
+    Facts::Decimal { value, exact, keys }
+}
+
+/// The [`local_key`]s a key value that is not an absolute IRI could share
+/// with a key IRI of its group, were it that IRI's local name: of the
+/// value's own local name and of the value, each in NFC (as
+/// [`KeyContext::plain_value_is_a_local_name`] looks them up). None
+/// unless `gather`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct NameKeys([Option<u64>; 2]);
+
+impl NameKeys {
+    /// The keys of `value`, whose local name ([`cell::local_name`]) is
+    /// `local`.
+    fn of(group: usize, value: &str, local: Option<&str>, gather: bool) -> NameKeys {
+        if !gather {
+            return NameKeys::default();
+        }
+        let whole = local_key(group, &cell::nfc(value));
+        let local = local
+            .filter(|l| l.len() != value.len())
+            .map(|l| local_key(group, &cell::nfc(l)));
+        NameKeys([Some(whole), local])
+    }
 }
 
 /// [`key_cell`] of a cell's text; `(group, reduce, gather)`: the cell's
@@ -491,7 +564,7 @@ fn key_cell_in<'x>(
             values: [strict, normalized],
             iri: None,
             unwrapped: !unchanged,
-            facts: number_facts(&value, decimal, gather),
+            facts: number_facts(&value, decimal, (group, gather)),
         };
     }
     if cell::is_absolute_iri(&value) {
@@ -554,13 +627,20 @@ fn key_cell_in<'x>(
     };
     // A plain value an answer cell of the same text could read otherwise:
     // its local name is not the whole text.
-    let ambiguous =
-        gather && cell::local_name(&value).is_some_and(|l| l.len() != value.len() || !ascii);
+    let local = if gather {
+        cell::local_name(&value)
+    } else {
+        None
+    };
+    let ambiguous = local.is_some_and(|l| l.len() != value.len() || !ascii);
     KeyCell {
         values: [strict, normalized],
         iri: None,
         unwrapped: !unchanged,
-        facts: Facts::Plain { ambiguous },
+        facts: Facts::Plain {
+            ambiguous,
+            keys: NameKeys::of(group, &value, local, gather),
+        },
     }
 }
 
@@ -679,6 +759,7 @@ impl<'v> KeyContext<'v> {
         let mut owned = false;
         let mut decimals = Vec::with_capacity(scans.iter().map(|s| s.decimals.len()).sum());
         let mut iris = Vec::with_capacity(scans.iter().map(|s| s.iris.len()).sum());
+        let mut plain_keys = Vec::with_capacity(scans.len());
         for scan in scans {
             for (all, chunk) in kinds.iter_mut().zip(&scan.kinds) {
                 all.0 |= chunk.0;
@@ -699,6 +780,7 @@ impl<'v> KeyContext<'v> {
             compound |= scan.compound_locals;
             decimals.extend(scan.decimals);
             iris.extend(scan.iris);
+            plain_keys.push(scan.plain_keys);
         }
         context.check_closeness(key, decimals);
         let mixed: Vec<bool> = kinds.iter().map(|&(iri, plain)| iri && plain).collect();
@@ -711,7 +793,7 @@ impl<'v> KeyContext<'v> {
             .map(|(&n, &m)| n && m)
             .collect();
         if owned
-            || !context.index_local_names(key, iris, (iri_groups, &mixed))
+            || !context.index_local_names(key, iris, (iri_groups, &mixed), &plain_keys)
             || context.numeric_local_is_a_key_number(key, &numeric)
             || (compound && context.bare_local_name_is_another(key))
         {
@@ -793,12 +875,15 @@ impl<'v> KeyContext<'v> {
     /// holding any, `iri_groups`), from runs of equal local names: true
     /// when they are injective and no plain value of a `mixed` group is
     /// one of them (then they are indexed for lookups), false when the
-    /// exact reading must say what broke the guard.
+    /// exact reading must say what broke the guard. `plain_keys` are the
+    /// scans' [`KeyScan::plain_keys`]: the key is read again for its plain
+    /// values only when one of them is an indexed local name's key.
     fn index_local_names<K: Rows + ?Sized + Sync>(
         &mut self,
         key: &K,
         mut iris: Vec<IriCell<'v>>,
         (iri_groups, mixed): (Vec<bool>, &[bool]),
+        plain_keys: &[Vec<u64>],
     ) -> bool {
         if iris.is_empty() {
             return true;
@@ -838,7 +923,12 @@ impl<'v> KeyContext<'v> {
             slots[i] = at as u32 + 1;
         }
         self.locals = Locals::Index { entries, slots };
-        !self.plain_value_is_a_local_name(key, mixed)
+        // A plain value that is a local name has that name's key; one that
+        // only shares a hash with one is told apart by the exact reading.
+        let candidate = plain_keys
+            .par_iter()
+            .any(|keys| keys.iter().any(|&k| self.locals.has_key(k)));
+        !(candidate && self.plain_value_is_a_local_name(key, mixed))
     }
 
     /// True when some value of a `mixed` group that is not an absolute IRI

@@ -450,6 +450,42 @@ mod tests {
         );
     }
 
+    /// The same guard for sorted tuples (columns renamed: all columns one
+    /// group), where the key's plain values are looked up by the hashes
+    /// its first reading took (issue 26, section 4): a plain value in
+    /// another column, a prefixed name's local name and a value in another
+    /// Unicode form each withdraw the reduction; a key with none keeps it.
+    #[test]
+    fn a_plain_value_of_another_column_that_is_a_local_name_withdraws_it_in_sorted_tuples() {
+        let renamed =
+            |key: &str, answer: &str| score(&t(key), &t(answer), &ScoreOptions::default());
+        let s = renamed(
+            "a,b\nhttp://x/Paris,Lyon\nhttp://x/Nice,Paris\n",
+            "x,y\nhttp://x/Paris,Lyon\nhttp://x/Nice,Paris\n",
+        );
+        assert!(s.exact && !s.iri_normalization, "{s:?}");
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains("is also the key value 'Paris'")),
+            "{:?}",
+            s.notes
+        );
+        for key in [
+            "a,b\nhttp://x/Paris,Lyon\nhttp://x/Nice,ex:Paris\n",
+            "a,b\nhttp://x/P\u{e9}rou,Lyon\nhttp://x/Nice,Pe\u{301}rou\n",
+            "a,b\nhttp://x/Paris,Lyon\n\"<http://y/z>\",\"\"\"Paris\"\"\"\n",
+        ] {
+            let s = renamed(key, "x,y\nParis,Lyon\n");
+            assert!(!s.iri_normalization, "{key}: {s:?}");
+        }
+        let s = renamed(
+            "a,b\nhttp://x/Paris,Lyon\nhttp://x/Nice,Lille\n",
+            "x,y\nParis,Lyon\nLille,Nice\n",
+        );
+        assert!(s.exact && s.iri_normalization, "{s:?}");
+    }
+
     /// A bare numeric local name still counts as read by local name.
     #[test]
     fn numeric_local_names_are_noted() {

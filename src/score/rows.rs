@@ -262,7 +262,16 @@ impl KeyRow {
                 if canon.cells.iter().any(|c| matches!(c, Cow::Owned(_))) {
                     0
                 } else {
-                    texts_hash(&canon.cells)
+                    // A cell whose strict value is its text trimmed (not a
+                    // number written otherwise) was hashed as that text.
+                    let hashes = canon.cells.iter().enumerate().map(|(i, cell)| {
+                        let text = super::cell::trim(cell);
+                        match canon.values[STRICT].get(i) {
+                            Some(Val::Text(v)) if std::ptr::eq(*v, text) => canon.hashes[STRICT][i],
+                            _ => hash(text),
+                        }
+                    });
+                    multiset_of(hashes)
                 }
             } else {
                 key.row_text(index).map_or(0, hash)
@@ -276,8 +285,13 @@ impl KeyRow {
 /// written, before any cell is canonicalized). The one rule both
 /// [`texts_hash`] and [`Fields::hash`] apply, so they always agree.
 fn multiset_hash<'a>(cells: impl Iterator<Item = &'a str>) -> u64 {
-    let (n, sum) = cells.fold((0u64, 0u64), |(n, sum), cell| {
-        (n + 1, sum.wrapping_add(mix(hash(super::cell::trim(cell)))))
+    multiset_of(cells.map(|cell| hash(super::cell::trim(cell))))
+}
+
+/// [`multiset_hash`] from the hashes of the cells' texts, trimmed.
+fn multiset_of(hashes: impl Iterator<Item = u64>) -> u64 {
+    let (n, sum) = hashes.fold((0u64, 0u64), |(n, sum), h| {
+        (n + 1, sum.wrapping_add(mix(h)))
     });
     mix(n ^ 0x7e57).wrapping_add(sum)
 }
@@ -287,21 +301,22 @@ fn texts_hash(cells: &[Cow<'_, str>]) -> u64 {
     multiset_hash(cells.iter().map(|c| c.as_ref()))
 }
 
-/// A row's cells, trimmed and sorted, on the stack: what [`texts_hash`]
-/// hashes and [`same_texts`] compares. For a row read in place it is
-/// taken once and kept for the confirmation of the key row its hash finds
-/// (issue 26, section 4: such a row is split once, never into a vector).
+/// A row's cells, trimmed, on the stack: what [`texts_hash`] hashes and
+/// [`same_texts`] compares. For a row read in place it is taken once and
+/// kept for the confirmation of the key row its hash finds (issue 26,
+/// section 4: such a row is split once, never into a vector).
 struct Fields<'a> {
     cells: [&'a str; FIELDS],
     len: usize,
 }
 
-/// Compares the cells in use only: a derived comparison, of all
-/// [`FIELDS`] slots, made `score` of the 100,000-row renamed pair a third
-/// slower (`scripts/bench-score`).
+/// The same texts in any order: a multiset comparison of the cells in use
+/// (neither row is sorted: for a row this short, matching each cell with
+/// an unmatched equal one of the other is fewer comparisons than sorting
+/// both, and most pairs of texts differ in length; `scripts/bench-score`).
 impl PartialEq for Fields<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.cells[..self.len] == other.cells[..other.len]
+        self.len == other.len && self.holds_all(other.cells[..other.len].iter().copied())
     }
 }
 
@@ -309,8 +324,7 @@ impl PartialEq for Fields<'_> {
 const FIELDS: usize = 16;
 
 impl<'a> Fields<'a> {
-    /// `cells`, trimmed and sorted; `None` when there are more than
-    /// [`FIELDS`].
+    /// `cells`, trimmed; `None` when there are more than [`FIELDS`].
     fn collect(cells: impl Iterator<Item = &'a str>) -> Option<Fields<'a>> {
         let mut fields = Fields {
             cells: [""; FIELDS],
@@ -320,7 +334,6 @@ impl<'a> Fields<'a> {
             *fields.cells.get_mut(fields.len)? = super::cell::trim(cell);
             fields.len += 1;
         }
-        fields.cells[..fields.len].sort_unstable();
         Some(fields)
     }
 
@@ -339,13 +352,34 @@ impl<'a> Fields<'a> {
         multiset_hash(self.cells[..self.len].iter().copied())
     }
 
+    /// True when `cells`, trimmed, are this row's cells in some order
+    /// (as many, each matched with its own equal cell).
+    fn holds_all<'b>(&self, cells: impl Iterator<Item = &'b str>) -> bool {
+        let mine = &self.cells[..self.len];
+        let mut matched = 0u32;
+        let mut n = 0;
+        for cell in cells {
+            let cell = super::cell::trim(cell);
+            let free = mine
+                .iter()
+                .enumerate()
+                .position(|(j, c)| matched & (1 << j) == 0 && *c == cell);
+            let Some(j) = free else {
+                return false;
+            };
+            matched |= 1 << j;
+            n += 1;
+        }
+        n == self.len
+    }
+
     /// [`same_texts`] of the row and a key row's text as written; `None`
     /// when that holds a quote.
     fn same_as(&self, key_line: &str) -> Option<bool> {
         if key_line.as_bytes().contains(&b'"') {
             return None;
         }
-        Some(Fields::collect(crate::table::plain_fields(key_line)).is_some_and(|key| key == *self))
+        Some(self.holds_all(crate::table::plain_fields(key_line)))
     }
 }
 
@@ -605,6 +639,7 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
     let sorted = matches!(layout, Layout::SortedTuple { .. });
     let groups = context::groups_of(key, by_name);
     let rows = key.row_count();
+    let width = key.column_names().len();
     let figures = options.significant_figures;
     let mut read = KeyRows {
         rows: vec![KeyRow::default(); rows],
@@ -617,6 +652,7 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
         .enumerate()
         .map(|(c, (out, unwrapped))| {
             let mut scan = KeyScan::new(groups);
+            scan.reserve(out.len() * width);
             let mut canon = Canon::default();
             for (k, (row, unwrapped)) in out.iter_mut().zip(unwrapped).enumerate() {
                 let i = c * CHUNK + k;
