@@ -494,21 +494,16 @@ pub(crate) fn split_plain<'s>(line: &'s str, out: &mut Vec<Cow<'s, str>>) {
 /// The fields of one record that holds no quote, in order: the same as
 /// `line.split(',')`.
 pub(crate) fn plain_fields(line: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(line);
-    std::iter::from_fn(move || {
-        let text = rest?;
-        // The comma's own position in `text`: a character boundary.
-        match text.bytes().position(|b| b == b',') {
-            Some(at) => {
-                rest = Some(&text[at + 1..]);
-                Some(&text[..at])
-            }
-            None => {
-                rest = None;
-                Some(text)
-            }
-        }
-    })
+    let mut start = 0;
+    // Each end is a comma's own position in `line`, or its length: a
+    // character boundary.
+    memchr::memchr_iter(b',', line.as_bytes())
+        .chain(std::iter::once(line.len()))
+        .map(move |end| {
+            let field = line.get(start..end).unwrap_or_default();
+            start = end + 1;
+            field
+        })
 }
 
 /// Splits one record of the plain subset that holds a quoted field into
