@@ -217,51 +217,45 @@ enum Locals<'v> {
     Maps(Vec<LocalNames<'v>>),
 }
 
-impl Locals<'_> {
-    /// True when the index holds an entry under `key` ([`local_key`]): a
-    /// local name of that key, or another one sharing its hash. False
-    /// without an index.
-    fn has_key(&self, key: u64) -> bool {
+impl<'v> Locals<'v> {
+    /// The first indexed IRI under `key` ([`local_key`]) that `is` the
+    /// one looked for; `None` without an index.
+    fn probe(&self, key: u64, mut is: impl FnMut(&'v str) -> bool) -> Option<&'v str> {
         let Locals::Index { entries, slots } = self else {
-            return false;
+            return None;
         };
         let mask = slots.len() - 1;
         let mut i = key as usize & mask;
         loop {
             let at = slots[i] as usize;
             if at == 0 {
-                return false;
+                return None;
             }
-            if entries[at - 1].key == key {
-                return true;
+            let IriCell { key: k, iri } = entries[at - 1];
+            if k == key && is(iri) {
+                return Some(iri);
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// True when the index holds an entry under `key` ([`local_key`]): a
+    /// local name of that key, or another one sharing its hash. False
+    /// without an index.
+    fn has_key(&self, key: u64) -> bool {
+        self.probe(key, |_| true).is_some()
     }
 
     /// The key IRI of `group` whose local name is `local`.
     fn get(&self, group: usize, local: &str) -> Option<&str> {
         match self {
             Locals::None => None,
-            Locals::Index { entries, slots } => {
-                // The same local name in two groups never has the same key
-                // (`local_key` is a bijection of the name's hash for each
-                // group), so an entry of this key and name is this group's.
-                let key = local_key(group, local);
-                let mask = slots.len() - 1;
-                let mut i = key as usize & mask;
-                loop {
-                    let at = slots[i] as usize;
-                    if at == 0 {
-                        return None;
-                    }
-                    let IriCell { key: k, iri } = entries[at - 1];
-                    if k == key && cell::local_name(iri) == Some(local) {
-                        return Some(iri);
-                    }
-                    i = (i + 1) & mask;
-                }
-            }
+            // The same local name in two groups never has the same key
+            // (`local_key` is a bijection of the name's hash for each
+            // group), so an entry of this key and name is this group's.
+            Locals::Index { .. } => self.probe(local_key(group, local), |iri| {
+                cell::local_name(iri) == Some(local)
+            }),
             Locals::Maps(maps) => maps.get(group).and_then(|m| m.get(local)),
         }
     }
@@ -329,13 +323,6 @@ pub(super) struct KeyScan<'v> {
 }
 
 impl KeyScan<'_> {
-    /// Room for what `cells` cells may add, so that the lists are not
-    /// copied as they grow (memory not written to is not taken).
-    pub(super) fn reserve(&mut self, cells: usize) {
-        self.iris.reserve(cells);
-        self.plain_keys.reserve(2 * cells);
-    }
-
     pub(super) fn new(groups: usize) -> Self {
         KeyScan {
             decimals: Vec::new(),

@@ -283,7 +283,9 @@ impl KeyRow {
 /// The hash of the multiset of `cells`' texts, trimmed: equal for two
 /// rows holding the same texts in any order (a sorted tuple's row as
 /// written, before any cell is canonicalized). The one rule both
-/// [`texts_hash`] and [`Fields::hash`] apply, so they always agree.
+/// [`texts_hash`] and [`Fields::hash`] apply, so they always agree;
+/// [`KeyRow::of`] applies it through [`multiset_of`], reusing a cell's
+/// strict hash where that is the hash of the same text.
 fn multiset_hash<'a>(cells: impl Iterator<Item = &'a str>) -> u64 {
     multiset_of(cells.map(|cell| hash(super::cell::trim(cell))))
 }
@@ -639,7 +641,6 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
     let sorted = matches!(layout, Layout::SortedTuple { .. });
     let groups = context::groups_of(key, by_name);
     let rows = key.row_count();
-    let width = key.column_names().len();
     let figures = options.significant_figures;
     let mut read = KeyRows {
         rows: vec![KeyRow::default(); rows],
@@ -652,7 +653,6 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
         .enumerate()
         .map(|(c, (out, unwrapped))| {
             let mut scan = KeyScan::new(groups);
-            scan.reserve(out.len() * width);
             let mut canon = Canon::default();
             for (k, (row, unwrapped)) in out.iter_mut().zip(unwrapped).enumerate() {
                 let i = c * CHUNK + k;
@@ -1161,5 +1161,41 @@ impl<'v, K: Rows + ?Sized + Sync, A: Rows + ?Sized + Sync> Sides<'v, '_, K, A> {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::CsvText;
+
+    /// A key row's text hash, which reuses a cell's strict hash where that
+    /// is the hash of the cell's trimmed text, is the hash of its texts an
+    /// answer row of the same texts gets ([`Fields::hash`], or
+    /// [`texts_hash`] for a row with a quoted field): else the row would
+    /// silently miss the match by text and be canonicalized. A row with an
+    /// escaped quote (an owned cell) has none.
+    #[test]
+    fn a_key_rows_text_hash_is_its_texts_hash_whatever_its_cells_are() {
+        let text = "a,b,c,d\n\
+            http://x/Paris, 4.250 ,<http://y/z>,Lyon\n\
+            05,1e3,\"P, Q\", P\u{e9}rou \n\
+            5,5,5,\n\
+            x,\"\"\"Paris\"\"@en\",y,z\n";
+        let key = CsvText::read(text.as_bytes()).unwrap();
+        let layout = Layout::SortedTuple { answer_width: 4 };
+        let mut canon = Canon::default();
+        for (reduce, i) in [(true, 0), (true, 1), (false, 2), (true, 3)] {
+            canon.read_key((&key, i), layout, (reduce, 6), None);
+            let row = KeyRow::of(&key, i, &canon, true);
+            let line = key.row_text(i).unwrap_or_default();
+            let expected = match Fields::of(line, 4) {
+                Some(fields) => fields.hash(),
+                None if i == 3 => 0,
+                None => texts_hash(&canon.cells),
+            };
+            assert_eq!(row.line, expected, "row {i}");
+            assert_eq!(row.line == 0, i == 3, "row {i}");
+        }
     }
 }
