@@ -345,6 +345,101 @@ pub fn read_regular(path: &Path, links: Links) -> Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// What one folder holds, from one listing of it: the reader of an
+/// attempt folder asks after a dozen files, most of them there, some not
+/// (a stderr log, a journal), and opening or `stat`-ing each by its path
+/// was a fifth of the system calls of `build --check`
+/// (docs/PERFORMANCE.md, "build and build --check"). A name the listing
+/// lacks is absent without a system call; one it holds is read as every
+/// recorded file is ([`read_recorded`]): a link, a named pipe, a folder
+/// or a file that cannot be read is an error, never absent.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    dir: PathBuf,
+    /// Entry names, each with whether it is a regular file (links not
+    /// followed); `None` when the folder could not be listed (each file
+    /// is then asked after on its own, by its path).
+    entries: Option<Vec<(std::ffi::OsString, bool)>>,
+}
+
+impl Listing {
+    /// Lists `dir` (a folder that is not there lists empty).
+    pub fn of(dir: &Path) -> Listing {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(read) => Some(
+                read.flatten()
+                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_file())))
+                    .collect(),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+            Err(_) => None,
+        };
+        Listing {
+            dir: dir.to_path_buf(),
+            entries,
+        }
+    }
+
+    /// The folder listed.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `Some(Some(regular))` for an entry the listing holds, `Some(None)`
+    /// for a name it lacks, `None` when the folder could not be listed.
+    fn entry(&self, name: &str) -> Option<Option<bool>> {
+        self.entries
+            .as_ref()
+            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
+    }
+
+    /// Whether it holds an entry `name` of any kind (a link or a folder
+    /// too); true when the folder could not be listed, so that a reader
+    /// asks after the path and meets the error.
+    pub fn may_hold(&self, name: &str) -> bool {
+        self.entry(name) != Some(None)
+    }
+
+    /// Whether it holds a regular file `name` (a link is none).
+    pub fn is_file(&self, name: &str) -> bool {
+        match self.entry(name) {
+            Some(found) => found == Some(true),
+            None => std::fs::symlink_metadata(self.dir.join(name)).is_ok_and(|m| m.is_file()),
+        }
+    }
+
+    /// The names of the regular files it holds among `names`.
+    pub fn files(&self, names: &[&str]) -> std::collections::BTreeSet<String> {
+        names
+            .iter()
+            .filter(|n| self.is_file(n))
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    /// The bytes of its file `name` ([`read_recorded`]), `None` when it
+    /// is absent; nothing is opened for a name the folder lacks.
+    ///
+    /// Errors: as [`read_recorded`].
+    pub fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        if !self.may_hold(name) {
+            return Ok(None);
+        }
+        read_recorded(&self.dir.join(name))
+    }
+
+    /// Opens its file `name` as [`open_regular`] refusing links does, to
+    /// show it can be read; `Ok(false)` when it is absent.
+    ///
+    /// Errors: as [`open_regular`].
+    pub fn open(&self, name: &str) -> Result<bool> {
+        if !self.may_hold(name) {
+            return Ok(false);
+        }
+        Ok(open_regular(&self.dir.join(name), Links::Refuse)?.is_some())
+    }
+}
+
 /// The bytes of a file a runs root recorded ([`read_regular`] refusing
 /// links); `Ok(None)` when it is absent.
 ///
@@ -362,6 +457,17 @@ pub fn read_recorded_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result
     read_recorded(path)?
         .map(|bytes| parse_json(path, bytes))
         .transpose()
+}
+
+/// `bytes` read from the recorded JSON file `path` (`None` when it is
+/// absent) parsed into `T`, as [`read_recorded_json`] parses them.
+///
+/// Errors: bytes that are not UTF-8 or not a `T`, naming the line.
+pub fn parse_recorded_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: Option<Vec<u8>>,
+) -> Result<Option<T>> {
+    bytes.map(|bytes| parse_json(path, bytes)).transpose()
 }
 
 /// `bytes` read from `path` parsed as JSON into `T`.
@@ -514,6 +620,48 @@ pub fn map_file(path: &Path) -> crate::error::Result<FileBytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A listing reads as every recorded file is read: a regular file's
+    /// bytes, nothing for a name the folder lacks, and an error for a link
+    /// (followed or dangling), a folder or a named pipe (issue 24, items 21
+    /// and 22).
+    #[test]
+    fn listings_read_regular_files_and_refuse_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("attempt-1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
+        std::fs::create_dir(dir.join("cwd")).unwrap();
+        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
+        let mut refused = vec!["cwd"];
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
+            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
+            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
+            let fifo =
+                std::ffi::CString::new(dir.join("prompt.txt").as_os_str().as_encoded_bytes())
+                    .unwrap();
+            // SAFETY: mkfifo reads the NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+            refused.extend(["calls.json", "agent.json", "episode.json", "prompt.txt"]);
+        }
+        for folder in [dir.clone(), tmp.path().join("missing")] {
+            let listing = Listing::of(&folder);
+            let here = folder == dir;
+            assert_eq!(listing.read("answer.csv").unwrap().is_some(), here);
+            assert!(listing.is_file("answer.csv") == here);
+            assert_eq!(listing.read("metrics.json").unwrap(), None);
+            assert!(!listing.open("metrics.json").unwrap());
+            assert_eq!(listing.open("answer.csv").unwrap(), here);
+            for name in &refused {
+                assert!(!listing.is_file(name), "{name}");
+                assert_eq!(listing.read(name).is_err(), here, "{name}");
+                assert_eq!(listing.open(name).is_err(), here, "{name}");
+            }
+        }
+    }
 
     /// A red team found `../..` normalized to nothing, so `build` compared
     /// a run inside the repository for one four levels above it.

@@ -1017,8 +1017,15 @@ type Keep = dyn Fn(&std::ffi::OsStr) -> bool + Sync;
 
 /// The files under `root` (itself, when it is a file) whose names `keep`
 /// keeps; links are not followed below the root; with `skip`, entries
-/// named as [`skipped`] are left out. Subfolders are read in parallel; an
-/// unreadable folder is passed over.
+/// named as [`skipped`] are left out, and of a folder `build` takes whole
+/// ([`is_leaf`]: a runs root, a catalog run) only the files at its top
+/// are looked at: `build` writes a page only beside Markdown it found,
+/// never looks inside such a folder for Markdown ([`walk`]), and writes
+/// its only page, the README's, at its top, so nothing below can be a
+/// page of its own; reading every attempt folder of every runs root a
+/// third time for pages was a tenth of the system calls of `build
+/// --check` (docs/PERFORMANCE.md, "build and build --check"). Subfolders
+/// are read in parallel; an unreadable folder is passed over.
 fn files_under(root: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => files_in(root, skip, keep),
@@ -1047,6 +1054,9 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
         } else if kind.is_file() && (leftover || keep(&name)) {
             files.push(entry.path());
         }
+    }
+    if skip && is_leaf(dir) {
+        return files;
     }
     let below: Vec<PathBuf> = folders
         .par_iter()

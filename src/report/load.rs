@@ -17,7 +17,7 @@ use super::view::{
     QuestionView, RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
-use crate::fsutil::{read_recorded, read_recorded_json};
+use crate::fsutil::{Listing, read_recorded, read_recorded_json};
 use crate::layout::ANSWER_FILE;
 use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
@@ -69,6 +69,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
     for name in runs_root.condition_names() {
         match crate::runs::recorded::read_condition_named(&runs_root, &name) {
             Ok(condition) => {
+                let running = crate::runs::lock::held(&runs_root, &name);
                 conditions.insert(
                     name,
                     ConditionView {
@@ -81,6 +82,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
                         trajectory: TrajectoryView::default(),
                         expectations: BTreeMap::new(),
                         expectations_note: None,
+                        running,
                     },
                 );
             }
@@ -90,7 +92,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
     let mut unfinished = unfinished(&runs_root, &conditions);
     let results = results(&runs_root, &conditions, &mut problems);
     check_expectations(&runs_root, &mut conditions, &results, &mut problems);
-    incomplete(&runs_root, &conditions, &results, &mut unfinished);
+    incomplete(&conditions, &results, &mut unfinished);
     for by_condition in results.values() {
         for (name, result) in by_condition {
             if let Some(condition) = conditions.get_mut(name) {
@@ -406,7 +408,6 @@ fn unfinished(
 /// Anywhere else an attempt `result.json` lacks is damage
 /// ([`check_attempt_folders`]).
 fn incomplete(
-    root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
     results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
     unfinished: &mut BTreeMap<String, Unfinished>,
@@ -419,7 +420,7 @@ fn incomplete(
             let Ok(plan) = AttemptPlan::of(&condition.file, id) else {
                 continue;
             };
-            if !plan.merged || crate::runs::lock::held(root, name) {
+            if !plan.merged || condition.running {
                 continue;
             }
             let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
@@ -625,7 +626,7 @@ impl<'a> QuestionCheck<'a> {
             let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
             // A run recording the condition now writes result.json once
             // the question's attempts are played.
-            let running = crate::runs::lock::held(root, name);
+            let running = condition.running;
             match AttemptPlan::of(&condition.file, id) {
                 Ok(plan) => {
                     let folders = check_attempt_folders(
@@ -645,27 +646,24 @@ impl<'a> QuestionCheck<'a> {
 
     /// Checks attempt `a` of condition `name`'s `result` ([`check_attempt`],
     /// the agent its condition names, and the attempt judged again against
-    /// the ground truth); returns its files and its prompt's bytes when
-    /// they could be read, whatever the later checks found.
-    fn attempt(
-        &mut self,
-        name: &str,
-        result: &QuestionResult,
-        a: &AttemptResult,
-    ) -> Option<(AttemptFiles, Option<Vec<u8>>)> {
-        let (files, prompt) = match check_attempt(self.root, self.id, name, a) {
+    /// the ground truth); returns its files (and the listing they were
+    /// read through) when they could be read, whatever the later checks
+    /// found.
+    fn attempt(&mut self, name: &str, result: &QuestionResult, a: &AttemptResult) -> Option<Read> {
+        let read = match check_attempt(self.root, self.id, name, a) {
             Ok(read) => read,
             Err(e) => {
                 self.problems.push(e.to_string());
                 return None;
             }
         };
+        let files = &read.files;
         let condition = self.conditions.get(name);
         if let Some(condition) = condition
             && let Err(e) = files.check_agent(&condition.file)
         {
             self.problems.push(e.to_string());
-            return Some((files, prompt));
+            return Some(read);
         }
         if let Some(truth) = self.truth.as_ref() {
             // Judged again at the precision the condition records
@@ -674,7 +672,7 @@ impl<'a> QuestionCheck<'a> {
                 c.file.settings.significant_figures
             });
             let again = crate::runs::judge::judge_again(
-                &files,
+                files,
                 a.attempt,
                 truth,
                 figures,
@@ -686,7 +684,7 @@ impl<'a> QuestionCheck<'a> {
                     .push(disagreement_problem(self.root, result, a.attempt, &moved));
             }
         }
-        Some((files, prompt))
+        Some(read)
     }
 }
 
@@ -744,12 +742,7 @@ use crate::runs::recorded::json_text;
 /// [`AttemptFiles::read`] or [`AttemptFiles::check_recorded`] refuses; a
 /// file of [`crate::layout::ATTEMPT_FILES`] that is there and cannot be
 /// opened as a regular file. Each names the file and says what to do.
-fn check_attempt(
-    root: &RunsRoot,
-    id: &str,
-    name: &str,
-    a: &AttemptResult,
-) -> Result<(AttemptFiles, Option<Vec<u8>>)> {
+fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Result<Read> {
     let dir = root.attempt_dir(id, name, a.attempt);
     match std::fs::symlink_metadata(&dir) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -758,28 +751,31 @@ fn check_attempt(
         Ok(m) if m.is_dir() => {}
         _ => return Err(Error::file(&dir, LOST_ATTEMPT)),
     }
-    if a.submitted && !dir.join(ANSWER_FILE).is_file() {
+    // One listing of the folder serves the checks, the reads and the page.
+    let listing = Listing::of(&dir);
+    if a.submitted && !listing.is_file(ANSWER_FILE) {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
-    let files = AttemptFiles::read_checked(&dir, a.attempt, Some(a))?;
+    let files = AttemptFiles::read_checked_listed(&listing, a.attempt, Some(a))?;
     // What the attempt's page shows or links (its prompt above all) must
     // be a file that can be read: one that cannot is damage, never a file
-    // that was not recorded (issue 24, item 23). Those `read_checked` read
-    // are not opened again; the prompt is read, as its page shows it.
-    let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
-    let mut prompt = None;
+    // that was not recorded (issue 24, item 23). Those `read_listed` read
+    // are not opened again.
     for name in crate::layout::ATTEMPT_FILES {
-        if AttemptFiles::READ.contains(&name) {
-            continue;
-        }
-        let path = dir.join(name);
-        if name == PROMPT_FILE {
-            prompt = read_recorded(&path).map_err(damaged)?;
-        } else {
-            crate::fsutil::open_regular(&path, crate::fsutil::Links::Refuse).map_err(damaged)?;
+        if !AttemptFiles::READ.contains(&name) {
+            listing
+                .open(name)
+                .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
         }
     }
-    Ok((files, prompt))
+    Ok(Read { files, listing })
+}
+
+/// An attempt folder as [`check_attempt`] read it: its files, and the
+/// listing they were read through (which its page reads again).
+struct Read {
+    files: AttemptFiles,
+    listing: Listing,
 }
 
 /// Said of a `result.json` a condition file lists that is gone.
@@ -1044,69 +1040,12 @@ fn question_texts(
 const RESTORE: &str = "restore it from version control, or record the episode again \
                        (`okn-benchmark run ... --force`)";
 
-/// What one folder holds, from one listing of it: an attempt page asks
-/// after ten files, and a `stat` of each was a tenth of a site build.
-/// Files are read as every recorded file is ([`read_recorded`]): a link,
-/// a named pipe or a file that cannot be read is an error, not absent.
-struct Listing {
-    dir: std::path::PathBuf,
-    /// Entry names, each with whether it is a regular file (links not
-    /// followed); `None` when the folder could not be listed (each file
-    /// is then asked after on its own).
-    entries: Option<Vec<(std::ffi::OsString, bool)>>,
-}
-
-impl Listing {
-    fn of(dir: &Path) -> Listing {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(read) => Some(
-                read.flatten()
-                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_file())))
-                    .collect(),
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
-            Err(_) => None,
-        };
-        Listing {
-            dir: dir.to_path_buf(),
-            entries,
-        }
-    }
-
-    fn entry(&self, name: &str) -> Option<Option<bool>> {
-        self.entries
-            .as_ref()
-            .map(|entries| entries.iter().find(|(n, _)| n == name).map(|(_, f)| *f))
-    }
-
-    /// Whether it holds a regular file `name` (a link is none).
-    fn is_file(&self, name: &str) -> bool {
-        match self.entry(name) {
-            Some(found) => found == Some(true),
-            None => std::fs::symlink_metadata(self.dir.join(name)).is_ok_and(|m| m.is_file()),
-        }
-    }
-
-    /// The names of the files it holds among `names`.
-    fn files(&self, names: &[&str]) -> BTreeSet<String> {
-        names
-            .iter()
-            .filter(|n| self.is_file(n))
-            .map(|n| n.to_string())
-            .collect()
-    }
-
-    /// The file's bytes, `None` when it is absent; nothing is opened for
-    /// a name the folder lacks.
-    ///
-    /// Errors: as [`read_recorded`], with what to do.
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        match self.entry(name) {
-            Some(None) => Ok(None),
-            _ => read_recorded(&self.dir.join(name))
-                .map_err(|e| Error::Other(format!("{e}; {RESTORE}"))),
-        }
-    }
+/// The bytes of `listing`'s file `name` ([`Listing::read`]), an error
+/// saying what to do.
+fn read_listed(listing: &Listing, name: &str) -> Result<Option<Vec<u8>>> {
+    listing
+        .read(name)
+        .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))
 }
 
 /// Reads what the site shows of question `id` of `view` (a root loaded by
@@ -1162,11 +1101,8 @@ pub fn question(view: &RootView, id: &str, check: bool) -> Result<QuestionDetail
     let (ground_truth, answer_key) = match truth {
         Some(truth) => (Some(truth.table), Some(truth.meta.answer_key)),
         None => (
-            listing
-                .read(GROUND_TRUTH_CSV)?
-                .and_then(|b| Table::from_csv(&b).ok()),
-            listing
-                .read(GROUND_TRUTH_JSON)?
+            read_listed(&listing, GROUND_TRUTH_CSV)?.and_then(|b| Table::from_csv(&b).ok()),
+            read_listed(&listing, GROUND_TRUTH_JSON)?
                 .and_then(|b| serde_json::from_slice::<crate::reference::GroundTruthMeta>(&b).ok())
                 .map(|meta| meta.answer_key),
         ),
@@ -1181,37 +1117,39 @@ pub fn question(view: &RootView, id: &str, check: bool) -> Result<QuestionDetail
     })
 }
 
-/// Reads one attempt folder; `read` holds its files and its prompt's
-/// bytes when [`QuestionCheck::attempt`] has read them.
+/// Reads one attempt folder; `read` holds its files when
+/// [`QuestionCheck::attempt`] has read them.
 fn attempt(
     root: &RunsRoot,
     result: &QuestionResult,
     a: &crate::runs::records::AttemptResult,
-    read: Option<(AttemptFiles, Option<Vec<u8>>)>,
+    read: Option<Read>,
 ) -> Result<AttemptView> {
     let dir = root.attempt_dir(&result.question, &result.condition, a.attempt);
-    // What result.json records must be there: a page that said "nothing
-    // was submitted" beside "Exact" would contradict itself.
-    if read.is_none() && !dir.is_dir() {
-        return Err(Error::file(&dir, LOST_ATTEMPT));
-    }
-    let listing = Listing::of(&dir);
-    if a.submitted && !listing.is_file(ANSWER_FILE) {
-        return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
-    }
     // The files judging reads, read as it reads them: the host report is
     // the one its host's parser derives from the recorded output (and the
     // episode recovered from agent.json, where the record says it was
     // judged from one), so the page shows what the verdict rests on
     // (issue 25, section 5).
-    let (files, prompt) = match read {
+    let Read { mut files, listing } = match read {
         Some(read) => read,
         None => {
-            let mut files = AttemptFiles::read(&dir, a.attempt)?;
+            // What result.json records must be there: a page that said
+            // "nothing was submitted" beside "Exact" would contradict
+            // itself.
+            if !dir.is_dir() {
+                return Err(Error::file(&dir, LOST_ATTEMPT));
+            }
+            let listing = Listing::of(&dir);
+            if a.submitted && !listing.is_file(ANSWER_FILE) {
+                return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
+            }
+            let mut files = AttemptFiles::read_listed(&listing, a.attempt)?;
             files.recover(Some(a))?;
-            (files, listing.read(PROMPT_FILE)?)
+            Read { files, listing }
         }
     };
+    let prompt = files.prompt.take();
     let answer = files
         .answer
         .as_deref()
@@ -1289,44 +1227,5 @@ mod tests {
         );
         assert!(message(b"  \n").unwrap().contains("is empty"));
         assert!(message(b"{ cut").unwrap().contains("is not JSON"));
-    }
-
-    /// A listing reads as every recorded file is read: a regular file's
-    /// bytes, nothing for a name the folder lacks, and an error for a link
-    /// (followed or dangling), a folder or a named pipe (issue 24, items 21
-    /// and 22).
-    #[test]
-    fn listings_read_regular_files_and_refuse_the_rest() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("attempt-1");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("answer.csv"), b"a\n1\n").unwrap();
-        std::fs::create_dir(dir.join("cwd")).unwrap();
-        std::fs::write(tmp.path().join("outside.json"), b"{}").unwrap();
-        let mut refused = vec!["cwd"];
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::symlink;
-            symlink(tmp.path().join("outside.json"), dir.join("calls.json")).unwrap();
-            symlink(dir.join("cwd"), dir.join("agent.json")).unwrap();
-            symlink(dir.join("gone"), dir.join("episode.json")).unwrap();
-            let fifo =
-                std::ffi::CString::new(dir.join("prompt.txt").as_os_str().as_encoded_bytes())
-                    .unwrap();
-            // SAFETY: mkfifo reads the NUL-terminated path.
-            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-            refused.extend(["calls.json", "agent.json", "episode.json", "prompt.txt"]);
-        }
-        for folder in [dir.clone(), tmp.path().join("missing")] {
-            let listing = Listing::of(&folder);
-            let here = folder == dir;
-            assert_eq!(listing.read("answer.csv").unwrap().is_some(), here);
-            assert!(listing.is_file("answer.csv") == here);
-            assert_eq!(listing.read("metrics.json").unwrap(), None);
-            for name in &refused {
-                assert!(!listing.is_file(name), "{name}");
-                assert_eq!(listing.read(name).is_err(), here, "{name}");
-            }
-        }
     }
 }

@@ -171,6 +171,11 @@ pub struct ConditionView {
     /// every recorded list is the one its corpus gives now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expectations_note: Option<String>,
+    /// Whether a run recording the condition was going on as the root was
+    /// loaded (its lock held: [`crate::runs::lock::held`]), asked once
+    /// for the root, not once a question. Not part of the view's data.
+    #[serde(skip)]
+    pub running: bool,
 }
 
 /// One trajectory expectation over a condition's attempts (or a

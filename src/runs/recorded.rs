@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::records::{AttemptResult, ConditionFile, Episode, RUNS_FORMAT, RUNS_FORMATS_READ};
 use crate::agent::host::{Host, HostOutput, HostReport};
 use crate::error::{Error, Result};
-use crate::fsutil::{Links, read_recorded, read_recorded_json};
+use crate::fsutil::{Listing, parse_recorded_json, read_recorded, read_recorded_json};
 use crate::layout::{
     AGENT_FILE, AGENT_STDERR_FILE, ANSWER_FILE, CALLS_FILE, CallRecord, CallsFile, EPISODE_FILE,
     GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, IdKind, JOURNAL_FILE, LOG_FORMAT, METRICS_FILE, Metrics,
@@ -396,8 +396,18 @@ pub fn read_ground_truth(question_dir: &Path) -> Result<GroundTruth> {
 /// Errors: one that cannot be read or does not parse (naming its line);
 /// a complete journal line that is not a call.
 pub fn read_calls_file(dir: &Path, finished: bool) -> Result<Option<CallsFile>> {
+    calls_file_of(dir, finished, |name| read_recorded(&dir.join(name)))
+}
+
+/// [`read_calls_file`] of the folder `dir`, each file's bytes as
+/// `read(name)` gives them (`None` when absent).
+fn calls_file_of(
+    dir: &Path,
+    finished: bool,
+    read: impl Fn(&str) -> Result<Option<Vec<u8>>>,
+) -> Result<Option<CallsFile>> {
     let path = dir.join(CALLS_FILE);
-    let calls = match read_recorded(&path)? {
+    let calls = match read(CALLS_FILE)? {
         Some(bytes) => Some(parse_calls_file(&path, &bytes)?),
         None => None,
     };
@@ -405,7 +415,7 @@ pub fn read_calls_file(dir: &Path, finished: bool) -> Result<Option<CallsFile>> 
         return Ok(calls);
     }
     let path = dir.join(JOURNAL_FILE);
-    let journal = match read_recorded(&path)? {
+    let journal = match read(JOURNAL_FILE)? {
         Some(bytes) => crate::layout::parse_journal(&bytes)
             .map_err(|(line, e)| Error::at_line(&path, line, e))?,
         None => None,
@@ -509,18 +519,22 @@ pub struct AttemptFiles {
     pub host: HostReport,
     /// `answer.csv`'s bytes; `None` when nothing was submitted.
     pub answer: Option<Vec<u8>>,
+    /// `prompt.txt`'s bytes; `None` when absent (which
+    /// [`AttemptFiles::check_recorded`] refuses of a finished attempt).
+    pub prompt: Option<Vec<u8>>,
 }
 
 impl AttemptFiles {
     /// The files of an attempt folder [`AttemptFiles::read`] reads (each
     /// once), among [`crate::layout::ATTEMPT_FILES`].
-    pub const READ: [&'static str; 6] = [
+    pub const READ: [&'static str; 7] = [
         METRICS_FILE,
         CALLS_FILE,
         AGENT_FILE,
         EPISODE_FILE,
         ANSWER_FILE,
         AGENT_STDERR_FILE,
+        PROMPT_FILE,
     ];
 
     /// Reads attempt `attempt`'s folder `dir`. The proxy's files
@@ -537,12 +551,25 @@ impl AttemptFiles {
     /// format this version does not read (`docs/FORMAT.md`, "Format
     /// versions"); a file that exists and cannot be read.
     pub fn read(dir: &Path, attempt: u32) -> Result<AttemptFiles> {
+        AttemptFiles::read_listed(&Listing::of(dir), attempt)
+    }
+
+    /// [`AttemptFiles::read`] of the folder `listing` lists: a file it
+    /// lacks is absent without being asked after.
+    ///
+    /// Errors: as [`AttemptFiles::read`].
+    pub fn read_listed(listing: &Listing, attempt: u32) -> Result<AttemptFiles> {
+        let dir = listing.dir();
         let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
-        let metrics = read_recorded_json::<Metrics>(&dir.join(METRICS_FILE)).map_err(damaged)?;
-        let episode = read_recorded_json::<Episode>(&dir.join(EPISODE_FILE)).map_err(damaged)?;
-        let calls_file = read_calls_file(dir, episode.is_some()).map_err(damaged)?;
+        let json = |name: &str| -> Result<Option<Vec<u8>>> { listing.read(name).map_err(damaged) };
+        let metrics = parse_recorded_json::<Metrics>(&dir.join(METRICS_FILE), json(METRICS_FILE)?)
+            .map_err(damaged)?;
+        let episode = parse_recorded_json::<Episode>(&dir.join(EPISODE_FILE), json(EPISODE_FILE)?)
+            .map_err(damaged)?;
+        let calls_file =
+            calls_file_of(dir, episode.is_some(), |name| listing.read(name)).map_err(damaged)?;
         // agent.json is read once: the report and the host's output.
-        let stdout = read_recorded(&dir.join(AGENT_FILE)).map_err(damaged)?;
+        let stdout = json(AGENT_FILE)?;
         let agent = AgentReport::of(stdout.as_deref());
         let stdout = stdout.unwrap_or_default();
         // A format no version wrote is damage too.
@@ -570,10 +597,9 @@ impl AttemptFiles {
             }
         }
         let calls = calls_file.map(|f| f.calls);
-        let answer = read_recorded(&dir.join(ANSWER_FILE)).map_err(damaged)?;
-        let stderr = read_recorded(&dir.join(AGENT_STDERR_FILE))
-            .map_err(damaged)?
-            .unwrap_or_default();
+        let answer = json(ANSWER_FILE)?;
+        let stderr = json(AGENT_STDERR_FILE)?.unwrap_or_default();
+        let prompt = json(PROMPT_FILE)?;
         let mut files = AttemptFiles {
             dir: dir.to_path_buf(),
             attempt,
@@ -590,6 +616,7 @@ impl AttemptFiles {
                 failure: None,
             },
             answer,
+            prompt,
         };
         files.host = files.derive_host_report()?;
         Ok(files)
@@ -740,7 +767,19 @@ impl AttemptFiles {
         attempt: u32,
         recorded: Option<&AttemptResult>,
     ) -> Result<AttemptFiles> {
-        let mut files = AttemptFiles::read(dir, attempt)?;
+        AttemptFiles::read_checked_listed(&Listing::of(dir), attempt, recorded)
+    }
+
+    /// [`AttemptFiles::read_checked`] of the folder `listing` lists
+    /// ([`AttemptFiles::read_listed`]).
+    ///
+    /// Errors: as [`AttemptFiles::read_checked`].
+    pub fn read_checked_listed(
+        listing: &Listing,
+        attempt: u32,
+        recorded: Option<&AttemptResult>,
+    ) -> Result<AttemptFiles> {
+        let mut files = AttemptFiles::read_listed(listing, attempt)?;
         files.recover(recorded)?;
         files.check_recorded(recorded)?;
         Ok(files)
@@ -785,9 +824,7 @@ impl AttemptFiles {
                 format!("missing, though {why}; {RESTORE}"),
             ))
         };
-        let prompt = crate::fsutil::open_regular(&dir.join(PROMPT_FILE), Links::Refuse)
-            .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
-        if prompt.is_none() {
+        if self.prompt.is_none() {
             return lost(
                 PROMPT_FILE,
                 "the runner writes it before the agent host starts, in every runs-root format",
