@@ -88,6 +88,29 @@ pub fn relative_link(from: &Path, to: &Path) -> String {
     out
 }
 
+/// The links from the page `from` to files of the folder `dir`
+/// ([`relative_link`] of `dir.join(name)` for each `name`, a plain file
+/// name), with the way to the folder worked out once: an attempt page
+/// links a dozen files of its folder, and working out each way whole was
+/// 5% of `build --check` (docs/PERFORMANCE.md). Where `dir` is the page's
+/// own folder or above it (the way is `.` or only `..`), a name could
+/// be one the page's path goes down through, so each link is worked out
+/// whole.
+pub fn links_into(from: &Path, dir: &Path) -> impl Fn(&str) -> String {
+    let base = relative_link(from, dir);
+    let through = base == "." || base.split('/').all(|s| s == "..");
+    let (from, dir) = (from.to_path_buf(), dir.to_path_buf());
+    move |name: &str| {
+        if through {
+            return relative_link(&from, &dir.join(name));
+        }
+        let mut link = base.clone();
+        link.push('/');
+        encode_segment(name, &mut link);
+        link
+    }
+}
+
 /// Appends `segment` to `out`, percent-encoding what a path segment of a
 /// URL cannot hold as is.
 fn encode_segment(segment: &str, out: &mut String) {
@@ -1077,11 +1100,12 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
     context.insert("notes", &notes);
     context.insert("score", &a.score.as_ref().map(score_view));
     // The answer against the ground truth.
+    let link = links_into(&page, &v.dir);
     let (diff, missing) = match (&v.answer, c.ground_truth) {
         (Some(Ok(table)), Some(truth)) => {
             let files = std::iter::once(Link {
                 name: ANSWER_FILE.to_string(),
-                href: relative_link(&page, &v.dir.join(ANSWER_FILE)),
+                href: link(ANSWER_FILE),
             })
             .chain(
                 c.shared_raw
@@ -1140,7 +1164,7 @@ fn attempt_page_bytes(theme: &Theme, c: &AttemptContext<'_>, v: &AttemptView) ->
         .filter(|name| v.files.contains(**name))
         .map(|name| Link {
             name: name.to_string(),
-            href: relative_link(&page, &v.dir.join(name)),
+            href: link(name),
         })
         .collect();
     raw.extend_from_slice(c.shared_raw);
@@ -1519,6 +1543,44 @@ mod tests {
                     relative_link_reference(Path::new(from), Path::new(to)),
                     "{from} -> {to}"
                 );
+            }
+        }
+    }
+
+    /// The links into a folder are the links worked out whole, wherever
+    /// the folder is from the page (below it, beside it, above it, the
+    /// page's own, one the page's path goes down through).
+    #[test]
+    fn links_into_a_folder_are_the_links_worked_out_whole() {
+        let pages = [
+            "a.html",
+            "site/roots/r/q/c/attempt-1.html",
+            "r/q_results/c/attempt-1/x.html",
+            "../p.html",
+            "site/b#/p.html",
+        ];
+        let dirs = [
+            "",
+            ".",
+            "r/q_results/c/attempt-1",
+            "r/q_results/c",
+            "site",
+            "site/roots",
+            "../x",
+            "..",
+            "site/b#",
+        ];
+        let names = ["answer.csv", "attempt-1", "b#", "roots", "x y.txt"];
+        for page in pages {
+            for dir in dirs {
+                let link = links_into(Path::new(page), Path::new(dir));
+                for name in names {
+                    assert_eq!(
+                        link(name),
+                        relative_link(Path::new(page), &Path::new(dir).join(name)),
+                        "{page} -> {dir}/{name}"
+                    );
+                }
             }
         }
     }
