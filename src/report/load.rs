@@ -753,7 +753,9 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     }
     // One listing of the folder serves the checks, the reads and the page.
     let listing = Listing::of(&dir);
-    if a.submitted && !listing.is_file(ANSWER_FILE) {
+    // Missing only when nothing is there: a link or a named pipe in its
+    // place is refused as what it is by the read below.
+    if a.submitted && !listing.may_hold(ANSWER_FILE) {
         return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
     }
     let files = AttemptFiles::read_checked_listed(&listing, a.attempt, Some(a))?;
