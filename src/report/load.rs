@@ -752,12 +752,7 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
         _ => return Err(Error::file(&dir, LOST_ATTEMPT)),
     }
     // One listing of the folder serves the checks, the reads and the page.
-    let listing = Listing::of(&dir);
-    // Missing only when nothing is there: a link or a named pipe in its
-    // place is refused as what it is by the read below.
-    if a.submitted && !listing.may_hold(ANSWER_FILE) {
-        return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
-    }
+    let listing = listed_attempt(&dir, a)?;
     let files = AttemptFiles::read_checked_listed(&listing, a.attempt, Some(a))?;
     // What the attempt's page shows or links (its prompt above all) must
     // be a file that can be read: one that cannot is damage, never a file
@@ -765,9 +760,7 @@ fn check_attempt(root: &RunsRoot, id: &str, name: &str, a: &AttemptResult) -> Re
     // are not opened again.
     for name in crate::layout::ATTEMPT_FILES {
         if !AttemptFiles::READ.contains(&name) {
-            listing
-                .open(name)
-                .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))?;
+            listing.open(name).map_err(damaged)?;
         }
     }
     Ok(Read { files, listing })
@@ -1013,7 +1006,6 @@ pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Result<Option<
     let path = root
         .attempt_dir(&result.question, &result.condition, 1)
         .join(PROMPT_FILE);
-    let damaged = |e: Error| Error::Other(format!("{e}; {RESTORE}"));
     let Some(bytes) = read_recorded(&path).map_err(damaged)? else {
         return Ok(None);
     };
@@ -1042,12 +1034,31 @@ fn question_texts(
 const RESTORE: &str = "restore it from version control, or record the episode again \
                        (`okn-benchmark run ... --force`)";
 
+/// `e`, an error of a recorded file that cannot be used, with what to do
+/// ([`RESTORE`]).
+fn damaged(e: Error) -> Error {
+    Error::Other(format!("{e}; {RESTORE}"))
+}
+
 /// The bytes of `listing`'s file `name` ([`Listing::read`]), an error
 /// saying what to do.
 fn read_listed(listing: &Listing, name: &str) -> Result<Option<Vec<u8>>> {
-    listing
-        .read(name)
-        .map_err(|e| Error::Other(format!("{e}; {RESTORE}")))
+    listing.read(name).map_err(damaged)
+}
+
+/// One listing of the attempt folder `dir` of `a`, once the answer its
+/// record says was submitted is known to be there: a page that said
+/// "nothing was submitted" beside "Exact" would contradict itself.
+/// Missing means nothing is there: a link or a named pipe in its place is
+/// refused as what it is when it is read.
+///
+/// Errors: [`LOST_ANSWER`], naming `answer.csv`.
+fn listed_attempt(dir: &Path, a: &AttemptResult) -> Result<Listing> {
+    let listing = Listing::of(dir);
+    if a.submitted && !listing.may_hold(ANSWER_FILE) {
+        return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
+    }
+    Ok(listing)
 }
 
 /// Reads what the site shows of question `id` of `view` (a root loaded by
@@ -1136,16 +1147,11 @@ fn attempt(
     let Read { mut files, listing } = match read {
         Some(read) => read,
         None => {
-            // What result.json records must be there: a page that said
-            // "nothing was submitted" beside "Exact" would contradict
-            // itself.
+            // What result.json records must be there.
             if !dir.is_dir() {
                 return Err(Error::file(&dir, LOST_ATTEMPT));
             }
-            let listing = Listing::of(&dir);
-            if a.submitted && !listing.is_file(ANSWER_FILE) {
-                return Err(Error::file(dir.join(ANSWER_FILE), LOST_ANSWER));
-            }
+            let listing = listed_attempt(&dir, a)?;
             let mut files = AttemptFiles::read_listed(&listing, a.attempt)?;
             files.recover(Some(a))?;
             Read { files, listing }
