@@ -134,8 +134,47 @@ fn footnotes_section<'e>(
 /// inline SVG ids unique on the page. Rendering with
 /// [`super::assets::Wanted`] finds which files the page embeds without
 /// reading any.
+///
+/// The text is read top-level block by block, and the HTML of a page
+/// with no raw HTML and no image is held to the allow-list about
+/// [`CHUNK_BYTES`] at a time, so memory stays flat however long the page
+/// is (a runs root's README lists every question: 3.4 MB of Markdown at
+/// 50,000 attempts, whose whole-page tree was most of `build`'s peak
+/// memory; issue 26, section 4). The bytes are the same as one pass over
+/// the whole page would give ([`render_in`]; its tests).
 pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) -> Rendered {
-    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
+    render_in(markdown, base, prefix, assets, CHUNK_BYTES)
+}
+
+/// About how much HTML [`render`] holds before it passes it through the
+/// allow-list: bytes.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// What rendering carries from one top-level block to the next.
+#[derive(Default)]
+struct Blocks<'e> {
+    /// Footnote definitions, taken out of the text and listed at the end,
+    /// numbered, each with a link back to its first reference, as GitHub
+    /// shows them: (number, label, its events).
+    notes: Vec<(usize, String, Vec<Event<'e>>)>,
+    /// Inside a footnote definition.
+    in_note: bool,
+    /// Footnote label → references to it so far.
+    referenced: HashMap<String, usize>,
+}
+
+/// [`render`], passing the HTML through the allow-list whenever at least
+/// `chunk` bytes of it are held at the end of a top-level block (and
+/// only once, at the end, for a page with raw HTML or an image: raw HTML
+/// may open an element one block and close it in another, and an image
+/// may inline any SVG, so only whole pages of them are parsed as one).
+fn render_in(
+    markdown: &str,
+    base: &Path,
+    prefix: &str,
+    assets: &dyn Assets,
+    chunk: usize,
+) -> Rendered {
     let mut page = Page {
         base,
         prefix,
@@ -152,106 +191,46 @@ pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) ->
         title: None,
         links: Vec::new(),
     };
-    page.number_footnotes(&events);
-    let mut body_events: Vec<Event<'_>> = Vec::with_capacity(events.len());
-    // Footnote definitions are taken out of the text and listed at the
-    // end, numbered, each with a link back to its first reference, as
-    // GitHub shows them: (number, label, its events).
-    let mut notes: Vec<(usize, String, Vec<Event<'_>>)> = Vec::new();
-    let mut in_note = false;
-    let mut referenced: HashMap<String, usize> = HashMap::new();
-    let mut i = 0;
-    while i < events.len() {
-        let out = match (in_note, notes.last_mut()) {
-            (true, Some(note)) => &mut note.2,
-            _ => &mut body_events,
-        };
-        match &events[i] {
-            Event::FootnoteReference(label) => {
-                let seen = referenced.entry(label.to_string()).or_insert(0);
-                *seen += 1;
-                let id = note_id(label);
-                // `.` never occurs in a label's id: `fnref-a.2` (the second
-                // reference to `a`) is no other label's.
-                let anchor = if *seen == 1 {
-                    format!("fnref-{id}")
-                } else {
-                    format!("fnref-{id}.{seen}")
-                };
-                out.push(Event::InlineHtml(CowStr::from(format!(
-                    "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\" id=\"{anchor}\">{n}</a></sup>",
-                    n = page.note(label)
-                ))));
-                i += 1;
-            }
-            Event::Start(Tag::FootnoteDefinition(label)) => {
-                notes.push((page.note(label), label.to_string(), Vec::new()));
-                in_note = true;
-                i += 1;
-            }
-            Event::End(TagEnd::FootnoteDefinition) => {
-                in_note = false;
-                i += 1;
-            }
-            Event::Start(Tag::Heading { level, id, .. }) => {
-                let end = end_of(&events, i, |e| matches!(e, TagEnd::Heading(_)));
-                out.push(page.heading(*level, id.as_deref(), &events[i + 1..end]));
-                i = end + 1;
-            }
-            Event::Start(Tag::Image {
-                dest_url,
-                title: image_title,
-                ..
-            }) => {
-                let end = end_of(&events, i, |e| matches!(e, TagEnd::Image));
-                let alt = plain_text(&events[i + 1..end]);
-                out.push(page.image(dest_url, &alt, image_title));
-                i = end + 1;
-            }
-            Event::Start(Tag::BlockQuote(Some(kind))) => {
-                // A GitHub alert (`> [!NOTE]`): GitHub shows its label; so
-                // do we (pulldown-cmark gives only the class).
-                let label = alert_label(*kind);
-                out.push(events[i].clone());
-                out.push(Event::Html(CowStr::from(format!(
-                    "<p class=\"markdown-alert-title\">{label}</p>\n"
-                ))));
-                i += 1;
-            }
-            Event::Html(_) => {
-                // pulldown-cmark hands an HTML block over line by line: a
-                // tag whose attributes follow on the next line (`<base\n
-                // href=...>`) is whole only once the lines are joined.
-                let mut block = String::new();
-                while let Some(Event::Html(line)) = events.get(i) {
-                    block.push_str(line);
-                    i += 1;
-                }
-                out.push(page.rewrite_event(Event::Html(CowStr::from(block))));
-            }
-            other => {
-                out.push(page.rewrite_event(other.clone()));
-                i += 1;
-            }
+    // A first reading: footnotes are numbered (and their ids taken) before
+    // any heading's id is given, and raw HTML or an image is looked for.
+    let mut whole = false;
+    for event in Parser::new_ext(markdown, options()) {
+        page.number_footnote(&event);
+        whole |= matches!(
+            event,
+            Event::Html(_) | Event::InlineHtml(_) | Event::Start(Tag::Image { .. })
+        );
+    }
+    let chunk = if whole { usize::MAX } else { chunk };
+    let mut state = Blocks::default();
+    let mut block: Vec<Event<'_>> = Vec::new();
+    let mut out: Vec<Event<'_>> = Vec::new();
+    let mut html = String::new();
+    let mut body = String::with_capacity(markdown.len().min(1 << 20) * 2);
+    let mut depth = 0usize;
+    for event in Parser::new_ext(markdown, options()) {
+        match event {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        block.push(event);
+        if depth > 0 {
+            continue;
+        }
+        page.block(&block, &mut state, &mut out);
+        block.clear();
+        html::push_html(&mut html, out.drain(..));
+        // Only where one pass would be at the start of a line, so the
+        // HTML writer starts the next block as it would have.
+        if html.len() >= chunk && html.ends_with('\n') {
+            page.flush(&mut html, &mut body);
         }
     }
-    let mut out = body_events;
-    footnotes_section(&mut out, notes, &referenced);
-    let mut body = String::with_capacity(markdown.len() * 2);
-    html::push_html(&mut body, out.into_iter());
-    // Raw HTML's images inlined, then the whole body held to the
-    // allow-list, read as a browser reads it (issue 24, item 24).
-    let raw = rewrite_raw_html(
-        &body,
-        base,
-        &format!("{prefix}h"),
-        &mut page.figures,
-        assets,
-    );
-    page.read.extend(raw.read);
-    page.dropped.extend(raw.dropped);
-    page.too_deep.extend(raw.too_deep);
-    let body = super::sanitize::body(&raw.html);
+    page.block(&block, &mut state, &mut out);
+    footnotes_section(&mut out, state.notes, &state.referenced);
+    html::push_html(&mut html, out.into_iter());
+    page.flush(&mut html, &mut body);
     page.read.sort();
     page.read.dedup();
     Rendered {
@@ -322,17 +301,124 @@ impl Page<'_> {
     /// heading's, so `## Note` and `[^note]` do not share `id="note"`;
     /// numbered in order of first appearance, as pulldown-cmark numbers
     /// them.
-    fn number_footnotes(&mut self, events: &[Event<'_>]) {
-        for e in events {
-            if let Event::FootnoteReference(label) | Event::Start(Tag::FootnoteDefinition(label)) =
-                e
-            {
-                let next = self.notes.len() + 1;
-                self.notes.entry(label.to_string()).or_insert(next);
-                self.taken.insert(format!("fn-{}", note_id(label)));
-                self.taken.insert(format!("fnref-{}", note_id(label)));
+    fn number_footnote(&mut self, event: &Event<'_>) {
+        if let Event::FootnoteReference(label) | Event::Start(Tag::FootnoteDefinition(label)) =
+            event
+        {
+            let next = self.notes.len() + 1;
+            self.notes.entry(label.to_string()).or_insert(next);
+            self.taken.insert(format!("fn-{}", note_id(label)));
+            self.taken.insert(format!("fnref-{}", note_id(label)));
+        }
+    }
+
+    /// The events of one top-level block as the page shows them, pushed
+    /// onto `body` (a footnote definition's onto its note in `state`).
+    fn block<'e>(
+        &mut self,
+        events: &[Event<'e>],
+        state: &mut Blocks<'e>,
+        body: &mut Vec<Event<'e>>,
+    ) {
+        let mut i = 0;
+        while i < events.len() {
+            let out = match (state.in_note, state.notes.last_mut()) {
+                (true, Some(note)) => &mut note.2,
+                _ => &mut *body,
+            };
+            match &events[i] {
+                Event::FootnoteReference(label) => {
+                    let seen = state.referenced.entry(label.to_string()).or_insert(0);
+                    *seen += 1;
+                    let id = note_id(label);
+                    // `.` never occurs in a label's id: `fnref-a.2` (the
+                    // second reference to `a`) is no other label's.
+                    let anchor = if *seen == 1 {
+                        format!("fnref-{id}")
+                    } else {
+                        format!("fnref-{id}.{seen}")
+                    };
+                    out.push(Event::InlineHtml(CowStr::from(format!(
+                        "<sup class=\"footnote-reference\"><a href=\"#fn-{id}\" id=\"{anchor}\">{n}</a></sup>",
+                        n = self.note(label)
+                    ))));
+                    i += 1;
+                }
+                Event::Start(Tag::FootnoteDefinition(label)) => {
+                    state
+                        .notes
+                        .push((self.note(label), label.to_string(), Vec::new()));
+                    state.in_note = true;
+                    i += 1;
+                }
+                Event::End(TagEnd::FootnoteDefinition) => {
+                    state.in_note = false;
+                    i += 1;
+                }
+                Event::Start(Tag::Heading { level, id, .. }) => {
+                    let end = end_of(events, i, |e| matches!(e, TagEnd::Heading(_)));
+                    out.push(self.heading(*level, id.as_deref(), &events[i + 1..end]));
+                    i = end + 1;
+                }
+                Event::Start(Tag::Image {
+                    dest_url,
+                    title: image_title,
+                    ..
+                }) => {
+                    let end = end_of(events, i, |e| matches!(e, TagEnd::Image));
+                    let alt = plain_text(&events[i + 1..end]);
+                    out.push(self.image(dest_url, &alt, image_title));
+                    i = end + 1;
+                }
+                Event::Start(Tag::BlockQuote(Some(kind))) => {
+                    // A GitHub alert (`> [!NOTE]`): GitHub shows its label;
+                    // so do we (pulldown-cmark gives only the class).
+                    let label = alert_label(*kind);
+                    out.push(events[i].clone());
+                    out.push(Event::Html(CowStr::from(format!(
+                        "<p class=\"markdown-alert-title\">{label}</p>\n"
+                    ))));
+                    i += 1;
+                }
+                Event::Html(_) => {
+                    // pulldown-cmark hands an HTML block over line by line:
+                    // a tag whose attributes follow on the next line
+                    // (`<base\n href=...>`) is whole only once the lines
+                    // are joined.
+                    let mut block = String::new();
+                    while let Some(Event::Html(line)) = events.get(i) {
+                        block.push_str(line);
+                        i += 1;
+                    }
+                    out.push(self.rewrite_event(Event::Html(CowStr::from(block))));
+                }
+                other => {
+                    out.push(self.rewrite_event(other.clone()));
+                    i += 1;
+                }
             }
         }
+    }
+
+    /// Passes `html` through the allow-list onto `body`, and empties it:
+    /// raw HTML's images inlined, then the HTML held to the allow-list,
+    /// read as a browser reads it (issue 24, item 24).
+    fn flush(&mut self, html: &mut String, body: &mut String) {
+        if html.is_empty() {
+            return;
+        }
+        let raw = rewrite_raw_html(
+            html,
+            self.base,
+            &format!("{}h", self.prefix),
+            &mut self.figures,
+            self.assets,
+        );
+        self.read.extend(raw.read);
+        self.dropped.extend(raw.dropped);
+        self.too_deep.extend(raw.too_deep);
+        body.push_str(&super::sanitize::body(&raw.html));
+        html.clear();
     }
 
     fn note(&self, label: &str) -> usize {
@@ -475,6 +561,50 @@ mod tests {
         fn rendering_any_text_never_panics(text in "[ a-z<>=\"'/#!\\[\\]()*_`|\n中😀é-]{0,120}") {
             let _ = render(&text, Path::new("."), "p", &crate::render::assets::AssetMap::new());
         }
+    }
+
+    /// A page rendered a block at a time (the allow-list applied after
+    /// every block) is the same bytes as the page rendered whole: every
+    /// Markdown file of this repository, and a page with what carries
+    /// state from one block to the next (footnotes referred to before and
+    /// after their definitions, repeated headings, tables, code, lists,
+    /// alerts). A page with raw HTML or an image is always read whole, so
+    /// one is among them to show that too gives the same bytes.
+    #[test]
+    fn a_page_rendered_a_block_at_a_time_is_the_page_rendered_whole() {
+        let none = crate::render::assets::AssetMap::new();
+        let mut pages: Vec<(String, String)> = vec![(
+            "made".into(),
+            "# Title\n\nText[^a] and more.[^b]\n\n## Setup\n\n| a | b |\n|---|--:|\n| 1 | <x> |\n\n\
+             ## Setup\n\n```sparql\nSELECT * { ?s ?p ?o }\n```\n\n- one\n- two\n  - deep\n\n\
+             > [!NOTE]\n> Careful[^a].\n\n[^a]: The note.\n\n1. x\n2. y\n\n---\n\n[^b]: B.\n\n\
+             Ends[^b] with *é* 中 `code`.\n"
+                .into(),
+        )];
+        pages.push((
+            "raw".into(),
+            "# R\n\n<div>\n\nopen\n\n</div>\n\n![x](y.png)\n".into(),
+        ));
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for dir in [repo.to_path_buf(), repo.join("docs")] {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    pages.push((path.display().to_string(), text));
+                }
+            }
+        }
+        assert!(pages.len() > 10, "the repository's Markdown was found");
+        for (name, text) in &pages {
+            let whole = render_in(text, Path::new("."), "p", &none, usize::MAX);
+            let blocks = render_in(text, Path::new("."), "p", &none, 1);
+            assert_eq!(blocks, whole, "{name}");
+        }
+        let made = render_in(&pages[0].1, Path::new("."), "p", &none, 1).body;
+        assert!(made.contains("href=\"#fn-a\""), "{made}");
+        assert!(made.contains("id=\"setup-1\""), "{made}");
+        assert!(made.contains("markdown-alert-title"), "{made}");
     }
 
     fn body(md: &str) -> String {
