@@ -452,14 +452,24 @@ impl Exporter for Site {
                 bytes: super::page::stamp(&page, super::site::root_index(&view.theme, root)?),
                 path: page,
             });
+            // A root whose view let its attempts go has its summaries made
+            // here, from the results each question's job reads again.
+            let summaries = (!root.view.attempts_held).then(|| {
+                let summaries = Arc::new(Summaries::default());
+                exported
+                    .last
+                    .push(summaries.root_job(root, &view.record_checks));
+                summaries
+            });
             for question in root.view.questions.keys() {
-                let (theme, root, question, base, gathered, checks) = (
+                let (theme, root, question, base, gathered, checks, summaries) = (
                     Arc::clone(&view.theme),
                     Arc::clone(root),
                     question.clone(),
                     base.clone(),
                     Arc::clone(&gathered),
                     Arc::clone(&view.record_checks),
+                    summaries.clone(),
                 );
                 let (load, check_only) = (view.load_question, view.check_question);
                 // The first pass left this question's pages to the second:
@@ -497,13 +507,21 @@ impl Exporter for Site {
                     } else if left.load(Ordering::SeqCst) {
                         gathered.add(&root, &detail);
                     }
-                    Ok(super::site::question_pages(&theme, &root, &detail)?
-                        .into_iter()
-                        .map(|(path, bytes)| Output {
-                            bytes: super::page::stamp(&path, bytes),
-                            path: base.join(path),
-                        })
-                        .collect())
+                    let mut outputs: Vec<Output> =
+                        super::site::question_pages(&theme, &root, &detail)?
+                            .into_iter()
+                            .map(|(path, bytes)| Output {
+                                bytes: super::page::stamp(&path, bytes),
+                                path: base.join(path),
+                            })
+                            .collect();
+                    if let Some(summaries) = &summaries {
+                        let summary =
+                            super::readme::question_summary(&root.view, &question, &detail.results);
+                        summaries.add(&question, &summary.bytes);
+                        outputs.push(summary);
+                    }
+                    Ok(outputs)
                 }));
             }
         }
@@ -536,6 +554,47 @@ impl Exporter for Site {
         }));
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
+    }
+}
+
+/// The `summary.csv` of each question of a root whose view does not hold
+/// its attempts ([`crate::report::view::RootView::attempts_held`]), as the
+/// site's question jobs make them (in any order, from any thread), for
+/// the root's own `summary.csv`, made once every job has run.
+#[derive(Default)]
+struct Summaries {
+    /// Each question's `summary.csv`, by question id.
+    questions: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Summaries {
+    /// Keeps question `id`'s `summary.csv`.
+    fn add(&self, id: &str, csv: &[u8]) {
+        self.questions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.to_string(), csv.to_vec());
+    }
+
+    /// The job that makes `root`'s `summary.csv` from its questions'
+    /// ([`super::readme::root_summary`]), once the question jobs have run:
+    /// nothing in a first pass that left questions to the second (they
+    /// have made none yet).
+    fn root_job(self: &Arc<Self>, root: &Arc<SiteRoot>, checks: &Arc<RecordChecks>) -> Job {
+        let (summaries, root, checks) = (Arc::clone(self), Arc::clone(root), Arc::clone(checks));
+        Box::new(move || {
+            if checks.skipped() && !checks.second_pass.load(Ordering::SeqCst) {
+                return Ok(Vec::new());
+            }
+            let questions = summaries
+                .questions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Ok(vec![super::readme::root_summary(
+                &root.view,
+                questions.values().map(Vec::as_slice),
+            )])
+        })
     }
 }
 

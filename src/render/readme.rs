@@ -291,18 +291,11 @@ pub fn exclusion_lines(
 fn redacted_answers(view: &RootView) -> Vec<String> {
     let mut lines = Vec::new();
     for (id, question) in &view.questions {
-        for (condition, result) in &question.results {
-            for attempt in &result.attempts {
-                for note in &attempt.notes {
-                    if note.starts_with(crate::runs::judge::REDACTED_ANSWER) {
-                        lines.push(format!(
-                            "{id}, {}, attempt {}: {note}",
-                            view.label(condition),
-                            attempt.attempt
-                        ));
-                    }
-                }
-            }
+        for (condition, attempt, note) in &question.redacted {
+            lines.push(format!(
+                "{id}, {}, attempt {attempt}: {note}",
+                view.label(condition)
+            ));
         }
     }
     lines
@@ -310,39 +303,58 @@ fn redacted_answers(view: &RootView) -> Vec<String> {
 
 /// The generated files of the root `view` shows: each question's
 /// `summary.csv`, the root's `summary.csv` and `README.md`, in that order.
+/// Of a root whose attempts the view does not hold
+/// ([`RootView::attempts_held`]), only `README.md`: the site's build makes
+/// the summaries question by question, from each question's results read
+/// again ([`question_summary`], [`root_summary`]).
 pub fn outputs(view: &RootView) -> Vec<Output> {
-    let root = RunsRoot::new(&view.path);
+    let readme = Output {
+        path: view.path.join(README_FILE),
+        bytes: markdown(view).into_bytes(),
+    };
+    if !view.attempts_held {
+        return vec![readme];
+    }
     let mut files: Vec<Output> = view
         .questions
         .par_iter()
-        .map(|(id, question)| Output {
-            path: root.question_dir(id).join(SUMMARY_FILE),
-            bytes: csv(&tables::summary(
-                &view.conditions,
-                question.results.values(),
-            ))
-            .into_bytes(),
-        })
+        .map(|(id, question)| question_summary(view, id, &question.results))
         .collect();
-    // The root's summary is the questions' rows in question order: their
-    // files without their header lines, under one header (the same bytes
-    // as a table of every row, without building one).
+    let root = root_summary(view, files.iter().map(|f| f.bytes.as_slice()));
+    files.push(root);
+    files.push(readme);
+    files
+}
+
+/// Question `id`'s `summary.csv`: a row per attempt of each of its
+/// `results` (by condition name), under the header.
+pub fn question_summary(
+    view: &RootView,
+    id: &str,
+    results: &std::collections::BTreeMap<String, crate::runs::records::QuestionResult>,
+) -> Output {
+    Output {
+        path: RunsRoot::new(&view.path)
+            .question_dir(id)
+            .join(SUMMARY_FILE),
+        bytes: csv(&tables::summary(&view.conditions, results.values())).into_bytes(),
+    }
+}
+
+/// The root's `summary.csv` from its questions' (`questions`, each a
+/// [`question_summary`]'s bytes, in question order): their rows under one
+/// header (the same bytes as a table of every row, without building one).
+pub fn root_summary<'a>(view: &RootView, questions: impl Iterator<Item = &'a [u8]>) -> Output {
     let mut all = csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes();
-    for file in &files {
-        let csv = &file.bytes;
+    for csv in questions {
         let body = csv
             .iter()
             .position(|&b| b == b'\n')
             .map_or(&[][..], |i| &csv[i + 1..]);
         all.extend_from_slice(body);
     }
-    files.push(Output {
+    Output {
         path: view.path.join(SUMMARY_FILE),
         bytes: all,
-    });
-    files.push(Output {
-        path: view.path.join(README_FILE),
-        bytes: markdown(view).into_bytes(),
-    });
-    files
+    }
 }

@@ -630,14 +630,16 @@ pub fn question_pages(
     let page = question_page(&root.name, question);
     let qdir = RunsRoot::new(&view.path).question_dir(question);
     let text = recorded.text.clone().unwrap_or_default();
-    let most = recorded
+    // The results as the detail read them: a view loaded for the site
+    // holds no attempts (`RootView::attempts_held`).
+    let most = detail
         .results
         .values()
         .map(|r| r.attempts.len())
         .max()
         .unwrap_or(0);
     let mut attempts_grid = tables::attempts_header(most);
-    for (name, result) in &recorded.results {
+    for (name, result) in &detail.results {
         let label = view.label(name);
         let shared_page = attempt_page(&root.name, question, name, 1);
         let recorded_files = detail.conditions.get(name);
@@ -691,7 +693,7 @@ pub fn question_pages(
     let tallies: Vec<(
         String,
         BTreeMap<String, crate::report::view::ExpectationTally>,
-    )> = recorded
+    )> = detail
         .results
         .iter()
         .map(|(name, result)| {

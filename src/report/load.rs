@@ -17,7 +17,7 @@ use super::view::{
     QuestionView, RootView, TrajectoryView, Unfinished, VIEW_VERSION,
 };
 use crate::error::{Error, Result};
-use crate::fsutil::{Listing, read_recorded, read_recorded_json};
+use crate::fsutil::{Listing, read_recorded};
 use crate::layout::ANSWER_FILE;
 use crate::layout::{
     AGENT_FILE, GROUND_TRUTH_CSV, GROUND_TRUTH_JSON, PROMPT_FILE, RESULT_FILE, RunsRoot,
@@ -90,65 +90,21 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
         }
     }
     let mut unfinished = unfinished(&runs_root, &conditions);
-    let results = results(&runs_root, &conditions, &mut problems);
+    // Known before the results are read: a site's build lets each
+    // question's attempts go as soon as they are counted (its question
+    // jobs read them again: `question_results`), so memory stays flat
+    // however many attempts the root holds (issue 26, section 4).
+    let mut frozen_problems = Vec::new();
+    let (frozen, readme_page) = frozen_state(path, &mut frozen_problems);
+    let attempts_held = records == Records::Checked || frozen;
+    let read = results(&runs_root, &conditions, attempts_held, &mut problems);
+    let (results, mut digests, mut counted) = split_read(read);
     check_expectations(&runs_root, &mut conditions, &results, &mut problems);
-    incomplete(&conditions, &results, &mut unfinished);
-    for by_condition in results.values() {
-        for (name, result) in by_condition {
+    incomplete(&conditions, &results, &counted, &mut unfinished);
+    for by_condition in counted.values() {
+        for (name, counted) in by_condition {
             if let Some(condition) = conditions.get_mut(name) {
-                super::view::tally_expectations(result, &mut condition.expectations);
-                for attempt in &result.attempts {
-                    for (label, n) in &attempt.soft_error_kinds {
-                        *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
-                    }
-                    if !attempt.blocked {
-                        let t = &mut condition.trajectory;
-                        match &attempt.trajectory {
-                            Some(facts) => {
-                                t.recorded.0 += 1;
-                                t.exploratory_calls += facts.exploratory_calls;
-                                if let Some(hit) = facts.first_query_hit {
-                                    t.first_query_judged += 1;
-                                    t.first_query_hits += usize::from(hit);
-                                }
-                            }
-                            None => t.recorded.1 += 1,
-                        }
-                    }
-                    let usage = attempt.usage.as_ref();
-                    match usage.and_then(Usage::cost) {
-                        Some(c) => {
-                            condition.cost.cost_usd += c;
-                            condition.cost.costed.0 += 1;
-                        }
-                        None => condition.cost.costed.1 += 1,
-                    }
-                    match usage.and_then(|u| Some((u.all_input_tokens()?, u.output()?))) {
-                        Some((i, o)) => {
-                            condition.cost.input_tokens += i;
-                            condition.cost.output_tokens += o;
-                            condition.cost.tokened.0 += 1;
-                        }
-                        None => condition.cost.tokened.1 += 1,
-                    }
-                    match &attempt.reply_chars {
-                        Some(by_tool) => {
-                            condition.reply_recorded.0 += 1;
-                            for (tool, n) in by_tool {
-                                *condition.reply_chars.entry(tool.clone()).or_insert(0) += n;
-                            }
-                        }
-                        None => condition.reply_recorded.1 += 1,
-                    }
-                    // Judged before kinds were recorded: counted, never
-                    // dropped, and said to be of no known kind.
-                    if attempt.soft_error_kinds.is_empty() && !attempt.soft_errors.is_empty() {
-                        *condition
-                            .soft_errors
-                            .entry(UNKNOWN_SOFT_ERROR.to_string())
-                            .or_insert(0) += attempt.soft_errors.values().sum::<usize>();
-                    }
-                }
+                counted.add_to(condition);
             }
         }
     }
@@ -170,19 +126,31 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
             }
         })
         .collect();
-    let mut played = played(&runs_root, &conditions, &results);
-    let (frozen, readme_page) = frozen_state(path, &mut problems);
+    let mut played = played(&runs_root, &conditions, &counted);
+    problems.extend(frozen_problems);
     let questions = results
         .into_iter()
         .zip(texts)
         .map(|((id, results), text)| {
             let played = played.remove(&id).unwrap_or_default();
+            let redacted = counted
+                .remove(&id)
+                .unwrap_or_default()
+                .into_iter()
+                .flat_map(|(name, c)| {
+                    c.redacted
+                        .into_iter()
+                        .map(move |(attempt, note)| (name.clone(), attempt, note))
+                })
+                .collect();
             (
-                id,
+                id.clone(),
                 QuestionView {
                     text,
                     results,
                     played,
+                    redacted,
+                    digests: digests.remove(&id).unwrap_or_default(),
                 },
             )
         })
@@ -202,6 +170,172 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
         problems,
         unfinished,
         records_deferred: records == Records::Deferred,
+        attempts_held,
+    }
+}
+
+/// What loading keeps of one `result.json`: the result (its attempts
+/// let go unless held), a digest of its bytes, and what was counted of
+/// its attempts.
+type ReadResult = (QuestionResult, u64, Counted);
+
+/// Something by question id, then by condition name.
+type ByQuestion<T> = BTreeMap<String, BTreeMap<String, T>>;
+
+/// `read` split into the results, their digests and what was counted of
+/// their attempts, each by question and condition.
+fn split_read(
+    read: ByQuestion<ReadResult>,
+) -> (
+    ByQuestion<QuestionResult>,
+    ByQuestion<u64>,
+    ByQuestion<Counted>,
+) {
+    let (mut results, mut digests, mut counted) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    for (id, by_condition) in read {
+        let (mut r, mut d, mut c) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        for (name, (result, digest, count)) in by_condition {
+            r.insert(name.clone(), result);
+            d.insert(name.clone(), digest);
+            c.insert(name, count);
+        }
+        results.insert(id.clone(), r);
+        digests.insert(id.clone(), d);
+        counted.insert(id, c);
+    }
+    (results, digests, counted)
+}
+
+/// What a condition's figures take from one result's attempts, counted as
+/// the result is read, before the attempts may be let go
+/// ([`RootView::attempts_held`]).
+#[derive(Debug, Default)]
+struct Counted {
+    /// The attempt numbers, in order.
+    numbers: Vec<u32>,
+    /// Each trajectory expectation over the attempts
+    /// ([`super::view::tally_expectations`]).
+    expectations: BTreeMap<String, super::view::ExpectationTally>,
+    /// Soft errors by kind ([`ConditionView::soft_errors`]).
+    soft_errors: BTreeMap<String, usize>,
+    /// The measured attempts' trajectories.
+    trajectory: TrajectoryView,
+    /// Each attempt's cost as its host reported it, in order (`None` when
+    /// it did not): summed in the order the attempts come, as one pass
+    /// over them would.
+    costs: Vec<Option<f64>>,
+    /// Input and output tokens, and the attempts that reported / did not
+    /// report them.
+    tokens: (u64, u64, (usize, usize)),
+    /// Reply characters by tool, and the attempts that recorded / did not
+    /// record them.
+    reply_chars: (BTreeMap<String, usize>, (usize, usize)),
+    /// Notes of attempts whose answer redaction changed before judging:
+    /// attempt, note ([`super::view::QuestionView::redacted`]).
+    redacted: Vec<(u32, String)>,
+}
+
+impl Counted {
+    /// Counts the attempts of `result`.
+    fn of(result: &QuestionResult) -> Counted {
+        let mut c = Counted::default();
+        super::view::tally_expectations(result, &mut c.expectations);
+        for attempt in &result.attempts {
+            c.numbers.push(attempt.attempt);
+            for (label, n) in &attempt.soft_error_kinds {
+                *c.soft_errors.entry(label.clone()).or_insert(0) += n;
+            }
+            // Judged before kinds were recorded: counted, never dropped,
+            // and said to be of no known kind.
+            if attempt.soft_error_kinds.is_empty() && !attempt.soft_errors.is_empty() {
+                *c.soft_errors
+                    .entry(UNKNOWN_SOFT_ERROR.to_string())
+                    .or_insert(0) += attempt.soft_errors.values().sum::<usize>();
+            }
+            if !attempt.blocked {
+                let t = &mut c.trajectory;
+                match &attempt.trajectory {
+                    Some(facts) => {
+                        t.recorded.0 += 1;
+                        t.exploratory_calls += facts.exploratory_calls;
+                        if let Some(hit) = facts.first_query_hit {
+                            t.first_query_judged += 1;
+                            t.first_query_hits += usize::from(hit);
+                        }
+                    }
+                    None => t.recorded.1 += 1,
+                }
+            }
+            let usage = attempt.usage.as_ref();
+            c.costs.push(usage.and_then(Usage::cost));
+            match usage.and_then(|u| Some((u.all_input_tokens()?, u.output()?))) {
+                Some((i, o)) => {
+                    c.tokens.0 += i;
+                    c.tokens.1 += o;
+                    c.tokens.2.0 += 1;
+                }
+                None => c.tokens.2.1 += 1,
+            }
+            match &attempt.reply_chars {
+                Some(by_tool) => {
+                    c.reply_chars.1.0 += 1;
+                    for (tool, n) in by_tool {
+                        *c.reply_chars.0.entry(tool.clone()).or_insert(0) += n;
+                    }
+                }
+                None => c.reply_chars.1.1 += 1,
+            }
+            for note in &attempt.notes {
+                if note.starts_with(crate::runs::judge::REDACTED_ANSWER) {
+                    c.redacted.push((attempt.attempt, note.clone()));
+                }
+            }
+        }
+        c
+    }
+
+    /// Adds what was counted to `condition`'s figures.
+    fn add_to(&self, condition: &mut ConditionView) {
+        for (id, tally) in &self.expectations {
+            condition
+                .expectations
+                .entry(id.clone())
+                .or_insert_with(|| super::view::ExpectationTally {
+                    kind: tally.kind.clone(),
+                    check: tally.check.clone(),
+                    ..super::view::ExpectationTally::default()
+                })
+                .add(tally);
+        }
+        for (label, n) in &self.soft_errors {
+            *condition.soft_errors.entry(label.clone()).or_insert(0) += n;
+        }
+        let (t, mine) = (&mut condition.trajectory, &self.trajectory);
+        t.recorded.0 += mine.recorded.0;
+        t.recorded.1 += mine.recorded.1;
+        t.exploratory_calls += mine.exploratory_calls;
+        t.first_query_judged += mine.first_query_judged;
+        t.first_query_hits += mine.first_query_hits;
+        let cost = &mut condition.cost;
+        for c in &self.costs {
+            match c {
+                Some(c) => {
+                    cost.cost_usd += c;
+                    cost.costed.0 += 1;
+                }
+                None => cost.costed.1 += 1,
+            }
+        }
+        cost.input_tokens += self.tokens.0;
+        cost.output_tokens += self.tokens.1;
+        cost.tokened.0 += self.tokens.2.0;
+        cost.tokened.1 += self.tokens.2.1;
+        for (tool, n) in &self.reply_chars.0 {
+            *condition.reply_chars.entry(tool.clone()).or_insert(0) += n;
+        }
+        condition.reply_recorded.0 += self.reply_chars.1.0;
+        condition.reply_recorded.1 += self.reply_chars.1.1;
     }
 }
 
@@ -409,11 +543,15 @@ fn unfinished(
 /// ([`check_attempt_folders`]).
 fn incomplete(
     conditions: &BTreeMap<String, ConditionView>,
-    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    results: &ByQuestion<QuestionResult>,
+    counted: &ByQuestion<Counted>,
     unfinished: &mut BTreeMap<String, Unfinished>,
 ) {
     for (id, by_condition) in results {
-        for (name, result) in by_condition {
+        for (name, counted) in counted.get(id).into_iter().flatten() {
+            if !by_condition.contains_key(name) {
+                continue;
+            }
             let Some(condition) = conditions.get(name) else {
                 continue;
             };
@@ -423,7 +561,7 @@ fn incomplete(
             if !plan.merged || condition.running {
                 continue;
             }
-            let listed: BTreeSet<u32> = result.attempts.iter().map(|a| a.attempt).collect();
+            let listed: BTreeSet<u32> = counted.numbers.iter().copied().collect();
             let (_, missing) = plan.lacking(&listed, 0);
             if missing > 0 {
                 unfinished
@@ -448,23 +586,25 @@ fn incomplete(
 fn results(
     root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
+    hold: bool,
     problems: &mut Vec<String>,
-) -> BTreeMap<String, BTreeMap<String, QuestionResult>> {
+) -> ByQuestion<ReadResult> {
     let wanted: Vec<(&String, &String)> = conditions
         .iter()
         .flat_map(|(name, c)| c.file.questions.keys().map(move |id| (name, id)))
         .collect();
-    let read: Vec<Result<QuestionResult>> = wanted
+    let read: Vec<Result<ReadResult>> = wanted
         .par_iter()
         .map(|(name, id)| {
-            let path = root.condition_dir(id, name).join(RESULT_FILE);
-            let result = read_recorded_json::<QuestionResult>(&path)?
-                .ok_or_else(|| Error::file(&path, LOST_RESULT))?;
-            check_result(&result, id, name).map_err(|m| Error::file(&path, m))?;
-            Ok(result)
+            let (mut result, digest) = read_result(root, id, name)?;
+            let counted = Counted::of(&result);
+            if !hold {
+                result.attempts = Vec::new();
+            }
+            Ok((result, digest, counted))
         })
         .collect();
-    let mut results: BTreeMap<String, BTreeMap<String, QuestionResult>> = BTreeMap::new();
+    let mut results: ByQuestion<ReadResult> = BTreeMap::new();
     for ((name, id), result) in wanted.into_iter().zip(read) {
         match result {
             Ok(result) => {
@@ -477,6 +617,68 @@ fn results(
         }
     }
     results
+}
+
+/// Condition `name`'s `result.json` of question `id`, read and checked
+/// ([`check_result`]), with a digest of its bytes (FxHash: a second read
+/// is told apart from the first by it, not guarded against forgery).
+///
+/// Errors: the file is absent ([`LOST_RESULT`]), cannot be read, does not
+/// parse or breaks a rule of [`check_result`], named by its path.
+fn read_result(root: &RunsRoot, id: &str, name: &str) -> Result<(QuestionResult, u64)> {
+    let path = root.condition_dir(id, name).join(RESULT_FILE);
+    let bytes = read_recorded(&path)?;
+    let digest = bytes.as_deref().map(digest_of);
+    let result = crate::fsutil::parse_recorded_json::<QuestionResult>(&path, bytes)?
+        .ok_or_else(|| Error::file(&path, LOST_RESULT))?;
+    check_result(&result, id, name).map_err(|m| Error::file(&path, m))?;
+    Ok((result, digest.unwrap_or_default()))
+}
+
+/// A digest of a recorded file's bytes ([`read_result`]).
+fn digest_of(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher as _;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(bytes);
+    hasher.finish()
+}
+
+/// Question `id`'s results under each condition of `view`, attempts and
+/// all: the view's own when it holds them ([`RootView::attempts_held`]),
+/// else each condition's `result.json` read again, which must be the
+/// bytes the view was loaded from. Empty for a question the view does not
+/// have.
+///
+/// Errors: a `result.json` that changed (or went) since the root was
+/// loaded, named with what to do; one that can no longer be read.
+pub fn question_results<'v>(
+    view: &'v RootView,
+    id: &str,
+) -> Result<std::borrow::Cow<'v, BTreeMap<String, QuestionResult>>> {
+    let Some(question) = view.questions.get(id) else {
+        return Ok(std::borrow::Cow::Owned(BTreeMap::new()));
+    };
+    if view.attempts_held {
+        return Ok(std::borrow::Cow::Borrowed(&question.results));
+    }
+    let root = RunsRoot::new(&view.path);
+    let mut results = BTreeMap::new();
+    for name in question.results.keys() {
+        let path = root.condition_dir(id, name).join(RESULT_FILE);
+        let changed = || {
+            Error::file(
+                &path,
+                "changed while this command was reading the runs root (a run or rescore \
+                 writing it?): run it again once nothing writes the root",
+            )
+        };
+        let (result, digest) = read_result(&root, id, name).map_err(|_| changed())?;
+        if question.digests.get(name) != Some(&digest) {
+            return Err(changed());
+        }
+        results.insert(name.clone(), result);
+    }
+    Ok(std::borrow::Cow::Owned(results))
 }
 
 /// Checks every file the records say a question and its attempts hold, by
@@ -524,7 +726,10 @@ fn check_records(
 pub fn question_problems(view: &RootView, id: &str) -> Vec<String> {
     let root = RunsRoot::new(&view.path);
     match view.questions.get(id) {
-        Some(question) => check_question(&root, &view.conditions, id, &question.results),
+        Some(_) => match question_results(view, id) {
+            Ok(results) => check_question(&root, &view.conditions, id, &results),
+            Err(e) => vec![e.to_string()],
+        },
         // No results: only the ground truth is read.
         None => QuestionCheck::new(&root, &view.conditions, id).problems,
     }
@@ -796,20 +1001,20 @@ const LOST_ANSWER: &str = "missing, though result.json records a submitted answe
 fn played(
     root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
-    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    counted: &ByQuestion<Counted>,
 ) -> BTreeMap<String, BTreeMap<String, BTreeMap<u32, String>>> {
     let scripted = |name: &str| {
         conditions
             .get(name)
             .is_some_and(|c| c.file.identity.agent.starts_with(SCRIPTED_AGENT))
     };
-    let wanted: Vec<(&String, &String, u32)> = results
+    let wanted: Vec<(&String, &String, u32)> = counted
         .iter()
         .flat_map(|(q, by_condition)| {
             by_condition
                 .iter()
                 .filter(|(name, _)| scripted(name))
-                .flat_map(move |(name, r)| r.attempts.iter().map(move |a| (q, name, a.attempt)))
+                .flat_map(move |(name, c)| c.numbers.iter().map(move |&a| (q, name, a)))
         })
         .collect();
     let read: Vec<Option<String>> = wanted
@@ -1080,31 +1285,30 @@ pub fn question(view: &RootView, id: &str, check: bool) -> Result<QuestionDetail
     let listing = Listing::of(&qdir);
     let mut checking = check.then(|| QuestionCheck::new(&root, &view.conditions, id));
     let mut conditions = BTreeMap::new();
-    if let Some(question) = view.questions.get(id) {
-        for (name, result) in &question.results {
-            let mut attempts = Vec::with_capacity(result.attempts.len());
-            if let Some(checking) = checking.as_mut() {
-                checking.result(name, result);
-            }
-            for a in &result.attempts {
-                let read = match checking.as_mut() {
-                    Some(checking) => match checking.attempt(name, result, a) {
-                        Some(read) => Some(read),
-                        // Named in the problems: the pages are not made.
-                        None => continue,
-                    },
-                    None => None,
-                };
-                attempts.push(attempt(&root, result, a, read)?);
-            }
-            conditions.insert(
-                name.clone(),
-                ConditionAttempts {
-                    result_file: root.condition_dir(id, name).join(RESULT_FILE).is_file(),
-                    attempts,
-                },
-            );
+    let results = question_results(view, id)?.into_owned();
+    for (name, result) in &results {
+        let mut attempts = Vec::with_capacity(result.attempts.len());
+        if let Some(checking) = checking.as_mut() {
+            checking.result(name, result);
         }
+        for a in &result.attempts {
+            let read = match checking.as_mut() {
+                Some(checking) => match checking.attempt(name, result, a) {
+                    Some(read) => Some(read),
+                    // Named in the problems: the pages are not made.
+                    None => continue,
+                },
+                None => None,
+            };
+            attempts.push(attempt(&root, result, a, read)?);
+        }
+        conditions.insert(
+            name.clone(),
+            ConditionAttempts {
+                result_file: root.condition_dir(id, name).join(RESULT_FILE).is_file(),
+                attempts,
+            },
+        );
     }
     let (truth, problems) = match checking {
         Some(checking) => (checking.truth, checking.problems),
@@ -1126,6 +1330,7 @@ pub fn question(view: &RootView, id: &str, check: bool) -> Result<QuestionDetail
         answer_key,
         files: listing.files(&[GROUND_TRUTH_CSV, GROUND_TRUTH_JSON]),
         conditions,
+        results,
         problems,
     })
 }
@@ -1219,6 +1424,78 @@ fn final_message(report: &AgentReport, bytes: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 26, section 4: a root loaded for the site's build holds no
+    /// attempts, yet its conditions' figures, its questions' summaries
+    /// and redaction notes are what a full load gives, and each
+    /// question's results read again are the attempts a full load holds;
+    /// a `result.json` that changed after the root was loaded is refused,
+    /// not published.
+    #[test]
+    fn a_root_loaded_for_the_site_holds_no_attempts_and_reads_the_same_ones_again() {
+        let demo = crate::testing::demo_root();
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("runs");
+        for entry in walkdir::WalkDir::new(&demo).into_iter().flatten() {
+            let to = copy.join(entry.path().strip_prefix(&demo).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+        let full = root_with(&copy, Records::Checked);
+        let site = root_with(&copy, Records::Deferred);
+        assert!(full.problems.is_empty(), "{:?}", full.problems);
+        assert!(full.attempts_held && !site.attempts_held);
+        let json = |v: &dyn erased::Json| v.json();
+        assert_eq!(json(&site.conditions), json(&full.conditions));
+        assert!(full.attempts() > 0);
+        let mut compared = 0;
+        for (id, question) in &full.questions {
+            let held = &site.questions[id];
+            assert!(held.results.values().all(|r| r.attempts.is_empty()));
+            assert_eq!(held.redacted, question.redacted);
+            assert_eq!(held.played, question.played);
+            let again = question_results(&site, id).unwrap();
+            assert_eq!(json(&*again), json(&question.results), "{id}");
+            compared += again.values().map(|r| r.attempts.len()).sum::<usize>();
+        }
+        assert_eq!(compared, full.attempts() as usize);
+        // One byte more in a result.json after the load.
+        let (id, first) = site.questions.iter().next().unwrap();
+        let name = first.results.keys().next().unwrap();
+        let path = RunsRoot::new(&copy)
+            .condition_dir(id, name)
+            .join(RESULT_FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.push(b'\n');
+        std::fs::write(&path, bytes).unwrap();
+        let e = question_results(&site, id).unwrap_err().to_string();
+        assert!(
+            e.contains("changed while") && e.contains(RESULT_FILE),
+            "{e}"
+        );
+        assert!(super::question(&site, id, true).is_err());
+        assert!(question_problems(&site, id)[0].contains("changed while"));
+        // A full load holds its own: nothing is read again.
+        assert!(matches!(
+            question_results(&full, id).unwrap(),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    /// Serializes whatever a view holds, to compare two views' parts.
+    mod erased {
+        pub trait Json {
+            fn json(&self) -> serde_json::Value;
+        }
+        impl<T: serde::Serialize> Json for T {
+            fn json(&self) -> serde_json::Value {
+                serde_json::to_value(self).unwrap()
+            }
+        }
+    }
 
     /// Issue 25: codex's `agent.json` is a stream of JSON events, valid
     /// output of its host: the attempt page said it was not JSON.

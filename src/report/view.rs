@@ -67,6 +67,16 @@ pub struct RootView {
     /// so [`RootView::problems`] does not hold what they break.
     #[serde(skip)]
     pub records_deferred: bool,
+    /// Each question's results hold their attempts (`attempts` of every
+    /// [`QuestionResult`] in [`RootView::questions`]). False for a root
+    /// the site's build loaded ([`crate::report::load::Records::Deferred`],
+    /// not frozen): its attempts' records were read, checked and counted
+    /// into the conditions, then let go, so memory stays flat however many
+    /// attempts it holds (issue 26, section 4). Whatever needs them reads a
+    /// question's results again ([`crate::report::load::question_results`]),
+    /// which must be the bytes that were loaded.
+    #[serde(skip)]
+    pub attempts_held: bool,
 }
 
 /// What an unfinished condition holds ([`RootView::unfinished`]).
@@ -216,6 +226,15 @@ impl ExpectationTally {
             Status::KnownGapFixed => self.gap_fixed += 1,
             _ => {}
         }
+    }
+
+    /// Adds `other`'s counts (its kind and check are not looked at).
+    pub fn add(&mut self, other: &ExpectationTally) {
+        self.held += other.held;
+        self.applicable += other.applicable;
+        self.not_applicable += other.not_applicable;
+        self.gap_open += other.gap_open;
+        self.gap_fixed += other.gap_fixed;
     }
 
     /// Held over applicable; `None` when it applied nowhere.
@@ -483,6 +502,18 @@ pub struct QuestionView {
     /// empty for other agent hosts, which record none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub played: BTreeMap<String, BTreeMap<u32, String>>,
+    /// The notes of attempts whose answer redaction changed before they
+    /// were judged (`crate::runs::judge::REDACTED_ANSWER`): condition name,
+    /// attempt, note, in that order. Named by the README (issue 24, item
+    /// 27).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<(String, u32, String)>,
+    /// A digest of each condition's `result.json` as loaded (by condition
+    /// name): what a second read of it must match
+    /// ([`crate::report::load::question_results`]). Not part of the view's
+    /// data.
+    #[serde(skip)]
+    pub digests: BTreeMap<String, u64>,
 }
 
 impl RootView {
@@ -518,6 +549,11 @@ pub struct QuestionDetail {
     pub files: BTreeSet<String>,
     /// Per condition name, in name order.
     pub conditions: BTreeMap<String, ConditionAttempts>,
+    /// The question's result under each condition, attempts and all, as
+    /// loaded ([`crate::report::load::question_results`]): what its pages
+    /// and its `summary.csv` show.
+    #[serde(skip)]
+    pub results: BTreeMap<String, QuestionResult>,
     /// What the files broke of the rules [`crate::report::load::question`]
     /// checked them by (with `check`), each named with what to do, in the
     /// order met: a detail with any is never published.
