@@ -6,12 +6,12 @@
 //!
 //! | exporter | writes |
 //! |---|---|
-//! | [`RootFiles`] | each runs root's `README.md` and summary CSVs ([`super::readme`]) |
+//! | [`RootFiles`] | each runs root's `README.md`, and its summary CSVs when its view holds its attempts ([`super::readme`]) |
 //! | [`Figures`] | each study's `figures/*.svg` ([`super::figures`]) |
 //! | [`Regions`] | each study's prose with its generated regions filled ([`super::study`]) |
 //! | [`CatalogReports`] | each catalog run's `report.md`, each comparison's `comparison.md` ([`crate::catalog::published`]) |
 //! | [`Pages`] | a self-contained `X.html` beside every `X.md` ([`super::markdown`]) |
-//! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]), the search index ([`super::search`]) |
+//! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]), the search index ([`super::search`]); the summary CSVs of a root whose view let its attempts go, question by question |
 //!
 //! The paper's tables and RTF (`paper tables`, `paper doc`) use the same
 //! tables and writers outside `build` (`render::paper`, `render::manuscript`).

@@ -149,6 +149,47 @@ fn append(path: &Path, extra: &str) -> Vec<u8> {
     old
 }
 
+/// Issue 26, section 4: with the site, an open root is loaded without
+/// its attempts, and its summary CSVs are made by the question jobs from
+/// each question's results read again. They are the bytes `report`
+/// writes, and each is reported stale or missing and put back like any
+/// output.
+#[test]
+fn an_open_roots_summaries_made_question_by_question_are_the_reports_and_checked() {
+    let dir = fixture();
+    let d = dir.path();
+    build(d);
+    let question = format!("runs-demo/{QUESTION}_results/summary.csv");
+    let files = ["runs-demo/summary.csv", question.as_str()];
+    let built: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    assert!(
+        built[0].len() > built[1].len(),
+        "the root's holds every question's rows"
+    );
+    for f in files {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    let out = okn_in(d).args(["report", "runs-demo"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (f, bytes) in files.iter().zip(&built) {
+        assert_eq!(&std::fs::read(d.join(f)).unwrap(), bytes, "{f}");
+    }
+    append(&d.join(files[0]), "a,hand,edit\n");
+    std::fs::remove_file(d.join(files[1])).unwrap();
+    let (code, text) = check(d);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains(&format!("stale     {}", files[0])), "{text}");
+    assert!(text.contains(&format!("missing   {}", files[1])), "{text}");
+    build(d);
+    for (f, bytes) in files.iter().zip(&built) {
+        assert_eq!(&std::fs::read(d.join(f)).unwrap(), bytes, "{f}");
+    }
+    assert_eq!(check(d).0, 0);
+}
+
 #[test]
 fn check_fails_when_any_kind_of_input_changes() {
     let dir = fixture();
