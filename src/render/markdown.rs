@@ -144,7 +144,7 @@ fn footnotes_section<'e>(
 /// the whole page would give (its unit tests render every Markdown file
 /// of this repository both ways).
 pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) -> Rendered {
-    render_in(markdown, base, prefix, assets, CHUNK_BYTES)
+    render_in(markdown, base, prefix, assets, Some(CHUNK_BYTES))
 }
 
 /// About how much HTML [`render`] holds before it passes it through the
@@ -164,17 +164,20 @@ struct Blocks<'e> {
     referenced: HashMap<String, usize>,
 }
 
-/// [`render`], passing the HTML through the allow-list whenever at least
-/// `chunk` bytes of it are held at the end of a top-level block (and
-/// only once, at the end, for a page with raw HTML or an image: raw HTML
-/// may open an element one block and close it in another, and an image
-/// may inline any SVG, so only whole pages of them are parsed as one).
+/// [`render`], writing each top-level block's HTML as it is read and
+/// passing the HTML through the allow-list whenever at least `chunk`
+/// bytes of it are held at the end of a block (and only once, at the end,
+/// for a page with raw HTML or an image: raw HTML may open an element one
+/// block and close it in another, and an image may inline any SVG, so
+/// only whole pages of them are parsed as one). With `chunk` `None`, the
+/// whole page's events are written at once, then held to the allow-list
+/// at once: one pass, the reference its unit tests compare with.
 fn render_in(
     markdown: &str,
     base: &Path,
     prefix: &str,
     assets: &dyn Assets,
-    chunk: usize,
+    chunk: Option<usize>,
 ) -> Rendered {
     let mut page = Page {
         base,
@@ -202,7 +205,7 @@ fn render_in(
             Event::Html(_) | Event::InlineHtml(_) | Event::Start(Tag::Image { .. })
         );
     }
-    let chunk = if whole { usize::MAX } else { chunk };
+    let chunk = if whole { Some(usize::MAX) } else { chunk };
     let mut state = Blocks::default();
     let mut block: Vec<Event<'_>> = Vec::new();
     let mut out: Vec<Event<'_>> = Vec::new();
@@ -221,6 +224,9 @@ fn render_in(
         }
         page.block(&block, &mut state, &mut out);
         block.clear();
+        let Some(chunk) = chunk else {
+            continue;
+        };
         html::push_html(&mut html, out.drain(..));
         // Only where one pass would be at the start of a line, so the
         // HTML writer starts the next block as it would have.
@@ -564,8 +570,10 @@ mod tests {
         }
     }
 
-    /// A page rendered a block at a time (the allow-list applied after
-    /// every block) is the same bytes as the page rendered whole: every
+    /// A page rendered a block at a time (each block's HTML written as it
+    /// is read, the allow-list applied after every block) is the same
+    /// bytes as the page rendered in one pass (every event written at
+    /// once, the allow-list applied once): every
     /// Markdown file of this repository, and a page with what carries
     /// state from one block to the next (footnotes referred to before and
     /// after their definitions, repeated headings, tables, code, lists,
@@ -598,11 +606,11 @@ mod tests {
         }
         assert!(pages.len() > 10, "the repository's Markdown was found");
         for (name, text) in &pages {
-            let whole = render_in(text, Path::new("."), "p", &none, usize::MAX);
-            let blocks = render_in(text, Path::new("."), "p", &none, 1);
+            let whole = render_in(text, Path::new("."), "p", &none, None);
+            let blocks = render_in(text, Path::new("."), "p", &none, Some(1));
             assert_eq!(blocks, whole, "{name}");
         }
-        let made = render_in(&pages[0].1, Path::new("."), "p", &none, 1).body;
+        let made = render_in(&pages[0].1, Path::new("."), "p", &none, Some(1)).body;
         assert!(made.contains("href=\"#fn-a\""), "{made}");
         assert!(made.contains("id=\"setup-1\""), "{made}");
         assert!(made.contains("markdown-alert-title"), "{made}");

@@ -672,7 +672,8 @@ pub fn question_results<'v>(
                  writing it?): run it again once nothing writes the root",
             )
         };
-        let (result, digest) = read_result(&root, id, name).map_err(|_| changed())?;
+        // Gone or unreadable now: said as it is (`read_result`).
+        let (result, digest) = read_result(&root, id, name)?;
         if question.digests.get(name) != Some(&digest) {
             return Err(changed());
         }
