@@ -22,46 +22,88 @@ pub enum Token<'a> {
 
 /// The tokens of `text`, in order.
 pub fn tokens(text: &str) -> Vec<Token<'_>> {
-    positioned(text).into_iter().map(|(_, t)| t).collect()
+    Lexer::new(text).map(|(_, t)| t).collect()
 }
 
 /// The tokens of `text`, in order, each with the byte offset it starts at.
 pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    // The offset of the first `>` or space after the last `<` met (`None`
-    // inside: there is none to the end of the text).
-    let mut stop: Option<Option<usize>> = None;
-    while i < bytes.len() {
-        let at = i;
-        let c = text[i..].chars().next().unwrap_or(' ');
-        let len = c.len_utf8();
-        match c {
-            '#' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
+    Lexer::new(text).collect()
+}
+
+/// The tokens of a text one at a time, each with the byte offset it starts
+/// at ([`positioned`]): a reader that needs only the first few (the query
+/// form: [`query_form`]) reads no further.
+pub struct Lexer<'a> {
+    text: &'a str,
+    i: usize,
+    /// The offset of the first `>` or space after the last `<` met (`None`
+    /// inside: there is none to the end of the text).
+    stop: Option<Option<usize>>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `text`.
+    pub fn new(text: &'a str) -> Lexer<'a> {
+        Lexer {
+            text,
+            i: 0,
+            stop: None,
+        }
+    }
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = (usize, Token<'a>);
+
+    fn next(&mut self) -> Option<(usize, Token<'a>)> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        while self.i < bytes.len() {
+            let i = self.i;
+            let c = text[i..].chars().next().unwrap_or(' ');
+            let len = c.len_utf8();
+            match c {
+                '#' => {
+                    let mut j = i;
+                    while j < bytes.len() && bytes[j] != b'\n' {
+                        j += 1;
+                    }
+                    self.i = j;
                 }
+                c if c.is_whitespace() => self.i += len,
+                _ => return Some((i, self.token(c, len))),
             }
-            c if c.is_whitespace() => i += len,
+        }
+        None
+    }
+}
+
+impl<'a> Lexer<'a> {
+    /// The token that starts with `c` (`len` bytes) at the lexer's
+    /// offset, which it moves past the token.
+    fn token(&mut self, c: char, len: usize) -> Token<'a> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let i = self.i;
+        match c {
             '<' => {
                 // The next `>` or space, found once for a run of `<`
                 // (a search per `<` made `<<<<…` quadratic).
-                let next = match stop {
+                let next = match self.stop {
                     Some(found) if found.is_none_or(|s: usize| s > i) => found,
                     _ => text[i + 1..]
                         .find(|d: char| d == '>' || d.is_whitespace())
                         .map(|e| i + 1 + e),
                 };
-                stop = Some(next);
+                self.stop = Some(next);
                 match next {
                     Some(e) if bytes[e] == b'>' => {
-                        out.push((at, Token::Iri(&text[i + 1..e])));
-                        i = e + 1;
+                        self.i = e + 1;
+                        Token::Iri(&text[i + 1..e])
                     }
                     _ => {
-                        out.push((at, Token::Punct('<')));
-                        i += 1;
+                        self.i = i + 1;
+                        Token::Punct('<')
                     }
                 }
             }
@@ -69,25 +111,26 @@ pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
                 let start = i;
                 let quote = bytes[i];
                 let triple = bytes[i..].starts_with(&[quote, quote, quote]);
-                i += if triple { 3 } else { 1 };
-                while i < bytes.len() {
-                    if bytes[i] == b'\\' {
-                        i += 2;
+                let mut j = i + if triple { 3 } else { 1 };
+                while j < bytes.len() {
+                    if bytes[j] == b'\\' {
+                        j += 2;
                         continue;
                     }
                     if triple {
-                        if bytes[i..].starts_with(&[quote, quote, quote]) {
-                            i += 3;
+                        if bytes[j..].starts_with(&[quote, quote, quote]) {
+                            j += 3;
                             break;
                         }
-                    } else if bytes[i] == quote {
-                        i += 1;
+                    } else if bytes[j] == quote {
+                        j += 1;
                         break;
                     }
-                    i += 1;
+                    j += 1;
                 }
-                let end = i.min(bytes.len());
-                out.push((at, Token::Str(&text[start..end])));
+                let end = j.min(bytes.len());
+                self.i = j;
+                Token::Str(&text[start..end])
             }
             '?' | '$' => {
                 let start = i + 1;
@@ -99,12 +142,12 @@ pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
                         break;
                     }
                 }
+                self.i = end.max(i + 1);
                 if end > start {
-                    out.push((at, Token::Var(&text[start..end])));
+                    Token::Var(&text[start..end])
                 } else {
-                    out.push((at, Token::Punct(c)));
+                    Token::Punct(c)
                 }
-                i = end.max(i + 1);
             }
             c if c.is_alphanumeric() || c == '_' || c == ':' => {
                 let start = i;
@@ -121,16 +164,15 @@ pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
                 while word.ends_with('.') {
                     word = &word[..word.len() - 1];
                 }
-                out.push((at, Token::Word(word)));
-                i = start + word.len().max(1);
+                self.i = start + word.len().max(1);
+                Token::Word(word)
             }
             c => {
-                out.push((at, Token::Punct(c)));
-                i += len;
+                self.i = i + len;
+                Token::Punct(c)
             }
         }
     }
-    out
 }
 
 fn is_keyword(token: &Token<'_>, keyword: &str) -> bool {
@@ -166,7 +208,7 @@ impl QueryForm {
 /// The form of the first query keyword in `text` (any case), skipping
 /// comments, IRIs and strings of the prologue; `None` when there is none.
 pub fn query_form(text: &str) -> Option<QueryForm> {
-    tokens(text).iter().find_map(|t| match t {
+    Lexer::new(text).find_map(|(_, t)| match t {
         Token::Word(w) => [
             QueryForm::Select,
             QueryForm::Ask,
