@@ -150,6 +150,14 @@ impl RecordChecks {
         self.skipped.load(Ordering::SeqCst)
     }
 
+    /// Every question's job has made its outputs in this pass, so what
+    /// they gathered is whole: false only in a first pass that left
+    /// questions to the second (the last jobs, the search index and a
+    /// root's `summary.csv`, then make nothing).
+    fn all_made(&self) -> bool {
+        !self.skipped() || self.second_pass.load(Ordering::SeqCst)
+    }
+
     /// The problems found, those of the first root (in the build's order)
     /// that has any: its folder and its problems, question by question.
     pub fn first_problems(&self) -> Option<(PathBuf, Vec<String>)> {
@@ -544,7 +552,7 @@ impl Exporter for Site {
         exported.last.push(Box::new(move || {
             // A first pass that left questions to the second has not
             // gathered them: the index is made in the second.
-            if checks.skipped() && !checks.second_pass.load(Ordering::SeqCst) {
+            if !checks.all_made() {
                 return Ok(Vec::new());
             }
             Ok(vec![Output {
@@ -577,13 +585,12 @@ impl Summaries {
     }
 
     /// The job that makes `root`'s `summary.csv` from its questions'
-    /// ([`super::readme::root_summary`]), once the question jobs have run:
-    /// nothing in a first pass that left questions to the second (they
-    /// have made none yet).
+    /// ([`super::readme::root_summary`]), once the question jobs have run
+    /// ([`RecordChecks::all_made`]).
     fn root_job(self: &Arc<Self>, root: &Arc<SiteRoot>, checks: &Arc<RecordChecks>) -> Job {
         let (summaries, root, checks) = (Arc::clone(self), Arc::clone(root), Arc::clone(checks));
         Box::new(move || {
-            if checks.skipped() && !checks.second_pass.load(Ordering::SeqCst) {
+            if !checks.all_made() {
                 return Ok(Vec::new());
             }
             let questions = summaries

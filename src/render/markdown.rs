@@ -138,9 +138,10 @@ fn footnotes_section<'e>(
 /// The text is read top-level block by block, and the HTML of a page
 /// with no raw HTML and no image is held to the allow-list about
 /// [`CHUNK_BYTES`] at a time, so what it holds besides the page's own
-/// HTML stays flat however long the page is (a runs root's README lists every question: 3.4 MB of Markdown at
-/// 50,000 attempts, whose whole-page tree was most of `build`'s peak
-/// memory; issue 26, section 4). The bytes are the same as one pass over
+/// HTML stays flat however long the page is (a runs root's README lists
+/// every question: 3.4 MB of Markdown at 50,000 attempts, whose
+/// whole-page tree was most of `build`'s peak memory; issue 26, section
+/// 4). The bytes are the same as one pass over
 /// the whole page would give (its unit tests render every Markdown file
 /// of this repository both ways).
 pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) -> Rendered {

@@ -97,10 +97,10 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
     let mut frozen_problems = Vec::new();
     let (frozen, readme_page) = frozen_state(path, &mut frozen_problems);
     let attempts_held = records == Records::Checked || frozen;
-    let read = results(&runs_root, &conditions, attempts_held, &mut problems);
-    let (results, mut digests, mut counted) = split_read(read);
+    let (results, mut digests, mut counted) =
+        results(&runs_root, &conditions, attempts_held, &mut problems);
     check_expectations(&runs_root, &mut conditions, &results, &mut problems);
-    incomplete(&conditions, &results, &counted, &mut unfinished);
+    incomplete(&conditions, &counted, &mut unfinished);
     for by_condition in counted.values() {
         for (name, counted) in by_condition {
             if let Some(condition) = conditions.get_mut(name) {
@@ -174,38 +174,18 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
     }
 }
 
-/// What loading keeps of one `result.json`: the result (its attempts
-/// let go unless held), a digest of its bytes, and what was counted of
-/// its attempts.
-type ReadResult = (QuestionResult, u64, Counted);
-
 /// Something by question id, then by condition name.
 type ByQuestion<T> = BTreeMap<String, BTreeMap<String, T>>;
 
-/// `read` split into the results, their digests and what was counted of
-/// their attempts, each by question and condition.
-fn split_read(
-    read: ByQuestion<ReadResult>,
-) -> (
+/// What loading keeps of the `result.json` files ([`results`]), each by
+/// question and condition: the results (their attempts let go unless
+/// held), a digest of each file's bytes, and what was counted of each
+/// result's attempts.
+type Read3 = (
     ByQuestion<QuestionResult>,
     ByQuestion<u64>,
     ByQuestion<Counted>,
-) {
-    let (mut results, mut digests, mut counted) =
-        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    for (id, by_condition) in read {
-        let (mut r, mut d, mut c) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-        for (name, (result, digest, count)) in by_condition {
-            r.insert(name.clone(), result);
-            d.insert(name.clone(), digest);
-            c.insert(name, count);
-        }
-        results.insert(id.clone(), r);
-        digests.insert(id.clone(), d);
-        counted.insert(id, c);
-    }
-    (results, digests, counted)
-}
+);
 
 /// What a condition's figures take from one result's attempts, counted as
 /// the result is read, before the attempts may be let go
@@ -543,15 +523,11 @@ fn unfinished(
 /// ([`check_attempt_folders`]).
 fn incomplete(
     conditions: &BTreeMap<String, ConditionView>,
-    results: &ByQuestion<QuestionResult>,
     counted: &ByQuestion<Counted>,
     unfinished: &mut BTreeMap<String, Unfinished>,
 ) {
-    for (id, by_condition) in results {
-        for (name, counted) in counted.get(id).into_iter().flatten() {
-            if !by_condition.contains_key(name) {
-                continue;
-            }
+    for (id, by_condition) in counted {
+        for (name, counted) in by_condition {
             let Some(condition) = conditions.get(name) else {
                 continue;
             };
@@ -588,12 +564,12 @@ fn results(
     conditions: &BTreeMap<String, ConditionView>,
     hold: bool,
     problems: &mut Vec<String>,
-) -> ByQuestion<ReadResult> {
+) -> Read3 {
     let wanted: Vec<(&String, &String)> = conditions
         .iter()
         .flat_map(|(name, c)| c.file.questions.keys().map(move |id| (name, id)))
         .collect();
-    let read: Vec<Result<ReadResult>> = wanted
+    let read: Vec<Result<(QuestionResult, u64, Counted)>> = wanted
         .par_iter()
         .map(|(name, id)| {
             let (mut result, digest) = read_result(root, id, name)?;
@@ -604,19 +580,25 @@ fn results(
             Ok((result, digest, counted))
         })
         .collect();
-    let mut results: ByQuestion<ReadResult> = BTreeMap::new();
-    for ((name, id), result) in wanted.into_iter().zip(read) {
-        match result {
-            Ok(result) => {
+    let (mut results, mut digests, mut counts) = Read3::default();
+    for ((name, id), read) in wanted.into_iter().zip(read) {
+        match read {
+            Ok((result, digest, counted)) => {
+                let (id, name) = (id.clone(), name.clone());
                 results
                     .entry(id.clone())
                     .or_default()
                     .insert(name.clone(), result);
+                digests
+                    .entry(id.clone())
+                    .or_default()
+                    .insert(name.clone(), digest);
+                counts.entry(id).or_default().insert(name, counted);
             }
             Err(e) => problems.push(e.to_string()),
         }
     }
-    results
+    (results, digests, counts)
 }
 
 /// Condition `name`'s `result.json` of question `id`, read and checked
@@ -628,11 +610,12 @@ fn results(
 fn read_result(root: &RunsRoot, id: &str, name: &str) -> Result<(QuestionResult, u64)> {
     let path = root.condition_dir(id, name).join(RESULT_FILE);
     let bytes = read_recorded(&path)?;
-    let digest = bytes.as_deref().map(digest_of);
+    // (No bytes, no result: the digest of nothing is never returned.)
+    let digest = bytes.as_deref().map_or(0, digest_of);
     let result = crate::fsutil::parse_recorded_json::<QuestionResult>(&path, bytes)?
         .ok_or_else(|| Error::file(&path, LOST_RESULT))?;
     check_result(&result, id, name).map_err(|m| Error::file(&path, m))?;
-    Ok((result, digest.unwrap_or_default()))
+    Ok((result, digest))
 }
 
 /// A digest of a recorded file's bytes ([`read_result`]).
@@ -664,18 +647,14 @@ pub fn question_results<'v>(
     let root = RunsRoot::new(&view.path);
     let mut results = BTreeMap::new();
     for name in question.results.keys() {
-        let path = root.condition_dir(id, name).join(RESULT_FILE);
-        let changed = || {
-            Error::file(
-                &path,
-                "changed while this command was reading the runs root (a run or rescore \
-                 writing it?): run it again once nothing writes the root",
-            )
-        };
         // Gone or unreadable now: said as it is (`read_result`).
         let (result, digest) = read_result(&root, id, name)?;
         if question.digests.get(name) != Some(&digest) {
-            return Err(changed());
+            return Err(Error::file(
+                root.condition_dir(id, name).join(RESULT_FILE),
+                "changed while this command was reading the runs root (a run or rescore \
+                 writing it?): run it again once nothing writes the root",
+            ));
         }
         results.insert(name.clone(), result);
     }
@@ -1449,7 +1428,6 @@ mod tests {
         let site = root_with(&copy, Records::Deferred);
         assert!(full.problems.is_empty(), "{:?}", full.problems);
         assert!(full.attempts_held && !site.attempts_held);
-        let json = |v: &dyn erased::Json| v.json();
         assert_eq!(json(&site.conditions), json(&full.conditions));
         assert!(full.attempts() > 0);
         let mut compared = 0;
@@ -1486,16 +1464,9 @@ mod tests {
         ));
     }
 
-    /// Serializes whatever a view holds, to compare two views' parts.
-    mod erased {
-        pub trait Json {
-            fn json(&self) -> serde_json::Value;
-        }
-        impl<T: serde::Serialize> Json for T {
-            fn json(&self) -> serde_json::Value {
-                serde_json::to_value(self).unwrap()
-            }
-        }
+    /// A part of a view as JSON, to compare two views' parts.
+    fn json<T: serde::Serialize + ?Sized>(part: &T) -> serde_json::Value {
+        serde_json::to_value(part).unwrap()
     }
 
     /// Issue 25: codex's `agent.json` is a stream of JSON events, valid

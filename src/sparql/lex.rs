@@ -25,14 +25,10 @@ pub fn tokens(text: &str) -> Vec<Token<'_>> {
     Lexer::new(text).map(|(_, t)| t).collect()
 }
 
-/// The tokens of `text`, in order, each with the byte offset it starts at.
-pub fn positioned(text: &str) -> Vec<(usize, Token<'_>)> {
-    Lexer::new(text).collect()
-}
-
-/// The tokens of a text one at a time, each with the byte offset it starts
-/// at ([`positioned`]): a reader that needs only the first few (the query
-/// form: [`query_form`]) reads no further.
+/// The tokens of a text one at a time, in order, each with the byte
+/// offset it starts at: a reader that needs only the first few (the query
+/// form: [`query_form`]) or stops at a limit ([`check_shape`]) reads no
+/// further.
 pub struct Lexer<'a> {
     text: &'a str,
     i: usize,
@@ -328,7 +324,8 @@ pub fn check_shape(text: &str) -> Result<(), ShapeError> {
     // The depth at which a VALUES data block opened, while inside one.
     let mut values: Option<usize> = None;
     let mut after_values = false;
-    for (at, token) in positioned(text) {
+    // Token by token: a text past the limit is not lexed whole first.
+    for (at, token) in Lexer::new(text) {
         if let Token::Punct(c @ ('(' | '[' | '{')) = token {
             if after_values && c == '{' {
                 values = Some(depth);
