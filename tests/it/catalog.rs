@@ -586,7 +586,7 @@ fn compare_states_direction_only_where_a_contract_or_gap_flips() {
 /// recorded as such and as a known gap of the quality expectation.
 #[test]
 fn the_mcp_server_sparql_catalog_runs_against_the_real_server() {
-    use crate::support::{KillOnDrop, free_port, tool, wait_for_port};
+    use crate::support::tool;
     let dir = tempfile::tempdir().unwrap();
     let oxigraph = tool("oxigraph");
     let db = dir.path().join("db");
@@ -607,17 +607,17 @@ fn the_mcp_server_sparql_catalog_runs_against_the_real_server() {
             assert!(status.success(), "oxigraph load {}", path.display());
         }
     }
-    let port = free_port();
-    let mut child = std::process::Command::new(&oxigraph)
-        .args(["serve", "--union-default-graph", "--location"])
-        .arg(&db)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    let _server = KillOnDrop(child);
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = std::process::Command::new(&oxigraph);
+        command
+            .args(["serve", "--union-default-graph", "--location"])
+            .arg(&db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    });
+    let _server = child;
     let profile = dir.path().join("sparql.toml");
     std::fs::write(
         &profile,

@@ -12,29 +12,29 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool, wait_for_port};
+use crate::support::{KillOnDrop, okn, repo, stderr, stdout, tool};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// `standin-model` playing the oracle, logging requests into `log`.
 fn standin(log: &Path) -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--log-dir",
-        ])
-        .arg(log)
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+                "--log-dir",
+            ])
+            .arg(log)
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 /// A wrapper around the real claude CLI at `dir/NAME` running `edit` (a

@@ -12,9 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{
-    KillOnDrop, free_port, okn, okn_in, repo, stderr, stdout, tool, wait_for_port,
-};
+use crate::support::{KillOnDrop, okn, okn_in, repo, stderr, stdout, tool};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
@@ -49,17 +47,17 @@ fn oxigraph_demo_kg(dir: &Path) -> (KillOnDrop, String) {
         loaded += 1;
     }
     assert!(loaded >= 6, "{loaded} graphs in demo/kg");
-    let port = free_port();
-    let mut child = Command::new(&oxigraph)
-        .args(["serve", "--union-default-graph", "--location"])
-        .arg(&db)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}/query"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(&oxigraph);
+        command
+            .args(["serve", "--union-default-graph", "--location"])
+            .arg(&db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}/query"))
 }
 
 /// A stdio profile named `name` starting `command` with `args`.
@@ -349,23 +347,23 @@ fn the_real_claude_cli_answers_through_mcp_server_sparql() {
     let (_oxigraph, url) = oxigraph_demo_kg(dir.path());
     let server = tool("mcp-server-sparql");
     let profile = profile(dir.path(), "sparql", &server, &["--endpoint", &url]);
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--strategy",
-            "oracle",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    let _standin = KillOnDrop(child);
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--strategy",
+                "oracle",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    let _standin = child;
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let out = dir.path().join("runs");

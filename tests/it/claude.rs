@@ -11,9 +11,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{
-    KillOnDrop, free_port, okn, processes_mentioning, repo, stderr, stdout, tool, wait_for_port,
-};
+use crate::support::{KillOnDrop, okn, processes_mentioning, repo, stderr, stdout, tool};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
@@ -25,26 +23,26 @@ fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
 
 /// [`standin`] with further flags.
 fn standin_with(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--strategy",
-            strategy,
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--log-dir",
-        ])
-        .arg(log)
-        .args(extra)
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--strategy",
+                strategy,
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+                "--log-dir",
+            ])
+            .arg(log)
+            .args(extra)
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 fn run_claude(url: &str, home: &Path, out: &Path, extra: &[&str]) -> Output {

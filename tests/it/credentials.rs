@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool, wait_for_port};
+use crate::support::{okn, repo, stderr, stdout, tool};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
@@ -176,16 +176,16 @@ fn an_environment_value_a_server_echoes_is_redacted_everywhere() {
 #[test]
 fn a_header_a_server_echoes_is_redacted_everywhere() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = Command::new(python())
-        .arg(echo_server())
-        .args(["streamable-http", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut server);
-    let _server = KillOnDrop(server);
+    let (server, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(python());
+        command
+            .arg(echo_server())
+            .args(["streamable-http", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
+    let _server = server;
     let profile = dir.path().join("echo.toml");
     std::fs::write(
         &profile,
@@ -619,16 +619,16 @@ fn a_public_value_is_never_redacted_and_a_redacted_answer_is_named() {
 #[test]
 fn credentials_a_server_echoes_in_its_headers_upper_cased_or_from_the_url_are_redacted() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = Command::new("python3")
-        .arg(repo().join("tests/servers/headers_mcp.py"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut server);
-    let _server = KillOnDrop(server);
+    let (server, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new("python3");
+        command
+            .arg(repo().join("tests/servers/headers_mcp.py"))
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
+    let _server = server;
     let (user, password) = ("admin", "pw-27-Yh3kQ9z");
     use base64::Engine;
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));

@@ -11,33 +11,33 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool, wait_for_port};
+use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// Starts `standin-model` playing the oracle (with `extra` flags); returns
 /// it and its URL.
 fn standin(log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--strategy",
-            "oracle",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--log-dir",
-        ])
-        .arg(log)
-        .args(extra)
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--strategy",
+                "oracle",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+                "--log-dir",
+            ])
+            .arg(log)
+            .args(extra)
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 /// `run --agent HOST` over the single corpus's demo KG, its program the
@@ -215,6 +215,20 @@ fn answers_exactly(host: &str, model: &str, env: fn(&str) -> Vec<(&'static str, 
     per_episode
 }
 
+/// What an attempt left for a failure message: the host's stderr as
+/// recorded, the proxy's calls, and how many requests the stand-in got.
+fn evidence(attempt: &Path, requests: &Path) -> String {
+    let read = |name: &str| {
+        std::fs::read_to_string(attempt.join(name)).unwrap_or_else(|e| format!("({e})"))
+    };
+    let received = std::fs::read_dir(requests).map_or(0, |d| d.count());
+    format!(
+        "agent.stderr.log:\n{}\ncalls.json:\n{}\nthe stand-in received {received} requests",
+        read("agent.stderr.log"),
+        read("calls.json")
+    )
+}
+
 /// A rejected key: the host's own authentication failure, recorded in its
 /// host report, and the attempt blocked on that evidence, not a miss.
 fn a_rejected_key_is_blocked(
@@ -223,18 +237,20 @@ fn a_rejected_key_is_blocked(
     env: fn(&str) -> Vec<(&'static str, String)>,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let (_server, url) = standin(&dir.path().join("requests"), &["--reject-key"]);
+    let requests = dir.path().join("requests");
+    let (_server, url) = standin(&requests, &["--reject-key"]);
     let out = dir.path().join("runs");
     let o = run_host(host, model, &out, &env(&url), &["--limit", "1"]);
     let text = stdout(&o);
-    assert!(
-        text.contains("blocked (the agent host reported an error: "),
-        "{text}{}",
-        stderr(&o)
-    );
     let question = out.join(format!(
         "{QUESTION}_results/demo-kg-all-tools-{host}__kg-named"
     ));
+    assert!(
+        text.contains("blocked (the agent host reported an error: "),
+        "{text}{}\n{}",
+        stderr(&o),
+        evidence(&question.join("attempt-1"), &requests)
+    );
     let episode = json(&question.join("attempt-1/episode.json"));
     assert_eq!(
         episode["host_report"]["failure"]["kind"], "authentication",

@@ -9,9 +9,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::{
-    KillOnDrop, Test, free_port, okn_in, stderr, stdout, tool, wait_for_port, work_dir,
-};
+use crate::support::{KillOnDrop, Test, okn_in, stderr, stdout, tool, work_dir};
 
 const DATA: &str = r#"<http://ex.org/place/1> <http://www.w3.org/2000/01/rdf-schema#label> "Alpha" <https://purl.org/okn/frink/kg/places> .
 <http://ex.org/place/2> <http://www.w3.org/2000/01/rdf-schema#label> "Beta" <https://purl.org/okn/frink/kg/places> .
@@ -45,18 +43,18 @@ fn start_oxigraph(dir: &Path) -> Server {
         .status()
         .unwrap();
     assert!(status.success(), "oxigraph load failed");
-    let port = free_port();
-    let mut child = Command::new(&oxigraph)
-        .args(["serve", "--union-default-graph", "--location"])
-        .arg(&db)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(&oxigraph);
+        command
+            .args(["serve", "--union-default-graph", "--location"])
+            .arg(&db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     Server {
-        _child: KillOnDrop(child),
+        _child: child,
         url: format!("http://127.0.0.1:{port}/query"),
     }
 }
@@ -348,7 +346,8 @@ fn malformed_sparql_at_the_server_names_the_file_and_leaves_nothing_behind() {
 #[test]
 fn unreachable_endpoint_is_a_clear_error() {
     let dir = corpus_dir();
-    let port = free_port();
+    let closed = crate::support::closed_port();
+    let port = closed.port;
     Test::new()
         .current_dir(dir.path())
         .args(["reference", "--corpus", "corpus", "--limit", "1"])

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::support::{KillOnDrop, free_port, repo, tool, wait_for_port};
+use crate::support::{KillOnDrop, repo, tool};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};
@@ -1762,17 +1762,17 @@ for line in sys.stdin:
             .status()
             .unwrap();
         assert!(status.success(), "oxigraph load failed");
-        let port = free_port();
-        let mut child = std::process::Command::new(&oxigraph)
-            .args(["serve", "--location"])
-            .arg(&db)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for_port(port, &mut child);
-        (KillOnDrop(child), port)
+        let (child, port) = crate::support::serve_on_free_port(|port| {
+            let mut command = std::process::Command::new(&oxigraph);
+            command
+                .args(["serve", "--location"])
+                .arg(&db)
+                .args(["--bind", &format!("127.0.0.1:{port}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            command
+        });
+        (child, port)
     }
 
     // mcp-server-sparql answers an endpoint's 404 and a malformed query

@@ -11,31 +11,31 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, wait_for_port};
+use crate::support::{KillOnDrop, okn, repo, stderr, stdout};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// Starts `standin-model` playing `strategy`, logging requests into `log`,
 /// with `extra` flags; returns it and its API root (`http://../v1`).
 fn standin(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args(["standin-model", "--corpus", "demo/benchmarks-single"])
-        .args([
-            "--strategy",
-            strategy,
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .arg("--log-dir")
-        .arg(log)
-        .args(extra)
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}/v1"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["standin-model", "--corpus", "demo/benchmarks-single"])
+            .args([
+                "--strategy",
+                strategy,
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .arg("--log-dir")
+            .arg(log)
+            .args(extra)
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}/v1"))
 }
 
 /// The first demo record: its id and prompt.
@@ -324,7 +324,8 @@ fn a_missing_key_variable_is_a_usage_error() {
 #[test]
 fn an_unreachable_api_is_a_transport_failure_and_a_hung_one_a_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let closed = format!("http://127.0.0.1:{}/v1", free_port());
+    let held = crate::support::closed_port();
+    let closed = format!("http://127.0.0.1:{}/v1", held.port);
     let o = agent(&closed, &dir.path().join("attempt-1"), &[], &[]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let r = report(&o);

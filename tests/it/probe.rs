@@ -128,7 +128,8 @@ mod regression {
             .stderr_contains("no SPARQL endpoint: pass --endpoint URL|PATH, or set it once in okn-benchmark.toml")
             .status(2)
             .run();
-        let port = crate::support::free_port();
+        let closed = crate::support::closed_port();
+        let port = closed.port;
         Test::new()
             .args([
                 "probe",

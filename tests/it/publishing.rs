@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{KillOnDrop, Test, free_port, repo, wait_for_port};
+use crate::support::{KillOnDrop, Test, repo};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
@@ -25,23 +25,23 @@ const OPENAI: &str = "demo-kg-all-tools-openai__kg-named";
 /// Starts `standin-model` playing the oracle over the single corpus;
 /// returns it and its API root (`http://../v1`).
 fn standin() -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--strategy",
-            "oracle",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}/v1"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--strategy",
+                "oracle",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}/v1"))
 }
 
 /// `run` over the first question of the single corpus into `out`, with

@@ -32,7 +32,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::{KillOnDrop, free_port, repo, tool, wait_for_port};
+use crate::support::{KillOnDrop, repo, tool};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
@@ -287,16 +287,16 @@ fn corpus_of(block: &Block) -> String {
 
 /// Starts the stand-in model for `block` in `dir`; returns it and its URL.
 fn standin(dir: &Path, block: &Block) -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args(["standin-model", "--corpus", &corpus_of(block), "--strategy"])
-        .args(["oracle", "--bind", &format!("127.0.0.1:{port}")])
-        .current_dir(dir)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["standin-model", "--corpus", &corpus_of(block), "--strategy"])
+            .args(["oracle", "--bind", &format!("127.0.0.1:{port}")])
+            .current_dir(dir)
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 /// Runs `block` in `dir` with `bin` first on `PATH`; panics with its

@@ -678,16 +678,16 @@ fn every_condition_records_the_preamble_digest_and_what_the_server_reported() {
 
     // The npm reference server over streamable HTTP: serverInfo with a
     // title, and the header that names its software.
-    let port = crate::support::free_port();
-    let mut child = std::process::Command::new(crate::support::tool("mcp-server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::support::wait_for_port(port, &mut child);
-    let _everything = crate::support::KillOnDrop(child);
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = std::process::Command::new(crate::support::tool("mcp-server-everything"));
+        command
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    });
+    let _everything = child;
     let profile = out.with_file_name("everything.toml");
     std::fs::write(
         &profile,

@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{
-    KillOnDrop, free_port, okn, okn_in, processes_mentioning, repo, snapshot, stderr, stdout,
-    wait_for_port,
-};
+use crate::support::{okn, okn_in, processes_mentioning, repo, snapshot, stderr, stdout};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
@@ -608,22 +605,22 @@ fn episodes_that_never_reach_the_server_are_blocked_and_a_run_of_nothing_else_ex
 #[test]
 fn the_control_and_a_streamable_http_server_side_by_side() {
     let (_keep, out) = out_dir();
-    let port = free_port();
-    let mut server = Command::new(BIN)
-        .args([
-            "kg-server",
-            "--transport",
-            "http",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--data",
-        ])
-        .arg(repo().join("demo/kg"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut server);
-    let _server = KillOnDrop(server);
+    let (server, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "kg-server",
+                "--transport",
+                "http",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+                "--data",
+            ])
+            .arg(repo().join("demo/kg"))
+            .stderr(Stdio::null());
+        command
+    });
+    let _server = server;
     let profile = out.parent().unwrap().join("remote.toml");
     std::fs::write(&profile, format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n")).unwrap();
     let common = [
@@ -2406,7 +2403,8 @@ mod regression {
         // An endpoint that answers 404: any HTTP server on 127.0.0.1 that
         // has no such path (the demo KG server over HTTP).
         let (_server, port) = crate::support::kg_server_http(&[]);
-        let closed = free_port();
+        let held = crate::support::closed_port();
+        let closed = held.port;
         for (name, endpoint) in [
             ("sparql-dead", format!("http://127.0.0.1:{closed}/sparql")),
             (

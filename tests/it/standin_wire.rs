@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{KillOnDrop, free_port, repo, wait_for_port};
+use crate::support::{KillOnDrop, repo};
 
 const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
@@ -20,21 +20,21 @@ const CSV: &str = "county,areaKm2\nhttp://ex.org/c/1,14290.37\nhttp://ex.org/c/2
 
 /// Starts `standin-model` (oracle) on a free port; returns it and its URL.
 fn standin() -> (KillOnDrop, String) {
-    let port = free_port();
-    let mut child = Command::new(BIN)
-        .args([
-            "standin-model",
-            "--corpus",
-            "demo/benchmarks-single",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .current_dir(repo())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port, &mut child);
-    (KillOnDrop(child), format!("http://127.0.0.1:{port}"))
+    let (child, port) = crate::support::serve_on_free_port(|port| {
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "standin-model",
+                "--corpus",
+                "demo/benchmarks-single",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 /// The demo record the loops play: its prompt and its answer key.
@@ -458,6 +458,42 @@ fn regression_a_request_for_json_is_answered_with_json_that_fits_its_schema() {
     // A request that asks for text is answered as before.
     let (text, _) = post(
         &format!("{url}/v1/chat/completions"),
+        &json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]}),
+    );
+    assert_eq!(
+        reply_text("/v1/chat/completions", &text),
+        "I have no question to answer here."
+    );
+}
+
+/// Regression (CI, a gemini episode timed out at 120 s against a stand-in
+/// that never saw a request): a port picked free was another server's by
+/// the time ours bound it, and a wait that only tried to connect found the
+/// other one. A server is ready only when its own process listens; one
+/// that could not bind is started again on another port.
+#[test]
+fn regression_a_server_whose_port_another_holds_is_started_again_elsewhere() {
+    let stranger = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = stranger.local_addr().unwrap().port();
+    let mut asked = Vec::new();
+    let (_standin, port) = crate::support::serve_on_free_port(|free| {
+        let port = if asked.is_empty() { taken } else { free };
+        asked.push(port);
+        let mut command = Command::new(BIN);
+        command
+            .args(["standin-model", "--corpus", "demo/benchmarks-single"])
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .current_dir(repo())
+            .stderr(Stdio::null());
+        command
+    });
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0], taken);
+    assert_eq!(port, asked[1]);
+    assert_ne!(port, taken);
+    // The stand-in is what answers there.
+    let (text, _) = post(
+        &format!("http://127.0.0.1:{port}/v1/chat/completions"),
         &json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]}),
     );
     assert_eq!(

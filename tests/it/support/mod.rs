@@ -5,9 +5,11 @@
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod ports;
 pub mod shared;
 pub mod test;
 
+pub use ports::{closed_port, free_port, serve_on_free_port};
 pub use test::Test;
 
 use std::path::{Path, PathBuf};
@@ -108,30 +110,6 @@ pub fn tool(name: &str) -> PathBuf {
     );
 }
 
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until something accepts connections on 127.0.0.1:`port`.
-pub fn wait_for_port(port: u16, child: &mut std::process::Child) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::time::Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("server exited before listening on {port}: {status}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("nothing listened on 127.0.0.1:{port} within 30 s");
-}
-
 /// A child process killed when dropped (servers started by a test).
 pub struct KillOnDrop(pub std::process::Child);
 
@@ -165,23 +143,22 @@ pub fn processes_mentioning(text: &str) -> usize {
 /// The demo KG server over streamable HTTP on a free port of 127.0.0.1,
 /// with `extra` arguments (`--fault ...`), killed on drop; and its port.
 pub fn kg_server_http(extra: &[&str]) -> (KillOnDrop, u16) {
-    let port = free_port();
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"))
-        .args([
-            "kg-server",
-            "--transport",
-            "http",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(extra)
-        .arg("--data")
-        .arg(repo().join("demo/kg"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start kg-server");
-    wait_for_port(port, &mut server);
-    (KillOnDrop(server), port)
+    serve_on_free_port(|port| {
+        let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_okn-benchmark"));
+        server
+            .args([
+                "kg-server",
+                "--transport",
+                "http",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(extra)
+            .arg("--data")
+            .arg(repo().join("demo/kg"))
+            .stderr(std::process::Stdio::null());
+        server
+    })
 }
 
 /// Rewrites the attempt in `attempt` as one whose last `submit_csv`
