@@ -833,36 +833,104 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     Ok(plan)
 }
 
+/// Every output a plan produced, as the key of its path ([`path_key`]),
+/// sorted and without repeats: what the search for orphans asks of each
+/// file it finds. A key is 16 bytes where a path is a hundred or more, so
+/// the set stays small at 55,000 outputs (issue 26, section 4: memory).
+#[derive(Debug, Default)]
+struct PathKeys(Vec<u128>);
+
+impl PathKeys {
+    /// True when `path` is one of them.
+    fn contains(&self, path: &Path) -> bool {
+        self.0.binary_search(&path_key(path)).is_ok()
+    }
+
+    /// How many outputs, each path counted once.
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The key of `path`: the first 128 bits of the SHA-256 of its components
+/// (a separator byte between them), so two spellings `Path` holds equal
+/// (`a//b`, `a/./b`, `a/b`) have one key, as they are one entry of a
+/// set of paths. Two different paths share a key with a chance of about
+/// n²/2¹²⁹ (below 10⁻²⁸ for a million outputs): the orphan such a pair
+/// would hide is not worth a path kept in memory per output.
+fn path_key(path: &Path) -> u128 {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for component in path.components() {
+        hasher.update(component.as_os_str().as_encoded_bytes());
+        hasher.update([0u8]);
+    }
+    let digest = hasher.finalize();
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    u128::from_be_bytes(first)
+}
+
+/// What [`for_each_output`] gives: every output's path key, and the
+/// outputs whose outcome was noted, with their paths, sorted by path.
+struct Outcomes<T> {
+    /// Every output.
+    keys: PathKeys,
+    /// The noted ones (a stale or missing file), sorted by path.
+    noted: Vec<(PathBuf, T)>,
+    /// Outputs run, a path produced twice counted twice.
+    total: usize,
+}
+
+/// One output done: its path's key, and its path and outcome when noted.
+type Done<T> = (u128, Option<(PathBuf, T)>);
+
 /// Runs `each` on every output of `plan` (up-front ones, those jobs
-/// produce, then those of the last jobs), in parallel; returns what it
-/// returned, sorted by path.
+/// produce, then those of the last jobs), in parallel. Keeps every
+/// output's path key and, with its path, each outcome `noted` says to
+/// keep: an output's bytes and path are let go as soon as it is done, so
+/// memory does not grow with the outputs a build only compares.
 fn for_each_output<T: Send>(
     plan: &Plan,
     each: impl Fn(&Output) -> Result<T> + Sync + Send,
-) -> Result<Vec<(PathBuf, T)>> {
-    let mut done: Vec<(PathBuf, T)> = plan
+    noted: impl Fn(&T) -> bool + Sync + Send,
+) -> Result<Outcomes<T>> {
+    let one = |o: &Output| -> Result<Done<T>> {
+        let outcome = each(o)?;
+        let kept = noted(&outcome).then(|| (o.path.clone(), outcome));
+        Ok((path_key(&o.path), kept))
+    };
+    let mut done: Vec<Done<T>> = plan
         .outputs
         .par_iter()
-        .map(|o| Ok((o.path.clone(), each(o)?)))
+        .map(one)
         .collect::<Result<Vec<_>>>()?;
-    let produced: Vec<Vec<(PathBuf, T)>> = plan
+    let produced: Vec<Vec<Done<T>>> = plan
         .jobs
         .par_iter()
-        .map(|job| {
-            job()?
-                .iter()
-                .map(|o| Ok((o.path.clone(), each(o)?)))
-                .collect::<Result<Vec<_>>>()
-        })
+        .map(|job| job()?.iter().map(one).collect::<Result<Vec<_>>>())
         .collect::<Result<Vec<_>>>()?;
     done.extend(produced.into_iter().flatten());
     for job in &plan.last {
         for o in job()? {
-            done.push((o.path.clone(), each(&o)?));
+            done.push(one(&o)?);
         }
     }
-    done.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(done)
+    let total = done.len();
+    let mut keys = Vec::with_capacity(total);
+    let mut kept = Vec::new();
+    for (key, noted) in done {
+        keys.push(key);
+        kept.extend(noted);
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    kept.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Outcomes {
+        keys: PathKeys(keys),
+        noted: kept,
+        total,
+    })
 }
 
 /// What differs between a plan and the disk.
@@ -955,49 +1023,60 @@ enum State {
 /// Errors: an output that cannot be computed (a job's failure).
 pub fn check(plan: &Plan) -> Result<Drift> {
     let mut drift = Drift::default();
-    // Nothing is written, so the folders are walked for orphans while the
-    // outputs are computed and compared.
-    let (states, (owned, pages)) = rayon::join(
-        || for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes))),
-        || rayon::join(|| owned_files(plan), || html_files(plan)),
+    // Nothing is written, so pages are looked for while the outputs are
+    // computed and compared; owned folders once every output's key is
+    // known, each file asked as it is found.
+    let (outcomes, pages) = rayon::join(
+        || {
+            for_each_output(
+                plan,
+                |o| Ok(state_of(&o.path, &o.bytes)),
+                |state| *state != State::Current,
+            )
+        },
+        || html_files(plan),
     );
-    let states = states?;
+    let outcomes = outcomes?;
     refuse_records(plan)?;
-    // The paths move into the set (one output's page each: one copy of
-    // 55,000 paths at 50,000 attempts).
-    let mut produced: BTreeSet<PathBuf> = BTreeSet::new();
-    for (path, state) in states {
+    for (path, state) in outcomes.noted {
         match state {
             State::Current => {}
-            State::Stale => drift.stale.push(path.clone()),
-            State::Missing => drift.missing.push(path.clone()),
+            State::Stale => drift.stale.push(path),
+            State::Missing => drift.missing.push(path),
         }
-        produced.insert(path);
     }
-    drift.orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    drift.orphaned = orphans(plan, pages, &outcomes.keys);
     drift.orphaned.extend(plan.stale.iter().cloned());
     drift.orphaned.sort();
     (drift.frozen, drift.frozen_missing) = frozen_drift(plan);
-    drift.outputs = produced.len() + plan.frozen_outputs.len();
+    drift.outputs = outcomes.keys.len() + plan.frozen_outputs.len();
     Ok(drift)
 }
 
-/// The files the search for orphans looks at, found by walking the folders
-/// in parallel (a runs root of 50,000 attempts is 100,000 folders).
-#[derive(Default)]
-struct Candidates {
-    /// Every file in an owned folder.
-    owned: Vec<PathBuf>,
-    /// Every `.html` file under the scanned folders.
-    pages: Vec<PathBuf>,
-}
-
-/// Every file under the owned folders.
-fn owned_files(plan: &Plan) -> Vec<PathBuf> {
+/// The generated files under the owned folders that no output produced
+/// (`produced`), and the temporary files a killed build left there
+/// (made before `started`): each file is asked as the walk finds it, so
+/// only orphans are kept, not every file of a site of 55,000 pages.
+fn owned_orphans(plan: &Plan, produced: &PathKeys, started: std::time::SystemTime) -> Vec<PathBuf> {
+    let orphan = |p: &Path| {
+        if p.file_name().is_some_and(crate::fsutil::is_temporary) {
+            leftover(p, started)
+        } else {
+            !produced.contains(p) && generated_file(p)
+        }
+    };
     plan.owned_dirs
         .par_iter()
-        .flat_map_iter(|dir| files_under(dir, false, &|_| true))
+        .flat_map_iter(|dir| files_under(dir, false, &|_| true, &orphan))
         .collect()
+}
+
+/// True when the temporary file at `p` was made before `started`: a
+/// killed build left it (this build's own are being renamed as it runs).
+fn leftover(p: &Path, started: std::time::SystemTime) -> bool {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t < started)
 }
 
 /// Every `.html` file under the scanned folders, skipped folders left out.
@@ -1007,9 +1086,12 @@ fn html_files(plan: &Plan) -> Vec<PathBuf> {
     plan.scanned
         .par_iter()
         .flat_map_iter(|dir| {
-            files_under(dir, true, &|name: &std::ffi::OsStr| {
-                Path::new(name).extension().is_some_and(|e| e == "html")
-            })
+            files_under(
+                dir,
+                true,
+                &|name: &std::ffi::OsStr| Path::new(name).extension().is_some_and(|e| e == "html"),
+                &|_| true,
+            )
         })
         .filter(|p| !plan.frozen.iter().any(|f| p.starts_with(f)))
         .collect()
@@ -1017,6 +1099,10 @@ fn html_files(plan: &Plan) -> Vec<PathBuf> {
 
 /// Decides by a file's name whether it is wanted.
 type Keep = dyn Fn(&std::ffi::OsStr) -> bool + Sync;
+
+/// Decides by a file's path, once its name was kept, whether it is
+/// gathered.
+type Wanted<'a> = dyn Fn(&Path) -> bool + Sync + 'a;
 
 /// The files under `root` (itself, when it is a file) whose names `keep`
 /// keeps; links are not followed below the root; with `skip`, entries
@@ -1029,15 +1115,17 @@ type Keep = dyn Fn(&std::ffi::OsStr) -> bool + Sync;
 /// third time for pages was a tenth of the system calls of `build
 /// --check` (docs/PERFORMANCE.md, "build and build --check"). Subfolders
 /// are read in parallel; an unreadable folder is passed over.
-fn files_under(root: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
+fn files_under(root: &Path, skip: bool, keep: &Keep, wanted: &Wanted<'_>) -> Vec<PathBuf> {
     match std::fs::metadata(root) {
-        Ok(m) if m.is_dir() => files_in(root, skip, keep),
-        Ok(m) if m.is_file() && root.file_name().is_none_or(keep) => vec![root.to_path_buf()],
+        Ok(m) if m.is_dir() => files_in(root, skip, keep, wanted),
+        Ok(m) if m.is_file() && root.file_name().is_none_or(keep) && wanted(root) => {
+            vec![root.to_path_buf()]
+        }
         _ => Vec::new(),
     }
 }
 
-fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
+fn files_in(dir: &Path, skip: bool, keep: &Keep, wanted: &Wanted<'_>) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -1055,7 +1143,10 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
         if kind.is_dir() {
             folders.push(entry.path());
         } else if kind.is_file() && (leftover || keep(&name)) {
-            files.push(entry.path());
+            let path = entry.path();
+            if wanted(&path) {
+                files.push(path);
+            }
         }
     }
     if skip && is_leaf(dir) {
@@ -1063,7 +1154,7 @@ fn files_in(dir: &Path, skip: bool, keep: &Keep) -> Vec<PathBuf> {
     }
     let below: Vec<PathBuf> = folders
         .par_iter()
-        .flat_map_iter(|d| files_in(d, skip, keep))
+        .flat_map_iter(|d| files_in(d, skip, keep, wanted))
         .collect();
     files.extend(below);
     files
@@ -1103,37 +1194,18 @@ fn generated_file(path: &Path) -> bool {
 }
 
 /// Generated files nothing produces any more: files carrying a generator
-/// mark (pages beside Markdown, files in an owned folder) that no output
-/// names. Hand-put files (a `CNAME` in `site/`, a drawing in `figures/`)
+/// mark (pages beside Markdown among `pages`, files in an owned folder)
+/// that no output names (`produced`), and temporary files a killed build
+/// left. Hand-put files (a `CNAME` in `site/`, a drawing in `figures/`)
 /// carry no mark and are left alone.
-fn orphans(
-    candidates: Candidates,
-    produced: &BTreeSet<PathBuf>,
-    started: std::time::SystemTime,
-) -> Vec<PathBuf> {
-    // Temporary files a killed build left (`.okn-tmp-*`, made before this
-    // build started: this build's own are being renamed as it runs).
-    let leftover = |p: &PathBuf| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t < started)
-    };
-    let is_temporary = |p: &PathBuf| p.file_name().is_some_and(crate::fsutil::is_temporary);
-    let (temporary_owned, owned): (Vec<PathBuf>, Vec<PathBuf>) =
-        candidates.owned.into_iter().partition(is_temporary);
-    let (temporary_pages, pages): (Vec<PathBuf>, Vec<PathBuf>) =
-        candidates.pages.into_iter().partition(is_temporary);
-    let mut found: BTreeSet<PathBuf> = temporary_owned
+fn orphans(plan: &Plan, pages: Vec<PathBuf>, produced: &PathKeys) -> Vec<PathBuf> {
+    let mut found: BTreeSet<PathBuf> = owned_orphans(plan, produced, plan.started)
         .into_iter()
-        .chain(temporary_pages)
-        .filter(leftover)
         .collect();
-    found.extend(
-        owned
-            .into_par_iter()
-            .filter(|p| !produced.contains(p) && generated_file(p))
-            .collect::<Vec<_>>(),
-    );
+    let (temporary, pages): (Vec<PathBuf>, Vec<PathBuf>) = pages
+        .into_iter()
+        .partition(|p| p.file_name().is_some_and(crate::fsutil::is_temporary));
+    found.extend(temporary.into_iter().filter(|p| leftover(p, plan.started)));
     // A generated page is an orphan only when the Markdown it was made
     // from is gone.
     let pages: Vec<PathBuf> = pages
@@ -1166,27 +1238,29 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
     // written is one this build produces, so it is never taken for an
     // orphan); owned folders only once the writing is done, since a file
     // written there passes through a temporary name.
-    let (results, pages) = rayon::join(
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    let (outcomes, pages) = rayon::join(
         || {
-            for_each_output(plan, |o| {
-                // A file that differs only by CRLF line ends (a Windows
-                // checkout) is current, as `check` says.
-                if state_of(&o.path, &o.bytes) == State::Current {
-                    Ok(false)
-                } else {
-                    crate::fsutil::write_atomic(&o.path, &o.bytes)?;
-                    Ok(true)
-                }
-            })
+            for_each_output(
+                plan,
+                |o| {
+                    // A file that differs only by CRLF line ends (a Windows
+                    // checkout) is current, as `check` says.
+                    if state_of(&o.path, &o.bytes) != State::Current {
+                        crate::fsutil::write_atomic(&o.path, &o.bytes)?;
+                        written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Ok(())
+                },
+                |_| false,
+            )
         },
         || html_files(plan),
     );
-    let results = results?;
-    let written = results.iter().filter(|(_, w)| *w).count();
-    let unchanged = results.len() - written;
-    let produced: BTreeSet<PathBuf> = results.into_iter().map(|(p, _)| p).collect();
-    let owned = owned_files(plan);
-    let mut orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
+    let outcomes = outcomes?;
+    let written = written.into_inner();
+    let unchanged = outcomes.total - written;
+    let mut orphaned = orphans(plan, pages, &outcomes.keys);
     orphaned.extend(plan.stale.iter().cloned());
     orphaned.sort();
     for path in &orphaned {
@@ -1218,17 +1292,18 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
 /// Errors: an output that cannot be computed; the first root whose files
 /// break a rule ([`refuse_records`]).
 fn first_pass(plan: &Plan) -> Result<Option<usize>> {
-    let states = for_each_output(plan, |o| Ok(state_of(&o.path, &o.bytes)))?;
+    let outcomes = for_each_output(
+        plan,
+        |o| Ok(state_of(&o.path, &o.bytes)),
+        |state| *state != State::Current,
+    )?;
     refuse_records(plan)?;
-    let current = states.iter().all(|(_, state)| *state == State::Current);
+    let current = outcomes.noted.is_empty();
     if !current || plan.record_checks.skipped() || !plan.stale.is_empty() {
         return Ok(None);
     }
-    let (owned, pages) = rayon::join(|| owned_files(plan), || html_files(plan));
-    let outputs = states.len();
-    let produced: BTreeSet<PathBuf> = states.into_iter().map(|(p, _)| p).collect();
-    let orphaned = orphans(Candidates { owned, pages }, &produced, plan.started);
-    Ok(orphaned.is_empty().then_some(outputs))
+    let orphaned = orphans(plan, html_files(plan), &outcomes.keys);
+    Ok(orphaned.is_empty().then_some(outcomes.total))
 }
 
 /// Refuses the first runs root whose files the plan's jobs found breaking
@@ -1353,4 +1428,37 @@ pub fn write_root_files(view: &RootView) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path's key is the key of every spelling a set of paths holds
+    /// equal, and of no other path: the search for orphans asks by key
+    /// what it asked of a set of paths (issue 26, section 4).
+    #[test]
+    fn a_path_key_is_one_for_one_path_however_spelled() {
+        let key = path_key(Path::new("site/roots/r/q/index.html"));
+        for spelling in [
+            "site//roots/r/q/index.html",
+            "site/./roots/r/q/index.html",
+            "site/roots/r/q/index.html/",
+        ] {
+            assert_eq!(Path::new(spelling), Path::new("site/roots/r/q/index.html"));
+            assert_eq!(path_key(Path::new(spelling)), key, "{spelling}");
+        }
+        for other in [
+            "site/roots/r/q/index.htm",
+            "site/roots/rq/index.html",
+            "/site/roots/r/q/index.html",
+            "site/roots/r/q/index.html/x",
+            "site/roots/r/q/ïndex.html",
+        ] {
+            assert_ne!(path_key(Path::new(other)), key, "{other}");
+        }
+        let keys = PathKeys(vec![key]);
+        assert!(keys.contains(Path::new("site//roots/r/q/index.html")));
+        assert!(!keys.contains(Path::new("site/roots/r/q/other.html")));
+    }
 }

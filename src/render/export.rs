@@ -593,13 +593,17 @@ impl Summaries {
             if !checks.all_made() {
                 return Ok(Vec::new());
             }
-            let questions = summaries
-                .questions
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Taken, so that each is let go as it is copied (a second
+            // pass's question jobs add them again).
+            let questions = std::mem::take(
+                &mut *summaries
+                    .questions
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
             Ok(vec![super::readme::root_summary(
                 &root.view,
-                questions.values().map(Vec::as_slice),
+                questions.into_values().collect(),
             )])
         })
     }
