@@ -607,17 +607,7 @@ fn the_mcp_server_sparql_catalog_runs_against_the_real_server() {
             assert!(status.success(), "oxigraph load {}", path.display());
         }
     }
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = std::process::Command::new(&oxigraph);
-        command
-            .args(["serve", "--union-default-graph", "--location"])
-            .arg(&db)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        command
-    });
-    let _server = child;
+    let (_server, port) = crate::support::oxigraph_serve(&oxigraph, &db, true);
     let profile = dir.path().join("sparql.toml");
     std::fs::write(
         &profile,

@@ -8,7 +8,7 @@
 //! `standin-model` (no model's API can be reached here).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -18,23 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// `standin-model` playing the oracle, logging requests into `log`.
 fn standin(log: &Path) -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-                "--log-dir",
-            ])
-            .arg(log)
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}"))
+    crate::support::standin_model(&repo(), &["--corpus", "demo/benchmarks-single"], Some(log))
 }
 
 /// A wrapper around the real claude CLI at `dir/NAME` running `edit` (a

@@ -14,8 +14,6 @@ use serde_json::Value;
 
 use crate::support::{KillOnDrop, okn, okn_in, repo, stderr, stdout, tool};
 
-const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
-
 /// The first question of `demo/benchmarks-single` and its condition.
 const QUESTION: &str = "biobricks-ice-active-chemicals_single";
 
@@ -47,16 +45,7 @@ fn oxigraph_demo_kg(dir: &Path) -> (KillOnDrop, String) {
         loaded += 1;
     }
     assert!(loaded >= 6, "{loaded} graphs in demo/kg");
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(&oxigraph);
-        command
-            .args(["serve", "--union-default-graph", "--location"])
-            .arg(&db)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        command
-    });
+    let (child, port) = crate::support::oxigraph_serve(&oxigraph, &db, true);
     (child, format!("http://127.0.0.1:{port}/query"))
 }
 
@@ -347,23 +336,8 @@ fn the_real_claude_cli_answers_through_mcp_server_sparql() {
     let (_oxigraph, url) = oxigraph_demo_kg(dir.path());
     let server = tool("mcp-server-sparql");
     let profile = profile(dir.path(), "sparql", &server, &["--endpoint", &url]);
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--strategy",
-                "oracle",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    let _standin = child;
+    let args = ["--corpus", "demo/benchmarks-single", "--strategy", "oracle"];
+    let (_standin, standin_url) = crate::support::standin_model(&repo(), &args, None);
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let out = dir.path().join("runs");
@@ -371,7 +345,7 @@ fn the_real_claude_cli_answers_through_mcp_server_sparql() {
         .env("HOME", &home)
         .env("NO_PROXY", "127.0.0.1")
         .env("no_proxy", "127.0.0.1")
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_BASE_URL", &standin_url)
         .env("ANTHROPIC_API_KEY", "dummy")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")

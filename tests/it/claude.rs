@@ -9,7 +9,7 @@
 //! config, the proxy, the server, the scoring) is the real thing.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::support::{KillOnDrop, okn, processes_mentioning, repo, stderr, stdout, tool};
 use serde_json::Value;
@@ -23,26 +23,12 @@ fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
 
 /// [`standin`] with further flags.
 fn standin_with(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--strategy",
-                strategy,
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-                "--log-dir",
-            ])
-            .arg(log)
-            .args(extra)
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}"))
+    let args = [
+        &["--corpus", "demo/benchmarks-single", "--strategy", strategy][..],
+        extra,
+    ]
+    .concat();
+    crate::support::standin_model(&repo(), &args, Some(log))
 }
 
 fn run_claude(url: &str, home: &Path, out: &Path, extra: &[&str]) -> Output {

@@ -6,38 +6,22 @@
 //! API calls on 127.0.0.1 (`docs/HOSTS.md`).
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool};
 
-const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
-
 /// Starts `standin-model` playing the oracle (with `extra` flags); returns
 /// it and its URL.
 fn standin(log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--strategy",
-                "oracle",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-                "--log-dir",
-            ])
-            .arg(log)
-            .args(extra)
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}"))
+    let args = [
+        &["--corpus", "demo/benchmarks-single", "--strategy", "oracle"][..],
+        extra,
+    ]
+    .concat();
+    crate::support::standin_model(&repo(), &args, Some(log))
 }
 
 /// `run --agent HOST` over the single corpus's demo KG, its program the

@@ -43,16 +43,7 @@ fn start_oxigraph(dir: &Path) -> Server {
         .status()
         .unwrap();
     assert!(status.success(), "oxigraph load failed");
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(&oxigraph);
-        command
-            .args(["serve", "--union-default-graph", "--location"])
-            .arg(&db)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        command
-    });
+    let (child, port) = crate::support::oxigraph_serve(&oxigraph, &db, true);
     Server {
         _child: child,
         url: format!("http://127.0.0.1:{port}/query"),

@@ -1762,17 +1762,7 @@ for line in sys.stdin:
             .status()
             .unwrap();
         assert!(status.success(), "oxigraph load failed");
-        let (child, port) = crate::support::serve_on_free_port(|port| {
-            let mut command = std::process::Command::new(&oxigraph);
-            command
-                .args(["serve", "--location"])
-                .arg(&db)
-                .args(["--bind", &format!("127.0.0.1:{port}")])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            command
-        });
-        (child, port)
+        crate::support::oxigraph_serve(&oxigraph, &db, false)
     }
 
     // mcp-server-sparql answers an endpoint's 404 and a malformed query

@@ -7,7 +7,7 @@
 //! counts, and each way of stopping is named.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -18,24 +18,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 /// Starts `standin-model` playing `strategy`, logging requests into `log`,
 /// with `extra` flags; returns it and its API root (`http://../v1`).
 fn standin(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args(["standin-model", "--corpus", "demo/benchmarks-single"])
-            .args([
-                "--strategy",
-                strategy,
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .arg("--log-dir")
-            .arg(log)
-            .args(extra)
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}/v1"))
+    let args = [
+        &["--corpus", "demo/benchmarks-single", "--strategy", strategy][..],
+        extra,
+    ]
+    .concat();
+    let (child, url) = crate::support::standin_model(&repo(), &args, Some(log));
+    (child, format!("{url}/v1"))
 }
 
 /// The first demo record: its id and prompt.

@@ -7,13 +7,10 @@
 //! host report, "not stated" where the host stated nothing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 use crate::support::{KillOnDrop, Test, repo};
-
-const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// The version every host of this program states (the scripted agent and
 /// the openai loop are this program).
@@ -25,23 +22,9 @@ const OPENAI: &str = "demo-kg-all-tools-openai__kg-named";
 /// Starts `standin-model` playing the oracle over the single corpus;
 /// returns it and its API root (`http://../v1`).
 fn standin() -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--strategy",
-                "oracle",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}/v1"))
+    let args = ["--corpus", "demo/benchmarks-single", "--strategy", "oracle"];
+    let (child, url) = crate::support::standin_model(&repo(), &args, None);
+    (child, format!("{url}/v1"))
 }
 
 /// `run` over the first question of the single corpus into `out`, with

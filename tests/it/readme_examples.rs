@@ -30,7 +30,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::support::{KillOnDrop, repo, tool};
 
@@ -287,16 +287,9 @@ fn corpus_of(block: &Block) -> String {
 
 /// Starts the stand-in model for `block` in `dir`; returns it and its URL.
 fn standin(dir: &Path, block: &Block) -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args(["standin-model", "--corpus", &corpus_of(block), "--strategy"])
-            .args(["oracle", "--bind", &format!("127.0.0.1:{port}")])
-            .current_dir(dir)
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}"))
+    let corpus = corpus_of(block);
+    let args = ["--corpus", corpus.as_str(), "--strategy", "oracle"];
+    crate::support::standin_model(dir, &args, None)
 }
 
 /// Runs `block` in `dir` with `bin` first on `PATH`; panics with its

@@ -605,22 +605,7 @@ fn episodes_that_never_reach_the_server_are_blocked_and_a_run_of_nothing_else_ex
 #[test]
 fn the_control_and_a_streamable_http_server_side_by_side() {
     let (_keep, out) = out_dir();
-    let (server, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "kg-server",
-                "--transport",
-                "http",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-                "--data",
-            ])
-            .arg(repo().join("demo/kg"))
-            .stderr(Stdio::null());
-        command
-    });
-    let _server = server;
+    let (_server, port) = crate::support::kg_server_http(&[]);
     let profile = out.parent().unwrap().join("remote.toml");
     std::fs::write(&profile, format!("name = \"demo-kg\"\n[upstream]\ntransport = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n")).unwrap();
     let common = [

@@ -20,21 +20,7 @@ const CSV: &str = "county,areaKm2\nhttp://ex.org/c/1,14290.37\nhttp://ex.org/c/2
 
 /// Starts `standin-model` (oracle) on a free port; returns it and its URL.
 fn standin() -> (KillOnDrop, String) {
-    let (child, port) = crate::support::serve_on_free_port(|port| {
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "standin-model",
-                "--corpus",
-                "demo/benchmarks-single",
-                "--bind",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .current_dir(repo())
-            .stderr(Stdio::null());
-        command
-    });
-    (child, format!("http://127.0.0.1:{port}"))
+    crate::support::standin_model(&repo(), &["--corpus", "demo/benchmarks-single"], None)
 }
 
 /// The demo record the loops play: its prompt and its answer key.

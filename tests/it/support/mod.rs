@@ -9,7 +9,7 @@ pub mod ports;
 pub mod shared;
 pub mod test;
 
-pub use ports::{closed_port, free_port, serve_on_free_port};
+pub use ports::{closed_port, free_port, oxigraph_serve, serve_on_free_port, standin_model};
 pub use test::Test;
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,8 @@
 //! else can open it while the test expects a refused connection.
 
 use std::collections::{HashMap, HashSet};
-use std::process::{Child, Command};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::KillOnDrop;
@@ -171,4 +172,46 @@ fn sockets_of_tree(root: u32) -> HashSet<u64> {
         stack.extend(children.get(&pid).into_iter().flatten());
     }
     sockets
+}
+
+/// `okn-benchmark standin-model` run in `dir` with `args`, and
+/// `--log-dir log` when given, on a port of its own
+/// ([`serve_on_free_port`]), its stderr dropped; returns it and its root
+/// URL, `http://127.0.0.1:PORT`.
+pub fn standin_model(dir: &Path, args: &[&str], log: Option<&Path>) -> (KillOnDrop, String) {
+    let (child, port) = serve_on_free_port(|port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_okn-benchmark"));
+        command
+            .arg("standin-model")
+            .args(args)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .current_dir(dir)
+            .stderr(Stdio::null());
+        if let Some(log) = log {
+            command.arg("--log-dir").arg(log);
+        }
+        command
+    });
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// `oxigraph serve` (the program at `oxigraph`) over the store at `db`,
+/// its default graph the union of the named ones when `union`, on a port
+/// of its own ([`serve_on_free_port`]), its output dropped; returns it
+/// and its port.
+pub fn oxigraph_serve(oxigraph: &Path, db: &Path, union: bool) -> (KillOnDrop, u16) {
+    serve_on_free_port(|port| {
+        let mut command = Command::new(oxigraph);
+        command.arg("serve");
+        if union {
+            command.arg("--union-default-graph");
+        }
+        command
+            .arg("--location")
+            .arg(db)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    })
 }
