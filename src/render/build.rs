@@ -1038,11 +1038,12 @@ pub fn check(plan: &Plan) -> Result<Drift> {
     );
     let outcomes = outcomes?;
     refuse_records(plan)?;
+    // Only stale and missing outputs are noted.
     for (path, state) in outcomes.noted {
-        match state {
-            State::Current => {}
-            State::Stale => drift.stale.push(path),
-            State::Missing => drift.missing.push(path),
+        if state == State::Stale {
+            drift.stale.push(path);
+        } else {
+            drift.missing.push(path);
         }
     }
     drift.orphaned = orphans(plan, pages, &outcomes.keys);
@@ -1055,12 +1056,13 @@ pub fn check(plan: &Plan) -> Result<Drift> {
 
 /// The generated files under the owned folders that no output produced
 /// (`produced`), and the temporary files a killed build left there
-/// (made before `started`): each file is asked as the walk finds it, so
-/// only orphans are kept, not every file of a site of 55,000 pages.
-fn owned_orphans(plan: &Plan, produced: &PathKeys, started: std::time::SystemTime) -> Vec<PathBuf> {
+/// (made before the plan started): each file is asked as the walk finds
+/// it, so only orphans are kept, not every file of a site of 55,000
+/// pages.
+fn owned_orphans(plan: &Plan, produced: &PathKeys) -> Vec<PathBuf> {
     let orphan = |p: &Path| {
         if p.file_name().is_some_and(crate::fsutil::is_temporary) {
-            leftover(p, started)
+            leftover(p, plan.started)
         } else {
             !produced.contains(p) && generated_file(p)
         }
@@ -1199,9 +1201,7 @@ fn generated_file(path: &Path) -> bool {
 /// left. Hand-put files (a `CNAME` in `site/`, a drawing in `figures/`)
 /// carry no mark and are left alone.
 fn orphans(plan: &Plan, pages: Vec<PathBuf>, produced: &PathKeys) -> Vec<PathBuf> {
-    let mut found: BTreeSet<PathBuf> = owned_orphans(plan, produced, plan.started)
-        .into_iter()
-        .collect();
+    let mut found: BTreeSet<PathBuf> = owned_orphans(plan, produced).into_iter().collect();
     let (temporary, pages): (Vec<PathBuf>, Vec<PathBuf>) = pages
         .into_iter()
         .partition(|p| p.file_name().is_some_and(crate::fsutil::is_temporary));

@@ -342,11 +342,11 @@ pub fn question_summary(
 }
 
 /// The root's `summary.csv` from its questions' (`questions`, each a
-/// [`question_summary`]'s bytes, in question order): their rows under one header (the same bytes as a
-/// table of every row, without building one). Each is let go once copied,
-/// and the file is sized once: at 50,000 attempts it is 10 MB, and a
-/// second copy growing by doubling beside the first was the peak of
-/// `build --check` (issue 26, section 4).
+/// [`question_summary`]'s bytes, in question order): their rows under one
+/// header (the same bytes as a table of every row, without building one).
+/// Each is let go once copied, and the file is sized once: at 50,000
+/// attempts it is 10 MB, and a second copy growing by doubling beside the
+/// first was the peak of `build --check` (issue 26, section 4).
 pub fn root_summary<B: AsRef<[u8]>>(view: &RootView, questions: Vec<B>) -> Output {
     let header = csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes();
     let size = header.len()

@@ -181,7 +181,7 @@ type ByQuestion<T> = BTreeMap<String, BTreeMap<String, T>>;
 /// question and condition: the results (their attempts let go unless
 /// held), a digest of each file's bytes, and what was counted of each
 /// result's attempts.
-type Read3 = (
+type ResultsRead = (
     ByQuestion<QuestionResult>,
     ByQuestion<u64>,
     ByQuestion<Counted>,
@@ -564,7 +564,7 @@ fn results(
     conditions: &BTreeMap<String, ConditionView>,
     hold: bool,
     problems: &mut Vec<String>,
-) -> Read3 {
+) -> ResultsRead {
     let wanted: Vec<(&String, &String)> = conditions
         .iter()
         .flat_map(|(name, c)| c.file.questions.keys().map(move |id| (name, id)))
@@ -580,7 +580,7 @@ fn results(
             Ok((result, digest, counted))
         })
         .collect();
-    let (mut results, mut digests, mut counts) = Read3::default();
+    let (mut results, mut digests, mut counts) = ResultsRead::default();
     for ((name, id), read) in wanted.into_iter().zip(read) {
         match read {
             Ok((result, digest, counted)) => {

@@ -46,35 +46,7 @@ impl<'a> Lexer<'a> {
             stop: None,
         }
     }
-}
 
-impl<'a> Iterator for Lexer<'a> {
-    type Item = (usize, Token<'a>);
-
-    fn next(&mut self) -> Option<(usize, Token<'a>)> {
-        let text = self.text;
-        let bytes = text.as_bytes();
-        while self.i < bytes.len() {
-            let i = self.i;
-            let c = text[i..].chars().next().unwrap_or(' ');
-            let len = c.len_utf8();
-            match c {
-                '#' => {
-                    let mut j = i;
-                    while j < bytes.len() && bytes[j] != b'\n' {
-                        j += 1;
-                    }
-                    self.i = j;
-                }
-                c if c.is_whitespace() => self.i += len,
-                _ => return Some((i, self.token(c, len))),
-            }
-        }
-        None
-    }
-}
-
-impl<'a> Lexer<'a> {
     /// The token that starts with `c` (`len` bytes) at the lexer's
     /// offset, which it moves past the token.
     fn token(&mut self, c: char, len: usize) -> Token<'a> {
@@ -168,6 +140,32 @@ impl<'a> Lexer<'a> {
                 Token::Punct(c)
             }
         }
+    }
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = (usize, Token<'a>);
+
+    fn next(&mut self) -> Option<(usize, Token<'a>)> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        while self.i < bytes.len() {
+            let i = self.i;
+            let c = text[i..].chars().next().unwrap_or(' ');
+            let len = c.len_utf8();
+            match c {
+                '#' => {
+                    let mut j = i;
+                    while j < bytes.len() && bytes[j] != b'\n' {
+                        j += 1;
+                    }
+                    self.i = j;
+                }
+                c if c.is_whitespace() => self.i += len,
+                _ => return Some((i, self.token(c, len))),
+            }
+        }
+        None
     }
 }
 
