@@ -18,7 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 
 /// `standin-model` playing the oracle, logging requests into `log`.
 fn standin(log: &Path) -> (KillOnDrop, String) {
-    crate::support::standin_model(&repo(), &["--corpus", "demo/benchmarks-single"], Some(log))
+    crate::support::standin_single("oracle", Some(log), &[])
 }
 
 /// A wrapper around the real claude CLI at `dir/NAME` running `edit` (a

@@ -336,8 +336,7 @@ fn the_real_claude_cli_answers_through_mcp_server_sparql() {
     let (_oxigraph, url) = oxigraph_demo_kg(dir.path());
     let server = tool("mcp-server-sparql");
     let profile = profile(dir.path(), "sparql", &server, &["--endpoint", &url]);
-    let args = ["--corpus", "demo/benchmarks-single", "--strategy", "oracle"];
-    let (_standin, standin_url) = crate::support::standin_model(&repo(), &args, None);
+    let (_standin, standin_url) = crate::support::standin_single("oracle", None, &[]);
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let out = dir.path().join("runs");

@@ -23,12 +23,7 @@ fn standin(strategy: &str, log: &Path) -> (KillOnDrop, String) {
 
 /// [`standin`] with further flags.
 fn standin_with(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let args = [
-        &["--corpus", "demo/benchmarks-single", "--strategy", strategy][..],
-        extra,
-    ]
-    .concat();
-    crate::support::standin_model(&repo(), &args, Some(log))
+    crate::support::standin_single(strategy, Some(log), extra)
 }
 
 fn run_claude(url: &str, home: &Path, out: &Path, extra: &[&str]) -> Output {

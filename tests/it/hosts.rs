@@ -11,17 +11,12 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{KillOnDrop, free_port, okn, repo, stderr, stdout, tool};
+use crate::support::{KillOnDrop, free_port, okn, stderr, stdout, tool};
 
 /// Starts `standin-model` playing the oracle (with `extra` flags); returns
 /// it and its URL.
 fn standin(log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let args = [
-        &["--corpus", "demo/benchmarks-single", "--strategy", "oracle"][..],
-        extra,
-    ]
-    .concat();
-    crate::support::standin_model(&repo(), &args, Some(log))
+    crate::support::standin_single("oracle", Some(log), extra)
 }
 
 /// `run --agent HOST` over the single corpus's demo KG, its program the

@@ -18,12 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_okn-benchmark");
 /// Starts `standin-model` playing `strategy`, logging requests into `log`,
 /// with `extra` flags; returns it and its API root (`http://../v1`).
 fn standin(strategy: &str, log: &Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let args = [
-        &["--corpus", "demo/benchmarks-single", "--strategy", strategy][..],
-        extra,
-    ]
-    .concat();
-    let (child, url) = crate::support::standin_model(&repo(), &args, Some(log));
+    let (child, url) = crate::support::standin_single(strategy, Some(log), extra);
     (child, format!("{url}/v1"))
 }
 

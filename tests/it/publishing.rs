@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{KillOnDrop, Test, repo};
+use crate::support::{KillOnDrop, Test};
 
 /// The version every host of this program states (the scripted agent and
 /// the openai loop are this program).
@@ -22,8 +22,7 @@ const OPENAI: &str = "demo-kg-all-tools-openai__kg-named";
 /// Starts `standin-model` playing the oracle over the single corpus;
 /// returns it and its API root (`http://../v1`).
 fn standin() -> (KillOnDrop, String) {
-    let args = ["--corpus", "demo/benchmarks-single", "--strategy", "oracle"];
-    let (child, url) = crate::support::standin_model(&repo(), &args, None);
+    let (child, url) = crate::support::standin_single("oracle", None, &[]);
     (child, format!("{url}/v1"))
 }
 

@@ -20,7 +20,7 @@ const CSV: &str = "county,areaKm2\nhttp://ex.org/c/1,14290.37\nhttp://ex.org/c/2
 
 /// Starts `standin-model` (oracle) on a free port; returns it and its URL.
 fn standin() -> (KillOnDrop, String) {
-    crate::support::standin_model(&repo(), &["--corpus", "demo/benchmarks-single"], None)
+    crate::support::standin_single("oracle", None, &[])
 }
 
 /// The demo record the loops play: its prompt and its answer key.

@@ -9,7 +9,9 @@ pub mod ports;
 pub mod shared;
 pub mod test;
 
-pub use ports::{closed_port, free_port, oxigraph_serve, serve_on_free_port, standin_model};
+pub use ports::{
+    closed_port, free_port, oxigraph_serve, serve_on_free_port, standin_model, standin_single,
+};
 pub use test::Test;
 
 use std::path::{Path, PathBuf};

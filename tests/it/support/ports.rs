@@ -195,6 +195,15 @@ pub fn standin_model(dir: &Path, args: &[&str], log: Option<&Path>) -> (KillOnDr
     (child, format!("http://127.0.0.1:{port}"))
 }
 
+/// [`standin_model`] over the repository's `demo/benchmarks-single`
+/// corpus, playing `strategy` (`oracle`, `hang`, `skill:85:101`, ...),
+/// with `extra` arguments after those: the stand-in most tests talk to.
+pub fn standin_single(strategy: &str, log: Option<&Path>, extra: &[&str]) -> (KillOnDrop, String) {
+    let corpus = ["--corpus", "demo/benchmarks-single", "--strategy", strategy];
+    let args = [&corpus[..], extra].concat();
+    standin_model(&crate::support::repo(), &args, log)
+}
+
 /// `oxigraph serve` (the program at `oxigraph`) over the store at `db`,
 /// its default graph the union of the named ones when `union`, on a port
 /// of its own ([`serve_on_free_port`]), its output dropped; returns it
