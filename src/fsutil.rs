@@ -13,34 +13,85 @@ use crate::error::{Error, Result};
 /// Errors: [`Error::File`] naming `path` when the folder cannot be created or
 /// the file cannot be written or renamed.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
-    let mut builder = tempfile::Builder::new();
-    builder
-        .prefix(TEMPORARY_PREFIX)
-        .rand_bytes(TEMPORARY_RANDOM);
-    // A temporary file is private (0600); the file it becomes keeps the
-    // mode of the one it replaces, or gets the umask's default.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o666);
-        builder.permissions(std::fs::Permissions::from_mode(mode));
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(contents)
+        .map_err(|e| Error::io(path, "write", e))?;
+    file.commit()
+}
+
+/// A file being written atomically, as it is made ([`write_atomic`]'s
+/// way for a file too large to hold whole: `build`'s streamed outputs,
+/// issue 26, section 4): the bytes go to a temporary file in the same
+/// folder, which [`AtomicFile::commit`] renames over the path. Dropped
+/// without a commit, the temporary file is removed and the path keeps
+/// what it held.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: std::io::BufWriter<tempfile::NamedTempFile>,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`: creates missing parent folders and the
+    /// temporary file (private while written; on commit it keeps the mode
+    /// of the file it replaces, or gets the umask's default).
+    ///
+    /// Errors: [`Error::File`] naming `path` when the folder or the
+    /// temporary file cannot be created.
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create folder", e))?;
+        let mut builder = tempfile::Builder::new();
+        builder
+            .prefix(TEMPORARY_PREFIX)
+            .rand_bytes(TEMPORARY_RANDOM);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o666);
+            builder.permissions(std::fs::Permissions::from_mode(mode));
+        }
+        let tmp = builder
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(path, "write", e))?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp: std::io::BufWriter::with_capacity(1 << 16, tmp),
+        })
     }
-    let mut tmp = builder
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io(path, "write", e))?;
-    tmp.write_all(contents)
-        .and_then(|_| tmp.flush())
-        .map_err(|e| Error::io(path, "write", e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(path, "write", e.error))?;
-    Ok(())
+
+    /// Flushes what was written and renames it over the path.
+    ///
+    /// Errors: [`Error::File`] naming the path when the bytes cannot be
+    /// flushed or the file cannot be renamed.
+    pub fn commit(self) -> Result<()> {
+        let path = self.path;
+        let tmp = self
+            .tmp
+            .into_inner()
+            .map_err(|e| Error::io(&path, "write", e.into_error()))?;
+        tmp.persist(&path)
+            .map_err(|e| Error::io(&path, "write", e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tmp.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.tmp.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.flush()
+    }
 }
 
 /// Lexically normalized `path`: `.` dropped, `a/..` folded, the disk not

@@ -48,6 +48,7 @@ pub use super::Output;
 pub use super::export::Job;
 use super::page::{FILE_META, page_prefix};
 pub use super::page::{html_path, page_text, page_with, stamp};
+pub use super::streamed::{StreamJob, Streamed};
 
 /// Everything a build would write.
 pub struct Plan {
@@ -55,8 +56,9 @@ pub struct Plan {
     pub outputs: Vec<Output>,
     /// Outputs computed on demand.
     pub jobs: Vec<Job>,
-    /// Outputs computed on demand after every one of `jobs` has run.
-    pub last: Vec<Job>,
+    /// Outputs made as they are written, after every one of `jobs` has
+    /// run ([`super::streamed`]).
+    pub last: Vec<StreamJob>,
     /// Folders the build writes into (`figures/`, `site/`): a file there
     /// that carries a generator mark and that no output names is removed.
     pub owned_dirs: Vec<PathBuf>,
@@ -882,49 +884,63 @@ struct Outcomes<T> {
     total: usize,
 }
 
-/// One output done: its path's key, and its path and outcome when noted.
-type Done<T> = (u128, Option<(PathBuf, T)>);
+/// Outputs done: each one's path key, and the path and outcome of those
+/// noted.
+type Done<T> = (Vec<u128>, Vec<(PathBuf, T)>);
 
 /// Runs `each` on every output of `plan` (up-front ones, those jobs
-/// produce, then those of the last jobs), in parallel. Keeps every
-/// output's path key and, with its path, each outcome `noted` says to
-/// keep: an output's bytes and path are let go as soon as it is done, so
-/// memory does not grow with the outputs a build only compares.
+/// produce), in parallel, then `each_streamed` on those the last jobs
+/// make, one at a time. Keeps every output's path key and, with its path,
+/// each outcome `noted` says to keep: an output's bytes and path are let
+/// go as soon as it is done, so memory does not grow with the outputs a
+/// build only compares (16 bytes an output: issue 26, section 4).
 fn for_each_output<T: Send>(
     plan: &Plan,
     each: impl Fn(&Output) -> Result<T> + Sync + Send,
+    each_streamed: impl Fn(Streamed) -> Result<T>,
     noted: impl Fn(&T) -> bool + Sync + Send,
 ) -> Result<Outcomes<T>> {
-    let one = |o: &Output| -> Result<Done<T>> {
-        let outcome = each(o)?;
-        let kept = noted(&outcome).then(|| (o.path.clone(), outcome));
-        Ok((path_key(&o.path), kept))
+    let one = |done: &mut Done<T>, path: &Path, outcome: T| {
+        done.0.push(path_key(path));
+        if noted(&outcome) {
+            done.1.push((path.to_path_buf(), outcome));
+        }
     };
-    let mut done: Vec<Done<T>> = plan
+    let whole = |mut done: Done<T>, o: &Output| -> Result<Done<T>> {
+        let outcome = each(o)?;
+        one(&mut done, &o.path, outcome);
+        Ok(done)
+    };
+    let join = |mut a: Done<T>, b: Done<T>| -> Done<T> {
+        a.0.extend(b.0);
+        a.1.extend(b.1);
+        a
+    };
+    let up_front = plan
         .outputs
         .par_iter()
-        .map(one)
-        .collect::<Result<Vec<_>>>()?;
-    let produced: Vec<Vec<Done<T>>> = plan
+        .try_fold(Done::default, whole)
+        .try_reduce(Done::default, |a, b| Ok(join(a, b)))?;
+    let produced = plan
         .jobs
         .par_iter()
-        .map(|job| job()?.iter().map(one).collect::<Result<Vec<_>>>())
-        .collect::<Result<Vec<_>>>()?;
-    done.extend(produced.into_iter().flatten());
+        .try_fold(Done::default, |done, job| {
+            job()?.iter().try_fold(done, &whole)
+        })
+        .try_reduce(Done::default, |a, b| Ok(join(a, b)))?;
+    let mut done = join(up_front, produced);
     for job in &plan.last {
-        for o in job()? {
-            done.push(one(&o)?);
+        if let Some(streamed) = job()? {
+            let path = streamed.path.clone();
+            let outcome = each_streamed(streamed)?;
+            one(&mut done, &path, outcome);
         }
     }
-    let total = done.len();
-    let mut keys = Vec::with_capacity(total);
-    let mut kept = Vec::new();
-    for (key, noted) in done {
-        keys.push(key);
-        kept.extend(noted);
-    }
+    let (mut keys, mut kept) = done;
+    let total = keys.len();
     keys.sort_unstable();
     keys.dedup();
+    keys.shrink_to_fit();
     kept.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Outcomes {
         keys: PathKeys(keys),
@@ -970,6 +986,61 @@ fn state_of(path: &Path, bytes: &[u8]) -> State {
         Ok(Some(existing)) if same_text(&existing, bytes) => State::Current,
         Ok(None) => State::Missing,
         _ => State::Stale,
+    }
+}
+
+/// How the file at `streamed`'s path compares with the bytes it writes,
+/// compared as they come ([`super::streamed::Compare`]), as [`state_of`]
+/// compares a whole output. The bytes are made even when there is no file
+/// to compare them with, so a failure to make them is never hidden.
+///
+/// Errors: what making the bytes meets.
+fn streamed_state(streamed: Streamed) -> Result<State> {
+    match crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow) {
+        Ok(Some(file)) => {
+            let mut compare = super::streamed::Compare::new(Some(std::io::BufReader::new(file)));
+            (streamed.write)(&mut compare)?;
+            Ok(if compare.finish() {
+                State::Current
+            } else {
+                State::Stale
+            })
+        }
+        other => {
+            (streamed.write)(&mut std::io::sink())?;
+            Ok(if matches!(other, Ok(None)) {
+                State::Missing
+            } else {
+                State::Stale
+            })
+        }
+    }
+}
+
+/// Writes `streamed` unless its file already holds its bytes: the bytes
+/// go into a temporary file beside it ([`crate::fsutil::AtomicFile`]) and
+/// are compared with the file's as they come; the temporary file replaces
+/// the file only when they differ. Returns whether it was written.
+///
+/// Errors: the file cannot be written; what making the bytes meets (the
+/// file is then left as it was).
+fn write_streamed(streamed: Streamed) -> Result<bool> {
+    let existing = crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow)
+        .ok()
+        .flatten()
+        .map(std::io::BufReader::new);
+    let mut file = crate::fsutil::AtomicFile::create(&streamed.path)?;
+    let mut compare = super::streamed::Compare::new(existing);
+    (streamed.write)(&mut super::streamed::Tee {
+        first: &mut file,
+        second: &mut compare,
+    })?;
+    if compare.finish() {
+        // Dropped: the temporary file goes, the file stays as it is.
+        Ok(false)
+    } else {
+        file.commit()?;
+        Ok(true)
     }
 }
 
@@ -1031,6 +1102,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
             for_each_output(
                 plan,
                 |o| Ok(state_of(&o.path, &o.bytes)),
+                streamed_state,
                 |state| *state != State::Current,
             )
         },
@@ -1252,6 +1324,12 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
                     }
                     Ok(())
                 },
+                |streamed| {
+                    if write_streamed(streamed)? {
+                        written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Ok(())
+                },
                 |_| false,
             )
         },
@@ -1295,6 +1373,7 @@ fn first_pass(plan: &Plan) -> Result<Option<usize>> {
     let outcomes = for_each_output(
         plan,
         |o| Ok(state_of(&o.path, &o.bytes)),
+        streamed_state,
         |state| *state != State::Current,
     )?;
     refuse_records(plan)?;

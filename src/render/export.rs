@@ -213,9 +213,10 @@ pub struct Exported {
     pub outputs: Vec<Output>,
     /// Outputs computed on demand.
     pub jobs: Vec<Job>,
-    /// Outputs computed on demand once every job has run (the search
-    /// index, made of what the question jobs gathered).
-    pub last: Vec<Job>,
+    /// Outputs made as they are written once every job has run (the
+    /// search index and a root's `summary.csv`, made of what the question
+    /// jobs gathered; [`super::streamed`]).
+    pub last: Vec<super::streamed::StreamJob>,
     /// Folders it owns: a file there that carries a generator mark and
     /// that no output names is an orphan.
     pub owned_dirs: Vec<PathBuf>,
@@ -511,9 +512,9 @@ impl Exporter for Site {
                             checks.add(at, question.clone(), std::mem::take(&mut detail.problems));
                             return Ok(Vec::new());
                         }
-                        gathered.add(&root, &detail);
+                        gathered.add(&root, &detail)?;
                     } else if left.load(Ordering::SeqCst) {
-                        gathered.add(&root, &detail);
+                        gathered.add(&root, &detail)?;
                     }
                     let mut outputs: Vec<Output> =
                         super::site::question_pages(&theme, &root, &detail)?
@@ -526,7 +527,7 @@ impl Exporter for Site {
                     if let Some(summaries) = &summaries {
                         let summary =
                             super::readme::question_summary(&root.view, &question, &detail.results);
-                        summaries.add(&question, &summary.bytes);
+                        summaries.add(&question, &summary.bytes)?;
                         outputs.push(summary);
                     }
                     Ok(outputs)
@@ -553,58 +554,66 @@ impl Exporter for Site {
             // A first pass that left questions to the second has not
             // gathered them: the index is made in the second.
             if !checks.all_made() {
-                return Ok(Vec::new());
+                return Ok(None);
             }
-            Ok(vec![Output {
-                bytes: gathered.index(theme.search_script()),
+            let (gathered, theme, shown) =
+                (Arc::clone(&gathered), Arc::clone(&theme), path.clone());
+            Ok(Some(super::streamed::Streamed {
                 path: path.clone(),
-            }])
+                write: Box::new(move |out| {
+                    gathered.write_index(theme.search_script(), out, &shown)
+                }),
+            }))
         }));
         exported.owned_dirs.push(base.join(super::site::SITE_DIR));
         Ok(exported)
     }
 }
 
-/// The `summary.csv` of each question of a root whose view does not hold
-/// its attempts ([`crate::report::view::RootView::attempts_held`]), as the
-/// site's question jobs make them (in any order, from any thread), for
-/// the root's own `summary.csv`, made once every job has run.
+/// The `summary.csv` rows of each question of a root whose view does not
+/// hold its attempts ([`crate::report::view::RootView::attempts_held`]),
+/// as the site's question jobs make them (in any order, from any thread),
+/// for the root's own `summary.csv`, made once every job has run. Held
+/// in a [`super::streamed::Spill`], not in memory.
 #[derive(Default)]
 struct Summaries {
-    /// Each question's `summary.csv`, by question id.
-    questions: Mutex<BTreeMap<String, Vec<u8>>>,
+    /// Each question's rows, by question id.
+    rows: Mutex<super::streamed::Spill<String>>,
 }
 
 impl Summaries {
-    /// Keeps question `id`'s `summary.csv`.
-    fn add(&self, id: &str, csv: &[u8]) {
-        self.questions
+    /// Keeps question `id`'s `summary.csv` rows.
+    ///
+    /// Errors: the temporary file that holds them cannot be written.
+    fn add(&self, id: &str, csv: &[u8]) -> Result<()> {
+        let mut rows = self
+            .rows
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.to_string(), csv.to_vec());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        rows.put(id.to_string(), super::readme::summary_rows(csv))
     }
 
-    /// The job that makes `root`'s `summary.csv` from its questions'
-    /// ([`super::readme::root_summary`]), once the question jobs have run
-    /// ([`RecordChecks::all_made`]).
-    fn root_job(self: &Arc<Self>, root: &Arc<SiteRoot>, checks: &Arc<RecordChecks>) -> Job {
+    /// The job that makes `root`'s `summary.csv` from its questions' rows
+    /// ([`super::readme::root_summary_streamed`]), once the question jobs
+    /// have run ([`RecordChecks::all_made`]).
+    fn root_job(
+        self: &Arc<Self>,
+        root: &Arc<SiteRoot>,
+        checks: &Arc<RecordChecks>,
+    ) -> super::streamed::StreamJob {
         let (summaries, root, checks) = (Arc::clone(self), Arc::clone(root), Arc::clone(checks));
         Box::new(move || {
             if !checks.all_made() {
-                return Ok(Vec::new());
+                return Ok(None);
             }
-            // Taken, so that each is let go as it is copied (a second
-            // pass's question jobs add them again).
-            let questions = std::mem::take(
+            // Taken: a second pass's question jobs add them again.
+            let rows = std::mem::take(
                 &mut *summaries
-                    .questions
+                    .rows
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             );
-            Ok(vec![super::readme::root_summary(
-                &root.view,
-                questions.into_values().collect(),
-            )])
+            Ok(Some(super::readme::root_summary_streamed(&root.view, rows)))
         })
     }
 }

@@ -11,6 +11,8 @@
 //! - [`readme`]: a runs root's README, summary CSVs and terminal report.
 //! - [`study`]: a study's generated regions; [`figures`]: its SVG figures.
 //! - [`site`]: the static site's pages; [`search`]: its search index.
+//! - [`streamed`]: outputs made as they are written (the files that grow
+//!   with a root's attempts).
 //! - [`paper`]: the paper's tables; [`manuscript`]: `paper doc`, a
 //!   Markdown manuscript as HTML and RTF ([`rtf`], the RTF writer).
 //! - [`syntax`]: one table in Markdown, HTML, terminal, CSV or RTF.
@@ -39,6 +41,7 @@ pub mod rtf;
 pub mod sanitize;
 pub mod search;
 pub mod site;
+pub mod streamed;
 pub mod study;
 pub mod syntax;
 pub mod theme;

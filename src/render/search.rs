@@ -24,11 +24,11 @@
 //! `question` an index into `questions`, pages and folders relative to
 //! `site/` and percent-encoded.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use super::streamed::Spill;
 
 use super::site::{SiteRoot, attempt_page, question_page, relative_link};
 use crate::report::view::QuestionDetail;
@@ -55,135 +55,19 @@ pub const BUDGET_BYTES: usize = 4 << 20;
 /// The index's format, `format` in its data.
 pub const FORMAT: u32 = 1;
 
-/// A text of the index, held once however many attempts share it (the
-/// same query or answer over a root's repeats): [`Gathered`] interns them.
-type Text = Arc<str>;
-
 /// What the index holds of one question, gathered while its pages are
 /// made.
 #[derive(Debug, Clone, PartialEq)]
 struct QuestionEntry {
-    text: Text,
-    answer_key: Option<Text>,
+    text: String,
+    answer_key: Option<String>,
     /// Per condition, in name order: its name, label and attempts.
-    conditions: Vec<(String, Text, Vec<AttemptEntry>)>,
+    conditions: Vec<(String, String, Vec<AttemptEntry>)>,
 }
 
 /// What the index holds of one attempt.
 #[derive(Debug, Clone, PartialEq)]
 struct AttemptEntry {
-    attempt: u32,
-    verdict: Text,
-    tools: Vec<Text>,
-    sparql: Vec<Text>,
-    answer: Option<Text>,
-}
-
-/// The index's entries, gathered from the question pages' jobs (in any
-/// order, from any thread) and written once every one has run. Every
-/// text is interned as it is gathered: what a build holds until the last
-/// page is made is each distinct text once (the index of a 50,000-attempt
-/// root held each attempt's copies, `docs/PERFORMANCE.md`, "The search
-/// index").
-#[derive(Debug, Default)]
-pub struct Gathered {
-    entries: Mutex<BTreeMap<(String, String), QuestionEntry>>,
-    texts: Mutex<HashSet<Text>>,
-}
-
-/// The one copy of `text` in `texts`, added if new.
-fn intern(texts: &mut HashSet<Text>, text: String) -> Text {
-    if let Some(held) = texts.get(text.as_str()) {
-        return held.clone();
-    }
-    let text: Text = text.into();
-    texts.insert(text.clone());
-    text
-}
-
-impl Gathered {
-    /// Adds what the index holds of `detail`, a question of `root`.
-    pub fn add(&self, root: &SiteRoot, detail: &QuestionDetail) {
-        let Some(recorded) = root.view.questions.get(&detail.id) else {
-            return;
-        };
-        // Cut outside the lock, interned under it.
-        let text = cut(recorded.text.as_deref().unwrap_or_default());
-        let answer_key = detail.answer_key.as_deref().map(cut);
-        let cut_attempts: Vec<(String, String, Vec<CutAttempt>)> = detail
-            .conditions
-            .iter()
-            .map(|(name, c)| {
-                let attempts = c.attempts.iter().map(attempt_entry).collect();
-                (name.clone(), root.view.label(name), attempts)
-            })
-            .collect();
-        let entry = {
-            let mut texts = self
-                .texts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut t = |text: String| intern(&mut texts, text);
-            QuestionEntry {
-                text: t(text),
-                answer_key: answer_key.map(&mut t),
-                conditions: cut_attempts
-                    .into_iter()
-                    .map(|(name, label, attempts)| {
-                        let attempts = attempts
-                            .into_iter()
-                            .map(|a| AttemptEntry {
-                                attempt: a.attempt,
-                                verdict: t(a.verdict),
-                                tools: a.tools.into_iter().map(&mut t).collect(),
-                                sparql: a.sparql.into_iter().map(&mut t).collect(),
-                                answer: a.answer.map(&mut t),
-                            })
-                            .collect();
-                        (name, t(label), attempts)
-                    })
-                    .collect(),
-            }
-        };
-        self.entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert((root.name.clone(), detail.id.clone()), entry);
-    }
-
-    /// The index file's bytes: [`MARK`], the data, then `script` (the
-    /// theme's `static/search.js`). The same entries give the same bytes,
-    /// whatever order they were added in.
-    pub fn index(&self, script: &str) -> Vec<u8> {
-        let entries = self
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let links = Links::of(&entries);
-        let data = build(&entries, &links, BUDGET_BYTES);
-        let mut out = format!("{MARK}: {INDEX_FILE}\n").into_bytes();
-        out.extend_from_slice(
-            b"// The site's search index (docs/PUBLISHING.md, \"Search\"): written by `build`, do not edit.\n",
-        );
-        out.extend_from_slice(b"window.oknSearchIndex = ");
-        // Written straight into the file's bytes: no second copy of the
-        // data as a string. (Serializing strings and numbers cannot fail.)
-        let mark = out.len();
-        if serde_json::to_writer(&mut out, &data).is_err() {
-            out.truncate(mark);
-            out.extend_from_slice(b"{}");
-        }
-        out.extend_from_slice(b";\n");
-        out.extend_from_slice(script.as_bytes());
-        if !out.ends_with(b"\n") {
-            out.push(b'\n');
-        }
-        out
-    }
-}
-
-/// An attempt's texts, cut, before they are interned.
-struct CutAttempt {
     attempt: u32,
     verdict: String,
     tools: Vec<String>,
@@ -191,10 +75,347 @@ struct CutAttempt {
     answer: Option<String>,
 }
 
+/// The index's entries, gathered from the question pages' jobs (in any
+/// order, from any thread) and written once every one has run. Each
+/// question's entry is kept as bytes in a [`Spill`] (a temporary file
+/// past a megabyte), not in memory, and the index is written from them as
+/// it is made: what a build holds is the strings the index's table keeps
+/// (those always kept, and at most [`BUDGET_BYTES`] of the others), never
+/// a row per attempt (issue 26, section 4; `docs/PERFORMANCE.md`, "The
+/// search index").
+#[derive(Debug, Default)]
+pub struct Gathered {
+    entries: Mutex<Spill<(String, String)>>,
+}
+
+impl Gathered {
+    /// Adds what the index holds of `detail`, a question of `root`.
+    ///
+    /// Errors: the temporary file that holds the entries cannot be
+    /// written ([`Spill::put`]).
+    pub fn add(&self, root: &SiteRoot, detail: &QuestionDetail) -> crate::error::Result<()> {
+        let Some(recorded) = root.view.questions.get(&detail.id) else {
+            return Ok(());
+        };
+        let entry = QuestionEntry {
+            text: cut(recorded.text.as_deref().unwrap_or_default()),
+            answer_key: detail.answer_key.as_deref().map(cut),
+            conditions: detail
+                .conditions
+                .iter()
+                .map(|(name, c)| {
+                    let attempts = c.attempts.iter().map(attempt_entry).collect();
+                    (name.clone(), root.view.label(name), attempts)
+                })
+                .collect(),
+        };
+        self.put((root.name.clone(), detail.id.clone()), &entry)
+    }
+
+    /// Keeps `entry` as question `key`'s (root name, question id).
+    fn put(&self, key: (String, String), entry: &QuestionEntry) -> crate::error::Result<()> {
+        // Encoded outside the lock, kept under it.
+        let bytes = encode(entry);
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .put(key, &bytes)
+    }
+
+    /// Writes the index file into `out`, as it is made: [`MARK`], the
+    /// data, then `script` (the theme's `static/search.js`). The same
+    /// entries give the same bytes, whatever order they were added in.
+    ///
+    /// Errors: `out` fails (named by `shown`, the index's path); the
+    /// temporary file holding the entries cannot be read.
+    pub fn write_index(
+        &self,
+        script: &str,
+        out: &mut dyn std::io::Write,
+        shown: &Path,
+    ) -> crate::error::Result<()> {
+        let mut entries = self
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        write_index(&mut entries, script, BUDGET_BYTES, out, shown)
+    }
+}
+
+/// [`Gathered::write_index`] of `entries` within `budget` bytes of text.
+///
+/// The data is that of format 1 (the module's doc), made in four reads of
+/// the entries, each in root and question order: first the strings always
+/// kept (root, id, prose, page; each condition's label and folder; each
+/// attempt's tools and verdict), then the answer keys, then each
+/// attempt's queries and answer, each within the budget; then, once the
+/// table of strings is written, the rows of the attempts, each text an
+/// index into it. A text the budget left out is one the table does not
+/// hold: the bytes are the same as if every row had been held.
+fn write_index(
+    entries: &mut Spill<(String, String)>,
+    script: &str,
+    budget: usize,
+    out: &mut dyn std::io::Write,
+    shown: &Path,
+) -> crate::error::Result<()> {
+    let here = super::site::search_index_path();
+    let mut strings = Strings::default();
+    let mut questions: Vec<(usize, usize, usize, i64, usize)> = Vec::new();
+    entries.for_each(|(root, id), bytes| {
+        let entry = decode(bytes);
+        questions.push((
+            strings.keep(root),
+            strings.keep(id),
+            strings.keep(entry.text),
+            -1,
+            strings.keep(&relative_link(&here, &question_page(root, id))),
+        ));
+        for (name, label, attempts) in &entry.conditions {
+            strings.keep(label);
+            strings.keep(&folder(&here, root, id, name));
+            for a in attempts {
+                for tool in &a.tools {
+                    strings.keep(tool);
+                }
+                strings.keep(a.verdict);
+            }
+        }
+        Ok(())
+    })?;
+    let mut left_out = 0;
+    let mut at = 0;
+    entries.for_each(|_, bytes| {
+        if let Some(key) = decode(bytes).answer_key {
+            questions[at].3 = strings
+                .keep_within(key, budget, &mut left_out)
+                .map_or(-1, |i| i as i64);
+        }
+        at += 1;
+        Ok(())
+    })?;
+    entries.for_each(|_, bytes| {
+        for a in decode(bytes).conditions.iter().flat_map(|c| &c.2) {
+            for query in &a.sparql {
+                strings.keep_within(query, budget, &mut left_out);
+            }
+            if let Some(answer) = a.answer {
+                strings.keep_within(answer, budget, &mut left_out);
+            }
+        }
+        Ok(())
+    })?;
+    // Serializing strings and numbers cannot fail: an error is `out`'s.
+    let io = |e: std::io::Error| crate::error::Error::io(shown, "write", e);
+    out.write_all(format!("{MARK}: {INDEX_FILE}\n").as_bytes())
+        .map_err(io)?;
+    out.write_all(
+        b"// The site's search index (docs/PUBLISHING.md, \"Search\"): written by `build`, do not edit.\n",
+    )
+    .map_err(io)?;
+    out.write_all(format!("window.oknSearchIndex = {{\"format\":{FORMAT},\"strings\":").as_bytes())
+        .map_err(io)?;
+    out.write_all(b"[").map_err(io)?;
+    for (i, text) in strings.list.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",").map_err(io)?;
+        }
+        json(out, &**text).map_err(io)?;
+    }
+    out.write_all(b"],\"questions\":").map_err(io)?;
+    json(out, &questions).map_err(io)?;
+    out.write_all(b",\"attempts\":[").map_err(io)?;
+    let mut first = true;
+    let mut question = 0;
+    entries.for_each(|(root, id), bytes| {
+        let entry = decode(bytes);
+        for (name, label, attempts) in &entry.conditions {
+            let (label, folder) = (
+                strings.held(label),
+                strings.held(&folder(&here, root, id, name)),
+            );
+            for a in attempts {
+                let row = (
+                    question,
+                    label,
+                    folder,
+                    a.attempt,
+                    strings.held(a.verdict),
+                    a.tools.iter().map(|t| strings.held(t)).collect::<Vec<_>>(),
+                    a.sparql
+                        .iter()
+                        .filter_map(|q| strings.at.get(*q).copied())
+                        .collect::<Vec<_>>(),
+                    a.answer
+                        .and_then(|t| strings.at.get(t))
+                        .map_or(-1, |&i| i as i64),
+                );
+                if !first {
+                    out.write_all(b",").map_err(io)?;
+                }
+                first = false;
+                json(out, &row).map_err(io)?;
+            }
+        }
+        question += 1;
+        Ok(())
+    })?;
+    out.write_all(format!("],\"left_out\":{left_out},\"budget\":{budget}}};\n").as_bytes())
+        .map_err(io)?;
+    out.write_all(script.as_bytes()).map_err(io)?;
+    if !script.is_empty() && !script.ends_with('\n') {
+        out.write_all(b"\n").map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `value` written into `out` as JSON, serde_json's compact form (as the
+/// whole data was written before the index was streamed).
+fn json<T: serde::Serialize + ?Sized>(
+    out: &mut dyn std::io::Write,
+    value: &T,
+) -> std::io::Result<()> {
+    serde_json::to_writer(out, value).map_err(std::io::Error::other)
+}
+
+/// The folder of the attempt pages of question `id` of `root` under
+/// condition `name`, relative to the index at `here`, with a final `/`.
+fn folder(here: &Path, root: &str, id: &str, name: &str) -> String {
+    let page = attempt_page(root, id, name, 1);
+    format!(
+        "{}/",
+        relative_link(here, page.parent().unwrap_or(Path::new("")))
+    )
+}
+
+/// A question's entry as bytes: every text as its length (4 bytes, little
+/// endian) then its UTF-8, every count and number as 4 bytes.
+fn encode(entry: &QuestionEntry) -> Vec<u8> {
+    fn text(out: &mut Vec<u8>, t: &str) {
+        number(out, t.len());
+        out.extend_from_slice(t.as_bytes());
+    }
+    fn number(out: &mut Vec<u8>, n: usize) {
+        out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+    }
+    fn optional(out: &mut Vec<u8>, t: Option<&str>) {
+        match t {
+            Some(t) => {
+                out.push(1);
+                text(out, t);
+            }
+            None => out.push(0),
+        }
+    }
+    let mut out = Vec::new();
+    text(&mut out, &entry.text);
+    optional(&mut out, entry.answer_key.as_deref());
+    number(&mut out, entry.conditions.len());
+    for (name, label, attempts) in &entry.conditions {
+        text(&mut out, name);
+        text(&mut out, label);
+        number(&mut out, attempts.len());
+        for a in attempts {
+            number(&mut out, a.attempt as usize);
+            text(&mut out, &a.verdict);
+            for list in [&a.tools, &a.sparql] {
+                number(&mut out, list.len());
+                for t in list {
+                    text(&mut out, t);
+                }
+            }
+            optional(&mut out, a.answer.as_deref());
+        }
+    }
+    out
+}
+
+/// A question's entry read back from [`encode`]'s bytes, its texts
+/// borrowed from them.
+#[derive(Debug, Default, PartialEq)]
+struct Decoded<'a> {
+    text: &'a str,
+    answer_key: Option<&'a str>,
+    conditions: Vec<(&'a str, &'a str, Vec<DecodedAttempt<'a>>)>,
+}
+
+/// An attempt's entry read back ([`Decoded`]).
+#[derive(Debug, Default, PartialEq)]
+struct DecodedAttempt<'a> {
+    attempt: u32,
+    verdict: &'a str,
+    tools: Vec<&'a str>,
+    sparql: Vec<&'a str>,
+    answer: Option<&'a str>,
+}
+
+/// [`encode`]'s bytes read back. The bytes are this build's own, written
+/// by [`encode`]; bytes that end early read as empty texts and counts
+/// (never a panic).
+fn decode(bytes: &[u8]) -> Decoded<'_> {
+    struct Reader<'a>(&'a [u8]);
+    impl<'a> Reader<'a> {
+        fn number(&mut self) -> usize {
+            let Some((head, rest)) = self.0.split_first_chunk::<4>() else {
+                self.0 = &[];
+                return 0;
+            };
+            self.0 = rest;
+            u32::from_le_bytes(*head) as usize
+        }
+        fn text(&mut self) -> &'a str {
+            let len = self.number().min(self.0.len());
+            let (text, rest) = self.0.split_at(len);
+            self.0 = rest;
+            std::str::from_utf8(text).unwrap_or_default()
+        }
+        fn optional(&mut self) -> Option<&'a str> {
+            let (&flag, rest) = self.0.split_first()?;
+            self.0 = rest;
+            (flag == 1).then(|| self.text())
+        }
+    }
+    let mut r = Reader(bytes);
+    let mut entry = Decoded {
+        text: r.text(),
+        answer_key: r.optional(),
+        conditions: Vec::new(),
+    };
+    for _ in 0..r.number() {
+        let (name, label) = (r.text(), r.text());
+        let mut attempts = Vec::new();
+        for _ in 0..r.number() {
+            if r.0.is_empty() {
+                break;
+            }
+            let attempt = u32::try_from(r.number()).unwrap_or(u32::MAX);
+            let verdict = r.text();
+            let tools = (0..r.number())
+                .map_while(|_| (!r.0.is_empty()).then(|| r.text()))
+                .collect();
+            let sparql = (0..r.number())
+                .map_while(|_| (!r.0.is_empty()).then(|| r.text()))
+                .collect();
+            attempts.push(DecodedAttempt {
+                attempt,
+                verdict,
+                tools,
+                sparql,
+                answer: r.optional(),
+            });
+        }
+        entry.conditions.push((name, label, attempts));
+        if r.0.is_empty() {
+            break;
+        }
+    }
+    entry
+}
+
 /// An attempt's entry: its verdict as a question page's cell shows it,
 /// the tools it called (each once, in call order), the SPARQL it sent
 /// (each distinct query once) and its answer's first rows.
-fn attempt_entry(a: &crate::report::view::AttemptView) -> CutAttempt {
+fn attempt_entry(a: &crate::report::view::AttemptView) -> AttemptEntry {
     let mut tools: Vec<String> = Vec::new();
     let mut sparql: Vec<String> = Vec::new();
     for call in a.calls.iter().flatten() {
@@ -218,7 +439,7 @@ fn attempt_entry(a: &crate::report::view::AttemptView) -> CutAttempt {
         Some(Ok(table)) => Some(answer_text(table)),
         _ => None,
     };
-    CutAttempt {
+    AttemptEntry {
         attempt: a.result.attempt,
         verdict: a.verdict.cell(),
         tools,
@@ -244,45 +465,31 @@ fn cut(text: &str) -> String {
     crate::format::one_line(text, TEXT_CHARS)
 }
 
-/// The index's data (format 1; see the module's doc), its strings
-/// borrowed from the entries and their [`Links`].
-#[derive(Debug, Default, Serialize, PartialEq)]
-struct Data<'a> {
-    format: u32,
-    strings: Vec<&'a str>,
-    questions: Vec<(usize, usize, usize, i64, usize)>,
-    #[allow(clippy::type_complexity)]
-    attempts: Vec<(usize, usize, usize, u32, usize, Vec<usize>, Vec<usize>, i64)>,
-    /// Texts (answer keys, queries, answers) left out past the budget.
-    left_out: usize,
-    /// The budget, bytes.
-    budget: usize,
-}
-
-/// Distinct strings, each once (borrowed, never copied), with the bytes
-/// held so far.
+/// The index's table of strings: each distinct text once, in the order
+/// first kept, with the bytes held so far.
 #[derive(Default)]
-struct Strings<'a> {
-    list: Vec<&'a str>,
-    at: HashMap<&'a str, usize>,
+struct Strings {
+    list: Vec<Arc<str>>,
+    at: HashMap<Arc<str>, usize>,
     bytes: usize,
 }
 
-impl<'a> Strings<'a> {
+impl Strings {
     /// The index of `text`, stored if new.
-    fn keep(&mut self, text: &'a str) -> usize {
+    fn keep(&mut self, text: &str) -> usize {
         if let Some(&i) = self.at.get(text) {
             return i;
         }
+        let text: Arc<str> = text.into();
         self.bytes += text.len();
-        self.list.push(text);
+        self.list.push(text.clone());
         self.at.insert(text, self.list.len() - 1);
         self.list.len() - 1
     }
 
     /// The index of `text` if held or if it fits in `budget` bytes; else
     /// `None`, counted in `left_out`.
-    fn keep_within(&mut self, text: &'a str, budget: usize, left_out: &mut usize) -> Option<usize> {
+    fn keep_within(&mut self, text: &str, budget: usize, left_out: &mut usize) -> Option<usize> {
         if let Some(&i) = self.at.get(text) {
             return Some(i);
         }
@@ -292,116 +499,12 @@ impl<'a> Strings<'a> {
         }
         Some(self.keep(text))
     }
-}
 
-/// The links of the index's rows, relative to `site/` and
-/// percent-encoded: per question (in entry order) its page, and per
-/// condition the folder of its attempt pages.
-struct Links {
-    pages: Vec<String>,
-    folders: Vec<Vec<String>>,
-}
-
-impl Links {
-    fn of(entries: &BTreeMap<(String, String), QuestionEntry>) -> Links {
-        let here = super::site::search_index_path();
-        let mut links = Links {
-            pages: Vec::with_capacity(entries.len()),
-            folders: Vec::with_capacity(entries.len()),
-        };
-        for ((root, id), entry) in entries {
-            links
-                .pages
-                .push(relative_link(&here, &question_page(root, id)));
-            links.folders.push(
-                entry
-                    .conditions
-                    .iter()
-                    .map(|(name, _, _)| {
-                        let page = attempt_page(root, id, name, 1);
-                        format!(
-                            "{}/",
-                            relative_link(&here, page.parent().unwrap_or(Path::new("")))
-                        )
-                    })
-                    .collect(),
-            );
-        }
-        links
+    /// The index of `text`, which the first read kept (0 if it did not,
+    /// which cannot be: both reads go over the same entries).
+    fn held(&self, text: &str) -> usize {
+        self.at.get(text).copied().unwrap_or_default()
     }
-}
-
-/// The data of `entries` (by root name and question id, with their
-/// `links`) within `budget` bytes of text: first what is always kept,
-/// then answer keys, then each attempt's queries and answer, in root,
-/// question, condition and attempt order, so what the budget leaves out is
-/// the last of them.
-fn build<'a>(
-    entries: &'a BTreeMap<(String, String), QuestionEntry>,
-    links: &'a Links,
-    budget: usize,
-) -> Data<'a> {
-    let mut strings = Strings::default();
-    let mut data = Data {
-        format: FORMAT,
-        budget,
-        ..Data::default()
-    };
-    for (((root, id), entry), (page, folders)) in
-        entries.iter().zip(links.pages.iter().zip(&links.folders))
-    {
-        let question = data.questions.len();
-        data.questions.push((
-            strings.keep(root),
-            strings.keep(id),
-            strings.keep(&entry.text),
-            -1,
-            strings.keep(page),
-        ));
-        for ((_, label, attempts), folder) in entry.conditions.iter().zip(folders) {
-            let (label, folder) = (strings.keep(label), strings.keep(folder));
-            for a in attempts {
-                let tools = a.tools.iter().map(|t| strings.keep(t)).collect();
-                let verdict = strings.keep(&a.verdict);
-                data.attempts.push((
-                    question,
-                    label,
-                    folder,
-                    a.attempt,
-                    verdict,
-                    tools,
-                    Vec::new(),
-                    -1,
-                ));
-            }
-        }
-    }
-    let mut left_out = 0;
-    for (row, entry) in data.questions.iter_mut().zip(entries.values()) {
-        if let Some(key) = &entry.answer_key {
-            row.3 = strings
-                .keep_within(key, budget, &mut left_out)
-                .map_or(-1, |i| i as i64);
-        }
-    }
-    let attempts = entries
-        .values()
-        .flat_map(|e| e.conditions.iter().flat_map(|c| &c.2));
-    for (row, a) in data.attempts.iter_mut().zip(attempts) {
-        for query in &a.sparql {
-            if let Some(i) = strings.keep_within(query, budget, &mut left_out) {
-                row.6.push(i);
-            }
-        }
-        if let Some(answer) = &a.answer {
-            row.7 = strings
-                .keep_within(answer, budget, &mut left_out)
-                .map_or(-1, |i| i as i64);
-        }
-    }
-    data.left_out = left_out;
-    data.strings = strings.list;
-    data
 }
 
 #[cfg(test)]
@@ -418,13 +521,13 @@ mod tests {
         }
     }
 
-    fn entries() -> BTreeMap<(String, String), QuestionEntry> {
-        let mut entries = BTreeMap::new();
+    fn entries() -> Vec<((String, String), QuestionEntry)> {
+        let mut entries = Vec::new();
         for (root, id) in [("runs-b", "q2"), ("runs-a", "q1 é")] {
-            entries.insert(
+            entries.push((
                 (root.to_string(), id.to_string()),
                 QuestionEntry {
-                    text: format!("Which rivers? ({root})").into(),
+                    text: format!("Which rivers? ({root})"),
                     answer_key: Some("SELECT ?r WHERE { ?r a :River }".into()),
                     conditions: vec![(
                         "tools-all".into(),
@@ -435,36 +538,80 @@ mod tests {
                         ],
                     )],
                 },
-            );
+            ));
         }
         entries
+    }
+
+    /// The index file of `entries` (put in the order given) within
+    /// `budget` bytes of text.
+    fn index(entries: &[((String, String), QuestionEntry)], budget: usize) -> String {
+        let gathered = Gathered::default();
+        for (key, entry) in entries {
+            gathered.put(key.clone(), entry).unwrap();
+        }
+        let mut out = Vec::new();
+        let mut spill = gathered.entries.into_inner().unwrap();
+        write_index(
+            &mut spill,
+            "/* script */",
+            budget,
+            &mut out,
+            Path::new("i.js"),
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The data of [`index`], parsed.
+    fn parsed(entries: &[((String, String), QuestionEntry)], budget: usize) -> serde_json::Value {
+        let text = index(entries, budget);
+        let (_, data) = text.split_once("window.oknSearchIndex = ").unwrap();
+        // JSON holds no raw line end: the data ends at the first `;\n`.
+        serde_json::from_str(data.split_once(";\n").unwrap().0).unwrap()
     }
 
     /// Identical texts are stored once, rows come in root and question
     /// order, and pages are relative to `site/`, percent-encoded.
     #[test]
     fn texts_are_stored_once_in_order_with_encoded_pages() {
-        let entries = entries();
-        let links = Links::of(&entries);
-        let data = build(&entries, &links, BUDGET_BYTES);
-        let s = |i: usize| data.strings[i];
-        assert_eq!(data.questions.len(), 2);
-        assert_eq!(s(data.questions[0].0), "runs-a");
-        assert_eq!(s(data.questions[0].4), "roots/runs-a/q/q1%20%C3%A9.html");
-        assert_eq!(s(data.questions[1].4), "roots/runs-b/q/q2.html");
-        assert_eq!(data.attempts.len(), 4);
+        let data = parsed(&entries(), BUDGET_BYTES);
+        let strings: Vec<&str> = data["strings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let s = |v: &serde_json::Value| strings[v.as_u64().unwrap() as usize];
+        let (questions, attempts) = (&data["questions"], data["attempts"].as_array().unwrap());
+        assert_eq!(questions.as_array().unwrap().len(), 2);
+        assert_eq!(s(&questions[0][0]), "runs-a");
+        assert_eq!(s(&questions[0][1]), "q1 é");
+        assert_eq!(s(&questions[0][2]), "Which rivers? (runs-a)");
+        assert_eq!(s(&questions[0][4]), "roots/runs-a/q/q1%20%C3%A9.html");
+        assert_eq!(s(&questions[1][4]), "roots/runs-b/q/q2.html");
+        assert_eq!(attempts.len(), 4);
         assert_eq!(
-            s(data.attempts[0].2),
-            "roots/runs-a/a/q1%20%C3%A9/tools-all/"
+            attempts[2][0], 1,
+            "the third attempt is the second question's"
         );
+        assert_eq!(s(&attempts[0][1]), "all tools");
+        assert_eq!(s(&attempts[0][2]), "roots/runs-a/a/q1%20%C3%A9/tools-all/");
+        assert_eq!(attempts[1][3], 2);
+        assert_eq!(s(&attempts[0][4]), "✓ exact · F1 1.00");
+        assert_eq!(s(&attempts[0][5][1]), "submit_csv");
         // One answer key, one query and the tool names, each once.
-        let count = |t: &str| data.strings.iter().filter(|x| **x == t).count();
+        let count = |t: &str| strings.iter().filter(|x| **x == t).count();
         assert_eq!(count("SELECT ?r WHERE { ?r a :River }"), 1);
         assert_eq!(count("SELECT * WHERE { ?s ?p ?o }"), 1);
         assert_eq!(count("submit_csv"), 1);
-        assert_eq!(data.attempts[0].6, data.attempts[3].6);
-        assert_eq!(s(data.attempts[1].7 as usize), "r · :Rhône");
-        assert_eq!(data.left_out, 0);
+        assert_eq!(attempts[0][6], attempts[3][6]);
+        assert_eq!(s(&attempts[0][6][0]), "SELECT * WHERE { ?s ?p ?o }");
+        assert_eq!(s(&attempts[1][7]), "r · :Rhône");
+        assert_eq!(s(&questions[1][3]), "SELECT ?r WHERE { ?r a :River }");
+        assert_eq!(data["left_out"], 0);
+        assert_eq!(data["budget"], BUDGET_BYTES);
+        assert_eq!(data["format"], FORMAT);
     }
 
     /// Past the budget, texts not held are left out and counted; ids,
@@ -472,48 +619,85 @@ mod tests {
     #[test]
     fn the_budget_leaves_out_later_texts_and_counts_them() {
         let entries = entries();
-        let links = Links::of(&entries);
-        let full = build(&entries, &links, BUDGET_BYTES);
-        let always: usize = full.strings.len();
-        let small = full
-            .strings
+        let full = parsed(&entries, BUDGET_BYTES);
+        let strings = full["strings"].as_array().unwrap();
+        let small = strings
             .iter()
+            .map(|s| s.as_str().unwrap())
             .filter(|s| !s.starts_with("SELECT") && !s.starts_with("r · "))
-            .map(|s| s.len())
+            .map(str::len)
             .sum::<usize>();
         // Room for the first answer key only.
-        let data = build(
-            &entries,
-            &links,
-            small + "SELECT ?r WHERE { ?r a :River }".len(),
-        );
-        assert!(data.strings.len() < always);
-        assert_eq!(data.questions[0].3, data.questions[1].3);
-        assert!(data.questions[0].3 >= 0);
-        assert!(data.attempts.iter().all(|a| a.6.is_empty() && a.7 == -1));
+        let data = parsed(&entries, small + "SELECT ?r WHERE { ?r a :River }".len());
+        assert_eq!(data["strings"].as_array().unwrap().len(), strings.len() - 3);
+        assert_eq!(data["questions"][0][3], data["questions"][1][3]);
+        assert!(data["questions"][0][3].as_i64().unwrap() >= 0);
+        for a in data["attempts"].as_array().unwrap() {
+            assert_eq!(a[6], serde_json::json!([]));
+            assert_eq!(a[7], -1);
+        }
         // One query (held once, so counted once per attempt) and four answers.
-        assert_eq!(data.left_out, 8);
-        assert_eq!(data.questions.len(), 2);
+        assert_eq!(data["left_out"], 8);
+        assert_eq!(data["questions"].as_array().unwrap().len(), 2);
+        // No room at all: the always kept stay, every other text goes.
+        let none = parsed(&entries, 0);
+        assert_eq!(none["left_out"], 10);
+        assert_eq!(none["questions"][0][3], -1);
+        assert_eq!(none["strings"].as_array().unwrap().len(), strings.len() - 4);
     }
 
-    /// The same entries give the same bytes whatever order they came in.
+    /// The same entries give the same bytes whatever order they came in,
+    /// in memory or held in a temporary file.
     #[test]
     fn the_index_is_the_same_whatever_order_entries_came_in() {
-        let one = Gathered::default();
-        let two = Gathered::default();
-        let entries: Vec<_> = entries().into_iter().collect();
-        for (k, v) in &entries {
-            one.entries.lock().unwrap().insert(k.clone(), v.clone());
-        }
-        for (k, v) in entries.iter().rev() {
-            two.entries.lock().unwrap().insert(k.clone(), v.clone());
-        }
-        let bytes = one.index("/* script */");
-        assert_eq!(bytes, two.index("/* script */"));
-        let text = String::from_utf8(bytes).unwrap();
+        let entries = entries();
+        let reversed: Vec<_> = entries.iter().rev().cloned().collect();
+        let text = index(&entries, BUDGET_BYTES);
+        assert_eq!(text, index(&reversed, BUDGET_BYTES));
         assert!(text.starts_with("// generated by okn-benchmark build: search-index.js\n"));
-        assert!(text.contains("window.oknSearchIndex = {\"format\":1,"));
-        assert!(text.ends_with("/* script */\n"));
+        assert!(text.contains("window.oknSearchIndex = {\"format\":1,\"strings\":[\""));
+        assert!(text.ends_with("};\n/* script */\n"));
+        // Entries past a megabyte go to a temporary file: the same index
+        // as if each had been held (their texts, the same, stored once).
+        let mut many = Vec::new();
+        let long = "x".repeat(TEXT_CHARS);
+        for i in 0..600 {
+            let ((root, _), mut entry) = entries[i % 2].clone();
+            entry.text = format!("{i} {long}");
+            many.push(((root, format!("q{i:03}")), entry));
+        }
+        let spilled = index(&many, BUDGET_BYTES);
+        many.reverse();
+        assert_eq!(spilled, index(&many, BUDGET_BYTES));
+        assert_eq!(spilled.matches(&long).count(), 600);
+    }
+
+    /// An entry read back is the entry put, texts and all; bytes cut short
+    /// read as less, never a panic.
+    #[test]
+    fn an_entry_reads_back_as_it_was_put() {
+        let (_, mut entry) = entries().remove(0);
+        entry.conditions[0].2[1].answer = None;
+        entry.conditions[0].2[0].tools.clear();
+        entry.answer_key = None;
+        entry.text = String::new();
+        let bytes = encode(&entry);
+        let back = decode(&bytes);
+        assert_eq!(back.text, "");
+        assert_eq!(back.answer_key, None);
+        assert_eq!(back.conditions.len(), 1);
+        let (name, label, attempts) = &back.conditions[0];
+        assert_eq!((*name, *label), ("tools-all", "all tools"));
+        assert_eq!(attempts.len(), 2);
+        assert_eq!(attempts[0].tools, Vec::<&str>::new());
+        assert_eq!(attempts[1].attempt, 2);
+        assert_eq!(attempts[1].sparql, ["SELECT * WHERE { ?s ?p ?o }"]);
+        assert_eq!(attempts[1].answer, None);
+        assert_eq!(attempts[0].answer, Some("r · :Rhine"));
+        for end in 0..bytes.len() {
+            let short = decode(&bytes[..end]);
+            assert!(short.conditions.len() <= 1);
+        }
     }
 
     /// Whitespace runs read as one space; a long text is cut at a
