@@ -798,7 +798,13 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     let (view, mut plan) = load(base, scan, with_site)?;
     let mut made = Vec::new();
     for exporter in EXPORTERS {
-        let exported = exporter.export(&view, &made)?;
+        let mut exported = exporter.export(&view, &made)?;
+        // Held until every job has run: each at its own size, not the
+        // room its buffer grew to (a root's README, its page and the
+        // site's index pages list every question; issue 26, section 4).
+        for output in &mut exported.outputs {
+            output.bytes.shrink_to_fit();
+        }
         made.extend(exported.outputs);
         plan.jobs.extend(exported.jobs);
         plan.last.extend(exported.last);

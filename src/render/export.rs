@@ -364,13 +364,15 @@ pub struct Pages;
 
 impl Exporter for Pages {
     fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
-        let mut texts: BTreeMap<PathBuf, String> = view.markdown.clone();
+        // Borrowed, not copied: a runs root's README is megabytes.
+        let mut texts: BTreeMap<&Path, std::borrow::Cow<'_, str>> = view
+            .markdown
+            .iter()
+            .map(|(path, text)| (path.as_path(), std::borrow::Cow::Borrowed(text.as_str())))
+            .collect();
         for output in made {
             if output.path.extension().is_some_and(|e| e == "md") {
-                texts.insert(
-                    output.path.clone(),
-                    String::from_utf8_lossy(&output.bytes).into_owned(),
-                );
+                texts.insert(&output.path, String::from_utf8_lossy(&output.bytes));
             }
         }
         let figures = made_figures(made);

@@ -43,6 +43,34 @@ const STATIC: [(&str, &str); 3] = [
 /// The initial size of a page's buffer, bytes.
 const PAGE_CAPACITY: usize = 32 * 1024;
 
+/// What [`Theme::page`] and [`Theme::site_page`] give the template as the
+/// body, then replace with the body itself: the body is never copied into
+/// the template's context, and the page is made in one buffer of its own
+/// size (a runs root's README page is 7.7 MB at 50,000 attempts; issue
+/// 26, section 4). No escaped value can hold it (its `<` would be
+/// `&lt;`), and no template of this theme does.
+const BODY_MARK: &str = "<okn-body-5f3a9c07/>";
+
+/// Room left after a page for the file name `render::page::stamp` adds.
+const STAMP_ROOM: usize = 512;
+
+/// `framed` with every [`BODY_MARK`] replaced by `body`, in a buffer of
+/// the page's size (and [`STAMP_ROOM`]).
+fn with_body(framed: &str, body: &str) -> String {
+    let marks = framed.matches(BODY_MARK).count();
+    let mut out = String::with_capacity(
+        framed.len() - marks * BODY_MARK.len() + marks * body.len() + STAMP_ROOM,
+    );
+    let mut rest = framed;
+    while let Some(at) = rest.find(BODY_MARK) {
+        out.push_str(&rest[..at]);
+        out.push_str(body);
+        rest = &rest[at + BODY_MARK.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The page templates, stylesheet and script.
 ///
 /// The stylesheet, script and policy are kept as template values, made
@@ -230,8 +258,11 @@ impl Theme {
     /// Errors: a template that fails to render (named).
     pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
         let mut context = tera::Context::new();
-        context.insert("body", body);
-        self.render("page.html", title, nav, context)
+        context.insert("body", BODY_MARK);
+        Ok(with_body(
+            &self.render("page.html", title, nav, context)?,
+            body,
+        ))
     }
 
     /// A site page: [`Theme::page`] with the search box, which loads the
@@ -247,9 +278,12 @@ impl Theme {
         search: &str,
     ) -> Result<String> {
         let mut context = tera::Context::new();
-        context.insert("body", body);
+        context.insert("body", BODY_MARK);
         context.insert("search", search);
-        self.render("page.html", title, nav, context)
+        Ok(with_body(
+            &self.render("page.html", title, nav, context)?,
+            body,
+        ))
     }
 
     /// The search index's script (`static/search.js`), which the index
@@ -374,6 +408,24 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The body takes the mark's place wherever the template shows it,
+    /// in a buffer of the page's size; escaped text can never hold the
+    /// mark, so a title or a body that spells it stays as written.
+    #[test]
+    fn the_body_takes_the_marks_place_in_a_buffer_of_the_pages_size() {
+        let framed = format!("<h1>t</h1>{BODY_MARK}<hr>{BODY_MARK}!");
+        let page = with_body(&framed, "<p>é & body</p>");
+        assert_eq!(page, "<h1>t</h1><p>é & body</p><hr><p>é & body</p>!");
+        assert_eq!(page.capacity(), page.len() + STAMP_ROOM);
+        assert_eq!(with_body("no mark", "<p>x</p>"), "no mark");
+        let theme = Theme::load(Path::new("/nonexistent")).unwrap();
+        let page = theme.page(BODY_MARK, "<p>body</p>", None).unwrap();
+        assert!(page.contains("&lt;okn-body-5f3a9c07/&gt;"), "{page}");
+        assert_eq!(page.matches("<p>body</p>").count(), 1);
+        let written = theme.page("t", BODY_MARK, None).unwrap();
+        assert_eq!(written.matches(BODY_MARK).count(), 1);
+    }
     use crate::render::GENERATOR_MARK;
 
     fn with_page(page: &str) -> Result<Theme> {
