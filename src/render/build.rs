@@ -1002,10 +1002,16 @@ fn state_of(path: &Path, bytes: &[u8]) -> State {
 ///
 /// Errors: what making the bytes meets.
 fn streamed_state(streamed: Streamed) -> Result<State> {
+    use std::io::Write as _;
     match crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow) {
         Ok(Some(file)) => {
             let mut compare = super::streamed::Compare::new(Some(std::io::BufReader::new(file)));
-            (streamed.write)(&mut compare)?;
+            // Buffered: a writer of JSON writes a token at a time.
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut compare);
+            (streamed.write)(&mut buffered)?;
+            // Comparing never fails.
+            let _ = buffered.flush();
+            drop(buffered);
             Ok(if compare.finish() {
                 State::Current
             } else {
@@ -1031,16 +1037,25 @@ fn streamed_state(streamed: Streamed) -> Result<State> {
 /// Errors: the file cannot be written; what making the bytes meets (the
 /// file is then left as it was).
 fn write_streamed(streamed: Streamed) -> Result<bool> {
+    use std::io::Write as _;
+    let streamed_path = streamed.path.clone();
     let existing = crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow)
         .ok()
         .flatten()
         .map(std::io::BufReader::new);
     let mut file = crate::fsutil::AtomicFile::create(&streamed.path)?;
     let mut compare = super::streamed::Compare::new(existing);
-    (streamed.write)(&mut super::streamed::Tee {
+    let mut tee = super::streamed::Tee {
         first: &mut file,
         second: &mut compare,
-    })?;
+    };
+    // Buffered: a writer of JSON writes a token at a time.
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut tee);
+    (streamed.write)(&mut buffered)?;
+    buffered
+        .flush()
+        .map_err(|e| Error::io(&streamed_path, "write", e))?;
+    drop(buffered);
     if compare.finish() {
         // Dropped: the temporary file goes, the file stays as it is.
         Ok(false)

@@ -16,6 +16,10 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 
+/// What writes a streamed output's bytes, in order, into the writer
+/// given (once).
+pub type WriteBytes = Box<dyn FnOnce(&mut dyn Write) -> Result<()> + Send>;
+
 /// One output made as it is written.
 pub struct Streamed {
     /// Where it goes.
@@ -25,7 +29,7 @@ pub struct Streamed {
     /// Errors: what the writer returns (named by [`Streamed::path`]) and
     /// what making the bytes meets (a recorded file that changed since
     /// the root was loaded).
-    pub write: Box<dyn FnOnce(&mut dyn Write) -> Result<()> + Send>,
+    pub write: WriteBytes,
 }
 
 impl std::fmt::Debug for Streamed {
@@ -252,7 +256,7 @@ impl<K> Default for Spill<K> {
 /// The error of a temporary file that could not be made, written or read.
 fn spill_error(e: std::io::Error) -> crate::error::Error {
     crate::error::Error::io(
-        &std::env::temp_dir(),
+        std::env::temp_dir(),
         "hold what build gathered in a temporary file in",
         e,
     )
