@@ -896,14 +896,14 @@ type Done<T> = (Vec<u128>, Vec<(PathBuf, T)>);
 
 /// Runs `each` on every output of `plan` (up-front ones, those jobs
 /// produce), in parallel, then `each_streamed` on those the last jobs
-/// make, one at a time. Keeps every output's path key and, with its path,
+/// make, one at a time, with the job (which makes the output again). Keeps every output's path key and, with its path,
 /// each outcome `noted` says to keep: an output's bytes and path are let
 /// go as soon as it is done, so memory does not grow with the outputs a
 /// build only compares (16 bytes an output: issue 26, section 4).
 fn for_each_output<T: Send>(
     plan: &Plan,
     each: impl Fn(&Output) -> Result<T> + Sync + Send,
-    each_streamed: impl Fn(Streamed) -> Result<T>,
+    each_streamed: impl Fn(Streamed, &dyn Fn() -> Result<Option<Streamed>>) -> Result<T>,
     noted: impl Fn(&T) -> bool + Sync + Send,
 ) -> Result<Outcomes<T>> {
     let one = |done: &mut Done<T>, path: &Path, outcome: T| {
@@ -938,7 +938,7 @@ fn for_each_output<T: Send>(
     for job in &plan.last {
         if let Some(streamed) = job()? {
             let path = streamed.path.clone();
-            let outcome = each_streamed(streamed)?;
+            let outcome = each_streamed(streamed, job)?;
             one(&mut done, &path, outcome);
         }
     }
@@ -1029,40 +1029,22 @@ fn streamed_state(streamed: Streamed) -> Result<State> {
     }
 }
 
-/// Writes `streamed` unless its file already holds its bytes: the bytes
-/// go into a temporary file beside it ([`crate::fsutil::AtomicFile`]) and
-/// are compared with the file's as they come; the temporary file replaces
-/// the file only when they differ. Returns whether it was written.
+/// Writes `streamed` into a temporary file beside its path, which then
+/// replaces the file ([`crate::fsutil::AtomicFile`]). Called only for an
+/// output [`streamed_state`] found stale or missing, so a build that
+/// changes nothing writes nothing, not even a temporary file.
 ///
 /// Errors: the file cannot be written; what making the bytes meets (the
 /// file is then left as it was).
-fn write_streamed(streamed: Streamed) -> Result<bool> {
+fn write_streamed(streamed: Streamed) -> Result<()> {
     use std::io::Write as _;
-    let streamed_path = streamed.path.clone();
-    let existing = crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow)
-        .ok()
-        .flatten()
-        .map(std::io::BufReader::new);
     let mut file = crate::fsutil::AtomicFile::create(&streamed.path)?;
-    let mut compare = super::streamed::Compare::new(existing);
-    let mut tee = super::streamed::Tee {
-        first: &mut file,
-        second: &mut compare,
-    };
-    // Buffered: a writer of JSON writes a token at a time.
-    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut tee);
-    (streamed.write)(&mut buffered)?;
-    buffered
-        .flush()
-        .map_err(|e| Error::io(&streamed_path, "write", e))?;
-    drop(buffered);
-    if compare.finish() {
-        // Dropped: the temporary file goes, the file stays as it is.
-        Ok(false)
-    } else {
-        file.commit()?;
-        Ok(true)
-    }
+    // The file buffers what it is given: a writer of JSON writes a token
+    // at a time.
+    (streamed.write)(&mut file)?;
+    file.flush()
+        .map_err(|e| Error::io(&streamed.path, "write", e))?;
+    file.commit()
 }
 
 /// The generated files of frozen roots in `plan` that are not what their
@@ -1123,7 +1105,7 @@ pub fn check(plan: &Plan) -> Result<Drift> {
             for_each_output(
                 plan,
                 |o| Ok(state_of(&o.path, &o.bytes)),
-                streamed_state,
+                |streamed, _| streamed_state(streamed),
                 |state| *state != State::Current,
             )
         },
@@ -1345,8 +1327,13 @@ pub fn write(plan: &Plan) -> Result<(usize, usize, Vec<PathBuf>)> {
                     }
                     Ok(())
                 },
-                |streamed| {
-                    if write_streamed(streamed)? {
+                |streamed, again| {
+                    // Compared first, then made again to be written only
+                    // when it differs (a streamed output is never held).
+                    if streamed_state(streamed)? != State::Current
+                        && let Some(streamed) = again()?
+                    {
+                        write_streamed(streamed)?;
                         written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     Ok(())
@@ -1394,7 +1381,7 @@ fn first_pass(plan: &Plan) -> Result<Option<usize>> {
     let outcomes = for_each_output(
         plan,
         |o| Ok(state_of(&o.path, &o.bytes)),
-        streamed_state,
+        |streamed, _| streamed_state(streamed),
         |state| *state != State::Current,
     )?;
     refuse_records(plan)?;

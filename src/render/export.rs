@@ -580,11 +580,12 @@ impl Exporter for Site {
 #[derive(Default)]
 struct Summaries {
     /// Each question's rows, by question id.
-    rows: Mutex<super::streamed::Spill<String>>,
+    rows: Arc<Mutex<super::streamed::Spill<String>>>,
 }
 
 impl Summaries {
-    /// Keeps question `id`'s `summary.csv` rows.
+    /// Keeps question `id`'s `summary.csv` rows (a second pass's replace
+    /// the first's).
     ///
     /// Errors: the temporary file that holds them cannot be written.
     fn add(&self, id: &str, csv: &[u8]) -> Result<()> {
@@ -597,7 +598,8 @@ impl Summaries {
 
     /// The job that makes `root`'s `summary.csv` from its questions' rows
     /// ([`super::readme::root_summary_streamed`]), once the question jobs
-    /// have run ([`RecordChecks::all_made`]).
+    /// have run ([`RecordChecks::all_made`]): as often as it is asked
+    /// (`build` compares it, then makes it again to write it).
     fn root_job(
         self: &Arc<Self>,
         root: &Arc<SiteRoot>,
@@ -608,14 +610,10 @@ impl Summaries {
             if !checks.all_made() {
                 return Ok(None);
             }
-            // Taken: a second pass's question jobs add them again.
-            let rows = std::mem::take(
-                &mut *summaries
-                    .rows
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            );
-            Ok(Some(super::readme::root_summary_streamed(&root.view, rows)))
+            Ok(Some(super::readme::root_summary_streamed(
+                &root.view,
+                Arc::clone(&summaries.rows),
+            )))
         })
     }
 }

@@ -372,7 +372,7 @@ pub fn root_summary<B: AsRef<[u8]>>(view: &RootView, questions: Vec<B>) -> Outpu
 /// is 10 MB; issue 26, section 4).
 pub fn root_summary_streamed(
     view: &RootView,
-    mut rows: super::streamed::Spill<String>,
+    rows: std::sync::Arc<std::sync::Mutex<super::streamed::Spill<String>>>,
 ) -> super::streamed::Streamed {
     let header = csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes();
     let path = view.path.join(SUMMARY_FILE);
@@ -382,7 +382,9 @@ pub fn root_summary_streamed(
         write: Box::new(move |out| {
             let io = |e| crate::error::Error::io(&shown, "write", e);
             out.write_all(&header).map_err(io)?;
-            rows.for_each(|_, bytes| out.write_all(bytes).map_err(io))
+            rows.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .for_each(|_, bytes| out.write_all(bytes).map_err(io))
         }),
     }
 }

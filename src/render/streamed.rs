@@ -5,11 +5,11 @@
 //!
 //! A [`Streamed`] output is a path and a function that writes the bytes.
 //! `build` hands it a writer that compares what it is given with the file
-//! on disk as it comes ([`Compare`]), and, when writing, also into a
-//! temporary file beside it ([`crate::fsutil::AtomicFile`]) that replaces
-//! the file only if the two differ. Line ends are compared as
-//! [`super::build`] compares whole outputs: a CRLF on disk reads as LF, so
-//! a Windows checkout is not stale.
+//! on disk as it comes ([`Compare`]); when they differ and `build` writes,
+//! it makes the output again into a temporary file beside the file
+//! ([`crate::fsutil::AtomicFile`]), which then replaces it. Line ends are
+//! compared as [`super::build`] compares whole outputs: a CRLF on disk
+//! reads as LF, so a Windows checkout is not stale.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -201,26 +201,6 @@ impl<R: Read> Write for Compare<R> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// Writes into two writers: the file being made and its comparison.
-pub(crate) struct Tee<'a, A, B> {
-    /// The first, whose errors are returned.
-    pub first: &'a mut A,
-    /// The second, which never fails.
-    pub second: &'a mut B,
-}
-
-impl<A: Write, B: Write> Write for Tee<'_, A, B> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.first.write_all(buf)?;
-        self.second.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.first.flush()
     }
 }
 

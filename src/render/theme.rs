@@ -83,6 +83,12 @@ pub struct Theme {
     csp: tera::Value,
     site_csp: tera::Value,
     search: String,
+    /// `page.html` is the built-in one and neither the stylesheet nor
+    /// the script holds [`BODY_MARK`]: the body is put in after the
+    /// template renders ([`with_body`]). A repository's own `page.html`
+    /// may do more with the body than show it (filter it, test it), so
+    /// it is given the body itself.
+    body_mark: bool,
 }
 
 impl Theme {
@@ -136,7 +142,13 @@ impl Theme {
         // specification; Chromium reads it as `'self'`, others may not).
         // No page holds a script element but its own, and recorded text
         // is escaped, so nothing else can name a file to load.
+        let body_mark = templates
+            .iter()
+            .any(|(name, source)| *name == "page.html" && source == TEMPLATES[0].1)
+            && !css.contains(BODY_MARK)
+            && !script.contains(BODY_MARK);
         let theme = Theme {
+            body_mark,
             tera,
             css: tera::Value::from(css),
             script: tera::Value::from(script),
@@ -257,7 +269,23 @@ impl Theme {
     ///
     /// Errors: a template that fails to render (named).
     pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
-        let mut context = tera::Context::new();
+        self.framed(title, body, nav, tera::Context::new())
+    }
+
+    /// `page.html` with `body` under `title` and `context`: the body put
+    /// in after the template renders when the theme allows it
+    /// ([`Theme::body_mark`]), else given to the template.
+    fn framed(
+        &self,
+        title: &str,
+        body: &str,
+        nav: Option<&str>,
+        mut context: tera::Context,
+    ) -> Result<String> {
+        if !self.body_mark {
+            context.insert("body", body);
+            return self.render("page.html", title, nav, context);
+        }
         context.insert("body", BODY_MARK);
         Ok(with_body(
             &self.render("page.html", title, nav, context)?,
@@ -278,12 +306,8 @@ impl Theme {
         search: &str,
     ) -> Result<String> {
         let mut context = tera::Context::new();
-        context.insert("body", BODY_MARK);
         context.insert("search", search);
-        Ok(with_body(
-            &self.render("page.html", title, nav, context)?,
-            body,
-        ))
+        self.framed(title, body, nav, context)
     }
 
     /// The search index's script (`static/search.js`), which the index
@@ -425,6 +449,18 @@ mod tests {
         assert_eq!(page.matches("<p>body</p>").count(), 1);
         let written = theme.page("t", BODY_MARK, None).unwrap();
         assert_eq!(written.matches(BODY_MARK).count(), 1);
+        // A repository's own page.html that does more with the body than
+        // show it is given the body itself (a review of 5e73b6f5).
+        let wraps = TEMPLATES[0].1.replace(
+            "{{ body | safe }}",
+            "{{ body | replace(from=\"<table\", to=\"<div class=scroll><table\") | safe }}",
+        );
+        let theme = with_page(&wraps).unwrap();
+        assert!(!theme.body_mark);
+        let page = theme.page("t", "<table></table>", None).unwrap();
+        assert!(page.contains("<div class=scroll><table></table>"), "{page}");
+        // The built-in page.html, copied into a repository, keeps the mark.
+        assert!(with_page(TEMPLATES[0].1).unwrap().body_mark);
     }
     use crate::render::GENERATOR_MARK;
 

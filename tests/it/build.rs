@@ -60,6 +60,54 @@ fn check(dir: &Path) -> (i32, String) {
     (out.status.code().unwrap(), stdout(&out))
 }
 
+/// A build with one stale page makes no temporary file beside the
+/// outputs it writes as they are made (the root's `summary.csv`, the
+/// search index) when they are current: neither folder is touched (a
+/// review of d3dc8b58, where every such output went through a temporary
+/// file, so a build could not run over a root it had no need to write).
+#[test]
+fn a_build_with_one_stale_page_leaves_current_streamed_outputs_untouched() {
+    let dir = fixture();
+    let d = dir.path();
+    assert_eq!(build(d), FIRST_BUILD);
+    let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let (root, site) = (d.join("runs-demo"), d.join("site"));
+    let before = (
+        modified(&root),
+        modified(&site),
+        std::fs::read(root.join("summary.csv")).unwrap(),
+        std::fs::read(site.join("search-index.js")).unwrap(),
+    );
+    let mut page = std::fs::read(d.join("README.html")).unwrap();
+    page.extend_from_slice(b"<!-- edited -->\n");
+    std::fs::write(d.join("README.html"), page).unwrap();
+    assert_eq!(
+        build(d),
+        "build: 1 written, 148 unchanged, 0 orphaned removed\n"
+    );
+    let after = (
+        modified(&root),
+        modified(&site),
+        std::fs::read(root.join("summary.csv")).unwrap(),
+        std::fs::read(site.join("search-index.js")).unwrap(),
+    );
+    assert!(
+        before == after,
+        "the root's or the site's folder was written"
+    );
+    // A stale streamed output is written, and then current.
+    std::fs::write(site.join("search-index.js"), "// stale\n").unwrap();
+    assert_eq!(
+        build(d),
+        "build: 1 written, 148 unchanged, 0 orphaned removed\n"
+    );
+    assert_eq!(
+        std::fs::read(site.join("search-index.js")).unwrap(),
+        before.3
+    );
+    assert_eq!(build(d), NOTHING_TO_DO);
+}
+
 #[test]
 fn a_second_build_changes_nothing_and_check_is_clean() {
     let dir = fixture();
