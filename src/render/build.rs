@@ -896,10 +896,11 @@ type Done<T> = (Vec<u128>, Vec<(PathBuf, T)>);
 
 /// Runs `each` on every output of `plan` (up-front ones, those jobs
 /// produce), in parallel, then `each_streamed` on those the last jobs
-/// make, one at a time, with the job (which makes the output again). Keeps every output's path key and, with its path,
-/// each outcome `noted` says to keep: an output's bytes and path are let
-/// go as soon as it is done, so memory does not grow with the outputs a
-/// build only compares (16 bytes an output: issue 26, section 4).
+/// make, one at a time, with the job (which makes the output again).
+/// Keeps every output's path key and, with its path, each outcome
+/// `noted` says to keep: an output's bytes and path are let go as soon as
+/// it is done, so memory does not grow with the outputs a build only
+/// compares (16 bytes an output: issue 26, section 4).
 fn for_each_output<T: Send>(
     plan: &Plan,
     each: impl Fn(&Output) -> Result<T> + Sync + Send,
@@ -1006,7 +1007,8 @@ fn streamed_state(streamed: Streamed) -> Result<State> {
     use std::io::Write as _;
     match crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow) {
         Ok(Some(file)) => {
-            let mut compare = super::streamed::Compare::new(Some(std::io::BufReader::new(file)));
+            // `Compare` reads the file 64 KiB at a time itself.
+            let mut compare = super::streamed::Compare::new(Some(file));
             // Buffered: a writer of JSON writes a token at a time.
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut compare);
             (streamed.write)(&mut buffered)?;
@@ -1034,13 +1036,10 @@ fn streamed_state(streamed: Streamed) -> Result<State> {
 /// Errors: the file cannot be written; what making the bytes meets (the
 /// file is then left as it was).
 fn write_streamed(streamed: Streamed) -> Result<()> {
-    use std::io::Write as _;
     let mut file = crate::fsutil::AtomicFile::create(&streamed.path)?;
-    // The file buffers what it is given: a writer of JSON writes a token
-    // at a time.
+    // The file buffers what it is given (a writer of JSON writes a token
+    // at a time), and its commit flushes it, naming the path on failure.
     (streamed.write)(&mut file)?;
-    file.flush()
-        .map_err(|e| Error::io(&streamed.path, "write", e))?;
     file.commit()
 }
 

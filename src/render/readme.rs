@@ -348,7 +348,7 @@ pub fn question_summary(
 /// attempts it is 10 MB, and a second copy growing by doubling beside the
 /// first was the peak of `build --check` (issue 26, section 4).
 pub fn root_summary<B: AsRef<[u8]>>(view: &RootView, questions: Vec<B>) -> Output {
-    let header = csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes();
+    let header = summary_header(view);
     let size = header.len()
         + questions
             .iter()
@@ -374,7 +374,7 @@ pub fn root_summary_streamed(
     view: &RootView,
     rows: std::sync::Arc<std::sync::Mutex<super::streamed::Spill<String>>>,
 ) -> super::streamed::Streamed {
-    let header = csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes();
+    let header = summary_header(view);
     let path = view.path.join(SUMMARY_FILE);
     let shown = path.clone();
     super::streamed::Streamed {
@@ -387,6 +387,11 @@ pub fn root_summary_streamed(
                 .for_each(|_, bytes| out.write_all(bytes).map_err(io))
         }),
     }
+}
+
+/// The header line of a `summary.csv` of `view`'s conditions.
+fn summary_header(view: &RootView) -> Vec<u8> {
+    csv(&tables::summary(&view.conditions, std::iter::empty())).into_bytes()
 }
 
 /// The rows of a question's `summary.csv`: what follows its header line

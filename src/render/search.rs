@@ -332,7 +332,7 @@ fn encode(entry: &QuestionEntry) -> Vec<u8> {
 
 /// A question's entry read back from [`encode`]'s bytes, its texts
 /// borrowed from them.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, PartialEq)]
 struct Decoded<'a> {
     text: &'a str,
     answer_key: Option<&'a str>,
@@ -340,7 +340,7 @@ struct Decoded<'a> {
 }
 
 /// An attempt's entry read back ([`Decoded`]).
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, PartialEq)]
 struct DecodedAttempt<'a> {
     attempt: u32,
     verdict: &'a str,

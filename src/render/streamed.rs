@@ -45,16 +45,6 @@ impl std::fmt::Debug for Streamed {
 /// second, which makes it).
 pub type StreamJob = Box<dyn Fn() -> Result<Option<Streamed>> + Send + Sync>;
 
-/// Runs `streamed`'s writer into `out` and returns its bytes: for tests
-/// and for callers that need the bytes whole (a small root).
-///
-/// Errors: what the writer returns.
-pub fn bytes(streamed: Streamed) -> Result<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    (streamed.write)(&mut out)?;
-    Ok((streamed.path, out))
-}
-
 /// A reader's bytes with each CRLF read as LF (a lone CR is kept).
 pub struct LfReader<R> {
     inner: R,
