@@ -904,7 +904,7 @@ type Done<T> = (Vec<u128>, Vec<(PathBuf, T)>);
 fn for_each_output<T: Send>(
     plan: &Plan,
     each: impl Fn(&Output) -> Result<T> + Sync + Send,
-    each_streamed: impl Fn(Streamed, &dyn Fn() -> Result<Option<Streamed>>) -> Result<T>,
+    each_streamed: impl Fn(Streamed, &StreamJob) -> Result<T>,
     noted: impl Fn(&T) -> bool + Sync + Send,
 ) -> Result<Outcomes<T>> {
     let one = |done: &mut Done<T>, path: &Path, outcome: T| {
@@ -1008,7 +1008,7 @@ fn streamed_state(streamed: Streamed) -> Result<State> {
     match crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow) {
         Ok(Some(file)) => {
             // `Compare` reads the file 64 KiB at a time itself.
-            let mut compare = super::streamed::Compare::new(Some(file));
+            let mut compare = super::streamed::Compare::new(file);
             // Buffered: a writer of JSON writes a token at a time.
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut compare);
             (streamed.write)(&mut buffered)?;

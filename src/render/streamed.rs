@@ -111,10 +111,10 @@ impl<R: Read> Read for LfReader<R> {
 
 /// A writer that compares what it is given with a reader's bytes, both
 /// with each CRLF read as LF; [`Compare::finish`] says whether the two
-/// were the same to the end. With no reader (no file on disk), nothing
-/// is the same.
+/// were the same to the end. (An output with no file on disk is never
+/// compared: `build` calls it missing.)
 pub struct Compare<R> {
-    old: Option<LfReader<R>>,
+    old: LfReader<R>,
     same: bool,
     /// A CR written last, not yet known to start a CRLF.
     cr: bool,
@@ -122,12 +122,11 @@ pub struct Compare<R> {
 }
 
 impl<R: Read> Compare<R> {
-    /// Compares with `old`'s bytes (`None`: there is nothing to compare
-    /// with).
-    pub fn new(old: Option<R>) -> Compare<R> {
+    /// Compares with `old`'s bytes.
+    pub fn new(old: R) -> Compare<R> {
         Compare {
-            same: old.is_some(),
-            old: old.map(LfReader::new),
+            same: true,
+            old: LfReader::new(old),
             cr: false,
             scratch: Vec::new(),
         }
@@ -135,9 +134,10 @@ impl<R: Read> Compare<R> {
 
     /// Compares `bytes`, already normalized, with the next of the old.
     fn next(&mut self, bytes: &[u8]) {
-        let Some(old) = self.old.as_mut().filter(|_| self.same) else {
+        if !self.same {
             return;
-        };
+        }
+        let old = &mut self.old;
         self.scratch.resize(bytes.len(), 0);
         let mut got = 0;
         while got < bytes.len() {
@@ -159,7 +159,7 @@ impl<R: Read> Compare<R> {
             return false;
         }
         let mut one = [0u8; 1];
-        matches!(self.old.as_mut().map(|old| old.read(&mut one)), Some(Ok(0)))
+        matches!(self.old.read(&mut one), Ok(0))
     }
 }
 
@@ -300,7 +300,7 @@ mod tests {
 
     /// `new` written in chunks of `size` compared with `old`.
     fn same(old: &[u8], new: &[u8], size: usize) -> bool {
-        let mut compare = Compare::new(Some(old));
+        let mut compare = Compare::new(old);
         for chunk in new.chunks(size.max(1)) {
             compare.write_all(chunk).unwrap();
         }
@@ -337,9 +337,6 @@ mod tests {
                 );
             }
         }
-        // Nothing on disk is never the same.
-        let compare: Compare<&[u8]> = Compare::new(None);
-        assert!(!compare.finish());
     }
 
     #[test]

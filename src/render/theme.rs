@@ -144,7 +144,8 @@ impl Theme {
         // is escaped, so nothing else can name a file to load.
         let body_mark = templates
             .iter()
-            .any(|(name, source)| *name == "page.html" && source == TEMPLATES[0].1)
+            .zip(TEMPLATES)
+            .any(|((name, source), (_, builtin))| *name == "page.html" && source == builtin)
             && !css.contains(BODY_MARK)
             && !script.contains(BODY_MARK);
         let theme = Theme {
