@@ -489,6 +489,12 @@ pub fn load_assets(paths: impl IntoIterator<Item = PathBuf>) -> assets::AssetMap
 /// The files the page of one Markdown text (the contents of `path`)
 /// embeds, read: the loader of [`page_with`]'s assets.
 pub fn page_assets(path: &Path, text: &str) -> assets::AssetMap {
+    // Only an image reads a file: a Markdown image (`![`) or raw HTML
+    // (`<img`, `<svg`). A page with neither, such as a runs root's
+    // README, is not rendered to find none.
+    if !text.contains("![") && !text.contains('<') {
+        return assets::AssetMap::new();
+    }
     let base = path.parent().unwrap_or(Path::new(""));
     let wanted = assets::Wanted::default();
     markdown::render(&page_text(path, text), base, &page_prefix(path), &wanted);
@@ -988,7 +994,31 @@ impl Drift {
 
 /// How the file at `path` compares with `bytes`: only a regular file is
 /// read (a named pipe would wait forever), and one that is not is stale.
+/// An output longer than [`COMPARED_AS_READ`] is compared with the file
+/// as the file is read, so the file is never held whole beside it (a
+/// runs root's page of 2,500 questions is 7.7 MB; issue 26, section 4).
 fn state_of(path: &Path, bytes: &[u8]) -> State {
+    if bytes.len() > COMPARED_AS_READ {
+        use std::io::Write as _;
+        return match crate::fsutil::open_regular(path, crate::fsutil::Links::Follow) {
+            Ok(Some(file)) => {
+                // `Compare` reads the file 64 KiB at a time, and is given
+                // the output as much at a time.
+                let mut compare = super::streamed::Compare::new(file);
+                for piece in bytes.chunks(1 << 16) {
+                    // Comparing never fails.
+                    let _ = compare.write_all(piece);
+                }
+                if compare.finish() {
+                    State::Current
+                } else {
+                    State::Stale
+                }
+            }
+            Ok(None) => State::Missing,
+            Err(_) => State::Stale,
+        };
+    }
     match crate::fsutil::read_regular(path, crate::fsutil::Links::Follow) {
         Ok(Some(existing)) if same_text(&existing, bytes) => State::Current,
         Ok(None) => State::Missing,
@@ -1079,6 +1109,10 @@ fn lf_bytes(bytes: &[u8]) -> impl Iterator<Item = u8> + '_ {
 fn same_text(existing: &[u8], new: &[u8]) -> bool {
     existing == new || lf_bytes(existing).eq(lf_bytes(new))
 }
+
+/// Bytes of an output above which [`state_of`] compares it with its file
+/// as the file is read, not read whole first: 1 MiB.
+const COMPARED_AS_READ: usize = 1 << 20;
 
 /// How one output compares with the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1516,6 +1550,56 @@ pub fn write_root_files(view: &RootView) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An output longer than [`COMPARED_AS_READ`], compared with its file
+    /// as the file is read, comes to what comparing the whole file gives:
+    /// current when the same (also with CRLF line ends, also with a CR
+    /// and its LF in two pieces of the comparison), stale when one byte
+    /// differs, at the end or the start, or the file is longer or shorter,
+    /// missing when there is none, stale when it is a folder.
+    #[test]
+    fn a_long_output_is_compared_as_its_file_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("README.html");
+        // Lines of 16 bytes, 17 with CRLF: the file's 16th piece of 64 KiB
+        // (65,536 = 17 × 3,855 + 1) ends between a CR and its LF.
+        let line = "<p>sixteen!</p>\n";
+        assert_eq!(line.len(), 16);
+        let new: Vec<u8> = line.repeat(COMPARED_AS_READ / 16 + 100).into_bytes();
+        assert!(new.len() > COMPARED_AS_READ);
+        let whole = |file: &[u8]| {
+            if same_text(file, &new) {
+                State::Current
+            } else {
+                State::Stale
+            }
+        };
+        let crlf = String::from_utf8(new.clone())
+            .unwrap()
+            .replace('\n', "\r\n");
+        let mut changed_end = new.clone();
+        *changed_end.last_mut().unwrap() = b'x';
+        let mut changed_start = new.clone();
+        changed_start[0] = b'x';
+        let longer = [new.as_slice(), b"\n"].concat();
+        let shorter = new[..new.len() - 1].to_vec();
+        for (what, file, expected) in [
+            ("the same", new.clone(), State::Current),
+            ("CRLF", crlf.into_bytes(), State::Current),
+            ("last byte", changed_end, State::Stale),
+            ("first byte", changed_start, State::Stale),
+            ("longer", longer, State::Stale),
+            ("shorter", shorter, State::Stale),
+        ] {
+            std::fs::write(&path, &file).unwrap();
+            assert_eq!(whole(&file), expected, "{what}");
+            assert_eq!(state_of(&path, &new), expected, "{what}");
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(state_of(&path, &new), State::Missing);
+        std::fs::create_dir(&path).unwrap();
+        assert_eq!(state_of(&path, &new), State::Stale);
+    }
 
     /// A path's key is the key of every spelling a set of paths holds
     /// equal, and of no other path: the search for orphans asks by key

@@ -198,8 +198,9 @@ fn render_in(
     };
     // A first reading: footnotes are numbered (and their ids taken) before
     // any heading's id is given, and raw HTML or an image is looked for.
+    let segments = segments(markdown, chunk.unwrap_or(usize::MAX));
     let mut whole = false;
-    for event in Parser::new_ext(markdown, options()) {
+    for event in segments.iter().flat_map(|s| Parser::new_ext(s, options())) {
         page.number_footnote(&event);
         whole |= matches!(
             event,
@@ -213,7 +214,7 @@ fn render_in(
     let mut html = String::new();
     let mut body = String::with_capacity(markdown.len().min(1 << 20) * 2);
     let mut depth = 0usize;
-    for event in Parser::new_ext(markdown, options()) {
+    for event in segments.iter().flat_map(|s| Parser::new_ext(s, options())) {
         match event {
             Event::Start(_) => depth += 1,
             Event::End(_) => depth = depth.saturating_sub(1),
@@ -250,6 +251,94 @@ fn render_in(
         dropped: page.dropped,
         too_deep: page.too_deep,
     }
+}
+
+/// `markdown` cut into pieces that parse apart exactly as they parse
+/// together, each at least `at_least` bytes long (but the last), so a
+/// long page is parsed a piece at a time: pulldown-cmark builds the tree
+/// of all the text it is given before it yields the first event, and a
+/// runs root's README of 2,500 questions made a tree of 20 MB, the most
+/// `build` held at once (issue 26, section 4).
+///
+/// A piece starts only at a line that begins with `#` in its first
+/// column after a blank line, outside a fenced code block: such a line
+/// always starts a new top-level block (an ATX heading, or a paragraph
+/// that a blank line already separated). It cannot continue a list item,
+/// a block quote or an indented code block, which need the line indented
+/// or marked, nor a paragraph (CommonMark 0.31, "Container blocks" and
+/// "ATX headings"). The text is given back whole, one piece, where a
+/// piece could not be told apart from the rest:
+/// - it may define a link reference or a footnote (it holds `]:`): a
+///   reference is matched to its definition across the whole page (a
+///   reference with no definition is text wherever it is);
+/// - a line begins with `<` (an HTML block, some of which run across
+///   blank lines until their end marker);
+/// - a fenced code block's fence is indented (it may sit in a list item,
+///   which a first-column line closes; only first-column fences are
+///   followed);
+/// - a line ends in a carriage return alone (a line ending to CommonMark,
+///   not to this reading of lines).
+pub(super) fn segments(markdown: &str, at_least: usize) -> Vec<&str> {
+    let lone_cr = markdown
+        .split('\r')
+        .skip(1)
+        .any(|after| !after.starts_with('\n'));
+    if markdown.len() <= at_least || markdown.contains("]:") || lone_cr {
+        return vec![markdown];
+    }
+    let mut starts = vec![0];
+    // The open fence's character and length.
+    let mut fence: Option<(u8, usize)> = None;
+    let mut after_blank = false;
+    let mut at = 0;
+    for line in markdown.split_inclusive('\n') {
+        let here = at;
+        at += line.len();
+        let text = line.trim_end_matches(['\n', '\r']);
+        let rest = text.trim_start_matches([' ', '\t']);
+        let indent = text.len() - rest.len();
+        if let Some((mark, length)) = fence {
+            // A closing fence: up to three spaces, at least as many of the
+            // same character, then only spaces or tabs.
+            let run = rest.bytes().take_while(|&b| b == mark).count();
+            if indent <= 3
+                && !text[..indent].contains('\t')
+                && run >= length
+                && rest[run..].trim_matches([' ', '\t']).is_empty()
+            {
+                fence = None;
+            }
+            after_blank = false;
+            continue;
+        }
+        if rest.starts_with("```") || rest.starts_with("~~~") {
+            let mark = rest.as_bytes()[0];
+            let run = rest.bytes().take_while(|&b| b == mark).count();
+            // A backtick fence's info string holds no backtick; otherwise
+            // the line is a paragraph with a code span.
+            if mark == b'~' || !rest[run..].contains('`') {
+                if indent > 0 {
+                    return vec![markdown];
+                }
+                fence = Some((mark, run));
+                after_blank = false;
+                continue;
+            }
+        }
+        if rest.starts_with('<') {
+            return vec![markdown];
+        }
+        let last = *starts.last().unwrap_or(&0);
+        if after_blank && indent == 0 && rest.starts_with('#') && here - last >= at_least {
+            starts.push(here);
+        }
+        after_blank = rest.trim_end_matches([' ', '\t', '\r']).is_empty();
+    }
+    starts.push(markdown.len());
+    starts
+        .windows(2)
+        .filter_map(|w| markdown.get(w[0]..w[1]))
+        .collect()
 }
 
 /// The label GitHub shows over an alert (`> [!NOTE]` is "Note").
@@ -569,6 +658,88 @@ mod tests {
         fn rendering_any_text_never_panics(text in "[ a-z<>=\"'/#!\\[\\]()*_`|\n中😀é-]{0,120}") {
             let _ = render(&text, Path::new("."), "p", &crate::render::assets::AssetMap::new());
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// A page parsed in pieces ([`segments`], each as small as it may
+        /// be) renders to the same bytes as the page parsed whole: pages
+        /// made of lines that open, continue and close every kind of
+        /// block, fences and HTML blocks running over blank lines and
+        /// headings, lists loosened by a blank line, references and
+        /// footnotes defined after their use, a carriage return alone.
+        #[test]
+        fn a_page_parsed_in_pieces_is_the_page_parsed_whole(lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "# Head", "# Head", "# Head", "## Head", "#not a heading", "", "", "", "",
+                "   ", "text", "- item",
+                "  - nested", "1. one", "> quote", ">", "```", "```sparql", "``` a`b",
+                "~~~", "    code", "  ```", "| a | b |", "|---|---|", "| 1 | 2 |",
+                "<!--", "-->", "<div>", "[^a]: note", "x[^a]", "[r]: /u", "[r]", "***",
+                "text\r", "a\rb", "  # indented", "\t# tab", "Setext", "===", "# é 中",
+            ]),
+            0..40,
+        )) {
+            let text = lines.join("\n");
+            let none = crate::render::assets::AssetMap::new();
+            let whole = render_in(&text, Path::new("."), "p", &none, None);
+            let pieces = render_in(&text, Path::new("."), "p", &none, Some(1));
+            proptest::prop_assert_eq!(pieces, whole, "{:?}", text);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// [`a_page_parsed_in_pieces_is_the_page_parsed_whole`] over fewer
+        /// kinds of line, so the lines that make a cut wrong meet often:
+        /// what looks like a fence and is not, fences indented into a list
+        /// item or past a closing fence's three spaces, a carriage return
+        /// alone before a fence.
+        #[test]
+        fn fences_are_followed_as_commonmark_reads_them(lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "# H", "", "", "```", "````", "``` a`b", "  ```", "    ```", "- i", "x\r```",
+                "~~~",
+            ]),
+            0..24,
+        )) {
+            let text = lines.join("\n");
+            let none = crate::render::assets::AssetMap::new();
+            let whole = render_in(&text, Path::new("."), "p", &none, None);
+            let pieces = render_in(&text, Path::new("."), "p", &none, Some(1));
+            proptest::prop_assert_eq!(pieces, whole, "{:?}", text);
+        }
+    }
+
+    /// A README of many questions is parsed a question at a time, and a
+    /// page that a cut could change is parsed whole ([`segments`]).
+    #[test]
+    fn only_pages_that_parse_apart_as_together_are_cut() {
+        let readme: String = (0..4)
+            .map(|i| format!("### q{i}\n\n> The question.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"))
+            .collect();
+        let cut = segments(&readme, 1);
+        assert_eq!(cut.len(), 4, "{cut:?}");
+        assert_eq!(cut.concat(), readme);
+        assert!(cut.iter().all(|s| s.starts_with("### q")));
+        // At least 80 bytes a piece: two questions each.
+        assert_eq!(segments(&readme, 80).len(), 2);
+        for (why, tail) in [
+            ("a reference definition", "[r]: /u\n"),
+            ("a footnote", "x[^a]\n\n[^a]: The note.\n"),
+            ("an HTML block", "<!--\n"),
+            ("an indented fence", "  ```\n"),
+            ("a carriage return alone", "a\rb\n"),
+        ] {
+            let page = format!("{readme}{tail}");
+            assert_eq!(segments(&page, 1), vec![page.as_str()], "{why}");
+        }
+        // A heading inside a fence is not a cut.
+        let fenced = "# a\n\n```\n\n# not\n```\n\n# b\n";
+        assert_eq!(
+            segments(fenced, 1),
+            vec!["# a\n\n```\n\n# not\n```\n\n", "# b\n"]
+        );
     }
 
     /// A page rendered a block at a time (each block's HTML written as it

@@ -314,14 +314,22 @@ pub struct Region {
 }
 
 /// Byte ranges of code spans and code blocks, where markers are text.
+/// Parsed a piece at a time ([`super::markdown::segments`]).
 fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
     use pulldown_cmark::{Event, Parser, Tag};
     let mut ranges = Vec::new();
-    for (event, range) in Parser::new_ext(text, super::markdown::options()).into_offset_iter() {
-        match event {
-            Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => ranges.push(range),
-            _ => {}
+    let mut offset = 0;
+    for piece in super::markdown::segments(text, super::markdown::CHUNK_BYTES) {
+        let events = Parser::new_ext(piece, super::markdown::options()).into_offset_iter();
+        for (event, range) in events {
+            match event {
+                Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => {
+                    ranges.push(offset + range.start..offset + range.end)
+                }
+                _ => {}
+            }
         }
+        offset += piece.len();
     }
     ranges
 }
@@ -447,6 +455,10 @@ type OpenRegion = (
 /// kind, an opening marker never closed, nested regions, an `okn:number`
 /// that begins a line.
 pub fn regions(path: &Path, text: &str) -> Result<Vec<Region>> {
+    // Every marker is a comment: a page with none is not parsed.
+    if !text.contains("<!--") {
+        return Ok(Vec::new());
+    }
     let code = code_ranges(text);
     let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
     let mut found = Vec::new();
