@@ -135,15 +135,16 @@ fn footnotes_section<'e>(
 /// [`super::assets::Wanted`] finds which files the page embeds without
 /// reading any.
 ///
-/// The text is read top-level block by block, and the HTML of a page
-/// with no raw HTML and no image is held to the allow-list about
+/// The text is parsed a piece at a time where it can be cut
+/// ([`segments`]) and read top-level block by block, and the HTML of a
+/// page with no raw HTML and no image is held to the allow-list about
 /// [`CHUNK_BYTES`] at a time, so what it holds besides the page's own
 /// HTML stays flat however long the page is (a runs root's README lists
 /// every question: 3.4 MB of Markdown at 50,000 attempts, whose
-/// whole-page tree was most of `build`'s peak memory; issue 26, section
-/// 4). The bytes are the same as one pass over
-/// the whole page would give (its unit tests render every Markdown file
-/// of this repository both ways).
+/// whole-page tree, 20 MB, was the largest thing `build` held; issue 26,
+/// section 4). The bytes are the same as one pass over the whole page
+/// would give (its unit tests render every Markdown file of this
+/// repository, and generated pages, both ways).
 pub fn render(markdown: &str, base: &Path, prefix: &str, assets: &dyn Assets) -> Rendered {
     render_in(markdown, base, prefix, assets, Some(CHUNK_BYTES))
 }
