@@ -136,7 +136,7 @@ fn footnotes_section<'e>(
 /// reading any.
 ///
 /// The text is parsed a piece at a time where it can be cut
-/// ([`segments`]) and read top-level block by block, and the HTML of a
+/// (`segments`) and read top-level block by block, and the HTML of a
 /// page with no raw HTML and no image is held to the allow-list about
 /// [`CHUNK_BYTES`] at a time, so what it holds besides the page's own
 /// HTML stays flat however long the page is (a runs root's README lists
