@@ -999,25 +999,12 @@ impl Drift {
 /// runs root's page of 2,500 questions is 7.7 MB; issue 26, section 4).
 fn state_of(path: &Path, bytes: &[u8]) -> State {
     if bytes.len() > COMPARED_AS_READ {
-        use std::io::Write as _;
-        return match crate::fsutil::open_regular(path, crate::fsutil::Links::Follow) {
-            Ok(Some(file)) => {
-                // `Compare` reads the file 64 KiB at a time, and is given
-                // the output as much at a time.
-                let mut compare = super::streamed::Compare::new(file);
-                for piece in bytes.chunks(1 << 16) {
-                    // Comparing never fails.
-                    let _ = compare.write_all(piece);
-                }
-                if compare.finish() {
-                    State::Current
-                } else {
-                    State::Stale
-                }
-            }
-            Ok(None) => State::Missing,
-            Err(_) => State::Stale,
-        };
+        // Comparing never fails.
+        return compared_as_read(path, |compare| {
+            let _ = compare.write_all(bytes);
+            Ok(())
+        })
+        .unwrap_or(State::Stale);
     }
     match crate::fsutil::read_regular(path, crate::fsutil::Links::Follow) {
         Ok(Some(existing)) if same_text(&existing, bytes) => State::Current,
@@ -1035,24 +1022,38 @@ fn state_of(path: &Path, bytes: &[u8]) -> State {
 /// Errors: what making the bytes meets.
 fn streamed_state(streamed: Streamed) -> Result<State> {
     use std::io::Write as _;
-    match crate::fsutil::open_regular(&streamed.path, crate::fsutil::Links::Follow) {
+    compared_as_read(&streamed.path, |compare| {
+        // Buffered: a writer of JSON writes a token at a time.
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, compare);
+        (streamed.write)(&mut buffered)?;
+        // Comparing never fails.
+        let _ = buffered.flush();
+        Ok(())
+    })
+}
+
+/// How the file at `path` compares with what `write` writes, compared as
+/// the file is read ([`super::streamed::Compare`], 64 KiB at a time): the
+/// one way [`state_of`] (a long output) and [`streamed_state`] compare.
+/// Only a regular file is read; with none there, `write` is not called
+/// (missing: a build makes it once, into the file), and one that cannot
+/// be opened is stale.
+///
+/// Errors: what `write` returns.
+fn compared_as_read(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<State> {
+    match crate::fsutil::open_regular(path, crate::fsutil::Links::Follow) {
         Ok(Some(file)) => {
-            // `Compare` reads the file 64 KiB at a time itself.
             let mut compare = super::streamed::Compare::new(file);
-            // Buffered: a writer of JSON writes a token at a time.
-            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut compare);
-            (streamed.write)(&mut buffered)?;
-            // Comparing never fails.
-            let _ = buffered.flush();
-            drop(buffered);
+            write(&mut compare)?;
             Ok(if compare.finish() {
                 State::Current
             } else {
                 State::Stale
             })
         }
-        // Nothing to compare with: not made here (`write` makes it once,
-        // into the file).
         Ok(None) => Ok(State::Missing),
         Err(_) => Ok(State::Stale),
     }

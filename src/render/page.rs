@@ -70,14 +70,12 @@ pub fn page_text<'t>(path: &Path, text: &'t str) -> std::borrow::Cow<'t, str> {
     } else {
         Cow::Borrowed(text)
     };
-    // Every marker is a comment.
-    if !text.contains("<!--") {
-        return text;
-    }
-    match study::strip_markers(path, &text) {
-        Ok(stripped) => Cow::Owned(stripped),
-        Err(_) => text,
-    }
+    // Borrowed from `text` when nothing was stripped: then `text` itself.
+    let stripped = match study::strip_markers(path, &text) {
+        Ok(Cow::Owned(stripped)) => Some(stripped),
+        _ => None,
+    };
+    stripped.map_or(text, Cow::Owned)
 }
 
 /// Renders one Markdown text (the contents of `path`) into a whole page,

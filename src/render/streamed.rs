@@ -132,21 +132,24 @@ impl<R: Read> Compare<R> {
         }
     }
 
-    /// Compares `bytes`, already normalized, with the next of the old.
+    /// Compares `bytes`, already normalized, with the next of the old,
+    /// 64 KiB at a time: what it holds does not grow with what it is
+    /// given at once (a whole output of 7.7 MB, from `build`).
     fn next(&mut self, bytes: &[u8]) {
-        if !self.same {
-            return;
-        }
-        let old = &mut self.old;
-        self.scratch.resize(bytes.len(), 0);
-        let mut got = 0;
-        while got < bytes.len() {
-            match old.read(&mut self.scratch[got..]) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got += n,
+        for piece in bytes.chunks(1 << 16) {
+            if !self.same {
+                return;
             }
+            self.scratch.resize(piece.len(), 0);
+            let mut got = 0;
+            while got < piece.len() {
+                match self.old.read(&mut self.scratch[got..]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got += n,
+                }
+            }
+            self.same = got == piece.len() && self.scratch[..] == *piece;
         }
-        self.same = got == bytes.len() && self.scratch[..] == *bytes;
     }
 
     /// True when what was written is the old bytes, to their end.

@@ -314,22 +314,14 @@ pub struct Region {
 }
 
 /// Byte ranges of code spans and code blocks, where markers are text.
-/// Parsed a piece at a time ([`super::markdown::segments`]).
 fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
     use pulldown_cmark::{Event, Parser, Tag};
     let mut ranges = Vec::new();
-    let mut offset = 0;
-    for piece in super::markdown::segments(text, super::markdown::CHUNK_BYTES) {
-        let events = Parser::new_ext(piece, super::markdown::options()).into_offset_iter();
-        for (event, range) in events {
-            match event {
-                Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => {
-                    ranges.push(offset + range.start..offset + range.end)
-                }
-                _ => {}
-            }
+    for (event, range) in Parser::new_ext(text, super::markdown::options()).into_offset_iter() {
+        match event {
+            Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => ranges.push(range),
+            _ => {}
         }
-        offset += piece.len();
     }
     ranges
 }
@@ -672,16 +664,21 @@ fn region_study<'a>(
 /// comments, but a comment opening a line would split a paragraph).
 ///
 /// Errors: see [`regions`].
-pub fn strip_markers(path: &Path, text: &str) -> Result<String> {
+/// The text is borrowed when it has no region.
+pub fn strip_markers<'t>(path: &Path, text: &'t str) -> Result<std::borrow::Cow<'t, str>> {
+    let regions = regions(path, text)?;
+    if regions.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for region in regions(path, text)? {
+    for region in regions {
         out.push_str(&text[at..region.whole.start]);
         out.push_str(&text[region.content.clone()]);
         at = region.whole.end;
     }
     out.push_str(&text[at..]);
-    Ok(out)
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 fn block(text: String) -> String {
