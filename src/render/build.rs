@@ -803,6 +803,7 @@ fn load_catalogs(inputs: &Inputs) -> Result<crate::render::export::Catalogs> {
 pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     let (view, mut plan) = load(base, scan, with_site)?;
     let mut made = Vec::new();
+    let mut claimed = Vec::new();
     for exporter in EXPORTERS {
         let mut exported = exporter.export(&view, &made)?;
         // Held until every job has run: each at its own size, not the
@@ -816,21 +817,42 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
         plan.last.extend(exported.last);
         plan.owned_dirs.extend(exported.owned_dirs);
         plan.warnings.extend(exported.warnings);
+        claimed.extend(exported.claimed);
     }
     // A figure or page a person wrote where this build would write is
     // never replaced.
     let site_dir = base.join(site::SITE_DIR);
-    for output in &made {
-        match output.path.extension().and_then(|e| e.to_str()) {
-            Some("svg") => refuse_hand_written(&output.path, figures::SVG_MARK)?,
-            Some("html") if !output.path.starts_with(&site_dir) => {
-                refuse_hand_written(&output.path, GENERATOR_MARK)?
+    for path in made.iter().map(|o| &o.path).chain(&claimed) {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("svg") => refuse_hand_written(path, figures::SVG_MARK)?,
+            Some("html") if !path.starts_with(&site_dir) => {
+                refuse_hand_written(path, GENERATOR_MARK)?
             }
             _ => {}
         }
     }
     plan.outputs = made;
     plan.outputs.sort_by(|a, b| a.path.cmp(&b.path));
+    // A file a job makes is made by nothing else.
+    claimed.sort();
+    if let Some(path) = claimed
+        .windows(2)
+        .find(|w| w[0] == w[1])
+        .map(|w| &w[0])
+        .or_else(|| {
+            claimed.iter().find(|p| {
+                plan.outputs
+                    .binary_search_by(|o| o.path.as_path().cmp(p.as_path()))
+                    .is_ok()
+            })
+        })
+    {
+        return Err(Error::file(
+            path,
+            "two different outputs would be written here (two inputs make the same file): \
+             rename one of them",
+        ));
+    }
     // Two outputs for one path would silently lose one of them.
     if let Some(pair) = plan
         .outputs
@@ -934,11 +956,18 @@ fn for_each_output<T: Send>(
         .par_iter()
         .try_fold(Done::default, whole)
         .try_reduce(Done::default, |a, b| Ok(join(a, b)))?;
+    // Each output a job makes is done and let go before the job makes
+    // the next.
     let produced = plan
         .jobs
         .par_iter()
-        .try_fold(Done::default, |done, job| {
-            job()?.iter().try_fold(done, &whole)
+        .try_fold(Done::default, |mut done, job| {
+            job(&mut |o: Output| {
+                let outcome = each(&o)?;
+                one(&mut done, &o.path, outcome);
+                Ok(())
+            })?;
+            Ok(done)
         })
         .try_reduce(Done::default, |a, b| Ok(join(a, b)))?;
     let mut done = join(up_front, produced);
@@ -1509,24 +1538,11 @@ pub fn write_frozen_files(base: &Path, view: &RootView) -> Result<Vec<PathBuf>> 
 ///
 /// Errors: a README page that cannot be rendered.
 pub fn root_files(theme: &Theme, view: &RootView) -> Result<Vec<Output>> {
-    let mut outputs = super::readme::outputs(view);
-    let readme = view.path.join(crate::layout::README_FILE);
-    let text = outputs
-        .iter()
-        .find(|o| o.path == readme)
-        .map(|o| String::from_utf8_lossy(&o.bytes).into_owned())
-        .unwrap_or_default();
-    let bytes = super::page::page_with(
-        theme,
-        &readme,
-        &text,
-        &mut Vec::new(),
-        &assets::AssetMap::new(),
-    )?;
-    outputs.push(Output {
-        path: html_path(&readme),
-        bytes,
-    });
+    let mut outputs = Vec::new();
+    super::export::root_files_each(theme, view, &mut |o| {
+        outputs.push(o);
+        Ok(())
+    })?;
     Ok(outputs)
 }
 

@@ -34,8 +34,16 @@ pub use super::Output;
 
 /// Work that produces outputs when run: the site's pages of one question,
 /// loaded and rendered on demand so memory stays flat however many
-/// attempts a root holds.
-pub type Job = Box<dyn Fn() -> Result<Vec<Output>> + Send + Sync>;
+/// attempts a root holds. It hands each output, as soon as it is made, to
+/// the function it is given ([`Emit`]), which compares or writes it and
+/// lets it go: a question of 100 attempts holds one attempt page at a
+/// time, not 100 (issue 26, section 4: memory flat in the attempts).
+///
+/// Errors: what making an output meets, and what [`Emit`] returns.
+pub type Job = Box<dyn Fn(&mut Emit<'_>) -> Result<()> + Send + Sync>;
+
+/// What a [`Job`] hands each output to, once, as soon as it is made.
+pub type Emit<'a> = dyn FnMut(Output) -> Result<()> + 'a;
 
 /// Everything `build` reads, loaded once: the view every exporter renders.
 pub struct BuildView {
@@ -220,6 +228,11 @@ pub struct Exported {
     /// Folders it owns: a file there that carries a generator mark and
     /// that no output names is an orphan.
     pub owned_dirs: Vec<PathBuf>,
+    /// Files its jobs make whose paths are known when planning (outside
+    /// the owned folders): `build` refuses to plan when a person wrote one
+    /// of them, or when an output made now has the same path, as it does
+    /// for the outputs made now.
+    pub claimed: Vec<PathBuf>,
     /// Non-fatal problems, named.
     pub warnings: Vec<String>,
 }
@@ -239,13 +252,82 @@ pub trait Exporter: Sync {
 pub struct RootFiles;
 
 impl Exporter for RootFiles {
+    /// A job per root that makes its README.md, summary CSVs and
+    /// README.html ([`root_files_each`]): made when the job
+    /// runs and let go once compared or written, never held through the
+    /// build (a root of 2,500 questions has a README of 3.4 MB and a page
+    /// of 7.7 MB; issue 26, section 4). The [`Pages`] exporter leaves
+    /// these READMEs alone.
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for root in view.roots.iter().filter(|r| !r.view.frozen) {
-            exported.outputs.extend(super::readme::outputs(&root.view));
+            let readme = root.view.path.join(crate::layout::README_FILE);
+            let page = super::page::html_path(&readme);
+            exported.claimed.extend([readme, page.clone()]);
+            let (theme, root, checks) = (
+                Arc::clone(&view.theme),
+                Arc::clone(root),
+                Arc::clone(&view.record_checks),
+            );
+            exported.jobs.push(Box::new(move |emit: &mut Emit<'_>| {
+                // A first pass that writes nothing leaves a README whose
+                // page is not on disk to the second, which makes it once.
+                if !checks.second_pass.load(Ordering::SeqCst) && checks.leaves(&page) {
+                    return Ok(());
+                }
+                root_files_each(&theme, &root.view, emit)
+            }));
         }
         Ok(exported)
     }
+}
+
+/// The README.md of each runs root whose files [`RootFiles`] makes.
+fn root_readmes(view: &BuildView) -> std::collections::BTreeSet<PathBuf> {
+    view.roots
+        .iter()
+        .filter(|r| !r.view.frozen)
+        .map(|r| r.view.path.join(crate::layout::README_FILE))
+        .collect()
+}
+
+/// The outputs of [`super::build::root_files`], in its order, each handed to `emit` as
+/// soon as it can be: the README's text is kept only until its page is
+/// made, so `build`, which runs this as a job, holds a root's README and
+/// its page (7.7 MB at 2,500 questions) only while it makes them (issue
+/// 26, section 4).
+///
+/// Errors: a README page that cannot be rendered; what `emit` returns.
+pub fn root_files_each(
+    theme: &Theme,
+    view: &crate::report::view::RootView,
+    emit: &mut dyn FnMut(Output) -> Result<()>,
+) -> Result<()> {
+    let readme = view.path.join(crate::layout::README_FILE);
+    let mut text = None;
+    for output in super::readme::outputs(view) {
+        if output.path == readme {
+            text = Some(output);
+        } else {
+            emit(output)?;
+        }
+    }
+    let text = text.map(|o| o.bytes).unwrap_or_default();
+    let bytes = super::page::page_with(
+        theme,
+        &readme,
+        &String::from_utf8_lossy(&text),
+        &mut Vec::new(),
+        &super::assets::AssetMap::new(),
+    )?;
+    emit(Output {
+        path: readme.clone(),
+        bytes: text,
+    })?;
+    emit(Output {
+        path: super::page::html_path(&readme),
+        bytes,
+    })
 }
 
 /// Each study's figures.
@@ -364,10 +446,13 @@ pub struct Pages;
 
 impl Exporter for Pages {
     fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
-        // Borrowed, not copied: a runs root's README is megabytes.
+        // A runs root's README and its page are made by its job
+        // ([`RootFiles`]), not from the README on disk.
+        let readmes = root_readmes(view);
         let mut texts: BTreeMap<&Path, std::borrow::Cow<'_, str>> = view
             .markdown
             .iter()
+            .filter(|(path, _)| !readmes.contains(path.as_path()))
             .map(|(path, text)| (path.as_path(), std::borrow::Cow::Borrowed(text.as_str())))
             .collect();
         for output in made {
@@ -458,11 +543,16 @@ impl Exporter for Site {
         });
         let gathered = Arc::new(super::search::Gathered::default());
         for (index, root) in view.roots.iter().enumerate() {
+            // The root's page lists every question (2.8 MB at 2,500): made
+            // by a job, let go once compared or written.
+            let (theme, site_root) = (Arc::clone(&view.theme), Arc::clone(root));
             let page = base.join(super::site::root_page(&root.name));
-            exported.outputs.push(Output {
-                bytes: super::page::stamp(&page, super::site::root_index(&view.theme, root)?),
-                path: page,
-            });
+            exported.jobs.push(Box::new(move |emit: &mut Emit<'_>| {
+                emit(Output {
+                    bytes: super::page::stamp(&page, super::site::root_index(&theme, &site_root)?),
+                    path: page.clone(),
+                })
+            }));
             // A root whose view let its attempts go has its summaries made
             // here, from the results each question's job reads again.
             let summaries = (!root.view.attempts_held).then(|| {
@@ -487,7 +577,7 @@ impl Exporter for Site {
                 // it checked the files only, so the second gathers what the
                 // search index holds of it.
                 let left = AtomicBool::new(false);
-                exported.jobs.push(Box::new(move || {
+                exported.jobs.push(Box::new(move |emit: &mut Emit<'_>| {
                     let first = !checks.second_pass.load(Ordering::SeqCst);
                     let check = first && root.view.records_deferred;
                     let at = (index, root.view.path.clone());
@@ -505,34 +595,32 @@ impl Exporter for Site {
                             if !problems.is_empty() {
                                 checks.add(at, question.clone(), problems);
                             }
-                            return Ok(Vec::new());
+                            return Ok(());
                         }
                     }
                     let mut detail = load(&root.view, &question, check)?;
                     if first {
                         if !detail.problems.is_empty() {
                             checks.add(at, question.clone(), std::mem::take(&mut detail.problems));
-                            return Ok(Vec::new());
+                            return Ok(());
                         }
                         gathered.add(&root, &detail)?;
                     } else if left.load(Ordering::SeqCst) {
                         gathered.add(&root, &detail)?;
                     }
-                    let mut outputs: Vec<Output> =
-                        super::site::question_pages(&theme, &root, &detail)?
-                            .into_iter()
-                            .map(|(path, bytes)| Output {
-                                bytes: super::page::stamp(&path, bytes),
-                                path: base.join(path),
-                            })
-                            .collect();
+                    super::site::question_pages(&theme, &root, &detail, &mut |path, bytes| {
+                        emit(Output {
+                            bytes: super::page::stamp(&path, bytes),
+                            path: base.join(path),
+                        })
+                    })?;
                     if let Some(summaries) = &summaries {
                         let summary =
                             super::readme::question_summary(&root.view, &question, &detail.results);
                         summaries.add(&question, &summary.bytes)?;
-                        outputs.push(summary);
+                        emit(summary)?;
                     }
-                    Ok(outputs)
+                    Ok(())
                 }));
             }
         }

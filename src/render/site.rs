@@ -612,20 +612,22 @@ struct AttemptContext<'a> {
 }
 
 /// The pages of one question: one page per attempt, then the question's
-/// page, as `(path, bytes)`.
+/// page, each handed to `out` as `(path, bytes)` as soon as it is made,
+/// so a question of many attempts holds one page at a time (issue 26,
+/// section 4).
 ///
-/// Errors: a template that fails to render.
+/// Errors: a template that fails to render; what `out` returns.
 pub fn question_pages(
     theme: &Theme,
     root: &SiteRoot,
     detail: &QuestionDetail,
-) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    out: &mut dyn FnMut(PathBuf, Vec<u8>) -> Result<()>,
+) -> Result<()> {
     use crate::report::tables;
-    let mut out = Vec::new();
     let view = &root.view;
     let question = detail.id.as_str();
     let Some(recorded) = view.questions.get(question) else {
-        return Ok(out);
+        return Ok(());
     };
     let page = question_page(&root.name, question);
     let qdir = RunsRoot::new(&view.path).question_dir(question);
@@ -678,7 +680,7 @@ pub fn question_pages(
         }));
         for a in attempts {
             let target = attempt_page(&root.name, question, name, a.result.attempt);
-            out.push((target, attempt_page_bytes(theme, &context, a)?));
+            out(target, attempt_page_bytes(theme, &context, a)?)?;
         }
     }
     let mut context = tera::Context::new();
@@ -734,13 +736,12 @@ pub fn question_pages(
             (question, None),
         ],
     );
-    out.push((
+    out(
         page,
         theme
             .render("site/question.html", question, Some(&nav), context)?
             .into_bytes(),
-    ));
-    Ok(out)
+    )
 }
 
 #[derive(Serialize)]
