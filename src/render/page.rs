@@ -149,9 +149,9 @@ pub fn page_framed(
             let index = Path::new(super::site::SITE_DIR).join("index.html");
             let nav = super::site::crumbs(&page, &[("Results", Some(index)), (&title, None)]);
             let search = super::site::search_link(&page);
-            theme.site_page(&title, &rendered.body, Some(&nav), &search)?
+            theme.site_page(&title, rendered.body, Some(&nav), &search)?
         }
-        None => theme.page(&title, &rendered.body, None)?,
+        None => theme.page(&title, rendered.body, None)?,
     };
     Ok(stamp(&html_path(path), html.into_bytes()))
 }

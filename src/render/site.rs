@@ -521,7 +521,7 @@ pub fn markdown_page(
     );
     let title = rendered.title.clone().unwrap_or_else(|| name.to_string());
     Ok(theme
-        .site_page(&title, &rendered.body, Some(&nav), &search_link(page))?
+        .site_page(&title, rendered.body, Some(&nav), &search_link(page))?
         .into_bytes())
 }
 

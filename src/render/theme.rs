@@ -55,9 +55,21 @@ const BODY_MARK: &str = "<okn-body-5f3a9c07/>";
 const STAMP_ROOM: usize = 512;
 
 /// `framed` with every [`BODY_MARK`] replaced by `body`, in a buffer of
-/// the page's size (and [`STAMP_ROOM`]).
-fn with_body(framed: &str, body: &str) -> String {
+/// the page's size (and [`STAMP_ROOM`]). With one mark (every template of
+/// this theme) the page is made in the body's own buffer, the frame put
+/// around it, so a long page is never held twice (a runs root's README
+/// page, 7.7 MB at 2,500 questions, was: issue 26, section 4).
+fn with_body(framed: &str, body: String) -> String {
     let marks = framed.matches(BODY_MARK).count();
+    if let (1, Some(at)) = (marks, framed.find(BODY_MARK)) {
+        let (before, after) = (&framed[..at], &framed[at + BODY_MARK.len()..]);
+        let mut out = body;
+        out.reserve_exact(before.len() + after.len() + STAMP_ROOM);
+        out.insert_str(0, before);
+        out.push_str(after);
+        return out;
+    }
+    let body = body.as_str();
     let mut out = String::with_capacity(
         framed.len() - marks * BODY_MARK.len() + marks * body.len() + STAMP_ROOM,
     );
@@ -269,8 +281,8 @@ impl Theme {
     /// navigation HTML above it.
     ///
     /// Errors: a template that fails to render (named).
-    pub fn page(&self, title: &str, body: &str, nav: Option<&str>) -> Result<String> {
-        self.framed(title, body, nav, tera::Context::new())
+    pub fn page(&self, title: &str, body: impl Into<String>, nav: Option<&str>) -> Result<String> {
+        self.framed(title, body.into(), nav, tera::Context::new())
     }
 
     /// `page.html` with `body` under `title` and `context`: the body put
@@ -279,12 +291,12 @@ impl Theme {
     fn framed(
         &self,
         title: &str,
-        body: &str,
+        body: String,
         nav: Option<&str>,
         mut context: tera::Context,
     ) -> Result<String> {
         if !self.body_mark {
-            context.insert("body", body);
+            context.insert("body", &body);
             return self.render("page.html", title, nav, context);
         }
         context.insert("body", BODY_MARK);
@@ -302,13 +314,13 @@ impl Theme {
     pub fn site_page(
         &self,
         title: &str,
-        body: &str,
+        body: impl Into<String>,
         nav: Option<&str>,
         search: &str,
     ) -> Result<String> {
         let mut context = tera::Context::new();
         context.insert("search", search);
-        self.framed(title, body, nav, context)
+        self.framed(title, body.into(), nav, context)
     }
 
     /// The search index's script (`static/search.js`), which the index
@@ -440,10 +452,17 @@ mod tests {
     #[test]
     fn the_body_takes_the_marks_place_in_a_buffer_of_the_pages_size() {
         let framed = format!("<h1>t</h1>{BODY_MARK}<hr>{BODY_MARK}!");
-        let page = with_body(&framed, "<p>é & body</p>");
+        let page = with_body(&framed, "<p>é & body</p>".into());
         assert_eq!(page, "<h1>t</h1><p>é & body</p><hr><p>é & body</p>!");
         assert_eq!(page.capacity(), page.len() + STAMP_ROOM);
-        assert_eq!(with_body("no mark", "<p>x</p>"), "no mark");
+        assert_eq!(with_body("no mark", "<p>x</p>".into()), "no mark");
+        // One mark: the frame goes around the body, in the body's buffer.
+        let body = String::from("<p>é & body</p>");
+        let page = with_body(&format!("<h1>t</h1>{BODY_MARK}<hr>"), body);
+        assert_eq!(page, "<h1>t</h1><p>é & body</p><hr>");
+        assert!(page.capacity() >= page.len() + STAMP_ROOM);
+        let spelled = with_body(&format!("a{BODY_MARK}b"), BODY_MARK.to_string());
+        assert_eq!(spelled, format!("a{BODY_MARK}b"));
         let theme = Theme::load(Path::new("/nonexistent")).unwrap();
         let page = theme.page(BODY_MARK, "<p>body</p>", None).unwrap();
         assert!(page.contains("&lt;okn-body-5f3a9c07/&gt;"), "{page}");
