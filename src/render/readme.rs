@@ -331,7 +331,7 @@ pub fn outputs(view: &RootView) -> Vec<Output> {
 pub fn question_summary(
     view: &RootView,
     id: &str,
-    results: &std::collections::BTreeMap<String, crate::runs::records::QuestionResult>,
+    results: &crate::report::view::Results,
 ) -> Output {
     Output {
         path: RunsRoot::new(&view.path)

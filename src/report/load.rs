@@ -175,7 +175,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
 }
 
 /// Something by question id, then by condition name.
-type ByQuestion<T> = BTreeMap<String, BTreeMap<String, T>>;
+type ByQuestion<T> = BTreeMap<String, litemap::LiteMap<String, T>>;
 
 /// What loading keeps of the `result.json` files ([`results`]), each by
 /// question and condition: the results (their attempts let go unless
@@ -334,7 +334,7 @@ impl Counted {
 fn check_expectations(
     root: &RunsRoot,
     conditions: &mut BTreeMap<String, ConditionView>,
-    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    results: &BTreeMap<String, crate::report::view::Results>,
     problems: &mut Vec<String>,
 ) {
     use crate::expectations::defaults::for_record;
@@ -637,15 +637,15 @@ fn digest_of(bytes: &[u8]) -> u64 {
 pub fn question_results<'v>(
     view: &'v RootView,
     id: &str,
-) -> Result<std::borrow::Cow<'v, BTreeMap<String, QuestionResult>>> {
+) -> Result<std::borrow::Cow<'v, crate::report::view::Results>> {
     let Some(question) = view.questions.get(id) else {
-        return Ok(std::borrow::Cow::Owned(BTreeMap::new()));
+        return Ok(std::borrow::Cow::Owned(crate::report::view::Results::new()));
     };
     if view.attempts_held {
         return Ok(std::borrow::Cow::Borrowed(&question.results));
     }
     let root = RunsRoot::new(&view.path);
-    let mut results = BTreeMap::new();
+    let mut results = crate::report::view::Results::new();
     for name in question.results.keys() {
         // Gone or unreadable now: said as it is (`read_result`).
         let (result, digest) = read_result(&root, id, name)?;
@@ -687,10 +687,10 @@ pub fn question_results<'v>(
 fn check_records(
     root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
-    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    results: &BTreeMap<String, crate::report::view::Results>,
     problems: &mut Vec<String>,
 ) {
-    let questions: Vec<(&String, &BTreeMap<String, QuestionResult>)> = results.iter().collect();
+    let questions: Vec<(&String, &crate::report::view::Results)> = results.iter().collect();
     let found: Vec<Vec<String>> = questions
         .par_iter()
         .map(|(id, by_condition)| check_question(root, conditions, id, by_condition))
@@ -720,7 +720,7 @@ fn check_question(
     root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
     id: &str,
-    by_condition: &BTreeMap<String, QuestionResult>,
+    by_condition: &crate::report::view::Results,
 ) -> Vec<String> {
     let mut check = QuestionCheck::new(root, conditions, id);
     for (name, result) in by_condition {
@@ -1030,7 +1030,7 @@ const SCRIPTED_AGENT: &str = "scripted:";
 fn check_conditions(
     root: &RunsRoot,
     conditions: &BTreeMap<String, ConditionView>,
-    results: &BTreeMap<String, BTreeMap<String, QuestionResult>>,
+    results: &BTreeMap<String, crate::report::view::Results>,
     problems: &mut Vec<String>,
 ) {
     for (name, condition) in conditions {
@@ -1205,7 +1205,7 @@ pub fn question_text(root: &RunsRoot, result: &QuestionResult) -> Result<Option<
 /// Errors: the first `prompt.txt` met that cannot be read.
 fn question_texts(
     root: &RunsRoot,
-    by_condition: &BTreeMap<String, QuestionResult>,
+    by_condition: &crate::report::view::Results,
 ) -> Result<Option<String>> {
     for result in by_condition.values() {
         if let Some(text) = question_text(root, result)? {

@@ -489,14 +489,23 @@ impl ConditionView {
     }
 }
 
+/// A question's results by condition name, in name order: a sorted
+/// vector (`litemap`), not a `BTreeMap`, whose first node has room for
+/// eleven results where a question has a few (4 KB a question, 10 MB of a
+/// root of 2,500 questions that `build` held; issue 26, section 4). It
+/// reads as a map (`get`, `iter`, `keys`, `values`), and serializes as
+/// one.
+pub type Results = litemap::LiteMap<String, QuestionResult>;
+
 /// One question of a runs root.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct QuestionView {
     /// The question as the agent read it: the first paragraph of a
     /// recorded `prompt.txt` (`None` when no prompt was recorded).
     pub text: Option<String>,
-    /// Its result under each condition that recorded it, by condition name.
-    pub results: BTreeMap<String, QuestionResult>,
+    /// Its result under each condition that recorded it, by condition name
+    /// ([`Results`]).
+    pub results: Results,
     /// The strategy the scripted agent recorded playing (`played` in an
     /// attempt's `agent.json`), by condition name and attempt number:
     /// empty for other agent hosts, which record none.
@@ -513,7 +522,7 @@ pub struct QuestionView {
     /// ([`crate::report::load::question_results`]). Not part of the view's
     /// data.
     #[serde(skip)]
-    pub digests: BTreeMap<String, u64>,
+    pub digests: litemap::LiteMap<String, u64>,
 }
 
 impl RootView {
@@ -553,7 +562,7 @@ pub struct QuestionDetail {
     /// loaded ([`crate::report::load::question_results`]): what its pages
     /// and its `summary.csv` show.
     #[serde(skip)]
-    pub results: BTreeMap<String, QuestionResult>,
+    pub results: Results,
     /// What the files broke of the rules [`crate::report::load::question`]
     /// checked them by (with `check`), each named with what to do, in the
     /// order met: a detail with any is never published.

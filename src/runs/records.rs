@@ -220,8 +220,13 @@ pub struct QuestionSummary {
     pub mean_wall_s: Option<f64>,
     /// Mean server seconds per measured attempt.
     pub mean_server_s: Option<f64>,
-    /// Tools called, with how many times, over all attempts.
-    pub tools_called: BTreeMap<String, usize>,
+    /// Tools called, with how many times, over all attempts, by name: a
+    /// sorted vector (`litemap`), read and written as a JSON object, as a
+    /// `BTreeMap` was; a `BTreeMap` took 368 bytes for a few names, in
+    /// every question's summary of every condition `build` loads (issue
+    /// 26, section 4).
+    #[schemars(with = "BTreeMap<String, usize>")]
+    pub tools_called: litemap::LiteMap<String, usize>,
 }
 
 /// `ID_results/NAME/result.json`.
@@ -526,7 +531,7 @@ pub fn summarize(attempts: &[AttemptResult], ordered_key: bool) -> QuestionSumma
         .collect();
     blocked_reasons.sort();
     blocked_reasons.dedup();
-    let mut tools_called = BTreeMap::new();
+    let mut tools_called = litemap::LiteMap::new();
     for a in attempts {
         for t in &a.tools_called {
             *tools_called.entry(t.clone()).or_insert(0) += 1;
