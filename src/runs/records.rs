@@ -685,6 +685,23 @@ mod tests {
         assert!(s.flaky && s.ever_exact && !s.always_exact && !s.measured_nothing);
         assert_eq!(s.blocked_reasons, ["cannot start server"]);
         assert_eq!(s.tools_called.get("query"), Some(&3));
+        // Written and read as the JSON object a `BTreeMap` was, names in
+        // order (`result.json` and `conditions/NAME.json` keep their
+        // bytes).
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            json["tools_called"],
+            serde_json::json!({"query": 3, "submit_csv": 3})
+        );
+        let back: QuestionSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
+        let unsorted: QuestionSummary = serde_json::from_value({
+            let mut v = serde_json::to_value(&s).unwrap();
+            v["tools_called"] = serde_json::from_str(r#"{"z": 1, "a": 2}"#).unwrap();
+            v
+        })
+        .unwrap();
+        assert_eq!(unsorted.tools_called.keys().collect::<Vec<_>>(), ["a", "z"]);
         let nothing = summarize(&[attempt(1, false, 0.0, true)], false);
         assert!(nothing.measured_nothing);
         assert_eq!(nothing.exact_rate, None);
