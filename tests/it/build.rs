@@ -1132,6 +1132,27 @@ fn hand_written_outputs_and_copies_of_generated_files_are_never_lost() {
     );
     std::fs::remove_file(d.join("docs/notes.html")).unwrap();
 
+    // A runs root's page, which a job makes (not planned up front), is
+    // refused the same way before anything is written.
+    let root_page = d.join("runs-demo/README.html");
+    let generated_page = std::fs::read(&root_page).unwrap();
+    std::fs::write(&root_page, "<p>my own root page</p>\n").unwrap();
+    std::fs::write(d.join("docs/new.md"), "# New\n").unwrap();
+    let (code, out, err) = build_args(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("runs-demo/README.html")
+            && err.contains("was not written by okn-benchmark build"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&root_page).unwrap(),
+        "<p>my own root page</p>\n"
+    );
+    assert!(!d.join("docs/new.html").exists(), "nothing is written");
+    std::fs::write(&root_page, &generated_page).unwrap();
+    std::fs::remove_file(d.join("docs/new.md")).unwrap();
+
     let heatmap = d.join("results-demo/figures/heatmap.svg");
     let drawn = "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n";
     let generated = std::fs::read(&heatmap).unwrap();
