@@ -6,11 +6,11 @@
 //!
 //! | exporter | writes |
 //! |---|---|
-//! | [`RootFiles`] | each runs root's `README.md`, and its summary CSVs when its view holds its attempts ([`super::readme`]) |
+//! | [`RootFiles`] | each runs root's `README.md`, its summary CSVs when its view holds its attempts ([`super::readme`]), and `README.html`: a job per root, run with the site's question jobs |
 //! | [`Figures`] | each study's `figures/*.svg` ([`super::figures`]) |
 //! | [`Regions`] | each study's prose with its generated regions filled ([`super::study`]) |
 //! | [`CatalogReports`] | each catalog run's `report.md`, each comparison's `comparison.md` ([`crate::catalog::published`]) |
-//! | [`Pages`] | a self-contained `X.html` beside every `X.md` ([`super::markdown`]) |
+//! | [`Pages`] | a self-contained `X.html` beside every other `X.md` ([`super::markdown`]) |
 //! | [`Site`] | `site/`: index, root, question and attempt pages ([`super::site`]), the search index ([`super::search`]); the summary CSVs of a root whose view let its attempts go, question by question |
 //!
 //! The paper's tables and RTF (`paper tables`, `paper doc`) use the same
