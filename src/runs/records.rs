@@ -220,11 +220,11 @@ pub struct QuestionSummary {
     pub mean_wall_s: Option<f64>,
     /// Mean server seconds per measured attempt.
     pub mean_server_s: Option<f64>,
-    /// Tools called, with how many times, over all attempts, by name: a
-    /// sorted vector (`litemap`), read and written as a JSON object, as a
-    /// `BTreeMap` was; a `BTreeMap` took 368 bytes for a few names, in
-    /// every question's summary of every condition `build` loads (issue
-    /// 26, section 4).
+    /// Tools called, with how many times, over all attempts.
+    // A sorted vector (`litemap`), read and written as the JSON object a
+    // `BTreeMap` was: a `BTreeMap` took 368 bytes for a few names, in
+    // every question's summary of every condition `build` loads (issue
+    // 26, section 4). The schema is a `BTreeMap`'s.
     #[schemars(with = "BTreeMap<String, usize>")]
     pub tools_called: litemap::LiteMap<String, usize>,
 }
