@@ -13,9 +13,10 @@
 //! the inputs, so a second build changes nothing.
 //!
 //! Small outputs are computed up front; the site's question and attempt
-//! pages are produced by jobs, one per question, run in parallel and
-//! compared or written as they come, so memory stays flat however many
-//! attempts a root holds.
+//! pages (a job per question) and each runs root's README, its page and
+//! its site page (a job per root) are produced by jobs, run in parallel,
+//! each output compared or written as it comes and let go, so memory
+//! stays flat however many attempts a root holds.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -807,8 +808,7 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     for exporter in EXPORTERS {
         let mut exported = exporter.export(&view, &made)?;
         // Held until every job has run: each at its own size, not the
-        // room its buffer grew to (a root's README, its page and the
-        // site's index pages list every question; issue 26, section 4).
+        // room its buffer grew to (issue 26, section 4).
         for output in &mut exported.outputs {
             output.bytes.shrink_to_fit();
         }

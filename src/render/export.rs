@@ -96,10 +96,11 @@ pub struct RecordChecks {
     /// The first pass is over: the jobs make pages without checking.
     second_pass: AtomicBool,
     /// In the first pass, a question whose page is not on disk has its
-    /// pages made only in the second (a build from scratch makes each
-    /// page once).
+    /// pages made only in the second, and so has a runs root whose
+    /// README.html is not (a build from scratch makes each page once).
     skip_missing: AtomicBool,
-    /// Some question's pages were left to the second pass.
+    /// Some question's pages, or some root's README, were left to the
+    /// second pass.
     skipped: AtomicBool,
     /// Whether a page is on disk (the build's own look, handed in: an
     /// exporter never reads the disk).
@@ -153,15 +154,16 @@ impl RecordChecks {
         self.skip_missing.store(true, Ordering::SeqCst);
     }
 
-    /// Some question's pages were left to the second pass.
+    /// Some question's pages, or some root's README, were left to the
+    /// second pass.
     pub fn skipped(&self) -> bool {
         self.skipped.load(Ordering::SeqCst)
     }
 
-    /// Every question's job has made its outputs in this pass, so what
-    /// they gathered is whole: false only in a first pass that left
-    /// questions to the second (the last jobs, the search index and a
-    /// root's `summary.csv`, then make nothing).
+    /// Every job has made its outputs in this pass, so what the question
+    /// jobs gathered is whole: false only in a first pass that left some
+    /// to the second (the last jobs, the search index and a root's
+    /// `summary.csv`, then make nothing).
     fn all_made(&self) -> bool {
         !self.skipped() || self.second_pass.load(Ordering::SeqCst)
     }
@@ -256,8 +258,7 @@ impl Exporter for RootFiles {
     /// README.html ([`root_files_each`]): made when the job
     /// runs and let go once compared or written, never held through the
     /// build (a root of 2,500 questions has a README of 3.4 MB and a page
-    /// of 7.7 MB; issue 26, section 4). The [`Pages`] exporter leaves
-    /// these READMEs alone.
+    /// of 7.7 MB; issue 26, section 4).
     fn export(&self, view: &BuildView, _made: &[Output]) -> Result<Exported> {
         let mut exported = Exported::default();
         for root in view.roots.iter().filter(|r| !r.view.frozen) {
@@ -280,15 +281,6 @@ impl Exporter for RootFiles {
         }
         Ok(exported)
     }
-}
-
-/// The README.md of each runs root whose files [`RootFiles`] makes.
-fn root_readmes(view: &BuildView) -> std::collections::BTreeSet<PathBuf> {
-    view.roots
-        .iter()
-        .filter(|r| !r.view.frozen)
-        .map(|r| r.view.path.join(crate::layout::README_FILE))
-        .collect()
 }
 
 /// The outputs of [`super::build::root_files`], in its order, each handed to `emit` as
@@ -440,19 +432,19 @@ impl Exporter for CatalogReports {
     }
 }
 
-/// A page beside every Markdown file: the text this build makes of it (a
-/// root's README, a study's filled prose), else the file's own.
+/// A page beside every Markdown file but a runs root's README (whose job,
+/// [`RootFiles`], makes its page): the text this build makes of it (a
+/// study's filled prose, a catalog report), else the file's own.
 pub struct Pages;
 
 impl Exporter for Pages {
     fn export(&self, view: &BuildView, made: &[Output]) -> Result<Exported> {
-        // A runs root's README and its page are made by its job
-        // ([`RootFiles`]), not from the README on disk.
-        let readmes = root_readmes(view);
+        // Borrowed, not copied. (No runs root's README is among them: the
+        // walk does not enter a runs root, and the root's job,
+        // [`RootFiles`], makes its page.)
         let mut texts: BTreeMap<&Path, std::borrow::Cow<'_, str>> = view
             .markdown
             .iter()
-            .filter(|(path, _)| !readmes.contains(path.as_path()))
             .map(|(path, text)| (path.as_path(), std::borrow::Cow::Borrowed(text.as_str())))
             .collect();
         for output in made {

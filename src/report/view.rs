@@ -493,8 +493,8 @@ impl ConditionView {
 /// vector (`litemap`), not a `BTreeMap`, whose first node has room for
 /// eleven results where a question has a few (4 KB a question, 10 MB of a
 /// root of 2,500 questions that `build` held; issue 26, section 4). It
-/// reads as a map (`get`, `iter`, `keys`, `values`), and serializes as
-/// one.
+/// reads as a map (`get`, `iter`, `keys`, `values`), and is written as a
+/// JSON object ([`crate::runs::records::name_map`]).
 pub type Results = litemap::LiteMap<String, QuestionResult>;
 
 /// One question of a runs root.
@@ -505,6 +505,7 @@ pub struct QuestionView {
     pub text: Option<String>,
     /// Its result under each condition that recorded it, by condition name
     /// ([`Results`]).
+    #[serde(with = "crate::runs::records::name_map")]
     pub results: Results,
     /// The strategy the scripted agent recorded playing (`played` in an
     /// attempt's `agent.json`), by condition name and attempt number:

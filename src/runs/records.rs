@@ -179,6 +179,38 @@ impl AttemptResult {
     }
 }
 
+/// A map by name held as a sorted vector (`litemap::LiteMap<String, V>`),
+/// read and written as the JSON object a `BTreeMap<String, V>` is: always
+/// an object, `{}` when empty (litemap's own serde writes an empty map as
+/// `[]`, and reads a list of pairs too), names in order, the last of a
+/// repeated name kept. For `#[serde(with = "name_map")]`.
+pub mod name_map {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes `map` as a JSON object.
+    ///
+    /// Errors: those of the serializer.
+    pub fn serialize<S: Serializer, V: Serialize>(
+        map: &litemap::LiteMap<String, V>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(map.iter())
+    }
+
+    /// Reads a JSON object (and nothing else) into a map.
+    ///
+    /// Errors: a value that is not an object of `V`s.
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<litemap::LiteMap<String, V>, D::Error> {
+        Ok(BTreeMap::<String, V>::deserialize(deserializer)?
+            .into_iter()
+            .collect())
+    }
+}
+
 /// Per question under one condition: the figures every report shows. Under
 /// repeats every figure is a per-attempt average over measured attempts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -222,10 +254,11 @@ pub struct QuestionSummary {
     pub mean_server_s: Option<f64>,
     /// Tools called, with how many times, over all attempts.
     // A sorted vector (`litemap`), read and written as the JSON object a
-    // `BTreeMap` was: a `BTreeMap` took 368 bytes for a few names, in
-    // every question's summary of every condition `build` loads (issue
-    // 26, section 4). The schema is a `BTreeMap`'s.
+    // `BTreeMap` was ([`name_map`]): a `BTreeMap` took 368 bytes for a few
+    // names, in every question's summary of every condition `build` loads
+    // (issue 26, section 4). The schema is a `BTreeMap`'s.
     #[schemars(with = "BTreeMap<String, usize>")]
+    #[serde(with = "name_map")]
     pub tools_called: litemap::LiteMap<String, usize>,
 }
 
@@ -695,6 +728,16 @@ mod tests {
         );
         let back: QuestionSummary = serde_json::from_value(json).unwrap();
         assert_eq!(back, s);
+        // Empty: an object still, and a list of pairs is not read as one.
+        let none = QuestionSummary::default();
+        assert!(none.tools_called.is_empty());
+        let mut json = serde_json::to_value(&none).unwrap();
+        assert_eq!(json["tools_called"], serde_json::json!({}));
+        json["tools_called"] = serde_json::json!([["query", 3]]);
+        let err = serde_json::from_value::<QuestionSummary>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("expected a map"), "{err}");
         let unsorted: QuestionSummary = serde_json::from_value({
             let mut v = serde_json::to_value(&s).unwrap();
             v["tools_called"] = serde_json::from_str(r#"{"z": 1, "a": 2}"#).unwrap();
