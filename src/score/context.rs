@@ -323,6 +323,17 @@ pub(super) struct KeyScan<'v> {
 }
 
 impl KeyScan<'_> {
+    /// Room for what `cells` cells may add, so that the lists are not
+    /// copied as they grow. Memory reserved and not written to is not
+    /// taken; lists grown by doubling left every smaller copy behind in
+    /// the allocator (mimalloc keeps freed pages a while), which took
+    /// `score`'s peak memory from 1.97× its inputs to 2.5× (issue 26,
+    /// section 4; docs/PERFORMANCE.md, "Scoring a large answer").
+    pub(super) fn reserve(&mut self, cells: usize) {
+        self.iris.reserve(cells);
+        self.plain_keys.reserve(2 * cells);
+    }
+
     pub(super) fn new(groups: usize) -> Self {
         KeyScan {
             decimals: Vec::new(),

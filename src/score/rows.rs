@@ -641,6 +641,7 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
     let sorted = matches!(layout, Layout::SortedTuple { .. });
     let groups = context::groups_of(key, by_name);
     let rows = key.row_count();
+    let width = key.column_names().len();
     let figures = options.significant_figures;
     let mut read = KeyRows {
         rows: vec![KeyRow::default(); rows],
@@ -653,6 +654,7 @@ fn read_key<'v, K: Rows + ?Sized + Sync>(
         .enumerate()
         .map(|(c, (out, unwrapped))| {
             let mut scan = KeyScan::new(groups);
+            scan.reserve(out.len() * width);
             let mut canon = Canon::default();
             for (k, (row, unwrapped)) in out.iter_mut().zip(unwrapped).enumerate() {
                 let i = c * CHUNK + k;
