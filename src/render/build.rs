@@ -833,37 +833,32 @@ pub fn plan(base: &Path, scan: &[PathBuf], with_site: bool) -> Result<Plan> {
     }
     plan.outputs = made;
     plan.outputs.sort_by(|a, b| a.path.cmp(&b.path));
-    // A file a job makes is made by nothing else.
-    claimed.sort();
-    if let Some(path) = claimed
-        .windows(2)
-        .find(|w| w[0] == w[1])
-        .map(|w| &w[0])
-        .or_else(|| {
-            claimed.iter().find(|p| {
-                plan.outputs
-                    .binary_search_by(|o| o.path.as_path().cmp(p.as_path()))
-                    .is_ok()
-            })
-        })
-    {
-        return Err(Error::file(
+    // Two outputs for one path would silently lose one of them: two
+    // different ones made now, or any other beside a file a job makes.
+    let two_outputs = |path: &Path| {
+        Error::file(
             path,
             "two different outputs would be written here (two inputs make the same file): \
              rename one of them",
-        ));
-    }
-    // Two outputs for one path would silently lose one of them.
+        )
+    };
     if let Some(pair) = plan
         .outputs
         .windows(2)
         .find(|w| w[0].path == w[1].path && w[0].bytes != w[1].bytes)
     {
-        return Err(Error::file(
-            &pair[0].path,
-            "two different outputs would be written here (two inputs make the same file): \
-             rename one of them",
-        ));
+        return Err(two_outputs(&pair[0].path));
+    }
+    claimed.sort();
+    if let Some(path) = claimed.windows(2).find(|w| w[0] == w[1]).map(|w| &w[0]) {
+        return Err(two_outputs(path));
+    }
+    if let Some(path) = claimed.iter().find(|p| {
+        plan.outputs
+            .binary_search_by(|o| o.path.as_path().cmp(p))
+            .is_ok()
+    }) {
+        return Err(two_outputs(path));
     }
     plan.outputs.dedup_by(|a, b| a.path == b.path);
     Ok(plan)
@@ -963,8 +958,7 @@ fn for_each_output<T: Send>(
         .par_iter()
         .try_fold(Done::default, |mut done, job| {
             job(&mut |o: Output| {
-                let outcome = each(&o)?;
-                one(&mut done, &o.path, outcome);
+                done = whole(std::mem::take(&mut done), &o)?;
                 Ok(())
             })?;
             Ok(done)

@@ -126,11 +126,13 @@ impl RecordChecks {
     }
 
     /// In the first pass of a build that may leave them to the second,
-    /// whether the pages of a question whose page is `page` are left
-    /// there: when that page is not on disk (noted, so the build makes a
-    /// second pass).
+    /// whether the outputs of a job whose page is `page` (a question's,
+    /// a runs root's README.html) are left there: when that page is not
+    /// on disk (noted, so the build makes a second pass). Never in the
+    /// second pass, which makes them.
     fn leaves(&self, page: &std::path::Path) -> bool {
         let leaves = self.skip_missing.load(Ordering::SeqCst)
+            && !self.second_pass.load(Ordering::SeqCst)
             && self.page_on_disk.is_some_and(|on_disk| !on_disk(page));
         if leaves {
             self.skipped.store(true, Ordering::SeqCst);
@@ -273,7 +275,7 @@ impl Exporter for RootFiles {
             exported.jobs.push(Box::new(move |emit: &mut Emit<'_>| {
                 // A first pass that writes nothing leaves a README whose
                 // page is not on disk to the second, which makes it once.
-                if !checks.second_pass.load(Ordering::SeqCst) && checks.leaves(&page) {
+                if checks.leaves(&page) {
                     return Ok(());
                 }
                 root_files_each(&theme, &root.view, emit)

@@ -175,7 +175,7 @@ pub fn root_with(path: &Path, records: Records) -> RootView {
 }
 
 /// Something by question id, then by condition name.
-type ByQuestion<T> = BTreeMap<String, litemap::LiteMap<String, T>>;
+type ByQuestion<T> = BTreeMap<String, crate::runs::records::ByName<T>>;
 
 /// What loading keeps of the `result.json` files ([`results`]), each by
 /// question and condition: the results (their attempts let go unless

@@ -24,7 +24,7 @@ use Align::{Center, Left, Right};
 
 /// Tools called, with how many times: `run_sparql ×2, submit_csv ×1`, or
 /// `—`.
-fn tools_text(tools: &litemap::LiteMap<String, usize>) -> String {
+fn tools_text(tools: &crate::runs::records::ByName<usize>) -> String {
     if tools.is_empty() {
         return crate::format::NONE.to_string();
     }

@@ -495,7 +495,7 @@ impl ConditionView {
 /// root of 2,500 questions that `build` held; issue 26, section 4). It
 /// reads as a map (`get`, `iter`, `keys`, `values`), and is written as a
 /// JSON object ([`crate::runs::records::name_map`]).
-pub type Results = litemap::LiteMap<String, QuestionResult>;
+pub type Results = crate::runs::records::ByName<QuestionResult>;
 
 /// One question of a runs root.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -523,7 +523,7 @@ pub struct QuestionView {
     /// ([`crate::report::load::question_results`]). Not part of the view's
     /// data.
     #[serde(skip)]
-    pub digests: litemap::LiteMap<String, u64>,
+    pub digests: crate::runs::records::ByName<u64>,
 }
 
 impl RootView {
